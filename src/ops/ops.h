@@ -1,0 +1,170 @@
+// wmap operators: one definition per operator carrying its schema, shape
+// rule, cost and reference kernel; the registry that finds them; and the
+// graph-level schema check and shape inference driven by it.
+// Thread-safety: the registry is immutable; contexts are per call.
+#ifndef WMAP_OPS_H_
+#define WMAP_OPS_H_
+
+#include "wmap/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The view of one node that shape rules, costs and kernels work on.
+//
+// During static shape inference |in| entries are NULL unless the value is
+// a constant (initializer or folded); a shape rule that needs a value it
+// does not have leaves that part of the output unknown (rank -1 or dim
+// -1) and returns OK. During execution every present input has a value
+// and the shape rule runs first with them, so it must produce fully known
+// output types; the runtime then allocates |out| from |out_types| and
+// calls the kernel.
+typedef struct wm_op_ctx {
+  const wm_graph_t *graph;        // graph holding |node|
+  const wm_node_t *node;          // the node
+  const char *label;              // printable node name
+  int64_t opset;                  // imported opset of the node's domain
+  int32_t n_in;                   // input slots (node->input_count)
+  int32_t n_out;                  // output slots (node->output_count)
+  const wm_type_t *in_types;      // per input; dtype 0 when omitted
+  const wm_tensor_t *const *in;   // per input; NULL when unknown/omitted
+  wm_type_t *out_types;           // per output; set by the shape rule
+  wm_tensor_t **out;              // per output; NULL when omitted
+} wm_op_ctx_t;
+
+// Work of one node, following ARCHITECTURE.md decision 8: FLOPs = 2*MACs
+// for contractions; elementwise ops count one FLOP per output element and
+// basic operation; transcendentals (exp, log, tanh, erf, sqrt, pow...)
+// are counted separately and not in FLOPs.
+typedef struct wm_op_cost {
+  double macs;            // multiply-accumulates
+  double flops;           // floating-point (or integer) operations
+  double transcendentals; // exp/log/trig/sqrt... evaluations
+} wm_op_cost_t;
+
+// An operator definition. An entry serves opsets [since_version, the next
+// entry's since_version) of its domain; most operators have one entry and
+// branch on ctx->opset for version differences.
+typedef struct wm_op_def {
+  const char *name;          // ONNX op_type
+  const char *domain;        // "" for ai.onnx
+  int32_t since_version;     // first opset served
+  int16_t min_inputs;        // required input slots
+  int16_t max_inputs;        // -1 = variadic
+  int16_t min_outputs;       // required output slots
+  int16_t max_outputs;       // -1 = variadic
+  uint32_t types;            // allowed dtypes of input 0 (bit 1<<dtype), 0 = any
+  // Sets ctx->out_types from the inputs and attributes; validates them.
+  wm_status_t (*infer)(wm_op_ctx_t *ctx);
+  // Reference kernel: fills ctx->out (already allocated) from ctx->in.
+  wm_status_t (*run)(wm_op_ctx_t *ctx);
+  // Work of the node from its (known) input and output types; NULL means
+  // one FLOP per output element.
+  void (*cost)(const wm_op_ctx_t *ctx, wm_op_cost_t *out);
+} wm_op_def_t;
+
+// dtype masks for wm_op_def_t.types.
+#define WM_T(d) (1u << WM_DTYPE_##d)
+#define WM_TYPES_FLOAT \
+  (WM_T(FLOAT) | WM_T(DOUBLE) | WM_T(FLOAT16) | WM_T(BFLOAT16))
+#define WM_TYPES_INT                                                      \
+  (WM_T(INT8) | WM_T(INT16) | WM_T(INT32) | WM_T(INT64) | WM_T(UINT8) |   \
+   WM_T(UINT16) | WM_T(UINT32) | WM_T(UINT64))
+#define WM_TYPES_NUMERIC (WM_TYPES_FLOAT | WM_TYPES_INT)
+#define WM_TYPES_ALL (WM_TYPES_NUMERIC | WM_T(BOOL) | WM_T(STRING))
+
+// A family file (src/ops/<family>.c) exports one table ending with an
+// entry whose name is NULL.
+#define WM_OPS_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL}
+
+// ------------------------------------------------------------- registry
+
+// Returns the definition serving |op_type| of |domain| at |opset|, or
+// NULL. |domain| "" and "ai.onnx" are the same.
+const wm_op_def_t *wm_ops_find(const char *domain, const char *op_type,
+                               int64_t opset);
+// Returns the number of definitions in the registry.
+size_t wm_ops_count(void);
+// Returns definition |i| (0 <= i < wm_ops_count()).
+const wm_op_def_t *wm_ops_at(size_t i);
+
+// ------------------------------------------------------ graph-level use
+
+// Checks every node of |graph| against its schema (known operator at the
+// imported opset, arity, dtypes) and infers the types of all values,
+// merging with declared types; recurses into subgraph attributes.
+wm_status_t wm_ops_check_graph(wm_graph_t *graph) WM_MUST_USE_RESULT;
+
+// Builds a context for node |index| with types from the graph's values
+// and constant inputs from initializers. Arrays are allocated in one
+// block; release with wm_op_ctx_deinit.
+wm_status_t wm_op_ctx_init(wm_op_ctx_t *ctx, const wm_graph_t *graph,
+                           size_t index) WM_MUST_USE_RESULT;
+// Frees the arrays of a context made by wm_op_ctx_init.
+void wm_op_ctx_deinit(wm_op_ctx_t *ctx);
+
+// Computes the cost of a node whose ctx has known types (default rule
+// when the definition has no cost function).
+void wm_op_cost(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
+                wm_op_cost_t *out);
+
+// ------------------------------------------------- helpers for op files
+
+// Cost function for pure data movement (Reshape, Transpose...): no work.
+void wm_op_cost_zero(const wm_op_ctx_t *ctx, wm_op_cost_t *out);
+
+// Makes an error prefixed with the node: `node "x" (Conv): ...`.
+wm_status_t wm_op_error(const wm_op_ctx_t *ctx, wm_status_code_t code,
+                        const char *fmt, ...) WM_PRINTF(3, 4);
+#define WM_OP_ERROR(ctx, code, ...) \
+  wm_op_error((ctx), WM_STATUS_##code, __VA_ARGS__)
+
+// Returns true when input |i| is present (not omitted).
+bool wm_op_has_input(const wm_op_ctx_t *ctx, int32_t i);
+// Returns true when output |i| is requested.
+bool wm_op_has_output(const wm_op_ctx_t *ctx, int32_t i);
+// Returns the shape of input |i| (rank -1 if omitted or unknown).
+const wm_shape_t *wm_op_in_shape(const wm_op_ctx_t *ctx, int32_t i);
+// Returns the dtype of input |i| (UNDEFINED if omitted or unknown).
+wm_dtype_t wm_op_in_dtype(const wm_op_ctx_t *ctx, int32_t i);
+// Sets output |i| to a tensor of |dtype| and |shape| (ignored if omitted).
+void wm_op_set_out(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
+                   const wm_shape_t *shape);
+// Sets output |i| to |dtype| with unknown rank.
+void wm_op_set_out_unknown(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype);
+
+// Normalizes |axis| in [-rank, rank) to [0, rank); error names |what|.
+wm_status_t wm_op_axis(const wm_op_ctx_t *ctx, int64_t axis, int32_t rank,
+                       const char *what, int32_t *out_axis)
+    WM_MUST_USE_RESULT;
+// Reads the integer tensor input |i| (any int dtype) into a heap array;
+// *out_values is NULL and *out_known false when the value is unknown.
+wm_status_t wm_op_input_ints(const wm_op_ctx_t *ctx, int32_t i,
+                             int64_t **out_values, size_t *out_count,
+                             bool *out_known) WM_MUST_USE_RESULT;
+// Returns input |i| as a scalar double (first element); |def| if omitted.
+double wm_op_input_scalar(const wm_op_ctx_t *ctx, int32_t i, double def);
+
+// Broadcast strides: for |in| broadcast to |out|, sets strides[d] (in
+// elements of |in|, 0 on broadcast dims) for each of out's dims.
+void wm_broadcast_strides(const wm_shape_t *in, const wm_shape_t *out,
+                          int64_t strides[WM_MAX_RANK]);
+// Row-major strides of |shape|.
+void wm_shape_strides(const wm_shape_t *shape, int64_t strides[WM_MAX_RANK]);
+// Maps linear index |i| of |out| to an offset through |strides|.
+size_t wm_broadcast_offset(const wm_shape_t *out,
+                           const int64_t strides[WM_MAX_RANK], size_t i);
+
+// Shape rule shared by elementwise ops: broadcasts every present input
+// and gives output 0 the dtype of input 0 (or |dtype| if not UNDEFINED).
+wm_status_t wm_op_infer_broadcast(wm_op_ctx_t *ctx, wm_dtype_t dtype)
+    WM_MUST_USE_RESULT;
+// Shape rule: output 0 has the type of input 0.
+wm_status_t wm_op_infer_same(wm_op_ctx_t *ctx) WM_MUST_USE_RESULT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // WMAP_OPS_H_

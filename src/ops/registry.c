@@ -1,0 +1,70 @@
+// The operator registry: the family tables, searched by name and opset.
+#include <string.h>
+
+#include "ops/ops.h"
+
+extern const wm_op_def_t wm_ops_math[];
+extern const wm_op_def_t wm_ops_activation[];
+extern const wm_op_def_t wm_ops_nn[];
+extern const wm_op_def_t wm_ops_linalg[];
+extern const wm_op_def_t wm_ops_reduce[];
+extern const wm_op_def_t wm_ops_generator[];
+extern const wm_op_def_t wm_ops_tensor[];
+extern const wm_op_def_t wm_ops_index[];
+extern const wm_op_def_t wm_ops_resize[];
+
+static const wm_op_def_t *const families[] = {
+    wm_ops_math,   wm_ops_activation, wm_ops_nn,
+    wm_ops_linalg, wm_ops_reduce,     wm_ops_generator,
+    wm_ops_tensor, wm_ops_index,      wm_ops_resize,
+};
+enum { FAMILY_COUNT = sizeof(families) / sizeof(families[0]) };
+
+bool wm_domain_is_onnx(const char *domain) {
+  return !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
+}
+
+static bool same_domain(const char *a, const char *b) {
+  if (wm_domain_is_onnx(a) || wm_domain_is_onnx(b)) {
+    return wm_domain_is_onnx(a) && wm_domain_is_onnx(b);
+  }
+  return strcmp(a, b) == 0;
+}
+
+const wm_op_def_t *wm_ops_find(const char *domain, const char *op_type,
+                               int64_t opset) {
+  const wm_op_def_t *best = NULL;
+  for (size_t f = 0; f < FAMILY_COUNT; f++) {
+    for (const wm_op_def_t *d = families[f]; d->name; d++) {
+      if (strcmp(d->name, op_type) != 0 || !same_domain(d->domain, domain)) {
+        continue;
+      }
+      if (d->since_version <= opset &&
+          (!best || d->since_version > best->since_version)) {
+        best = d;
+      }
+    }
+  }
+  return best;
+}
+
+size_t wm_ops_count(void) {
+  size_t n = 0;
+  for (size_t f = 0; f < FAMILY_COUNT; f++) {
+    for (const wm_op_def_t *d = families[f]; d->name; d++) {
+      n++;
+    }
+  }
+  return n;
+}
+
+const wm_op_def_t *wm_ops_at(size_t i) {
+  for (size_t f = 0; f < FAMILY_COUNT; f++) {
+    for (const wm_op_def_t *d = families[f]; d->name; d++) {
+      if (i-- == 0) {
+        return d;
+      }
+    }
+  }
+  return NULL;
+}

@@ -1,0 +1,178 @@
+// Helpers shared by the operator files: errors, axes, broadcasting,
+// reading shape-like inputs, and the common shape rules.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+wm_status_t wm_op_error(const wm_op_ctx_t *ctx, wm_status_code_t code,
+                        const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  wm_status_t s = wm_status_makev(code, __FILE__, __LINE__, fmt, ap);
+  va_end(ap);
+  return wm_status_annotate(s, "node \"%s\" (%s)", ctx->label,
+                            ctx->node->op_type);
+}
+
+bool wm_op_has_input(const wm_op_ctx_t *ctx, int32_t i) {
+  return i >= 0 && i < ctx->n_in && ctx->node->inputs[i] >= 0;
+}
+
+bool wm_op_has_output(const wm_op_ctx_t *ctx, int32_t i) {
+  return i >= 0 && i < ctx->n_out && ctx->node->outputs[i] >= 0;
+}
+
+static const wm_shape_t unknown_shape = {-1, {0}};
+
+const wm_shape_t *wm_op_in_shape(const wm_op_ctx_t *ctx, int32_t i) {
+  return wm_op_has_input(ctx, i) ? &ctx->in_types[i].shape : &unknown_shape;
+}
+
+wm_dtype_t wm_op_in_dtype(const wm_op_ctx_t *ctx, int32_t i) {
+  return wm_op_has_input(ctx, i) ? ctx->in_types[i].dtype
+                                 : WM_DTYPE_UNDEFINED;
+}
+
+void wm_op_set_out(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
+                   const wm_shape_t *shape) {
+  if (i < 0 || i >= ctx->n_out) {
+    return;
+  }
+  ctx->out_types[i] = wm_type_tensor(dtype, shape);
+}
+
+void wm_op_set_out_unknown(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype) {
+  wm_shape_t s = {-1, {0}};
+  wm_op_set_out(ctx, i, dtype, &s);
+}
+
+wm_status_t wm_op_axis(const wm_op_ctx_t *ctx, int64_t axis, int32_t rank,
+                       const char *what, int32_t *out_axis) {
+  if (axis < -(int64_t)rank || axis >= rank) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "%s %lld is out of range for rank %d", what,
+                       (long long)axis, rank);
+  }
+  *out_axis = (int32_t)(axis < 0 ? axis + rank : axis);
+  return NULL;
+}
+
+wm_status_t wm_op_input_ints(const wm_op_ctx_t *ctx, int32_t i,
+                             int64_t **out_values, size_t *out_count,
+                             bool *out_known) {
+  *out_values = NULL;
+  *out_count = 0;
+  *out_known = false;
+  if (!wm_op_has_input(ctx, i) || !ctx->in[i]) {
+    return NULL;
+  }
+  const wm_tensor_t *t = ctx->in[i];
+  if (!wm_dtype_is_int(t->dtype)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input %d must be an integer tensor, got %s", i,
+                       wm_dtype_name(t->dtype));
+  }
+  int64_t *v = wm_malloc(t->count * sizeof(int64_t));
+  if (!v) {
+    return WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (size_t k = 0; k < t->count; k++) {
+    v[k] = wm_tensor_get_i64(t, k);
+  }
+  *out_values = v;
+  *out_count = t->count;
+  *out_known = true;
+  return NULL;
+}
+
+double wm_op_input_scalar(const wm_op_ctx_t *ctx, int32_t i, double def) {
+  if (!wm_op_has_input(ctx, i) || !ctx->in[i] || ctx->in[i]->count == 0) {
+    return def;
+  }
+  return wm_tensor_get_f64(ctx->in[i], 0);
+}
+
+void wm_shape_strides(const wm_shape_t *shape, int64_t strides[WM_MAX_RANK]) {
+  int64_t s = 1;
+  for (int32_t d = shape->rank - 1; d >= 0; d--) {
+    strides[d] = s;
+    s *= shape->dims[d];
+  }
+}
+
+void wm_broadcast_strides(const wm_shape_t *in, const wm_shape_t *out,
+                          int64_t strides[WM_MAX_RANK]) {
+  int64_t own[WM_MAX_RANK];
+  wm_shape_strides(in, own);
+  int32_t lead = out->rank - in->rank;
+  for (int32_t d = 0; d < out->rank; d++) {
+    int32_t k = d - lead;
+    strides[d] = (k < 0 || in->dims[k] == 1) ? 0 : own[k];
+  }
+}
+
+size_t wm_broadcast_offset(const wm_shape_t *out,
+                           const int64_t strides[WM_MAX_RANK], size_t i) {
+  size_t off = 0;
+  for (int32_t d = out->rank - 1; d >= 0; d--) {
+    size_t dim = (size_t)out->dims[d];
+    off += (i % dim) * (size_t)strides[d];
+    i /= dim;
+  }
+  return off;
+}
+
+wm_status_t wm_op_infer_broadcast(wm_op_ctx_t *ctx, wm_dtype_t dtype) {
+  wm_shape_t shape = {0, {0}};
+  bool first = true;
+  for (int32_t i = 0; i < ctx->n_in; i++) {
+    if (!wm_op_has_input(ctx, i)) {
+      continue;
+    }
+    const wm_shape_t *s = &ctx->in_types[i].shape;
+    if (first) {
+      shape = *s;
+      first = false;
+      continue;
+    }
+    wm_status_t st = wm_shape_broadcast(&shape, s, &shape);
+    if (st) {
+      return wm_status_annotate(st, "node \"%s\" (%s): input %d",
+                                ctx->label, ctx->node->op_type, i);
+    }
+  }
+  wm_op_set_out(ctx, 0,
+                dtype != WM_DTYPE_UNDEFINED ? dtype : wm_op_in_dtype(ctx, 0),
+                &shape);
+  return NULL;
+}
+
+wm_status_t wm_op_infer_same(wm_op_ctx_t *ctx) {
+  if (ctx->n_out > 0) {
+    ctx->out_types[0] = ctx->in_types[0];
+  }
+  return NULL;
+}
+
+void wm_op_cost(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
+                wm_op_cost_t *out) {
+  memset(out, 0, sizeof(*out));
+  if (def && def->cost) {
+    def->cost(ctx, out);
+    return;
+  }
+  for (int32_t i = 0; i < ctx->n_out; i++) {
+    size_t n;
+    if (wm_op_has_output(ctx, i) && wm_shape_numel(&ctx->out_types[i].shape,
+                                                    &n)) {
+      out->flops += (double)n;
+    }
+  }
+}
+
+void wm_op_cost_zero(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  (void)ctx;
+  memset(out, 0, sizeof(*out));
+}
