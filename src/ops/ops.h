@@ -101,8 +101,19 @@ wm_status_t wm_ops_check_graph(wm_graph_t *graph) WM_MUST_USE_RESULT;
 // block; release with wm_op_ctx_deinit.
 wm_status_t wm_op_ctx_init(wm_op_ctx_t *ctx, const wm_graph_t *graph,
                            size_t index) WM_MUST_USE_RESULT;
-// Frees the arrays of a context made by wm_op_ctx_init.
+// Frees the arrays of a context made by wm_op_ctx_init (not its tensors).
 void wm_op_ctx_deinit(wm_op_ctx_t *ctx);
+// Finds the definition for the context's node and checks its arity and
+// input dtype; UNIMPLEMENTED names the operator and opset when unknown.
+wm_status_t wm_op_find_def(const wm_op_ctx_t *ctx,
+                           const wm_op_def_t **out_def) WM_MUST_USE_RESULT;
+// Allocates host tensors for every requested output from ctx->out_types,
+// which must be fully known.
+wm_status_t wm_op_alloc_outputs(wm_op_ctx_t *ctx) WM_MUST_USE_RESULT;
+// Runs one node on the host: shape rule, output allocation, kernel. The
+// caller owns ctx->out afterwards (also on failure).
+wm_status_t wm_op_execute(const wm_op_def_t *def, wm_op_ctx_t *ctx)
+    WM_MUST_USE_RESULT;
 
 // Computes the cost of a node whose ctx has known types (default rule
 // when the definition has no cost function).

@@ -1,0 +1,47 @@
+// wmap ONNX import and export: ModelProto files to and from wm_graph_t,
+// and TensorProto files (test data). Every input is untrusted: errors name
+// the field, node or tensor at fault and never crash.
+// Thread-safety: the functions are reentrant.
+#ifndef WMAP_ONNX_H_
+#define WMAP_ONNX_H_
+
+#include "wmap/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Loads the model file at |path|. External data is read relative to the
+// file's folder; a location that leaves that folder is refused.
+wm_status_t wm_onnx_load(const char *path, wm_graph_t **out_graph)
+    WM_MUST_USE_RESULT;
+// Loads a model from memory; |base_dir| is the folder for external data
+// (NULL refuses external data).
+wm_status_t wm_onnx_load_buffer(const uint8_t *data, size_t size,
+                                const char *base_dir, wm_graph_t **out_graph)
+    WM_MUST_USE_RESULT;
+// Serializes |graph| (with its subgraphs, initializers as raw_data,
+// value_info, opsets and metadata) into a heap buffer to be freed.
+wm_status_t wm_onnx_save_buffer(const wm_graph_t *graph, uint8_t **out_data,
+                                size_t *out_size) WM_MUST_USE_RESULT;
+// Writes |graph| to the file |path|.
+wm_status_t wm_onnx_save(const wm_graph_t *graph, const char *path)
+    WM_MUST_USE_RESULT;
+
+// Reads a TensorProto file; *out_name (may be NULL) receives a heap copy
+// of its name ("" if none) to be freed.
+wm_status_t wm_onnx_tensor_load(const char *path, wm_tensor_t **out_tensor,
+                                char **out_name) WM_MUST_USE_RESULT;
+// Parses a TensorProto from memory.
+wm_status_t wm_onnx_tensor_load_buffer(const uint8_t *data, size_t size,
+                                       wm_tensor_t **out_tensor,
+                                       char **out_name) WM_MUST_USE_RESULT;
+// Writes |tensor| as a TensorProto file named |name|.
+wm_status_t wm_onnx_tensor_save(const wm_tensor_t *tensor, const char *name,
+                                const char *path) WM_MUST_USE_RESULT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // WMAP_ONNX_H_
