@@ -44,8 +44,8 @@ typedef struct wm_status *wm_status_t;
 wm_status_t wm_status_make(wm_status_code_t code, const char *file, int line,
                            const char *fmt, ...) WM_PRINTF(4, 5);
 // Like wm_status_make with a va_list.
-wm_status_t wm_status_makev(wm_status_code_t code, const char *file,
-                            int line, const char *fmt, va_list ap);
+wm_status_t wm_status_makev(wm_status_code_t code, const char *file, int line,
+                            const char *fmt, va_list ap);
 #define WM_ERROR(code, ...) \
   wm_status_make(WM_STATUS_##code, __FILE__, __LINE__, __VA_ARGS__)
 
@@ -64,20 +64,20 @@ const char *wm_status_code_name(wm_status_code_t code);
 // Frees |status|; accepts NULL.
 void wm_status_free(wm_status_t status);
 
-#define WM_RETURN_IF_ERROR(expr)   \
-  do {                             \
+#define WM_RETURN_IF_ERROR(expr)    \
+  do {                              \
     wm_status_t wm_rie_s_ = (expr); \
-    if (wm_rie_s_) {               \
-      return wm_rie_s_;            \
-    }                              \
+    if (wm_rie_s_) {                \
+      return wm_rie_s_;             \
+    }                               \
   } while (0)
 
 // Programmer errors only; untrusted input always gets a status.
-#define WM_ASSERT(cond)                                                \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      wm_assert_fail(#cond, __FILE__, __LINE__);                       \
-    }                                                                  \
+#define WM_ASSERT(cond)                          \
+  do {                                           \
+    if (!(cond)) {                               \
+      wm_assert_fail(#cond, __FILE__, __LINE__); \
+    }                                            \
   } while (0)
 _Noreturn void wm_assert_fail(const char *cond, const char *file, int line);
 
@@ -101,8 +101,8 @@ void *wm_malloc(size_t size);
 void *wm_calloc(size_t count, size_t size);
 void *wm_realloc(void *ptr, size_t size);
 // Grows *items (of *cap elements of |elem| bytes) to hold at least |need|.
-wm_status_t wm_grow(void **items, size_t *cap, size_t need, size_t elem)
-    WM_MUST_USE_RESULT;
+wm_status_t wm_grow(void **items, size_t *cap, size_t need,
+                    size_t elem) WM_MUST_USE_RESULT;
 // Returns a heap copy of |s| (NULL on failure).
 char *wm_strdup(const char *s);
 // Returns a heap copy of the |n| bytes at |s| plus a NUL (NULL on failure).
@@ -145,11 +145,10 @@ void wm_strmap_init(wm_strmap_t *map);
 // Frees the map's tables (not the keys).
 void wm_strmap_deinit(wm_strmap_t *map);
 // Sets |key| to |value|; the key must outlive the map.
-wm_status_t wm_strmap_put(wm_strmap_t *map, const char *key, int64_t value)
-    WM_MUST_USE_RESULT;
+wm_status_t wm_strmap_put(wm_strmap_t *map, const char *key,
+                          int64_t value) WM_MUST_USE_RESULT;
 // Returns true and sets *out_value if |key| is present.
-bool wm_strmap_get(const wm_strmap_t *map, const char *key,
-                   int64_t *out_value);
+bool wm_strmap_get(const wm_strmap_t *map, const char *key, int64_t *out_value);
 
 // ------------------------------------------------------------- strbuf
 
@@ -169,6 +168,8 @@ void wm_strbuf_deinit(wm_strbuf_t *buf);
 void wm_strbuf_printf(wm_strbuf_t *buf, const char *fmt, ...) WM_PRINTF(2, 3);
 // Appends |n| bytes.
 void wm_strbuf_append(wm_strbuf_t *buf, const char *s, size_t n);
+// Appends |s| as a JSON string literal (quoted and escaped).
+void wm_strbuf_json_string(wm_strbuf_t *buf, const char *s);
 // Returns the text ("" when empty); borrowed.
 const char *wm_strbuf_str(const wm_strbuf_t *buf);
 
@@ -192,8 +193,8 @@ void wm_log(wm_log_level_t level, const char *fmt, ...) WM_PRINTF(2, 3);
 wm_status_t wm_file_read(const char *path, uint8_t **out_data,
                          size_t *out_size) WM_MUST_USE_RESULT;
 // Writes |size| bytes to |path|, replacing it.
-wm_status_t wm_file_write(const char *path, const void *data, size_t size)
-    WM_MUST_USE_RESULT;
+wm_status_t wm_file_write(const char *path, const void *data,
+                          size_t size) WM_MUST_USE_RESULT;
 
 // Returns a monotonic time in nanoseconds.
 uint64_t wm_now_ns(void);

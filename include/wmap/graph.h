@@ -62,8 +62,8 @@ uint16_t wm_f32_to_bf16(float f);
 // A shape; rank -1 means unknown rank, a negative dim means unknown or
 // symbolic (see wm_type_t.dim_params).
 typedef struct wm_shape {
-  int32_t rank;                // -1 = unknown
-  int64_t dims[WM_MAX_RANK];   // < 0 = unknown
+  int32_t rank;               // -1 = unknown
+  int64_t dims[WM_MAX_RANK];  // < 0 = unknown
 } wm_shape_t;
 
 // Returns a shape of |rank| dims copied from |dims|.
@@ -101,8 +101,8 @@ wm_status_t wm_tensor_create(wm_dtype_t dtype, const wm_shape_t *shape,
 wm_status_t wm_tensor_wrap(wm_dtype_t dtype, const wm_shape_t *shape,
                            void *data, wm_tensor_t **out) WM_MUST_USE_RESULT;
 // Creates a deep copy of |src|.
-wm_status_t wm_tensor_clone(const wm_tensor_t *src, wm_tensor_t **out)
-    WM_MUST_USE_RESULT;
+wm_status_t wm_tensor_clone(const wm_tensor_t *src,
+                            wm_tensor_t **out) WM_MUST_USE_RESULT;
 // Frees |tensor| and, unless borrowed, its data; accepts NULL.
 void wm_tensor_destroy(wm_tensor_t *tensor);
 // Returns true when dtype, shape and every element are equal bit for bit
@@ -137,11 +137,11 @@ typedef enum wm_type_kind {
 // The type of a graph value: element type and (possibly symbolic) shape.
 // For sequences and optionals, dtype and shape describe the elements.
 typedef struct wm_type {
-  wm_type_kind_t kind;                   // tensor, sequence, optional...
-  wm_type_kind_t elem_kind;              // for optionals: what they wrap
-  wm_dtype_t dtype;                      // UNDEFINED when unknown
-  wm_shape_t shape;                      // rank -1 when unknown
-  const char *dim_params[WM_MAX_RANK];   // symbolic dim names or NULL
+  wm_type_kind_t kind;                  // tensor, sequence, optional...
+  wm_type_kind_t elem_kind;             // for optionals: what they wrap
+  wm_dtype_t dtype;                     // UNDEFINED when unknown
+  wm_shape_t shape;                     // rank -1 when unknown
+  const char *dim_params[WM_MAX_RANK];  // symbolic dim names or NULL
 } wm_type_t;
 
 // Returns a tensor type of unknown element type and rank.
@@ -177,23 +177,23 @@ typedef struct wm_graph wm_graph_t;
 // One attribute; which fields are set depends on |type|. Strings are
 // byte strings that are also NUL-terminated.
 typedef struct wm_attr {
-  const char *name;          // attribute name
-  wm_attr_type_t type;       // which fields below are meaningful
-  float f;                   // FLOAT
-  int64_t i;                 // INT
-  const char *s;             // STRING
-  size_t s_len;              // STRING length in bytes
-  wm_tensor_t *t;            // TENSOR, owned by the graph
-  wm_graph_t *g;             // GRAPH, owned by the parent graph
-  size_t count;              // elements of the list kinds
-  float *floats;             // FLOATS
-  int64_t *ints;             // INTS
-  const char **strings;      // STRINGS
-  size_t *string_lens;       // STRINGS lengths
-  wm_tensor_t **tensors;     // TENSORS, owned by the graph
-  wm_graph_t **graphs;       // GRAPHS, owned by the parent graph
-  wm_type_t *types;          // TYPE_PROTO(S)
-  const char *ref_attr_name; // set inside function bodies, else NULL
+  const char *name;           // attribute name
+  wm_attr_type_t type;        // which fields below are meaningful
+  float f;                    // FLOAT
+  int64_t i;                  // INT
+  const char *s;              // STRING
+  size_t s_len;               // STRING length in bytes
+  wm_tensor_t *t;             // TENSOR, owned by the graph
+  wm_graph_t *g;              // GRAPH, owned by the parent graph
+  size_t count;               // elements of the list kinds
+  float *floats;              // FLOATS
+  int64_t *ints;              // INTS
+  const char **strings;       // STRINGS
+  size_t *string_lens;        // STRINGS lengths
+  wm_tensor_t **tensors;      // TENSORS, owned by the graph
+  wm_graph_t **graphs;        // GRAPHS, owned by the parent graph
+  wm_type_t *types;           // TYPE_PROTO(S)
+  const char *ref_attr_name;  // set inside function bodies, else NULL
 } wm_attr_t;
 
 // Returns the name of an attribute kind, e.g. "ints".
@@ -214,16 +214,16 @@ typedef struct wm_value {
 
 // An operator application.
 typedef struct wm_node {
-  const char *name;       // may be ""
-  const char *op_type;    // e.g. "Conv"
-  const char *domain;     // "" for the default ai.onnx domain
-  int32_t input_count;    // number of input slots
-  int32_t *inputs;        // value ids; -1 = omitted optional input
-  int32_t output_count;   // number of output slots
-  int32_t *outputs;       // value ids; -1 = omitted optional output
-  int32_t attr_count;     // number of attributes
-  wm_attr_t *attrs;       // attributes
-  const char *doc;        // doc_string or NULL
+  const char *name;      // may be ""
+  const char *op_type;   // e.g. "Conv"
+  const char *domain;    // "" for the default ai.onnx domain
+  int32_t input_count;   // number of input slots
+  int32_t *inputs;       // value ids; -1 = omitted optional input
+  int32_t output_count;  // number of output slots
+  int32_t *outputs;      // value ids; -1 = omitted optional output
+  int32_t attr_count;    // number of attributes
+  wm_attr_t *attrs;      // attributes
+  const char *doc;       // doc_string or NULL
 } wm_node_t;
 
 // An opset import: a domain and its version.
@@ -241,34 +241,34 @@ typedef struct wm_kv {
 // A graph (or subgraph) with the model-level fields of its file. Fields
 // are read directly; change them only through the functions below.
 struct wm_graph {
-  wm_arena_t arena;            // names, attributes, id arrays
-  const char *name;            // graph name
-  const char *doc;             // doc_string or NULL
-  const wm_graph_t *parent;    // enclosing graph of a subgraph, or NULL
-  wm_value_t *values;          // every value, indexed by id
-  size_t value_count;          // number of values
-  size_t value_cap;            // allocated values
-  wm_node_t *nodes;            // nodes in file order
-  size_t node_count;           // number of nodes
-  size_t node_cap;             // allocated nodes
-  int32_t *inputs;             // graph input value ids, in order
-  size_t input_count;          // number of inputs
-  size_t input_cap;            // allocated inputs
-  int32_t *outputs;            // graph output value ids, in order
-  size_t output_count;         // number of outputs
-  size_t output_cap;           // allocated outputs
-  wm_opset_t *opsets;          // opset imports (models only)
-  size_t opset_count;          // number of opset imports
-  size_t opset_cap;            // allocated opset imports
-  wm_kv_t *metadata;           // metadata_props
-  size_t metadata_count;       // number of metadata entries
-  size_t metadata_cap;         // allocated metadata entries
-  int64_t ir_version;          // ONNX IR version (0 = unset)
-  int64_t model_version;       // model_version
-  const char *producer_name;   // or NULL
-  const char *producer_version;// or NULL
-  const char *model_domain;    // or NULL
-  wm_strmap_t value_ids;       // name -> value id
+  wm_arena_t arena;              // names, attributes, id arrays
+  const char *name;              // graph name
+  const char *doc;               // doc_string or NULL
+  const wm_graph_t *parent;      // enclosing graph of a subgraph, or NULL
+  wm_value_t *values;            // every value, indexed by id
+  size_t value_count;            // number of values
+  size_t value_cap;              // allocated values
+  wm_node_t *nodes;              // nodes in file order
+  size_t node_count;             // number of nodes
+  size_t node_cap;               // allocated nodes
+  int32_t *inputs;               // graph input value ids, in order
+  size_t input_count;            // number of inputs
+  size_t input_cap;              // allocated inputs
+  int32_t *outputs;              // graph output value ids, in order
+  size_t output_count;           // number of outputs
+  size_t output_cap;             // allocated outputs
+  wm_opset_t *opsets;            // opset imports (models only)
+  size_t opset_count;            // number of opset imports
+  size_t opset_cap;              // allocated opset imports
+  wm_kv_t *metadata;             // metadata_props
+  size_t metadata_count;         // number of metadata entries
+  size_t metadata_cap;           // allocated metadata entries
+  int64_t ir_version;            // ONNX IR version (0 = unset)
+  int64_t model_version;         // model_version
+  const char *producer_name;     // or NULL
+  const char *producer_version;  // or NULL
+  const char *model_domain;      // or NULL
+  wm_strmap_t value_ids;         // name -> value id
 };
 
 // Creates an empty graph named |name|; |parent| is the enclosing graph
@@ -285,12 +285,12 @@ wm_status_t wm_graph_value(wm_graph_t *graph, const char *name,
                            int32_t *out_id) WM_MUST_USE_RESULT;
 // Adds a graph input of |type| (borrowed dim_params are copied).
 wm_status_t wm_graph_add_input(wm_graph_t *graph, const char *name,
-                               const wm_type_t *type, int32_t *out_id)
-    WM_MUST_USE_RESULT;
+                               const wm_type_t *type,
+                               int32_t *out_id) WM_MUST_USE_RESULT;
 // Marks |name| as a graph output, with |type| if given (may be NULL).
 wm_status_t wm_graph_add_output(wm_graph_t *graph, const char *name,
-                                const wm_type_t *type, int32_t *out_id)
-    WM_MUST_USE_RESULT;
+                                const wm_type_t *type,
+                                int32_t *out_id) WM_MUST_USE_RESULT;
 // Adds an initializer; takes ownership of |tensor| even on failure.
 wm_status_t wm_graph_add_initializer(wm_graph_t *graph, const char *name,
                                      wm_tensor_t *tensor_take,
@@ -302,9 +302,8 @@ wm_status_t wm_graph_set_type(wm_graph_t *graph, int32_t id,
 wm_status_t wm_graph_add_node(wm_graph_t *graph, const char *op_type,
                               const char *domain, const char *name,
                               const char *const *inputs, int32_t input_count,
-                              const char *const *outputs,
-                              int32_t output_count, int32_t *out_node)
-    WM_MUST_USE_RESULT;
+                              const char *const *outputs, int32_t output_count,
+                              int32_t *out_node) WM_MUST_USE_RESULT;
 // Adds an attribute to node |node| (a shallow copy of |attr| whose arrays,
 // strings, tensors and graphs are copied; tensors in |attr| stay the
 // caller's unless the _take variant is used).
@@ -312,13 +311,12 @@ wm_status_t wm_graph_add_attr(wm_graph_t *graph, int32_t node,
                               const wm_attr_t *attr) WM_MUST_USE_RESULT;
 // Adds a tensor attribute, taking |tensor_take| even on failure.
 wm_status_t wm_graph_add_attr_tensor(wm_graph_t *graph, int32_t node,
-                                     const char *name,
-                                     wm_tensor_t *tensor_take)
+                                     const char *name, wm_tensor_t *tensor_take)
     WM_MUST_USE_RESULT;
 // Adds a graph attribute, taking |sub_take| even on failure.
 wm_status_t wm_graph_add_attr_graph(wm_graph_t *graph, int32_t node,
-                                    const char *name, wm_graph_t *sub_take)
-    WM_MUST_USE_RESULT;
+                                    const char *name,
+                                    wm_graph_t *sub_take) WM_MUST_USE_RESULT;
 // Adds an attribute holding |count| graphs, taking them even on failure.
 wm_status_t wm_graph_add_attr_graphs(wm_graph_t *graph, int32_t node,
                                      const char *name, wm_graph_t **subs_take,
@@ -330,14 +328,14 @@ wm_status_t wm_graph_add_attr_tensors(wm_graph_t *graph, int32_t node,
                                       size_t count) WM_MUST_USE_RESULT;
 // Convenience setters for scalar and list attributes.
 wm_status_t wm_graph_add_attr_int(wm_graph_t *graph, int32_t node,
-                                  const char *name, int64_t v)
-    WM_MUST_USE_RESULT;
+                                  const char *name,
+                                  int64_t v) WM_MUST_USE_RESULT;
 wm_status_t wm_graph_add_attr_float(wm_graph_t *graph, int32_t node,
-                                    const char *name, float v)
-    WM_MUST_USE_RESULT;
+                                    const char *name,
+                                    float v) WM_MUST_USE_RESULT;
 wm_status_t wm_graph_add_attr_string(wm_graph_t *graph, int32_t node,
-                                     const char *name, const char *v)
-    WM_MUST_USE_RESULT;
+                                     const char *name,
+                                     const char *v) WM_MUST_USE_RESULT;
 wm_status_t wm_graph_add_attr_ints(wm_graph_t *graph, int32_t node,
                                    const char *name, const int64_t *v,
                                    size_t count) WM_MUST_USE_RESULT;
@@ -357,15 +355,14 @@ wm_status_t wm_graph_add_metadata(wm_graph_t *graph, const char *key,
 const char *wm_graph_intern(wm_graph_t *graph, const char *s);
 
 // Returns a printable name for node |index|: its name, or "#index".
-const char *wm_node_label(const wm_graph_t *graph, size_t index,
-                          char *buf, size_t size);
+const char *wm_node_label(const wm_graph_t *graph, size_t index, char *buf,
+                          size_t size);
 // Returns true for the default ONNX domain ("" or "ai.onnx").
 bool wm_domain_is_onnx(const char *domain);
 
 // Attribute lookup on a node; return |def| (or NULL/false) when absent.
 const wm_attr_t *wm_node_attr(const wm_node_t *node, const char *name);
-int64_t wm_node_attr_int(const wm_node_t *node, const char *name,
-                         int64_t def);
+int64_t wm_node_attr_int(const wm_node_t *node, const char *name, int64_t def);
 float wm_node_attr_float(const wm_node_t *node, const char *name, float def);
 const char *wm_node_attr_string(const wm_node_t *node, const char *name,
                                 const char *def);
@@ -380,8 +377,8 @@ bool wm_node_attr_floats(const wm_node_t *node, const char *name,
 wm_status_t wm_graph_verify(const wm_graph_t *graph) WM_MUST_USE_RESULT;
 // Computes a topological order of the nodes (stable: file order where
 // possible); *out_order (node_count entries) must be freed.
-wm_status_t wm_graph_topo_order(const wm_graph_t *graph, int32_t **out_order)
-    WM_MUST_USE_RESULT;
+wm_status_t wm_graph_topo_order(const wm_graph_t *graph,
+                                int32_t **out_order) WM_MUST_USE_RESULT;
 // Returns true when two graphs are equal in everything import and export
 // preserve; otherwise writes the first difference into |why|.
 bool wm_graph_equal(const wm_graph_t *a, const wm_graph_t *b, char *why,

@@ -13,20 +13,20 @@ extern "C" {
 
 // Loads the model file at |path|. External data is read relative to the
 // file's folder; a location that leaves that folder is refused.
-wm_status_t wm_onnx_load(const char *path, wm_graph_t **out_graph)
-    WM_MUST_USE_RESULT;
+wm_status_t wm_onnx_load(const char *path,
+                         wm_graph_t **out_graph) WM_MUST_USE_RESULT;
 // Loads a model from memory; |base_dir| is the folder for external data
 // (NULL refuses external data).
 wm_status_t wm_onnx_load_buffer(const uint8_t *data, size_t size,
-                                const char *base_dir, wm_graph_t **out_graph)
-    WM_MUST_USE_RESULT;
+                                const char *base_dir,
+                                wm_graph_t **out_graph) WM_MUST_USE_RESULT;
 // Serializes |graph| (with its subgraphs, initializers as raw_data,
 // value_info, opsets and metadata) into a heap buffer to be freed.
 wm_status_t wm_onnx_save_buffer(const wm_graph_t *graph, uint8_t **out_data,
                                 size_t *out_size) WM_MUST_USE_RESULT;
 // Writes |graph| to the file |path|.
-wm_status_t wm_onnx_save(const wm_graph_t *graph, const char *path)
-    WM_MUST_USE_RESULT;
+wm_status_t wm_onnx_save(const wm_graph_t *graph,
+                         const char *path) WM_MUST_USE_RESULT;
 
 // Reads a TensorProto file; *out_name (may be NULL) receives a heap copy
 // of its name ("" if none) to be freed.

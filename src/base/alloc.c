@@ -7,7 +7,9 @@
 
 static _Atomic int64_t fail_countdown;
 
-void wm_alloc_fail_after(int64_t n) { atomic_store(&fail_countdown, n); }
+void wm_alloc_fail_after(int64_t n) {
+  atomic_store(&fail_countdown, n);
+}
 
 // Returns true when the injected failure is due now.
 static bool injected_failure(void) {
@@ -81,7 +83,9 @@ char *wm_strndup(const char *s, size_t n) {
   return p;
 }
 
-char *wm_strdup(const char *s) { return s ? wm_strndup(s, strlen(s)) : NULL; }
+char *wm_strdup(const char *s) {
+  return s ? wm_strndup(s, strlen(s)) : NULL;
+}
 
 // ---------------------------------------------------------------- arena
 
@@ -94,7 +98,9 @@ struct wm_arena_block {
 
 enum { ARENA_BLOCK = 16 * 1024 };
 
-void wm_arena_init(wm_arena_t *arena) { arena->head = NULL; }
+void wm_arena_init(wm_arena_t *arena) {
+  arena->head = NULL;
+}
 
 void wm_arena_deinit(wm_arena_t *arena) {
   struct wm_arena_block *b = arena->head;

@@ -12,16 +12,15 @@ struct wm_status {
 };
 
 // Returned when a status itself cannot be allocated; never freed.
-static struct wm_status oom_status = {WM_STATUS_RESOURCE_EXHAUSTED, "",
-                                      NULL};
+static struct wm_status oom_status = {WM_STATUS_RESOURCE_EXHAUSTED, "", NULL};
 
 static const char *base_name(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
 
-wm_status_t wm_status_makev(wm_status_code_t code, const char *file,
-                            int line, const char *fmt, va_list ap) {
+wm_status_t wm_status_makev(wm_status_code_t code, const char *file, int line,
+                            const char *fmt, va_list ap) {
   struct wm_status *s = malloc(sizeof(*s));
   if (!s) {
     return &oom_status;
@@ -91,11 +90,18 @@ const char *wm_status_origin(wm_status_t status) {
 }
 
 const char *wm_status_code_name(wm_status_code_t code) {
-  static const char *const names[] = {
-      "OK",          "INVALID_ARGUMENT",    "NOT_FOUND",
-      "OUT_OF_RANGE", "UNIMPLEMENTED",      "RESOURCE_EXHAUSTED",
-      "FAILED_PRECONDITION", "INCOMPATIBLE", "UNAVAILABLE",
-      "DATA_LOSS",   "INTERNAL",            "CANCELLED"};
+  static const char *const names[] = {"OK",
+                                      "INVALID_ARGUMENT",
+                                      "NOT_FOUND",
+                                      "OUT_OF_RANGE",
+                                      "UNIMPLEMENTED",
+                                      "RESOURCE_EXHAUSTED",
+                                      "FAILED_PRECONDITION",
+                                      "INCOMPATIBLE",
+                                      "UNAVAILABLE",
+                                      "DATA_LOSS",
+                                      "INTERNAL",
+                                      "CANCELLED"};
   if ((unsigned)code < sizeof(names) / sizeof(names[0])) {
     return names[code];
   }

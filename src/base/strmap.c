@@ -12,7 +12,9 @@ static uint64_t hash_str(const char *s) {
   return h;
 }
 
-void wm_strmap_init(wm_strmap_t *map) { memset(map, 0, sizeof(*map)); }
+void wm_strmap_init(wm_strmap_t *map) {
+  memset(map, 0, sizeof(*map));
+}
 
 void wm_strmap_deinit(wm_strmap_t *map) {
   free(map->keys);

@@ -8,7 +8,9 @@
 
 #include "wmap/base.h"
 
-void wm_strbuf_init(wm_strbuf_t *buf) { memset(buf, 0, sizeof(*buf)); }
+void wm_strbuf_init(wm_strbuf_t *buf) {
+  memset(buf, 0, sizeof(*buf));
+}
 
 void wm_strbuf_deinit(wm_strbuf_t *buf) {
   free(buf->data);
@@ -60,13 +62,45 @@ void wm_strbuf_printf(wm_strbuf_t *buf, const char *fmt, ...) {
   buf->len += (size_t)n;
 }
 
+void wm_strbuf_json_string(wm_strbuf_t *buf, const char *s) {
+  wm_strbuf_append(buf, "\"", 1);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+      case '"':
+        wm_strbuf_append(buf, "\\\"", 2);
+        break;
+      case '\\':
+        wm_strbuf_append(buf, "\\\\", 2);
+        break;
+      case '\n':
+        wm_strbuf_append(buf, "\\n", 2);
+        break;
+      case '\t':
+        wm_strbuf_append(buf, "\\t", 2);
+        break;
+      case '\r':
+        wm_strbuf_append(buf, "\\r", 2);
+        break;
+      default:
+        if (*p < 0x20) {
+          wm_strbuf_printf(buf, "\\u%04x", *p);
+        } else {
+          wm_strbuf_append(buf, (const char *)p, 1);
+        }
+    }
+  }
+  wm_strbuf_append(buf, "\"", 1);
+}
+
 const char *wm_strbuf_str(const wm_strbuf_t *buf) {
   return buf->data ? buf->data : "";
 }
 
 static _Atomic int log_level = WM_LOG_WARN;
 
-void wm_log_set_level(wm_log_level_t level) { atomic_store(&log_level, level); }
+void wm_log_set_level(wm_log_level_t level) {
+  atomic_store(&log_level, level);
+}
 
 void wm_log(wm_log_level_t level, const char *fmt, ...) {
   if ((int)level > atomic_load(&log_level)) {
@@ -87,8 +121,7 @@ wm_status_t wm_file_read(const char *path, uint8_t **out_data,
   *out_size = 0;
   FILE *f = fopen(path, "rb");
   if (!f) {
-    return WM_ERROR(NOT_FOUND, "cannot open \"%s\": %s", path,
-                    strerror(errno));
+    return WM_ERROR(NOT_FOUND, "cannot open \"%s\": %s", path, strerror(errno));
   }
   size_t cap = 0, len = 0;
   uint8_t *data = NULL;

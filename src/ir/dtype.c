@@ -108,7 +108,9 @@ uint16_t wm_f32_to_f16(float f) {
   return (uint16_t)(sign | h);
 }
 
-float wm_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+float wm_bf16_to_f32(uint16_t h) {
+  return bits_f32((uint32_t)h << 16);
+}
 
 uint16_t wm_f32_to_bf16(float f) {
   uint32_t u = f32_bits(f);
@@ -122,20 +124,34 @@ uint16_t wm_f32_to_bf16(float f) {
 
 double wm_load_f64(wm_dtype_t dtype, const void *data, size_t i) {
   switch (dtype) {
-    case WM_DTYPE_FLOAT: return ((const float *)data)[i];
-    case WM_DTYPE_DOUBLE: return ((const double *)data)[i];
-    case WM_DTYPE_FLOAT16: return wm_f16_to_f32(((const uint16_t *)data)[i]);
-    case WM_DTYPE_BFLOAT16: return wm_bf16_to_f32(((const uint16_t *)data)[i]);
-    case WM_DTYPE_UINT8: return ((const uint8_t *)data)[i];
-    case WM_DTYPE_INT8: return ((const int8_t *)data)[i];
-    case WM_DTYPE_UINT16: return ((const uint16_t *)data)[i];
-    case WM_DTYPE_INT16: return ((const int16_t *)data)[i];
-    case WM_DTYPE_INT32: return ((const int32_t *)data)[i];
-    case WM_DTYPE_INT64: return (double)((const int64_t *)data)[i];
-    case WM_DTYPE_UINT32: return ((const uint32_t *)data)[i];
-    case WM_DTYPE_UINT64: return (double)((const uint64_t *)data)[i];
-    case WM_DTYPE_BOOL: return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
-    default: return 0.0;
+    case WM_DTYPE_FLOAT:
+      return ((const float *)data)[i];
+    case WM_DTYPE_DOUBLE:
+      return ((const double *)data)[i];
+    case WM_DTYPE_FLOAT16:
+      return wm_f16_to_f32(((const uint16_t *)data)[i]);
+    case WM_DTYPE_BFLOAT16:
+      return wm_bf16_to_f32(((const uint16_t *)data)[i]);
+    case WM_DTYPE_UINT8:
+      return ((const uint8_t *)data)[i];
+    case WM_DTYPE_INT8:
+      return ((const int8_t *)data)[i];
+    case WM_DTYPE_UINT16:
+      return ((const uint16_t *)data)[i];
+    case WM_DTYPE_INT16:
+      return ((const int16_t *)data)[i];
+    case WM_DTYPE_INT32:
+      return ((const int32_t *)data)[i];
+    case WM_DTYPE_INT64:
+      return (double)((const int64_t *)data)[i];
+    case WM_DTYPE_UINT32:
+      return ((const uint32_t *)data)[i];
+    case WM_DTYPE_UINT64:
+      return (double)((const uint64_t *)data)[i];
+    case WM_DTYPE_BOOL:
+      return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
+    default:
+      return 0.0;
   }
 }
 
@@ -166,51 +182,106 @@ static uint64_t f64_to_u64(double v) {
 
 void wm_store_f64(wm_dtype_t dtype, void *data, size_t i, double v) {
   switch (dtype) {
-    case WM_DTYPE_FLOAT: ((float *)data)[i] = (float)v; break;
-    case WM_DTYPE_DOUBLE: ((double *)data)[i] = v; break;
-    case WM_DTYPE_FLOAT16: ((uint16_t *)data)[i] = wm_f32_to_f16((float)v); break;
+    case WM_DTYPE_FLOAT:
+      ((float *)data)[i] = (float)v;
+      break;
+    case WM_DTYPE_DOUBLE:
+      ((double *)data)[i] = v;
+      break;
+    case WM_DTYPE_FLOAT16:
+      ((uint16_t *)data)[i] = wm_f32_to_f16((float)v);
+      break;
     case WM_DTYPE_BFLOAT16:
       ((uint16_t *)data)[i] = wm_f32_to_bf16((float)v);
       break;
-    case WM_DTYPE_UINT8: ((uint8_t *)data)[i] = (uint8_t)f64_to_i64(v); break;
-    case WM_DTYPE_INT8: ((int8_t *)data)[i] = (int8_t)f64_to_i64(v); break;
-    case WM_DTYPE_UINT16: ((uint16_t *)data)[i] = (uint16_t)f64_to_i64(v); break;
-    case WM_DTYPE_INT16: ((int16_t *)data)[i] = (int16_t)f64_to_i64(v); break;
-    case WM_DTYPE_INT32: ((int32_t *)data)[i] = (int32_t)f64_to_i64(v); break;
-    case WM_DTYPE_INT64: ((int64_t *)data)[i] = f64_to_i64(v); break;
-    case WM_DTYPE_UINT32: ((uint32_t *)data)[i] = (uint32_t)f64_to_i64(v); break;
-    case WM_DTYPE_UINT64: ((uint64_t *)data)[i] = f64_to_u64(v); break;
-    case WM_DTYPE_BOOL: ((uint8_t *)data)[i] = v != 0.0; break;
-    default: break;
+    case WM_DTYPE_UINT8:
+      ((uint8_t *)data)[i] = (uint8_t)f64_to_i64(v);
+      break;
+    case WM_DTYPE_INT8:
+      ((int8_t *)data)[i] = (int8_t)f64_to_i64(v);
+      break;
+    case WM_DTYPE_UINT16:
+      ((uint16_t *)data)[i] = (uint16_t)f64_to_i64(v);
+      break;
+    case WM_DTYPE_INT16:
+      ((int16_t *)data)[i] = (int16_t)f64_to_i64(v);
+      break;
+    case WM_DTYPE_INT32:
+      ((int32_t *)data)[i] = (int32_t)f64_to_i64(v);
+      break;
+    case WM_DTYPE_INT64:
+      ((int64_t *)data)[i] = f64_to_i64(v);
+      break;
+    case WM_DTYPE_UINT32:
+      ((uint32_t *)data)[i] = (uint32_t)f64_to_i64(v);
+      break;
+    case WM_DTYPE_UINT64:
+      ((uint64_t *)data)[i] = f64_to_u64(v);
+      break;
+    case WM_DTYPE_BOOL:
+      ((uint8_t *)data)[i] = v != 0.0;
+      break;
+    default:
+      break;
   }
 }
 
 int64_t wm_load_i64(wm_dtype_t dtype, const void *data, size_t i) {
   switch (dtype) {
-    case WM_DTYPE_INT64: return ((const int64_t *)data)[i];
-    case WM_DTYPE_UINT64: return (int64_t)((const uint64_t *)data)[i];
-    case WM_DTYPE_INT32: return ((const int32_t *)data)[i];
-    case WM_DTYPE_UINT32: return ((const uint32_t *)data)[i];
-    case WM_DTYPE_INT16: return ((const int16_t *)data)[i];
-    case WM_DTYPE_UINT16: return ((const uint16_t *)data)[i];
-    case WM_DTYPE_INT8: return ((const int8_t *)data)[i];
-    case WM_DTYPE_UINT8: return ((const uint8_t *)data)[i];
-    case WM_DTYPE_BOOL: return ((const uint8_t *)data)[i] != 0;
-    default: return f64_to_i64(wm_load_f64(dtype, data, i));
+    case WM_DTYPE_INT64:
+      return ((const int64_t *)data)[i];
+    case WM_DTYPE_UINT64:
+      return (int64_t)((const uint64_t *)data)[i];
+    case WM_DTYPE_INT32:
+      return ((const int32_t *)data)[i];
+    case WM_DTYPE_UINT32:
+      return ((const uint32_t *)data)[i];
+    case WM_DTYPE_INT16:
+      return ((const int16_t *)data)[i];
+    case WM_DTYPE_UINT16:
+      return ((const uint16_t *)data)[i];
+    case WM_DTYPE_INT8:
+      return ((const int8_t *)data)[i];
+    case WM_DTYPE_UINT8:
+      return ((const uint8_t *)data)[i];
+    case WM_DTYPE_BOOL:
+      return ((const uint8_t *)data)[i] != 0;
+    default:
+      return f64_to_i64(wm_load_f64(dtype, data, i));
   }
 }
 
 void wm_store_i64(wm_dtype_t dtype, void *data, size_t i, int64_t v) {
   switch (dtype) {
-    case WM_DTYPE_INT64: ((int64_t *)data)[i] = v; break;
-    case WM_DTYPE_UINT64: ((uint64_t *)data)[i] = (uint64_t)v; break;
-    case WM_DTYPE_INT32: ((int32_t *)data)[i] = (int32_t)v; break;
-    case WM_DTYPE_UINT32: ((uint32_t *)data)[i] = (uint32_t)v; break;
-    case WM_DTYPE_INT16: ((int16_t *)data)[i] = (int16_t)v; break;
-    case WM_DTYPE_UINT16: ((uint16_t *)data)[i] = (uint16_t)v; break;
-    case WM_DTYPE_INT8: ((int8_t *)data)[i] = (int8_t)v; break;
-    case WM_DTYPE_UINT8: ((uint8_t *)data)[i] = (uint8_t)v; break;
-    case WM_DTYPE_BOOL: ((uint8_t *)data)[i] = v != 0; break;
-    default: wm_store_f64(dtype, data, i, (double)v); break;
+    case WM_DTYPE_INT64:
+      ((int64_t *)data)[i] = v;
+      break;
+    case WM_DTYPE_UINT64:
+      ((uint64_t *)data)[i] = (uint64_t)v;
+      break;
+    case WM_DTYPE_INT32:
+      ((int32_t *)data)[i] = (int32_t)v;
+      break;
+    case WM_DTYPE_UINT32:
+      ((uint32_t *)data)[i] = (uint32_t)v;
+      break;
+    case WM_DTYPE_INT16:
+      ((int16_t *)data)[i] = (int16_t)v;
+      break;
+    case WM_DTYPE_UINT16:
+      ((uint16_t *)data)[i] = (uint16_t)v;
+      break;
+    case WM_DTYPE_INT8:
+      ((int8_t *)data)[i] = (int8_t)v;
+      break;
+    case WM_DTYPE_UINT8:
+      ((uint8_t *)data)[i] = (uint8_t)v;
+      break;
+    case WM_DTYPE_BOOL:
+      ((uint8_t *)data)[i] = v != 0;
+      break;
+    default:
+      wm_store_f64(dtype, data, i, (double)v);
+      break;
   }
 }

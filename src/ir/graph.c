@@ -134,8 +134,10 @@ wm_status_t wm_graph_add_input(wm_graph_t *graph, const char *name,
   int32_t id;
   WM_RETURN_IF_ERROR(wm_graph_value(graph, name, &id));
   if (graph->values[id].is_input) {
-    return WM_ERROR(INVALID_ARGUMENT, "graph \"%s\": input \"%s\" is listed "
-                    "twice", graph->name, name);
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "graph \"%s\": input \"%s\" is listed "
+                    "twice",
+                    graph->name, name);
   }
   if (type) {
     WM_RETURN_IF_ERROR(wm_graph_set_type(graph, id, type));
@@ -171,8 +173,10 @@ wm_status_t wm_graph_add_initializer(wm_graph_t *graph, const char *name,
   int32_t id;
   wm_status_t s = wm_graph_value(graph, name, &id);
   if (!s && graph->values[id].initializer) {
-    s = WM_ERROR(INVALID_ARGUMENT, "graph \"%s\": initializer \"%s\" is "
-                 "defined twice", graph->name, name);
+    s = WM_ERROR(INVALID_ARGUMENT,
+                 "graph \"%s\": initializer \"%s\" is "
+                 "defined twice",
+                 graph->name, name);
   }
   if (s) {
     wm_tensor_destroy(tensor_take);
@@ -195,11 +199,13 @@ wm_status_t wm_graph_add_initializer(wm_graph_t *graph, const char *name,
 wm_status_t wm_graph_add_node(wm_graph_t *graph, const char *op_type,
                               const char *domain, const char *name,
                               const char *const *inputs, int32_t input_count,
-                              const char *const *outputs,
-                              int32_t output_count, int32_t *out_node) {
+                              const char *const *outputs, int32_t output_count,
+                              int32_t *out_node) {
   if (!op_type || !*op_type) {
-    return WM_ERROR(INVALID_ARGUMENT, "graph \"%s\": node \"%s\" has no "
-                    "op_type", graph->name, name ? name : "");
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "graph \"%s\": node \"%s\" has no "
+                    "op_type",
+                    graph->name, name ? name : "");
   }
   if (input_count < 0 || output_count < 0 || graph->node_count >= INT32_MAX) {
     return WM_ERROR(INVALID_ARGUMENT, "graph \"%s\": bad node \"%s\"",
@@ -212,10 +218,10 @@ wm_status_t wm_graph_add_node(wm_graph_t *graph, const char *op_type,
   node.op_type = wm_arena_strdup(&graph->arena, op_type);
   node.domain = wm_arena_strdup(&graph->arena, domain ? domain : "");
   node.name = wm_arena_strdup(&graph->arena, name ? name : "");
-  node.inputs = wm_arena_alloc(&graph->arena,
-                               sizeof(int32_t) * (size_t)input_count);
-  node.outputs = wm_arena_alloc(&graph->arena,
-                                sizeof(int32_t) * (size_t)output_count);
+  node.inputs =
+      wm_arena_alloc(&graph->arena, sizeof(int32_t) * (size_t)input_count);
+  node.outputs =
+      wm_arena_alloc(&graph->arena, sizeof(int32_t) * (size_t)output_count);
   if (!node.op_type || !node.domain || !node.name || !node.inputs ||
       !node.outputs) {
     return oom();
@@ -313,8 +319,8 @@ static wm_status_t copy_attr_payload(wm_graph_t *graph, wm_attr_t *a,
   if (!wm_checked_mul(n, sizeof(int64_t) + sizeof(wm_type_t), &bytes)) {
     return oom();
   }
-  if (src->floats && !(a->floats = arena_copy(ar, src->floats,
-                                              n * sizeof(float)))) {
+  if (src->floats &&
+      !(a->floats = arena_copy(ar, src->floats, n * sizeof(float)))) {
     return oom();
   }
   if (src->ints &&
@@ -322,9 +328,9 @@ static wm_status_t copy_attr_payload(wm_graph_t *graph, wm_attr_t *a,
     return oom();
   }
   if (src->types &&
-      !(a->types = arena_copy(ar, src->types,
-                              (a->type == WM_ATTR_TYPE_PROTO ? 1 : n) *
-                                  sizeof(wm_type_t)))) {
+      !(a->types = arena_copy(
+            ar, src->types,
+            (a->type == WM_ATTR_TYPE_PROTO ? 1 : n) * sizeof(wm_type_t)))) {
     return oom();
   }
   if (src->strings) {
@@ -334,8 +340,8 @@ static wm_status_t copy_attr_payload(wm_graph_t *graph, wm_attr_t *a,
       return oom();
     }
     for (size_t i = 0; i < n; i++) {
-      size_t len = src->string_lens ? src->string_lens[i]
-                                    : strlen(src->strings[i]);
+      size_t len =
+          src->string_lens ? src->string_lens[i] : strlen(src->strings[i]);
       a->string_lens[i] = len;
       if (!(a->strings[i] = wm_arena_strndup(ar, src->strings[i], len))) {
         return oom();
@@ -352,8 +358,10 @@ static wm_status_t copy_attr_payload(wm_graph_t *graph, wm_attr_t *a,
 wm_status_t wm_graph_add_attr(wm_graph_t *graph, int32_t node,
                               const wm_attr_t *attr) {
   if (attr->type == WM_ATTR_GRAPH || attr->type == WM_ATTR_GRAPHS) {
-    return WM_ERROR(INVALID_ARGUMENT, "attribute \"%s\": add graphs with "
-                    "wm_graph_add_attr_graph(s)", attr->name);
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "attribute \"%s\": add graphs with "
+                    "wm_graph_add_attr_graph(s)",
+                    attr->name);
   }
   wm_attr_t *a;
   WM_RETURN_IF_ERROR(attr_slot(graph, node, attr->name, &a));
@@ -462,16 +470,16 @@ wm_status_t wm_graph_add_attr_float(wm_graph_t *graph, int32_t node,
 
 wm_status_t wm_graph_add_attr_string(wm_graph_t *graph, int32_t node,
                                      const char *name, const char *v) {
-  wm_attr_t a = {.name = name, .type = WM_ATTR_STRING, .s = v,
-                 .s_len = strlen(v)};
+  wm_attr_t a = {
+      .name = name, .type = WM_ATTR_STRING, .s = v, .s_len = strlen(v)};
   return wm_graph_add_attr(graph, node, &a);
 }
 
 wm_status_t wm_graph_add_attr_ints(wm_graph_t *graph, int32_t node,
                                    const char *name, const int64_t *v,
                                    size_t count) {
-  wm_attr_t a = {.name = name, .type = WM_ATTR_INTS, .ints = (int64_t *)v,
-                 .count = count};
+  wm_attr_t a = {
+      .name = name, .type = WM_ATTR_INTS, .ints = (int64_t *)v, .count = count};
   static int64_t none;
   if (!v) {
     a.ints = &none;
@@ -482,7 +490,9 @@ wm_status_t wm_graph_add_attr_ints(wm_graph_t *graph, int32_t node,
 wm_status_t wm_graph_add_attr_floats(wm_graph_t *graph, int32_t node,
                                      const char *name, const float *v,
                                      size_t count) {
-  wm_attr_t a = {.name = name, .type = WM_ATTR_FLOATS, .floats = (float *)v,
+  wm_attr_t a = {.name = name,
+                 .type = WM_ATTR_FLOATS,
+                 .floats = (float *)v,
                  .count = count};
   static float none;
   if (!v) {
@@ -553,12 +563,16 @@ const char *wm_node_label(const wm_graph_t *graph, size_t index, char *buf,
 
 const char *wm_attr_type_name(wm_attr_type_t type) {
   static const char *const names[] = {
-      "undefined", "float",   "int",     "string",         "tensor",
-      "graph",     "floats",  "ints",    "strings",        "tensors",
-      "graphs",    "sparse_tensor", "sparse_tensors", "type_proto",
-      "type_protos"};
+      "undefined",      "float",      "int",        "string",
+      "tensor",         "graph",      "floats",     "ints",
+      "strings",        "tensors",    "graphs",     "sparse_tensor",
+      "sparse_tensors", "type_proto", "type_protos"};
   return (unsigned)type < sizeof(names) / sizeof(names[0]) ? names[type]
-                                                            : "unknown";
+                                                           : "unknown";
+}
+
+bool wm_domain_is_onnx(const char *domain) {
+  return !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
 }
 
 const wm_attr_t *wm_node_attr(const wm_node_t *node, const char *name) {
@@ -570,8 +584,7 @@ const wm_attr_t *wm_node_attr(const wm_node_t *node, const char *name) {
   return NULL;
 }
 
-int64_t wm_node_attr_int(const wm_node_t *node, const char *name,
-                         int64_t def) {
+int64_t wm_node_attr_int(const wm_node_t *node, const char *name, int64_t def) {
   const wm_attr_t *a = wm_node_attr(node, name);
   return a && a->type == WM_ATTR_INT ? a->i : def;
 }

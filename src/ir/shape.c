@@ -154,12 +154,10 @@ char *wm_type_format(const wm_type_t *type, char *buf, size_t size) {
       snprintf(dims + n, sizeof(dims) - n, "]");
     }
   }
-  static const char *const kinds[] = {"", "seq", "optional", "map",
-                                      "sparse"};
-  const char *kind =
-      (unsigned)type->kind < sizeof(kinds) / sizeof(kinds[0])
-          ? kinds[type->kind]
-          : "?";
+  static const char *const kinds[] = {"", "seq", "optional", "map", "sparse"};
+  const char *kind = (unsigned)type->kind < sizeof(kinds) / sizeof(kinds[0])
+                         ? kinds[type->kind]
+                         : "?";
   if (*kind) {
     snprintf(buf, size, "%s(%s%s)", kind, wm_dtype_name(type->dtype), dims);
   } else {

@@ -12,8 +12,8 @@ static wm_status_t tensor_sizes(wm_dtype_t dtype, const wm_shape_t *shape,
     return WM_ERROR(INVALID_ARGUMENT, "unknown dtype %d", (int)dtype);
   }
   if (shape->rank < 0 || shape->rank > WM_MAX_RANK) {
-    return WM_ERROR(INVALID_ARGUMENT, "rank %d is not in [0, %d]",
-                    shape->rank, WM_MAX_RANK);
+    return WM_ERROR(INVALID_ARGUMENT, "rank %d is not in [0, %d]", shape->rank,
+                    WM_MAX_RANK);
   }
   for (int32_t i = 0; i < shape->rank; i++) {
     if (shape->dims[i] < 0) {
@@ -63,10 +63,9 @@ wm_status_t wm_tensor_create(wm_dtype_t dtype, const wm_shape_t *shape,
     size_t bytes = t->nbytes;
     free(t);
     *out = NULL;
-    return WM_ERROR(RESOURCE_EXHAUSTED,
-                    "out of memory allocating %zu bytes for %s %s", bytes,
-                    wm_dtype_name(dtype),
-                    wm_shape_format(shape, buf, sizeof(buf)));
+    return WM_ERROR(
+        RESOURCE_EXHAUSTED, "out of memory allocating %zu bytes for %s %s",
+        bytes, wm_dtype_name(dtype), wm_shape_format(shape, buf, sizeof(buf)));
   }
   if (dtype == WM_DTYPE_STRING) {
     for (size_t i = 0; i < t->count; i++) {

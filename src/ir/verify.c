@@ -23,8 +23,7 @@ static bool value_is_source(const wm_value_t *v) {
   return v->is_input || v->initializer != NULL;
 }
 
-wm_status_t wm_graph_topo_order(const wm_graph_t *graph,
-                                int32_t **out_order) {
+wm_status_t wm_graph_topo_order(const wm_graph_t *graph, int32_t **out_order) {
   *out_order = NULL;
   size_t n = graph->node_count;
   int32_t *order = wm_malloc((n ? n : 1) * sizeof(int32_t));
@@ -148,19 +147,17 @@ wm_status_t wm_graph_verify(const wm_graph_t *graph) {
       if (attr->g) {
         wm_status_t s = wm_graph_verify(attr->g);
         if (s) {
-          return wm_status_annotate(
-              s, "node \"%s\" (%s): attribute \"%s\"",
-              wm_node_label(graph, i, buf, sizeof(buf)), node->op_type,
-              attr->name);
+          return wm_status_annotate(s, "node \"%s\" (%s): attribute \"%s\"",
+                                    wm_node_label(graph, i, buf, sizeof(buf)),
+                                    node->op_type, attr->name);
         }
       }
       for (size_t g = 0; attr->graphs && g < attr->count; g++) {
         wm_status_t s = wm_graph_verify(attr->graphs[g]);
         if (s) {
-          return wm_status_annotate(
-              s, "node \"%s\" (%s): attribute \"%s\"",
-              wm_node_label(graph, i, buf, sizeof(buf)), node->op_type,
-              attr->name);
+          return wm_status_annotate(s, "node \"%s\" (%s): attribute \"%s\"",
+                                    wm_node_label(graph, i, buf, sizeof(buf)),
+                                    node->op_type, attr->name);
         }
       }
     }
@@ -183,10 +180,10 @@ wm_status_t wm_graph_verify(const wm_graph_t *graph) {
 
 // ------------------------------------------------------------ equality
 
-#define DIFF(...)                               \
-  do {                                          \
-    snprintf(why, why_size, __VA_ARGS__);       \
-    return false;                               \
+#define DIFF(...)                         \
+  do {                                    \
+    snprintf(why, why_size, __VA_ARGS__); \
+    return false;                         \
   } while (0)
 
 static bool str_eq(const char *a, const char *b) {
@@ -208,8 +205,7 @@ static bool type_equal(const wm_type_t *a, const wm_type_t *b) {
 
 static bool attr_equal(const wm_attr_t *a, const wm_attr_t *b, char *why,
                        size_t why_size) {
-  if (!str_eq(a->name, b->name) || a->type != b->type ||
-      a->count != b->count) {
+  if (!str_eq(a->name, b->name) || a->type != b->type || a->count != b->count) {
     DIFF("attribute \"%s\": name, kind or length differs", a->name);
   }
   switch (a->type) {
@@ -309,8 +305,7 @@ bool wm_graph_equal(const wm_graph_t *a, const wm_graph_t *b, char *why,
     DIFF("graph \"%s\": model fields differ", a->name);
   }
   for (size_t i = 0; i < a->opset_count; i++) {
-    if (a->opsets[i].version !=
-        wm_graph_opset(b, a->opsets[i].domain)) {
+    if (a->opsets[i].version != wm_graph_opset(b, a->opsets[i].domain)) {
       DIFF("opset of domain \"%s\" differs", a->opsets[i].domain);
     }
   }
@@ -350,8 +345,7 @@ bool wm_graph_equal(const wm_graph_t *a, const wm_graph_t *b, char *why,
         na->output_count != nb->output_count ||
         na->attr_count != nb->attr_count ||
         !ids_equal(a, na->inputs, b, nb->inputs, (size_t)na->input_count) ||
-        !ids_equal(a, na->outputs, b, nb->outputs,
-                   (size_t)na->output_count)) {
+        !ids_equal(a, na->outputs, b, nb->outputs, (size_t)na->output_count)) {
       DIFF("graph \"%s\": node %zu (%s) differs", a->name, n, na->op_type);
     }
     for (int32_t k = 0; k < na->attr_count; k++) {

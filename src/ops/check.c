@@ -84,26 +84,23 @@ static wm_status_t check_schema(const wm_op_def_t *def,
   }
   if (n_in < def->min_inputs ||
       (def->max_inputs >= 0 && n_in > def->max_inputs)) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "has %d inputs, want %d to %d", n_in, def->min_inputs,
-                       def->max_inputs);
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "has %d inputs, want %d to %d",
+                       n_in, def->min_inputs, def->max_inputs);
   }
   for (int32_t i = 0; i < def->min_inputs; i++) {
     if (!wm_op_has_input(ctx, i)) {
-      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                         "required input %d is omitted", i);
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "required input %d is omitted",
+                         i);
     }
   }
   if (ctx->n_out < def->min_outputs ||
       (def->max_outputs >= 0 && ctx->n_out > def->max_outputs)) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "has %d outputs, want %d to %d", ctx->n_out,
-                       def->min_outputs, def->max_outputs);
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "has %d outputs, want %d to %d",
+                       ctx->n_out, def->min_outputs, def->max_outputs);
   }
   wm_dtype_t dt = wm_op_in_dtype(ctx, 0);
   if (def->types && dt != WM_DTYPE_UNDEFINED &&
-      ctx->in_types[0].kind == WM_TYPE_TENSOR &&
-      !(def->types & (1u << dt))) {
+      ctx->in_types[0].kind == WM_TYPE_TENSOR && !(def->types & (1u << dt))) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "input 0 has type %s, which the operator does not "
                        "accept",
@@ -167,9 +164,8 @@ static wm_status_t merge_type(wm_graph_t *graph, int32_t id,
   } else if (d->dtype != WM_DTYPE_UNDEFINED && d->dtype != t.dtype &&
              d->kind == t.kind) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "output \"%s\" is declared %s but computes %s",
-                       v->name, wm_dtype_name(d->dtype),
-                       wm_dtype_name(t.dtype));
+                       "output \"%s\" is declared %s but computes %s", v->name,
+                       wm_dtype_name(d->dtype), wm_dtype_name(t.dtype));
   }
   if (t.shape.rank < 0) {
     t.shape = d->shape;

@@ -21,16 +21,16 @@ extern "C" {
 // output types; the runtime then allocates |out| from |out_types| and
 // calls the kernel.
 typedef struct wm_op_ctx {
-  const wm_graph_t *graph;        // graph holding |node|
-  const wm_node_t *node;          // the node
-  const char *label;              // printable node name
-  int64_t opset;                  // imported opset of the node's domain
-  int32_t n_in;                   // input slots (node->input_count)
-  int32_t n_out;                  // output slots (node->output_count)
-  const wm_type_t *in_types;      // per input; dtype 0 when omitted
-  const wm_tensor_t *const *in;   // per input; NULL when unknown/omitted
-  wm_type_t *out_types;           // per output; set by the shape rule
-  wm_tensor_t **out;              // per output; NULL when omitted
+  const wm_graph_t *graph;       // graph holding |node|
+  const wm_node_t *node;         // the node
+  const char *label;             // printable node name
+  int64_t opset;                 // imported opset of the node's domain
+  int32_t n_in;                  // input slots (node->input_count)
+  int32_t n_out;                 // output slots (node->output_count)
+  const wm_type_t *in_types;     // per input; dtype 0 when omitted
+  const wm_tensor_t *const *in;  // per input; NULL when unknown/omitted
+  wm_type_t *out_types;          // per output; set by the shape rule
+  wm_tensor_t **out;             // per output; NULL when omitted
 } wm_op_ctx_t;
 
 // Work of one node, following ARCHITECTURE.md decision 8: FLOPs = 2*MACs
@@ -38,23 +38,23 @@ typedef struct wm_op_ctx {
 // basic operation; transcendentals (exp, log, tanh, erf, sqrt, pow...)
 // are counted separately and not in FLOPs.
 typedef struct wm_op_cost {
-  double macs;            // multiply-accumulates
-  double flops;           // floating-point (or integer) operations
-  double transcendentals; // exp/log/trig/sqrt... evaluations
+  double macs;             // multiply-accumulates
+  double flops;            // floating-point (or integer) operations
+  double transcendentals;  // exp/log/trig/sqrt... evaluations
 } wm_op_cost_t;
 
 // An operator definition. An entry serves opsets [since_version, the next
 // entry's since_version) of its domain; most operators have one entry and
 // branch on ctx->opset for version differences.
 typedef struct wm_op_def {
-  const char *name;          // ONNX op_type
-  const char *domain;        // "" for ai.onnx
-  int32_t since_version;     // first opset served
-  int16_t min_inputs;        // required input slots
-  int16_t max_inputs;        // -1 = variadic
-  int16_t min_outputs;       // required output slots
-  int16_t max_outputs;       // -1 = variadic
-  uint32_t types;            // allowed dtypes of input 0 (bit 1<<dtype), 0 = any
+  const char *name;       // ONNX op_type
+  const char *domain;     // "" for ai.onnx
+  int32_t since_version;  // first opset served
+  int16_t min_inputs;     // required input slots
+  int16_t max_inputs;     // -1 = variadic
+  int16_t min_outputs;    // required output slots
+  int16_t max_outputs;    // -1 = variadic
+  uint32_t types;         // allowed dtypes of input 0 (bit 1<<dtype), 0 = any
   // Sets ctx->out_types from the inputs and attributes; validates them.
   wm_status_t (*infer)(wm_op_ctx_t *ctx);
   // Reference kernel: fills ctx->out (already allocated) from ctx->in.
@@ -68,15 +68,16 @@ typedef struct wm_op_def {
 #define WM_T(d) (1u << WM_DTYPE_##d)
 #define WM_TYPES_FLOAT \
   (WM_T(FLOAT) | WM_T(DOUBLE) | WM_T(FLOAT16) | WM_T(BFLOAT16))
-#define WM_TYPES_INT                                                      \
-  (WM_T(INT8) | WM_T(INT16) | WM_T(INT32) | WM_T(INT64) | WM_T(UINT8) |   \
+#define WM_TYPES_INT                                                    \
+  (WM_T(INT8) | WM_T(INT16) | WM_T(INT32) | WM_T(INT64) | WM_T(UINT8) | \
    WM_T(UINT16) | WM_T(UINT32) | WM_T(UINT64))
 #define WM_TYPES_NUMERIC (WM_TYPES_FLOAT | WM_TYPES_INT)
 #define WM_TYPES_ALL (WM_TYPES_NUMERIC | WM_T(BOOL) | WM_T(STRING))
 
 // A family file (src/ops/<family>.c) exports one table ending with an
 // entry whose name is NULL.
-#define WM_OPS_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL}
+#define WM_OPS_END \
+  { NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL }
 
 // ------------------------------------------------------------- registry
 
@@ -112,8 +113,8 @@ wm_status_t wm_op_find_def(const wm_op_ctx_t *ctx,
 wm_status_t wm_op_alloc_outputs(wm_op_ctx_t *ctx) WM_MUST_USE_RESULT;
 // Runs one node on the host: shape rule, output allocation, kernel. The
 // caller owns ctx->out afterwards (also on failure).
-wm_status_t wm_op_execute(const wm_op_def_t *def, wm_op_ctx_t *ctx)
-    WM_MUST_USE_RESULT;
+wm_status_t wm_op_execute(const wm_op_def_t *def,
+                          wm_op_ctx_t *ctx) WM_MUST_USE_RESULT;
 
 // Computes the cost of a node whose ctx has known types (default rule
 // when the definition has no cost function).
@@ -147,8 +148,7 @@ void wm_op_set_out_unknown(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype);
 
 // Normalizes |axis| in [-rank, rank) to [0, rank); error names |what|.
 wm_status_t wm_op_axis(const wm_op_ctx_t *ctx, int64_t axis, int32_t rank,
-                       const char *what, int32_t *out_axis)
-    WM_MUST_USE_RESULT;
+                       const char *what, int32_t *out_axis) WM_MUST_USE_RESULT;
 // Reads the integer tensor input |i| (any int dtype) into a heap array;
 // *out_values is NULL and *out_known false when the value is unknown.
 wm_status_t wm_op_input_ints(const wm_op_ctx_t *ctx, int32_t i,
@@ -169,8 +169,8 @@ size_t wm_broadcast_offset(const wm_shape_t *out,
 
 // Shape rule shared by elementwise ops: broadcasts every present input
 // and gives output 0 the dtype of input 0 (or |dtype| if not UNDEFINED).
-wm_status_t wm_op_infer_broadcast(wm_op_ctx_t *ctx, wm_dtype_t dtype)
-    WM_MUST_USE_RESULT;
+wm_status_t wm_op_infer_broadcast(wm_op_ctx_t *ctx,
+                                  wm_dtype_t dtype) WM_MUST_USE_RESULT;
 // Shape rule: output 0 has the type of input 0.
 wm_status_t wm_op_infer_same(wm_op_ctx_t *ctx) WM_MUST_USE_RESULT;
 

@@ -20,10 +20,6 @@ static const wm_op_def_t *const families[] = {
 };
 enum { FAMILY_COUNT = sizeof(families) / sizeof(families[0]) };
 
-bool wm_domain_is_onnx(const char *domain) {
-  return !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
-}
-
 static bool same_domain(const char *a, const char *b) {
   if (wm_domain_is_onnx(a) || wm_domain_is_onnx(b)) {
     return wm_domain_is_onnx(a) && wm_domain_is_onnx(b);

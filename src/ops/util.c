@@ -31,8 +31,7 @@ const wm_shape_t *wm_op_in_shape(const wm_op_ctx_t *ctx, int32_t i) {
 }
 
 wm_dtype_t wm_op_in_dtype(const wm_op_ctx_t *ctx, int32_t i) {
-  return wm_op_has_input(ctx, i) ? ctx->in_types[i].dtype
-                                 : WM_DTYPE_UNDEFINED;
+  return wm_op_has_input(ctx, i) ? ctx->in_types[i].dtype : WM_DTYPE_UNDEFINED;
 }
 
 void wm_op_set_out(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
@@ -139,8 +138,8 @@ wm_status_t wm_op_infer_broadcast(wm_op_ctx_t *ctx, wm_dtype_t dtype) {
     }
     wm_status_t st = wm_shape_broadcast(&shape, s, &shape);
     if (st) {
-      return wm_status_annotate(st, "node \"%s\" (%s): input %d",
-                                ctx->label, ctx->node->op_type, i);
+      return wm_status_annotate(st, "node \"%s\" (%s): input %d", ctx->label,
+                                ctx->node->op_type, i);
     }
   }
   wm_op_set_out(ctx, 0,
@@ -165,8 +164,8 @@ void wm_op_cost(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
   }
   for (int32_t i = 0; i < ctx->n_out; i++) {
     size_t n;
-    if (wm_op_has_output(ctx, i) && wm_shape_numel(&ctx->out_types[i].shape,
-                                                    &n)) {
+    if (wm_op_has_output(ctx, i) &&
+        wm_shape_numel(&ctx->out_types[i].shape, &n)) {
       out->flops += (double)n;
     }
   }

@@ -17,7 +17,9 @@ void wm_test_fail(const char *file, int line, const char *fmt, ...) {
   current_failed = 1;
 }
 
-void wm_test_skip(const char *why) { current_skip = why; }
+void wm_test_skip(const char *why) {
+  current_skip = why;
+}
 
 const char *wm_test_source_dir(void) {
   const char *d = getenv("WMAP_SOURCE_DIR");
@@ -41,8 +43,8 @@ int wm_test_main(const wm_test_case_t *cases) {
       printf("ok   %s\n", c->name);
     }
   }
-  printf("%d passed, %d failed, %d skipped\n", total - failed - skipped,
-         failed, skipped);
+  printf("%d passed, %d failed, %d skipped\n", total - failed - skipped, failed,
+         skipped);
   if (failed) {
     return 1;
   }

@@ -10,10 +10,11 @@
 #include <string.h>
 
 #include "wmap/base.h"
+#include "wmap/graph.h"
 
 typedef struct wm_test_case {
-  const char *name;   // behaviour the test states
-  void (*fn)(void);   // the test
+  const char *name;  // behaviour the test states
+  void (*fn)(void);  // the test
 } wm_test_case_t;
 
 // Records a failure of the running test.
@@ -27,80 +28,83 @@ int wm_test_main(const wm_test_case_t *cases);
 const char *wm_test_source_dir(void);
 
 #define WM_TEST(name) static void name(void)
-#define WM_CASE(name) {#name, name}
+#define WM_CASE(name) \
+  {                   \
+#name, name       \
+  }
 
-#define WM_CHECK(cond)                                          \
-  do {                                                          \
-    if (!(cond)) {                                              \
+#define WM_CHECK(cond)                                             \
+  do {                                                             \
+    if (!(cond)) {                                                 \
       wm_test_fail(__FILE__, __LINE__, "check failed: %s", #cond); \
-      return;                                                   \
-    }                                                           \
+      return;                                                      \
+    }                                                              \
   } while (0)
 
-#define WM_CHECK_INT_EQ(a, b)                                          \
-  do {                                                                 \
-    long long wm_a_ = (long long)(a), wm_b_ = (long long)(b);          \
-    if (wm_a_ != wm_b_) {                                              \
-      wm_test_fail(__FILE__, __LINE__, "%s == %s: got %lld, want %lld", \
-                   #a, #b, wm_a_, wm_b_);                              \
-      return;                                                          \
-    }                                                                  \
+#define WM_CHECK_INT_EQ(a, b)                                               \
+  do {                                                                      \
+    long long wm_a_ = (long long)(a), wm_b_ = (long long)(b);               \
+    if (wm_a_ != wm_b_) {                                                   \
+      wm_test_fail(__FILE__, __LINE__, "%s == %s: got %lld, want %lld", #a, \
+                   #b, wm_a_, wm_b_);                                       \
+      return;                                                               \
+    }                                                                       \
   } while (0)
 
-#define WM_CHECK_DBL_NEAR(a, b, tol)                                      \
-  do {                                                                    \
-    double wm_a_ = (double)(a), wm_b_ = (double)(b);                      \
-    if (!(wm_a_ - wm_b_ <= (tol) && wm_b_ - wm_a_ <= (tol))) {            \
-      wm_test_fail(__FILE__, __LINE__, "%s ~ %s: got %.9g, want %.9g", #a, \
-                   #b, wm_a_, wm_b_);                                     \
-      return;                                                             \
-    }                                                                     \
+#define WM_CHECK_DBL_NEAR(a, b, tol)                                           \
+  do {                                                                         \
+    double wm_a_ = (double)(a), wm_b_ = (double)(b);                           \
+    if (!(wm_a_ - wm_b_ <= (tol) && wm_b_ - wm_a_ <= (tol))) {                 \
+      wm_test_fail(__FILE__, __LINE__, "%s ~ %s: got %.9g, want %.9g", #a, #b, \
+                   wm_a_, wm_b_);                                              \
+      return;                                                                  \
+    }                                                                          \
   } while (0)
 
-#define WM_CHECK_STR_EQ(a, b)                                             \
-  do {                                                                    \
-    const char *wm_a_ = (a), *wm_b_ = (b);                                \
-    if (!wm_a_ || !wm_b_ || strcmp(wm_a_, wm_b_) != 0) {                  \
+#define WM_CHECK_STR_EQ(a, b)                                               \
+  do {                                                                      \
+    const char *wm_a_ = (a), *wm_b_ = (b);                                  \
+    if (!wm_a_ || !wm_b_ || strcmp(wm_a_, wm_b_) != 0) {                    \
       wm_test_fail(__FILE__, __LINE__, "%s == %s: got \"%s\", want \"%s\"", \
-                   #a, #b, wm_a_ ? wm_a_ : "(null)",                      \
-                   wm_b_ ? wm_b_ : "(null)");                             \
-      return;                                                             \
-    }                                                                     \
+                   #a, #b, wm_a_ ? wm_a_ : "(null)",                        \
+                   wm_b_ ? wm_b_ : "(null)");                               \
+      return;                                                               \
+    }                                                                       \
   } while (0)
 
 // Checks that |expr| returns OK; prints the status text otherwise.
-#define WM_CHECK_OK(expr)                                                 \
-  do {                                                                    \
-    wm_status_t wm_s_ = (expr);                                           \
-    if (wm_s_) {                                                          \
-      wm_test_fail(__FILE__, __LINE__, "%s: %s: %s", #expr,               \
-                   wm_status_code_name(wm_status_code(wm_s_)),            \
-                   wm_status_message(wm_s_));                             \
-      wm_status_free(wm_s_);                                              \
-      return;                                                             \
-    }                                                                     \
+#define WM_CHECK_OK(expr)                                      \
+  do {                                                         \
+    wm_status_t wm_s_ = (expr);                                \
+    if (wm_s_) {                                               \
+      wm_test_fail(__FILE__, __LINE__, "%s: %s: %s", #expr,    \
+                   wm_status_code_name(wm_status_code(wm_s_)), \
+                   wm_status_message(wm_s_));                  \
+      wm_status_free(wm_s_);                                   \
+      return;                                                  \
+    }                                                          \
   } while (0)
 
 // Checks that |expr| fails with |code| and a message containing |needle|.
-#define WM_CHECK_ERR(expr, code, needle)                                  \
-  do {                                                                    \
-    wm_status_t wm_s_ = (expr);                                           \
-    if (!wm_s_) {                                                         \
-      wm_test_fail(__FILE__, __LINE__, "%s: succeeded, want %s", #expr,   \
-                   #code);                                                \
-      return;                                                             \
-    }                                                                     \
-    bool wm_ok_ = wm_status_code(wm_s_) == WM_STATUS_##code &&            \
-                  strstr(wm_status_message(wm_s_), (needle)) != NULL;     \
-    if (!wm_ok_) {                                                        \
+#define WM_CHECK_ERR(expr, code, needle)                                    \
+  do {                                                                      \
+    wm_status_t wm_s_ = (expr);                                             \
+    if (!wm_s_) {                                                           \
+      wm_test_fail(__FILE__, __LINE__, "%s: succeeded, want %s", #expr,     \
+                   #code);                                                  \
+      return;                                                               \
+    }                                                                       \
+    bool wm_ok_ = wm_status_code(wm_s_) == WM_STATUS_##code &&              \
+                  strstr(wm_status_message(wm_s_), (needle)) != NULL;       \
+    if (!wm_ok_) {                                                          \
       wm_test_fail(__FILE__, __LINE__, "%s: got %s \"%s\", want %s \"%s\"", \
-                   #expr, wm_status_code_name(wm_status_code(wm_s_)),     \
-                   wm_status_message(wm_s_), #code, (needle));            \
-    }                                                                     \
-    wm_status_free(wm_s_);                                                \
-    if (!wm_ok_) {                                                        \
-      return;                                                             \
-    }                                                                     \
+                   #expr, wm_status_code_name(wm_status_code(wm_s_)),       \
+                   wm_status_message(wm_s_), #code, (needle));              \
+    }                                                                       \
+    wm_status_free(wm_s_);                                                  \
+    if (!wm_ok_) {                                                          \
+      return;                                                               \
+    }                                                                       \
   } while (0)
 
 #endif  // WM_TEST_H_

@@ -1,0 +1,412 @@
+/* wmap backend ABI v0: what a backend plugin implements.
+ *
+ * Standalone: only <stddef.h> and <stdint.h>. A plugin is a shared library
+ * exporting one symbol, `wm_plugin_query`, that negotiates the ABI version
+ * and returns a table of function pointers in three tiers:
+ *   - device tier (required): memory, copies, streams and events, and
+ *     optionally compile-from-source and launch;
+ *   - library tier (optional): per-operator query, plan and run keyed by
+ *     ONNX identity (vendor libraries, hand kernels);
+ *   - collective tier (optional): communicators and collectives.
+ * The guide for implementers is docs/backend-abi.md.
+ *
+ * Versioning rule:
+ * 1. ABI = (major, minor). A major change removes, reorders or retypes
+ *    anything or changes the meaning of a call; the host refuses a plugin
+ *    of another major. While major is 0 no external vendor ships.
+ * 2. Minor changes only append: function pointers at the end of a table,
+ *    trailing struct fields, enum values.
+ * 3. Negotiated: the host passes its major and maximum minor; the plugin
+ *    answers min(host_max_minor, its minor) in abi_minor and behaves as
+ *    that minor. A plugin that cannot serve host_major returns an error of
+ *    code WM_ERR_INCOMPATIBLE naming both versions.
+ * 4. Every table and growable struct starts with uint32_t struct_size;
+ *    readers check WM_HAS(ptr, type, field) before touching a field.
+ * 5. A NULL function pointer means "not implemented"; the host checks the
+ *    required set at load time.
+ * 6. Only fixed-width types cross the boundary; enums travel as uint32_t.
+ *
+ * Threading: query functions (get_info, enumerate, op_query,
+ * format_support, coll_query) are pure and thread-safe. A stream is used
+ * by one thread at a time; different streams may be driven concurrently.
+ * Errors: every fallible call returns a plugin-owned wm_error (NULL = OK),
+ * read with error_code/error_message and freed with error_destroy of the
+ * same plugin. Plugins never abort, exit or print; they log through the
+ * host's logger.
+ */
+#ifndef WMAP_BACKEND_H_
+#define WMAP_BACKEND_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WM_ABI_MAJOR 0
+#define WM_ABI_MINOR 1
+#define WM_ABI_MAX_RANK 8
+
+#define WM_EXPORT __attribute__((visibility("default")))
+
+/* Size of |type| up to and including |last_field|. */
+#define WM_STRUCT_SIZE(type, last_field) \
+  (offsetof(type, last_field) + sizeof(((type *)0)->last_field))
+/* True when the struct at |ptr| (of |type|) is large enough to hold
+ * |field|. */
+#define WM_HAS(ptr, type, field) \
+  ((ptr)->struct_size >= WM_STRUCT_SIZE(type, field))
+
+/* Error codes (same numbers as the host's status codes). */
+enum {
+  WM_ERR_OK = 0,
+  WM_ERR_INVALID_ARGUMENT = 1,
+  WM_ERR_NOT_FOUND = 2,
+  WM_ERR_OUT_OF_RANGE = 3,
+  WM_ERR_UNIMPLEMENTED = 4,
+  WM_ERR_RESOURCE_EXHAUSTED = 5,
+  WM_ERR_FAILED_PRECONDITION = 6,
+  WM_ERR_INCOMPATIBLE = 7,
+  WM_ERR_UNAVAILABLE = 8,
+  WM_ERR_DATA_LOSS = 9,
+  WM_ERR_INTERNAL = 10,
+  WM_ERR_CANCELLED = 11,
+  WM_ERR_DEADLINE_EXCEEDED = 12,
+  WM_ERR_DEVICE_LOST = 13,
+};
+
+/* Opaque, plugin-owned objects. */
+typedef struct wm_error wm_error;
+typedef struct wm_device wm_device;
+typedef struct wm_buffer wm_buffer;
+typedef struct wm_stream wm_stream;
+typedef struct wm_event wm_event;
+typedef struct wm_executable wm_executable;
+typedef struct wm_kernel wm_kernel;
+typedef struct wm_op_plan wm_op_plan;
+typedef struct wm_comm wm_comm;
+
+/* ----------------------------------------------------------- host side */
+
+enum {
+  WM_LOG_LEVEL_ERROR = 0,
+  WM_LOG_LEVEL_WARN = 1,
+  WM_LOG_LEVEL_INFO = 2,
+  WM_LOG_LEVEL_DEBUG = 3
+};
+
+/* What the host gives a plugin at query time; valid until unload. */
+typedef struct wm_host_api {
+  uint32_t struct_size;
+  void *ctx; /* passed back to every callback */
+  /* Logs one line (no newline needed). */
+  void (*log)(void *ctx, uint32_t level, const char *file, int32_t line,
+              const char *message);
+  /* Key/value store for multi-process bootstrap; optional (NULL). */
+  int32_t (*kv_put)(void *ctx, const char *key, const void *value,
+                    uint64_t size);
+  int32_t (*kv_get)(void *ctx, const char *key, void *value,
+                    uint64_t *inout_size);
+} wm_host_api;
+
+/* ------------------------------------------------------ plugin metadata */
+
+enum {
+  WM_SANITIZER_NONE = 0,
+  WM_SANITIZER_ADDRESS = 1,
+  WM_SANITIZER_THREAD = 2
+};
+
+typedef struct wm_plugin_info {
+  uint32_t struct_size;
+  const char *name;    /* short name used on the command line */
+  const char *vendor;  /* who made it */
+  const char *version; /* the plugin's own version */
+  uint32_t n_features; /* build features as "key=value" */
+  const char *const *features;
+  uint32_t sanitizer; /* WM_SANITIZER_*, for load checks */
+} wm_plugin_info;
+
+enum { WM_TARGET_CPU = 1, WM_TARGET_GPU = 2, WM_TARGET_ACCELERATOR = 3 };
+
+/* A device as a description: enough to answer capability queries offline.
+ * Peak numbers are 0 when unknown. */
+typedef struct wm_target_desc {
+  uint32_t struct_size;
+  const char *name; /* e.g. "AMD EPYC 9B45 (host memory)" */
+  const char *vendor;
+  uint32_t kind;  /* WM_TARGET_* */
+  uint32_t index; /* device index within the plugin */
+  uint32_t vendor_id;
+  uint32_t device_id;
+  uint64_t memory_bytes;
+  uint32_t compute_units;     /* cores, SMs, ... */
+  uint32_t n_formats;         /* kernel source formats compile accepts */
+  const char *const *formats; /* "c", "opencl-c", "cuda-c", "ptx", ... */
+  uint64_t dtype_mask;        /* bit (1 << ONNX dtype) per supported dtype */
+  double peak_gflops_fp32;
+  double peak_gflops_fp16;
+  double mem_bandwidth_gbs;
+} wm_target_desc;
+
+/* ------------------------------------------------------------- tensors */
+
+/* A tensor's layout; strides are in elements (row-major when 0s). */
+typedef struct wm_tensor_desc {
+  uint32_t struct_size;
+  uint32_t dtype; /* ONNX TensorProto.DataType; 0 = absent */
+  uint32_t rank;
+  int64_t dims[WM_ABI_MAX_RANK];
+  int64_t strides[WM_ABI_MAX_RANK];
+} wm_tensor_desc;
+
+/* A tensor in a buffer. STRING tensors hold `char *` elements that the
+ * host owns; only backends with mem_map can take them. */
+typedef struct wm_buffer_view {
+  uint32_t struct_size;
+  wm_buffer *buffer; /* NULL for an omitted optional tensor */
+  uint64_t offset;   /* bytes */
+  wm_tensor_desc desc;
+} wm_buffer_view;
+
+/* --------------------------------------------------------- device tier */
+
+enum { WM_MEM_DEVICE_LOCAL = 0, WM_MEM_HOST_VISIBLE = 1 };
+enum { WM_ARG_BUFFER = 1, WM_ARG_SCALAR = 2 };
+
+typedef struct wm_kernel_arg {
+  uint32_t struct_size;
+  uint32_t kind;     /* WM_ARG_* */
+  wm_buffer *buffer; /* WM_ARG_BUFFER */
+  uint64_t offset;   /* bytes into buffer */
+  const void *value; /* WM_ARG_SCALAR: bytes of the value */
+  uint64_t size;     /* WM_ARG_SCALAR: size of the value */
+} wm_kernel_arg;
+
+typedef struct wm_launch_args {
+  uint32_t struct_size;
+  wm_kernel *kernel;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t shared_bytes;
+  uint32_t n_args;
+  const wm_kernel_arg *args;
+} wm_launch_args;
+
+/* Support levels (op_query, format_support, coll_query). */
+enum {
+  WM_SUPPORT_NONE = 0,      /* cannot; the reason says why */
+  WM_SUPPORT_EMULATED = 1,  /* correct but knowingly slow */
+  WM_SUPPORT_SUPPORTED = 2, /* correct and competitive */
+  WM_SUPPORT_PREFERRED = 3, /* wants this node even across a copy */
+};
+
+typedef struct wm_device_tier {
+  uint32_t struct_size;
+  /* Required. */
+  wm_error *(*mem_alloc)(wm_device *dev, uint64_t bytes, uint64_t align,
+                         uint32_t kind, wm_buffer **out_buffer);
+  void (*mem_free)(wm_buffer *buffer);
+  wm_error *(*copy_h2d)(wm_stream *stream, const void *src, wm_buffer *dst,
+                        uint64_t dst_offset, uint64_t bytes);
+  wm_error *(*copy_d2h)(wm_stream *stream, wm_buffer *src, uint64_t src_offset,
+                        void *dst, uint64_t bytes);
+  wm_error *(*copy_d2d)(wm_stream *stream, wm_buffer *src, uint64_t src_offset,
+                        wm_buffer *dst, uint64_t dst_offset, uint64_t bytes);
+  wm_error *(*stream_create)(wm_device *dev, wm_stream **out_stream);
+  void (*stream_destroy)(wm_stream *stream);
+  wm_error *(*stream_sync)(wm_stream *stream);
+  void (*device_close)(wm_device *dev);
+  /* Optional: host mapping (NULL = buffers are not host-visible). */
+  wm_error *(*mem_map)(wm_buffer *buffer, void **out_host_ptr);
+  void (*mem_unmap)(wm_buffer *buffer);
+  /* Optional: events. */
+  wm_error *(*event_create)(wm_device *dev, wm_event **out_event);
+  wm_error *(*event_record)(wm_event *event, wm_stream *stream);
+  wm_error *(*event_wait)(wm_stream *stream, wm_event *event);
+  wm_error *(*event_query)(wm_event *event, uint32_t *out_done);
+  void (*event_destroy)(wm_event *event);
+  /* Optional: compile from source and launch (generated kernels). */
+  wm_error *(*format_support)(const wm_target_desc *target, const char *format,
+                              uint32_t *out_level);
+  wm_error *(*compile)(wm_device *dev, const char *format, const char *source,
+                       uint64_t length, const char *options,
+                       wm_executable **out_exe);
+  wm_error *(*exe_get_kernel)(wm_executable *exe, const char *name,
+                              wm_kernel **out_kernel);
+  void (*exe_destroy)(wm_executable *exe);
+  wm_error *(*launch)(wm_stream *stream, const wm_launch_args *args);
+} wm_device_tier;
+
+/* -------------------------------------------------------- library tier */
+
+/* Attribute kinds: ONNX AttributeProto.AttributeType numbers. */
+typedef struct wm_op_attr {
+  uint32_t struct_size;
+  const char *name;
+  uint32_t type; /* 1 float, 2 int, 3 string, 4 tensor, ... */
+  int64_t i;     /* INT */
+  float f;       /* FLOAT */
+  const char *s; /* STRING (also NUL-terminated) */
+  uint64_t s_len;
+  uint64_t count;             /* list kinds */
+  const int64_t *ints;        /* INTS */
+  const float *floats;        /* FLOATS */
+  const char *const *strings; /* STRINGS */
+  const uint64_t *string_lens;
+  const wm_tensor_desc *tensor; /* TENSOR: layout */
+  const void *tensor_data;      /* TENSOR: host data */
+  const void *graph;            /* GRAPH(S): host handle; opaque in v0 */
+} wm_op_attr;
+
+/* One operator instance; host-owned, valid only during the call. */
+typedef struct wm_op_desc {
+  uint32_t struct_size;
+  const char *domain;  /* "" = ai.onnx */
+  const char *op_type; /* ONNX op_type */
+  uint64_t opset;      /* imported opset of the domain */
+  const char *name;    /* node name, for messages */
+  uint32_t n_in;
+  uint32_t n_out;
+  const wm_tensor_desc *in;     /* dtype 0 = omitted optional input */
+  const wm_tensor_desc *out;    /* dtype 0 = omitted optional output */
+  const void *const *in_values; /* host data of constant inputs or NULL */
+  uint32_t n_attr;
+  const wm_op_attr *attrs;
+} wm_op_desc;
+
+enum {
+  WM_IMPL_NONE = 0,
+  WM_IMPL_NATIVE_KERNEL = 1,
+  WM_IMPL_VENDOR_LIBRARY = 2,
+  WM_IMPL_GENERATED = 3,
+};
+
+enum {
+  WM_WHY_NONE = 0,
+  WM_WHY_OP = 1,    /* operator not implemented */
+  WM_WHY_OPSET = 2, /* this opset version not implemented */
+  WM_WHY_DTYPE = 3,
+  WM_WHY_RANK = 4,
+  WM_WHY_SHAPE = 5,
+  WM_WHY_ATTR = 6,
+  WM_WHY_SIZE_LIMIT = 7,
+  WM_WHY_LAYOUT = 8,
+  WM_WHY_SUBGRAPH = 9, /* needs subgraph execution */
+  WM_WHY_OTHER = 10,
+};
+
+/* The answer of op_query for one instance. */
+typedef struct wm_op_support {
+  uint32_t struct_size;
+  uint32_t level;     /* WM_SUPPORT_* */
+  uint32_t impl;      /* WM_IMPL_* */
+  uint32_t reason;    /* WM_WHY_*; mandatory when level is NONE */
+  float rel_cost;     /* hint; < 0 = unknown */
+  const char *detail; /* static text for people, or NULL */
+} wm_op_support;
+
+typedef struct wm_library_tier {
+  uint32_t struct_size;
+  /* Pure: answers from the target description alone. A level above NONE
+   * is binding: op_plan and op_run must then succeed for the instance. */
+  wm_error *(*op_query)(const wm_target_desc *target, const wm_op_desc *op,
+                        wm_op_support *out_support);
+  wm_error *(*op_plan)(wm_device *dev, const wm_op_desc *op,
+                       wm_op_plan **out_plan, uint64_t *out_workspace_bytes);
+  wm_error *(*op_run)(wm_stream *stream, wm_op_plan *plan,
+                      const wm_buffer_view *in, uint32_t n_in,
+                      const wm_buffer_view *out, uint32_t n_out,
+                      const wm_buffer_view *workspace);
+  void (*op_plan_destroy)(wm_op_plan *plan);
+} wm_library_tier;
+
+/* ----------------------------------------------------- collective tier */
+
+enum {
+  WM_COLL_ALL_REDUCE = 1,
+  WM_COLL_ALL_GATHER = 2,
+  WM_COLL_REDUCE_SCATTER = 3,
+  WM_COLL_BROADCAST = 4
+};
+enum {
+  WM_REDOP_SUM = 0,
+  WM_REDOP_PROD = 1,
+  WM_REDOP_MIN = 2,
+  WM_REDOP_MAX = 3,
+  WM_REDOP_AVG = 4
+};
+
+/* Declared in v0; implemented by backends in a later minor. All calls are
+ * stream-ordered and return at once. */
+typedef struct wm_collective_tier {
+  uint32_t struct_size;
+  wm_error *(*coll_query)(const wm_target_desc *target, uint32_t kind,
+                          uint32_t dtype, uint32_t redop, uint32_t *out_level);
+  wm_error *(*comm_create)(wm_device *const *devs, uint32_t n_devs,
+                           uint32_t rank, uint32_t world_size,
+                           const void *unique_id, uint64_t id_len,
+                           wm_comm **out_comm);
+  void (*comm_destroy)(wm_comm *comm);
+  wm_error *(*comm_abort)(wm_comm *comm);
+  wm_error *(*all_reduce)(wm_comm *comm, wm_stream *stream,
+                          const wm_buffer_view *send,
+                          const wm_buffer_view *recv, uint64_t count,
+                          uint32_t dtype, uint32_t redop);
+  wm_error *(*all_gather)(wm_comm *comm, wm_stream *stream,
+                          const wm_buffer_view *send,
+                          const wm_buffer_view *recv, uint64_t count,
+                          uint32_t dtype);
+  wm_error *(*reduce_scatter)(wm_comm *comm, wm_stream *stream,
+                              const wm_buffer_view *send,
+                              const wm_buffer_view *recv, uint64_t count,
+                              uint32_t dtype, uint32_t redop);
+  wm_error *(*broadcast)(wm_comm *comm, wm_stream *stream,
+                         const wm_buffer_view *send, const wm_buffer_view *recv,
+                         uint64_t count, uint32_t dtype, uint32_t root);
+} wm_collective_tier;
+
+/* ------------------------------------------------------ the top table */
+
+/* Vendor extensions: a chain of typed structs. */
+typedef struct wm_ext {
+  uint32_t struct_size;
+  uint32_t type; /* vendor-chosen, >= 0x10000 */
+  const struct wm_ext *next;
+} wm_ext;
+
+typedef struct wm_plugin_api {
+  uint32_t struct_size;
+  uint32_t abi_major; /* negotiated */
+  uint32_t abi_minor; /* negotiated */
+  wm_error *(*get_info)(wm_plugin_info *out_info);
+  /* 0 = cannot run on this system; higher wins among variants. */
+  uint32_t (*probe_score)(void);
+  /* Cheap and side-effect free; the descriptions live until unload. */
+  wm_error *(*enumerate)(const wm_target_desc *const **out_targets,
+                         uint32_t *out_count);
+  /* Slow work happens here. */
+  wm_error *(*device_open)(const wm_target_desc *target,
+                           wm_device **out_device);
+  int32_t (*error_code)(const wm_error *error);
+  const char *(*error_message)(const wm_error *error);
+  void (*error_destroy)(wm_error *error);
+  const wm_device_tier *device;         /* required */
+  const wm_library_tier *library;       /* NULL when absent */
+  const wm_collective_tier *collective; /* NULL when absent */
+  const wm_ext *extensions;             /* NULL when none */
+} wm_plugin_api;
+
+/* The one exported symbol. */
+typedef wm_error *(*wm_plugin_query_fn)(uint32_t host_major,
+                                        uint32_t host_max_minor,
+                                        const wm_host_api *host,
+                                        const wm_plugin_api **out_api);
+#define WM_PLUGIN_QUERY_SYMBOL "wm_plugin_query"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WMAP_BACKEND_H_ */

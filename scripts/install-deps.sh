@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs the Debian packages wmap needs, only those missing. Idempotent.
+# Without root (and without sudo) it prints the exact command and fails.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev
+  libonnx-testdata
+  libopenblas-dev
+  libcjson-dev
+  clang-format-15 clang-15
+  python3-venv
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+      grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: missing: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  sudo=(sudo)
+else
+  echo "install-deps: cannot install without root; run:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: installed ${missing[*]}"

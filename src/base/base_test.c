@@ -1,0 +1,114 @@
+// Tests of the base module: statuses, checked maths, arena, string map,
+// string buffer, files and allocation fault injection.
+#include <stdlib.h>
+
+#include "wm_test.h"
+
+WM_TEST(status_annotate_prepends_context_and_keeps_code) {
+  wm_status_t s = WM_ERROR(NOT_FOUND, "value \"%s\" missing", "x");
+  s = wm_status_annotate(s, "importing \"%s\"", "m.onnx");
+  WM_CHECK_INT_EQ(wm_status_code(s), WM_STATUS_NOT_FOUND);
+  WM_CHECK_STR_EQ(wm_status_message(s),
+                  "importing \"m.onnx\": value \"x\" missing");
+  WM_CHECK(strstr(wm_status_origin(s), "base_test.c:") != NULL);
+  wm_status_free(s);
+  WM_CHECK(wm_status_annotate(NULL, "ctx") == NULL);
+  WM_CHECK_STR_EQ(wm_status_message(NULL), "ok");
+}
+
+WM_TEST(checked_mul_detects_overflow) {
+  size_t out;
+  WM_CHECK(wm_checked_mul(1u << 20, 1u << 20, &out));
+  WM_CHECK_INT_EQ(out, (size_t)1 << 40);
+  WM_CHECK(!wm_checked_mul(SIZE_MAX / 2, 3, &out));
+  WM_CHECK(!wm_checked_add(SIZE_MAX, 1, &out));
+}
+
+WM_TEST(arena_returns_aligned_zeroed_memory_across_blocks) {
+  wm_arena_t arena;
+  wm_arena_init(&arena);
+  for (int i = 0; i < 1000; i++) {
+    unsigned char *p = wm_arena_alloc(&arena, (size_t)(i % 97) + 1);
+    WM_CHECK(p != NULL);
+    WM_CHECK(((uintptr_t)p & 15) == 0);
+    WM_CHECK(p[0] == 0);
+  }
+  char *big = wm_arena_alloc(&arena, 100000);
+  WM_CHECK(big != NULL);
+  WM_CHECK_STR_EQ(wm_arena_strdup(&arena, "conv_12"), "conv_12");
+  wm_arena_deinit(&arena);
+}
+
+WM_TEST(strmap_finds_every_key_after_growth) {
+  wm_strmap_t map;
+  wm_strmap_init(&map);
+  char keys[500][16];
+  for (int i = 0; i < 500; i++) {
+    snprintf(keys[i], sizeof(keys[i]), "v%d", i);
+    WM_CHECK_OK(wm_strmap_put(&map, keys[i], i * 3));
+  }
+  for (int i = 0; i < 500; i++) {
+    int64_t v = -1;
+    WM_CHECK(wm_strmap_get(&map, keys[i], &v));
+    WM_CHECK_INT_EQ(v, i * 3);
+  }
+  WM_CHECK(!wm_strmap_get(&map, "absent", NULL));
+  WM_CHECK_INT_EQ(map.count, 500);
+  wm_strmap_deinit(&map);
+}
+
+WM_TEST(strbuf_escapes_json_strings) {
+  wm_strbuf_t b;
+  wm_strbuf_init(&b);
+  wm_strbuf_json_string(&b, "a\"b\\c\n\x01");
+  WM_CHECK_STR_EQ(wm_strbuf_str(&b), "\"a\\\"b\\\\c\\n\\u0001\"");
+  wm_strbuf_deinit(&b);
+}
+
+WM_TEST(file_read_names_a_missing_file) {
+  uint8_t *data;
+  size_t size;
+  WM_CHECK_ERR(wm_file_read("/nonexistent/x.onnx", &data, &size), NOT_FOUND,
+               "cannot open \"/nonexistent/x.onnx\"");
+  WM_CHECK(data == NULL);
+}
+
+WM_TEST(alloc_fault_injection_fails_the_nth_allocation) {
+  wm_alloc_fail_after(2);
+  void *a = wm_malloc(8);
+  void *b = wm_malloc(8);
+  void *c = wm_malloc(8);
+  wm_alloc_fail_after(0);
+  WM_CHECK(a != NULL);
+  WM_CHECK(b == NULL);
+  WM_CHECK(c != NULL);
+  free(a);
+  free(c);
+}
+
+WM_TEST(grow_reports_exhaustion_under_fault_injection) {
+  int *items = NULL;
+  size_t cap = 0;
+  wm_alloc_fail_after(1);
+  WM_CHECK_ERR(wm_grow((void **)&items, &cap, 10, sizeof(int)),
+               RESOURCE_EXHAUSTED, "out of memory");
+  wm_alloc_fail_after(0);
+  WM_CHECK(items == NULL);
+  WM_CHECK_OK(wm_grow((void **)&items, &cap, 10, sizeof(int)));
+  WM_CHECK(cap >= 10);
+  free(items);
+}
+
+int main(void) {
+  static const wm_test_case_t cases[] = {
+      WM_CASE(status_annotate_prepends_context_and_keeps_code),
+      WM_CASE(checked_mul_detects_overflow),
+      WM_CASE(arena_returns_aligned_zeroed_memory_across_blocks),
+      WM_CASE(strmap_finds_every_key_after_growth),
+      WM_CASE(strbuf_escapes_json_strings),
+      WM_CASE(file_read_names_a_missing_file),
+      WM_CASE(alloc_fault_injection_fails_the_nth_allocation),
+      WM_CASE(grow_reports_exhaustion_under_fault_injection),
+      {NULL, NULL}};
+  return wm_test_main(cases);
+}

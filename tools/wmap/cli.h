@@ -1,0 +1,42 @@
+// Shared pieces of the wmap command line: subcommand entry points, exit
+// codes and helpers for loading models and backends.
+#ifndef WMAP_TOOLS_CLI_H_
+#define WMAP_TOOLS_CLI_H_
+
+#include "wmap/graph.h"
+#include "wmap/plugin.h"
+
+enum { WM_EXIT_OK = 0, WM_EXIT_FAILED = 1, WM_EXIT_USAGE = 2 };
+
+// Subcommands: each parses its own options and returns an exit code.
+int wm_cli_run(int argc, char **argv);
+int wm_cli_conform(int argc, char **argv);
+
+// Prints "wmap: <status message>" on stderr, frees |s|; returns
+// WM_EXIT_FAILED.
+int wm_cli_fail(wm_status_t s);
+// Prints a usage error and a hint to use --help; returns WM_EXIT_USAGE.
+int wm_cli_usage_error(const char *cmd, const char *fmt, ...) WM_PRINTF(2, 3);
+
+// Opens the backend named |name| (only "ref" is built in).
+wm_status_t wm_cli_backend_open(const char *name,
+                                wm_backend_t **out) WM_MUST_USE_RESULT;
+
+// One test_data_set folder: inputs bound to graph input names, expected
+// outputs in graph output order.
+typedef struct wm_cli_dataset {
+  size_t n_inputs;        // tensors found as input_K.pb
+  char **input_names;     // graph input each binds to
+  wm_tensor_t **inputs;   // owned
+  size_t n_outputs;       // tensors found as output_K.pb
+  wm_tensor_t **outputs;  // owned
+} wm_cli_dataset_t;
+
+// Loads input_K.pb (and output_K.pb) from |dir| for |graph|: a tensor
+// named like a graph input binds to it, others bind by position to the
+// inputs that are not initializers.
+wm_status_t wm_cli_dataset_load(const char *dir, const wm_graph_t *graph,
+                                wm_cli_dataset_t *out) WM_MUST_USE_RESULT;
+// Frees a dataset's tensors and names.
+void wm_cli_dataset_deinit(wm_cli_dataset_t *ds);
+#endif  // WMAP_TOOLS_CLI_H_

@@ -1,0 +1,659 @@
+// wmap conform: runs ONNX's backend test data on a backend and compares
+// every output with the expected values.
+#include <dirent.h>
+#include <getopt.h>
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "wmap/onnx.h"
+#include "wmap/session.h"
+
+#define DEFAULT_DATA "/usr/share/libonnx-testdata/data"
+
+static const char conform_usage[] =
+    "usage: wmap conform [options]\n"
+    "\n"
+    "Runs ONNX's backend test suite: each case's model on the backend with\n"
+    "every test_data_set, outputs compared with rtol 1e-3 and atol 1e-7\n"
+    "(floats; NaN equals NaN), exactly otherwise.\n"
+    "\n"
+    "Options:\n"
+    "  --backend NAME       backend to test (default: ref)\n"
+    "  --data DIR           test data root (default: $WMAP_ONNX_TESTDATA or\n"
+    "                       " DEFAULT_DATA
+    ")\n"
+    "  --suite LIST         comma-separated suites (default: node,\n"
+    "                       pytorch-converted,pytorch-operator,simple,real)\n"
+    "  --filter REGEX       only cases whose name or suite/name matches\n"
+    "  --quiet              print only cases that do not pass\n"
+    "  --json FILE          write one record per case as JSON\n"
+    "  --expect-pass FILE   fail (exit 1) when a case listed in FILE\n"
+    "                       (suite/name per line) does not pass\n"
+    "  --write-pass FILE    write the cases that passed, in that format\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "Exit status: 0 when no case failed (unsupported cases are not\n"
+    "failures) and every --expect-pass case passed; 1 otherwise.\n";
+
+static const char *const all_suites[] = {"node", "pytorch-converted",
+                                         "pytorch-operator", "simple", "real"};
+enum { SUITE_COUNT = 5 };
+
+typedef enum { ST_PASS, ST_FAIL, ST_UNSUPPORTED, ST_SKIPPED } case_status_t;
+static const char *const status_names[] = {"pass", "fail", "unsupported",
+                                           "skipped"};
+
+typedef struct case_result {
+  char *suite;           // suite name
+  char *name;            // case folder name
+  case_status_t status;  // outcome
+  char *reason;          // why not pass, or NULL
+  char **ops;            // distinct op types in the model
+  size_t n_ops;          // number of op types
+  double max_abs_err;    // worst absolute float error seen
+  double time_us;        // wall time of the case
+} case_result_t;
+
+typedef struct op_stat {
+  const char *op;  // borrowed from a result
+  int cases, passed, failed, unsupported;
+} op_stat_t;
+
+static char *dup_printf(const char *fmt, ...) WM_PRINTF(1, 2);
+static char *dup_printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (p) {
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  return p;
+}
+
+// Collects the distinct op types of |g| and its subgraphs into |r|.
+static void collect_ops(const wm_graph_t *g, case_result_t *r) {
+  for (size_t i = 0; i < g->node_count; i++) {
+    const wm_node_t *node = &g->nodes[i];
+    bool seen = false;
+    for (size_t k = 0; k < r->n_ops && !seen; k++) {
+      seen = strcmp(r->ops[k], node->op_type) == 0;
+    }
+    if (!seen) {
+      char **ops = realloc(r->ops, (r->n_ops + 1) * sizeof(char *));
+      char *op = wm_strdup(node->op_type);
+      if (ops && op) {
+        r->ops = ops;
+        r->ops[r->n_ops++] = op;
+      } else {
+        r->ops = ops ? ops : r->ops;
+        free(op);
+      }
+    }
+    for (int32_t a = 0; a < node->attr_count; a++) {
+      const wm_attr_t *attr = &node->attrs[a];
+      if (attr->g) {
+        collect_ops(attr->g, r);
+      }
+      for (size_t k = 0; attr->graphs && k < attr->count; k++) {
+        collect_ops(attr->graphs[k], r);
+      }
+    }
+  }
+}
+
+static void format_index(const wm_shape_t *shape, size_t i, char *buf,
+                         size_t size) {
+  int64_t idx[WM_MAX_RANK];
+  for (int32_t d = shape->rank - 1; d >= 0; d--) {
+    idx[d] = shape->dims[d] ? (int64_t)(i % (size_t)shape->dims[d]) : 0;
+    i = shape->dims[d] ? i / (size_t)shape->dims[d] : 0;
+  }
+  size_t n = (size_t)snprintf(buf, size, "[");
+  for (int32_t d = 0; d < shape->rank && n < size; d++) {
+    n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? "," : "",
+                          (long long)idx[d]);
+  }
+  if (n < size) {
+    snprintf(buf + n, size - n, "]");
+  }
+}
+
+// Compares |got| with |want|; returns NULL or a heap message naming the
+// worst element. Updates *max_err with the largest float error.
+static char *compare(const char *name, const wm_tensor_t *got,
+                     const wm_tensor_t *want, double *max_err) {
+  char sg[128], sw[128];
+  if (got->dtype != want->dtype) {
+    return dup_printf("output \"%s\": type %s, want %s", name,
+                      wm_dtype_name(got->dtype), wm_dtype_name(want->dtype));
+  }
+  if (!wm_shape_equal(&got->shape, &want->shape)) {
+    return dup_printf("output \"%s\": shape %s, want %s", name,
+                      wm_shape_format(&got->shape, sg, sizeof(sg)),
+                      wm_shape_format(&want->shape, sw, sizeof(sw)));
+  }
+  const double rtol = 1e-3, atol = 1e-7;
+  size_t worst = 0, bad = 0;
+  double worst_excess = 0.0;
+  for (size_t i = 0; i < got->count; i++) {
+    if (got->dtype == WM_DTYPE_STRING) {
+      if (strcmp(((char *const *)got->data)[i],
+                 ((char *const *)want->data)[i]) != 0) {
+        return dup_printf("output \"%s\": element %zu is \"%s\", want \"%s\"",
+                          name, i, ((char *const *)got->data)[i],
+                          ((char *const *)want->data)[i]);
+      }
+      continue;
+    }
+    if (!wm_dtype_is_float(got->dtype)) {
+      if (wm_tensor_get_i64(got, i) != wm_tensor_get_i64(want, i)) {
+        char idx[96];
+        format_index(&got->shape, i, idx, sizeof(idx));
+        return dup_printf("output \"%s\": element %s is %lld, want %lld", name,
+                          idx, (long long)wm_tensor_get_i64(got, i),
+                          (long long)wm_tensor_get_i64(want, i));
+      }
+      continue;
+    }
+    double g = wm_tensor_get_f64(got, i), w = wm_tensor_get_f64(want, i);
+    double excess;
+    if (isnan(g) || isnan(w)) {
+      excess = isnan(g) && isnan(w) ? 0.0 : INFINITY;
+    } else if (isinf(g) || isinf(w)) {
+      excess = g == w ? 0.0 : INFINITY;
+    } else {
+      double err = fabs(g - w);
+      if (err > *max_err) {
+        *max_err = err;
+      }
+      excess = err - (atol + rtol * fabs(w));
+    }
+    if (excess > 0.0) {
+      bad++;
+      if (excess > worst_excess || bad == 1) {
+        worst_excess = excess;
+        worst = i;
+      }
+    }
+  }
+  if (bad) {
+    char idx[96];
+    format_index(&got->shape, worst, idx, sizeof(idx));
+    return dup_printf(
+        "output \"%s\": %zu of %zu elements differ; worst at %s: "
+        "got %.9g, want %.9g",
+        name, bad, got->count, idx, wm_tensor_get_f64(got, worst),
+        wm_tensor_get_f64(want, worst));
+  }
+  return NULL;
+}
+
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+// Lists the subfolders of |dir| starting with |prefix|, sorted.
+static char **list_dirs(const char *dir, const char *prefix, size_t *out_n) {
+  *out_n = 0;
+  DIR *d = opendir(dir);
+  if (!d) {
+    return NULL;
+  }
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) {
+      continue;
+    }
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    if (!is_dir(path)) {
+      continue;
+    }
+    wm_status_t s = wm_grow((void **)&names, &cap, n + 1, sizeof(char *));
+    char *copy = s ? NULL : wm_strdup(e->d_name);
+    if (!copy) {
+      wm_status_free(s);
+      break;
+    }
+    names[n++] = copy;
+  }
+  closedir(d);
+  if (n) {
+    qsort(names, n, sizeof(char *), cmp_str);
+  }
+  *out_n = n;
+  return names;
+}
+
+static void free_list(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(names[i]);
+  }
+  free(names);
+}
+
+// Runs one case folder; fills |r| (suite and name already set).
+static void run_case(const char *dir, wm_backend_t *backend, case_result_t *r) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/model.onnx", dir);
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    r->status = ST_SKIPPED;
+    snprintf(path, sizeof(path), "%s/data.json", dir);
+    r->reason = wm_strdup(stat(path, &st) == 0
+                              ? "the model is not shipped with the test data "
+                                "(data.json names a download)"
+                              : "no model.onnx in the case folder");
+    return;
+  }
+  wm_graph_t *graph = NULL;
+  wm_session_t *session = NULL;
+  wm_status_t s = wm_onnx_load(path, &graph);
+  if (!s) {
+    collect_ops(graph, r);
+    s = wm_session_create(graph, backend, &session);
+  }
+  if (s) {
+    wm_status_code_t code = wm_status_code(s);
+    r->status = code == WM_STATUS_UNIMPLEMENTED ? ST_UNSUPPORTED : ST_FAIL;
+    r->reason = wm_strdup(wm_status_message(s));
+    wm_status_free(s);
+    wm_graph_destroy(graph);
+    return;
+  }
+  size_t n_sets;
+  char **sets = list_dirs(dir, "test_data_set_", &n_sets);
+  r->status = ST_PASS;
+  for (size_t k = 0; k < n_sets && r->status == ST_PASS; k++) {
+    char set_dir[4096];
+    snprintf(set_dir, sizeof(set_dir), "%s/%s", dir, sets[k]);
+    wm_cli_dataset_t ds;
+    s = wm_cli_dataset_load(set_dir, graph, &ds);
+    wm_tensor_t **outs = NULL;
+    if (!s) {
+      outs = calloc(graph->output_count + 1, sizeof(void *));
+      if (!outs) {
+        s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+      }
+    }
+    if (!s) {
+      s = wm_session_run(session, (const char *const *)ds.input_names,
+                         (const wm_tensor_t *const *)ds.inputs, ds.n_inputs,
+                         outs);
+    }
+    if (!s && ds.n_outputs != graph->output_count) {
+      r->status = ST_FAIL;
+      r->reason = dup_printf("%s: %zu expected outputs, the model has %zu",
+                             sets[k], ds.n_outputs, graph->output_count);
+    }
+    for (size_t i = 0; !s && r->status == ST_PASS && i < ds.n_outputs; i++) {
+      const char *name = graph->values[graph->outputs[i]].name;
+      char *why = compare(name, outs[i], ds.outputs[i], &r->max_abs_err);
+      if (why) {
+        r->status = ST_FAIL;
+        r->reason = dup_printf("%s: %s", sets[k], why);
+        free(why);
+      }
+    }
+    if (s) {
+      wm_status_code_t code = wm_status_code(s);
+      r->status = code == WM_STATUS_UNIMPLEMENTED ? ST_UNSUPPORTED : ST_FAIL;
+      r->reason = dup_printf("%s: %s", sets[k], wm_status_message(s));
+      wm_status_free(s);
+    }
+    for (size_t i = 0; outs && i < graph->output_count; i++) {
+      wm_tensor_destroy(outs[i]);
+    }
+    free(outs);
+    wm_cli_dataset_deinit(&ds);
+  }
+  if (n_sets == 0 && r->status == ST_PASS) {
+    r->status = ST_SKIPPED;
+    r->reason = wm_strdup("no test_data_set folders");
+  }
+  free_list(sets, n_sets);
+  wm_session_destroy(session);
+  wm_graph_destroy(graph);
+}
+
+static void write_json(FILE *f, const char *backend, const case_result_t *rs,
+                       size_t n, const int counts[4]) {
+  wm_strbuf_t b;
+  wm_strbuf_init(&b);
+  wm_strbuf_printf(&b, "{\"schema\": \"wmap.conform/1\", \"backend\": ");
+  wm_strbuf_json_string(&b, backend);
+  wm_strbuf_printf(&b,
+                   ",\n \"summary\": {\"passed\": %d, \"failed\": %d, "
+                   "\"unsupported\": %d, \"skipped\": %d},\n \"cases\": [\n",
+                   counts[ST_PASS], counts[ST_FAIL], counts[ST_UNSUPPORTED],
+                   counts[ST_SKIPPED]);
+  for (size_t i = 0; i < n; i++) {
+    const case_result_t *r = &rs[i];
+    wm_strbuf_printf(&b, "  {\"name\": ");
+    wm_strbuf_json_string(&b, r->name);
+    wm_strbuf_printf(&b, ", \"suite\": ");
+    wm_strbuf_json_string(&b, r->suite);
+    wm_strbuf_printf(
+        &b, ", \"status\": \"%s\", \"reason\": ", status_names[r->status]);
+    if (r->reason) {
+      wm_strbuf_json_string(&b, r->reason);
+    } else {
+      wm_strbuf_printf(&b, "null");
+    }
+    wm_strbuf_printf(&b, ", \"ops\": [");
+    for (size_t k = 0; k < r->n_ops; k++) {
+      if (k) {
+        wm_strbuf_printf(&b, ", ");
+      }
+      wm_strbuf_json_string(&b, r->ops[k]);
+    }
+    wm_strbuf_printf(&b, "], \"max_abs_err\": %.9g, \"time_us\": %.1f}%s\n",
+                     r->max_abs_err, r->time_us, i + 1 < n ? "," : "");
+  }
+  wm_strbuf_printf(&b, " ]}\n");
+  fputs(wm_strbuf_str(&b), f);
+  wm_strbuf_deinit(&b);
+}
+
+static int cmp_stat(const void *a, const void *b) {
+  return strcmp(((const op_stat_t *)a)->op, ((const op_stat_t *)b)->op);
+}
+
+static void print_coverage(const case_result_t *rs, size_t n) {
+  op_stat_t *stats = NULL;
+  size_t n_stats = 0, cap = 0;
+  for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < rs[i].n_ops; k++) {
+      size_t j = 0;
+      while (j < n_stats && strcmp(stats[j].op, rs[i].ops[k]) != 0) {
+        j++;
+      }
+      if (j == n_stats) {
+        wm_status_t s =
+            wm_grow((void **)&stats, &cap, n_stats + 1, sizeof(op_stat_t));
+        if (s) {
+          wm_status_free(s);
+          free(stats);
+          return;
+        }
+        memset(&stats[n_stats], 0, sizeof(op_stat_t));
+        stats[n_stats++].op = rs[i].ops[k];
+      }
+      stats[j].cases++;
+      stats[j].passed += rs[i].status == ST_PASS;
+      stats[j].failed += rs[i].status == ST_FAIL;
+      stats[j].unsupported += rs[i].status == ST_UNSUPPORTED;
+    }
+  }
+  if (n_stats) {
+    qsort(stats, n_stats, sizeof(op_stat_t), cmp_stat);
+  }
+  printf("\nPer-operator coverage (cases using the operator):\n");
+  printf("%-34s %6s %6s %6s %6s\n", "operator", "cases", "pass", "fail",
+         "unsup");
+  for (size_t j = 0; j < n_stats; j++) {
+    printf("%-34s %6d %6d %6d %6d\n", stats[j].op, stats[j].cases,
+           stats[j].passed, stats[j].failed, stats[j].unsupported);
+  }
+  printf("\n");
+  free(stats);
+}
+
+// Reads the expected-pass list; returns the number of listed cases that
+// did not pass (printing each), or -1 when the file cannot be read.
+static int check_expected(const char *file, const case_result_t *rs, size_t n) {
+  FILE *f = fopen(file, "r");
+  if (!f) {
+    fprintf(stderr, "wmap: cannot open expected-pass list \"%s\"\n", file);
+    return -1;
+  }
+  char line[1024];
+  int missing = 0;
+  while (fgets(line, sizeof(line), f)) {
+    line[strcspn(line, "\r\n")] = '\0';
+    if (!line[0] || line[0] == '#') {
+      continue;
+    }
+    bool found = false;
+    for (size_t i = 0; i < n && !found; i++) {
+      char key[1024];
+      snprintf(key, sizeof(key), "%s/%s", rs[i].suite, rs[i].name);
+      if (strcmp(key, line) == 0) {
+        found = true;
+        if (rs[i].status != ST_PASS) {
+          printf("REGRESSION %s: %s: %s\n", line, status_names[rs[i].status],
+                 rs[i].reason ? rs[i].reason : "");
+          missing++;
+        }
+      }
+    }
+    if (!found) {
+      printf(
+          "REGRESSION %s: case not run (missing from the data or "
+          "filtered out)\n",
+          line);
+      missing++;
+    }
+  }
+  fclose(f);
+  return missing;
+}
+
+int wm_cli_conform(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"backend", required_argument, NULL, 'b'},
+      {"data", required_argument, NULL, 'd'},
+      {"suite", required_argument, NULL, 's'},
+      {"filter", required_argument, NULL, 'f'},
+      {"quiet", no_argument, NULL, 'q'},
+      {"json", required_argument, NULL, 'j'},
+      {"expect-pass", required_argument, NULL, 'e'},
+      {"write-pass", required_argument, NULL, 'w'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *backend_name = "ref", *data = getenv("WMAP_ONNX_TESTDATA");
+  const char *suites_arg = NULL, *filter = NULL, *json = NULL;
+  const char *expect = NULL, *write_pass = NULL;
+  bool quiet = false;
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+    switch (c) {
+      case 'b':
+        backend_name = optarg;
+        break;
+      case 'd':
+        data = optarg;
+        break;
+      case 's':
+        suites_arg = optarg;
+        break;
+      case 'f':
+        filter = optarg;
+        break;
+      case 'q':
+        quiet = true;
+        break;
+      case 'j':
+        json = optarg;
+        break;
+      case 'e':
+        expect = optarg;
+        break;
+      case 'w':
+        write_pass = optarg;
+        break;
+      case 'h':
+        fputs(conform_usage, stdout);
+        return WM_EXIT_OK;
+      default:
+        return wm_cli_usage_error("conform", "unknown option");
+    }
+  }
+  if (optind != argc) {
+    return wm_cli_usage_error("conform", "unexpected argument \"%s\"",
+                              argv[optind]);
+  }
+  if (!data || !*data) {
+    data = DEFAULT_DATA;
+  }
+  bool want[SUITE_COUNT] = {0};
+  if (suites_arg) {
+    char *copy = wm_strdup(suites_arg), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t;
+         t = strtok_r(NULL, ",", &save)) {
+      int k = 0;
+      while (k < SUITE_COUNT && strcmp(all_suites[k], t) != 0) {
+        k++;
+      }
+      if (k == SUITE_COUNT) {
+        int rc = wm_cli_usage_error("conform",
+                                    "unknown suite \"%s\" (want "
+                                    "node, pytorch-converted, "
+                                    "pytorch-operator, simple or real)",
+                                    t);
+        free(copy);
+        return rc;
+      }
+      want[k] = true;
+    }
+    free(copy);
+  } else {
+    for (int k = 0; k < SUITE_COUNT; k++) {
+      want[k] = true;
+    }
+  }
+  regex_t re;
+  if (filter && regcomp(&re, filter, REG_EXTENDED | REG_NOSUB) != 0) {
+    return wm_cli_usage_error("conform",
+                              "--filter \"%s\" is not a valid "
+                              "extended regular expression",
+                              filter);
+  }
+  if (!is_dir(data)) {
+    if (filter) {
+      regfree(&re);
+    }
+    return wm_cli_fail(WM_ERROR(NOT_FOUND,
+                                "test data folder \"%s\" does not "
+                                "exist (install libonnx-testdata or pass "
+                                "--data DIR)",
+                                data));
+  }
+  wm_backend_t *backend;
+  wm_status_t s = wm_cli_backend_open(backend_name, &backend);
+  if (s) {
+    if (filter) {
+      regfree(&re);
+    }
+    return wm_cli_fail(s);
+  }
+  case_result_t *rs = NULL;
+  size_t n = 0, cap = 0;
+  int counts[4] = {0};
+  for (int k = 0; k < SUITE_COUNT; k++) {
+    if (!want[k]) {
+      continue;
+    }
+    char suite_dir[4096];
+    snprintf(suite_dir, sizeof(suite_dir), "%s/%s", data, all_suites[k]);
+    size_t n_cases;
+    char **cases = list_dirs(suite_dir, "test_", &n_cases);
+    for (size_t i = 0; i < n_cases; i++) {
+      char key[1024];
+      snprintf(key, sizeof(key), "%s/%s", all_suites[k], cases[i]);
+      if (filter && regexec(&re, cases[i], 0, NULL, 0) != 0 &&
+          regexec(&re, key, 0, NULL, 0) != 0) {
+        continue;
+      }
+      s = wm_grow((void **)&rs, &cap, n + 1, sizeof(case_result_t));
+      if (s) {
+        wm_status_free(s);
+        break;
+      }
+      case_result_t *r = &rs[n++];
+      memset(r, 0, sizeof(*r));
+      r->suite = wm_strdup(all_suites[k]);
+      r->name = wm_strdup(cases[i]);
+      char dir[4096];
+      snprintf(dir, sizeof(dir), "%s/%s", suite_dir, cases[i]);
+      uint64_t t0 = wm_now_ns();
+      run_case(dir, backend, r);
+      r->time_us = (double)(wm_now_ns() - t0) / 1e3;
+      counts[r->status]++;
+      if (!quiet || r->status == ST_FAIL || r->status == ST_UNSUPPORTED) {
+        printf("%-11s %s/%s%s%s\n", status_names[r->status], all_suites[k],
+               cases[i], r->reason ? ": " : "", r->reason ? r->reason : "");
+        fflush(stdout);
+      }
+    }
+    free_list(cases, n_cases);
+  }
+  if (filter) {
+    regfree(&re);
+  }
+  print_coverage(rs, n);
+  int rc = counts[ST_FAIL] ? WM_EXIT_FAILED : WM_EXIT_OK;
+  if (json) {
+    FILE *f = fopen(json, "w");
+    if (!f) {
+      fprintf(stderr, "wmap: cannot write \"%s\"\n", json);
+      rc = WM_EXIT_FAILED;
+    } else {
+      write_json(f, backend_name, rs, n, counts);
+      fclose(f);
+    }
+  }
+  if (write_pass) {
+    FILE *f = fopen(write_pass, "w");
+    if (!f) {
+      fprintf(stderr, "wmap: cannot write \"%s\"\n", write_pass);
+      rc = WM_EXIT_FAILED;
+    } else {
+      for (size_t i = 0; i < n; i++) {
+        if (rs[i].status == ST_PASS) {
+          fprintf(f, "%s/%s\n", rs[i].suite, rs[i].name);
+        }
+      }
+      fclose(f);
+    }
+  }
+  if (expect) {
+    int missing = check_expected(expect, rs, n);
+    if (missing != 0) {
+      rc = WM_EXIT_FAILED;
+      if (missing > 0) {
+        printf("%d case(s) of the expected-pass list did not pass\n", missing);
+      }
+    } else if (counts[ST_FAIL]) {
+      rc = WM_EXIT_OK;  // known failures outside the list are tolerated
+    }
+  }
+  printf("%d passed, %d failed, %d skipped\n", counts[ST_PASS], counts[ST_FAIL],
+         counts[ST_UNSUPPORTED] + counts[ST_SKIPPED]);
+  for (size_t i = 0; i < n; i++) {
+    free(rs[i].suite);
+    free(rs[i].name);
+    free(rs[i].reason);
+    free_list(rs[i].ops, rs[i].n_ops);
+  }
+  free(rs);
+  wm_backend_destroy(backend);
+  return rc;
+}
