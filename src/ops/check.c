@@ -284,7 +284,7 @@ wm_status_t wm_ops_check_graph(wm_graph_t *graph) {
     }
     wm_op_ctx_deinit(&ctx);
   }
-  for (size_t v = 0; known && v < graph->value_count; v++) {
+  for (size_t v = 0; known && owned && v < graph->value_count; v++) {
     if (owned[v]) {
       wm_tensor_destroy(known[v]);
     }
