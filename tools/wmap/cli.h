@@ -18,6 +18,10 @@ int wm_cli_fail(wm_status_t s);
 // Prints a usage error and a hint to use --help; returns WM_EXIT_USAGE.
 int wm_cli_usage_error(const char *cmd, const char *fmt, ...) WM_PRINTF(2, 3);
 
+// Returns a heap string formatted like printf (a path, a key), or NULL
+// when out of memory.
+char *wm_cli_path(const char *fmt, ...) WM_PRINTF(1, 2);
+
 // Opens the backend named |name| (only "ref" is built in).
 wm_status_t wm_cli_backend_open(const char *name,
                                 wm_backend_t **out) WM_MUST_USE_RESULT;

@@ -64,21 +64,6 @@ typedef struct op_stat {
   int cases, passed, failed, unsupported;
 } op_stat_t;
 
-static char *dup_printf(const char *fmt, ...) WM_PRINTF(1, 2);
-static char *dup_printf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (p) {
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
-  return p;
-}
-
 // Collects the distinct op types of |g| and its subgraphs into |r|.
 static void collect_ops(const wm_graph_t *g, case_result_t *r) {
   for (size_t i = 0; i < g->node_count; i++) {
@@ -133,13 +118,13 @@ static char *compare(const char *name, const wm_tensor_t *got,
                      const wm_tensor_t *want, double *max_err) {
   char sg[128], sw[128];
   if (got->dtype != want->dtype) {
-    return dup_printf("output \"%s\": type %s, want %s", name,
-                      wm_dtype_name(got->dtype), wm_dtype_name(want->dtype));
+    return wm_cli_path("output \"%s\": type %s, want %s", name,
+                       wm_dtype_name(got->dtype), wm_dtype_name(want->dtype));
   }
   if (!wm_shape_equal(&got->shape, &want->shape)) {
-    return dup_printf("output \"%s\": shape %s, want %s", name,
-                      wm_shape_format(&got->shape, sg, sizeof(sg)),
-                      wm_shape_format(&want->shape, sw, sizeof(sw)));
+    return wm_cli_path("output \"%s\": shape %s, want %s", name,
+                       wm_shape_format(&got->shape, sg, sizeof(sg)),
+                       wm_shape_format(&want->shape, sw, sizeof(sw)));
   }
   const double rtol = 1e-3, atol = 1e-7;
   size_t worst = 0, bad = 0;
@@ -148,9 +133,9 @@ static char *compare(const char *name, const wm_tensor_t *got,
     if (got->dtype == WM_DTYPE_STRING) {
       if (strcmp(((char *const *)got->data)[i],
                  ((char *const *)want->data)[i]) != 0) {
-        return dup_printf("output \"%s\": element %zu is \"%s\", want \"%s\"",
-                          name, i, ((char *const *)got->data)[i],
-                          ((char *const *)want->data)[i]);
+        return wm_cli_path("output \"%s\": element %zu is \"%s\", want \"%s\"",
+                           name, i, ((char *const *)got->data)[i],
+                           ((char *const *)want->data)[i]);
       }
       continue;
     }
@@ -158,9 +143,9 @@ static char *compare(const char *name, const wm_tensor_t *got,
       if (wm_tensor_get_i64(got, i) != wm_tensor_get_i64(want, i)) {
         char idx[96];
         format_index(&got->shape, i, idx, sizeof(idx));
-        return dup_printf("output \"%s\": element %s is %lld, want %lld", name,
-                          idx, (long long)wm_tensor_get_i64(got, i),
-                          (long long)wm_tensor_get_i64(want, i));
+        return wm_cli_path("output \"%s\": element %s is %lld, want %lld", name,
+                           idx, (long long)wm_tensor_get_i64(got, i),
+                           (long long)wm_tensor_get_i64(want, i));
       }
       continue;
     }
@@ -188,7 +173,7 @@ static char *compare(const char *name, const wm_tensor_t *got,
   if (bad) {
     char idx[96];
     format_index(&got->shape, worst, idx, sizeof(idx));
-    return dup_printf(
+    return wm_cli_path(
         "output \"%s\": %zu of %zu elements differ; worst at %s: "
         "got %.9g, want %.9g",
         name, bad, got->count, idx, wm_tensor_get_f64(got, worst),
@@ -220,9 +205,10 @@ static char **list_dirs(const char *dir, const char *prefix, size_t *out_n) {
     if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) {
       continue;
     }
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    if (!is_dir(path)) {
+    char *path = wm_cli_path("%s/%s", dir, e->d_name);
+    bool dir_entry = path && is_dir(path);
+    free(path);
+    if (!dir_entry) {
       continue;
     }
     wm_status_t s = wm_grow((void **)&names, &cap, n + 1, sizeof(char *));
@@ -250,21 +236,24 @@ static void free_list(char **names, size_t n) {
 
 // Runs one case folder; fills |r| (suite and name already set).
 static void run_case(const char *dir, wm_backend_t *backend, case_result_t *r) {
-  char path[4096];
-  snprintf(path, sizeof(path), "%s/model.onnx", dir);
+  char *path = wm_cli_path("%s/model.onnx", dir);
+  char *json = wm_cli_path("%s/data.json", dir);
   struct stat st;
-  if (stat(path, &st) != 0) {
+  if (!path || !json || stat(path, &st) != 0) {
     r->status = ST_SKIPPED;
-    snprintf(path, sizeof(path), "%s/data.json", dir);
-    r->reason = wm_strdup(stat(path, &st) == 0
+    r->reason = wm_strdup(json && stat(json, &st) == 0
                               ? "the model is not shipped with the test data "
                                 "(data.json names a download)"
                               : "no model.onnx in the case folder");
+    free(path);
+    free(json);
     return;
   }
+  free(json);
   wm_graph_t *graph = NULL;
   wm_session_t *session = NULL;
   wm_status_t s = wm_onnx_load(path, &graph);
+  free(path);
   if (!s) {
     collect_ops(graph, r);
     s = wm_session_create(graph, backend, &session);
@@ -281,10 +270,11 @@ static void run_case(const char *dir, wm_backend_t *backend, case_result_t *r) {
   char **sets = list_dirs(dir, "test_data_set_", &n_sets);
   r->status = ST_PASS;
   for (size_t k = 0; k < n_sets && r->status == ST_PASS; k++) {
-    char set_dir[4096];
-    snprintf(set_dir, sizeof(set_dir), "%s/%s", dir, sets[k]);
-    wm_cli_dataset_t ds;
-    s = wm_cli_dataset_load(set_dir, graph, &ds);
+    char *set_dir = wm_cli_path("%s/%s", dir, sets[k]);
+    wm_cli_dataset_t ds = {0};
+    s = set_dir ? wm_cli_dataset_load(set_dir, graph, &ds)
+                : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    free(set_dir);
     wm_tensor_t **outs = NULL;
     if (!s) {
       outs = calloc(graph->output_count + 1, sizeof(void *));
@@ -299,22 +289,22 @@ static void run_case(const char *dir, wm_backend_t *backend, case_result_t *r) {
     }
     if (!s && ds.n_outputs != graph->output_count) {
       r->status = ST_FAIL;
-      r->reason = dup_printf("%s: %zu expected outputs, the model has %zu",
-                             sets[k], ds.n_outputs, graph->output_count);
+      r->reason = wm_cli_path("%s: %zu expected outputs, the model has %zu",
+                              sets[k], ds.n_outputs, graph->output_count);
     }
     for (size_t i = 0; !s && r->status == ST_PASS && i < ds.n_outputs; i++) {
       const char *name = graph->values[graph->outputs[i]].name;
       char *why = compare(name, outs[i], ds.outputs[i], &r->max_abs_err);
       if (why) {
         r->status = ST_FAIL;
-        r->reason = dup_printf("%s: %s", sets[k], why);
+        r->reason = wm_cli_path("%s: %s", sets[k], why);
         free(why);
       }
     }
     if (s) {
       wm_status_code_t code = wm_status_code(s);
       r->status = code == WM_STATUS_UNIMPLEMENTED ? ST_UNSUPPORTED : ST_FAIL;
-      r->reason = dup_printf("%s: %s", sets[k], wm_status_message(s));
+      r->reason = wm_cli_path("%s: %s", sets[k], wm_status_message(s));
       wm_status_free(s);
     }
     for (size_t i = 0; outs && i < graph->output_count; i++) {
@@ -432,9 +422,9 @@ static int check_expected(const char *file, const case_result_t *rs, size_t n) {
     }
     bool found = false;
     for (size_t i = 0; i < n && !found; i++) {
-      char key[1024];
-      snprintf(key, sizeof(key), "%s/%s", rs[i].suite, rs[i].name);
-      if (strcmp(key, line) == 0) {
+      size_t len = strlen(rs[i].suite);
+      if (strncmp(line, rs[i].suite, len) == 0 && line[len] == '/' &&
+          strcmp(line + len + 1, rs[i].name) == 0) {
         found = true;
         if (rs[i].status != ST_PASS) {
           printf("REGRESSION %s: %s: %s\n", line, status_names[rs[i].status],
@@ -571,15 +561,15 @@ int wm_cli_conform(int argc, char **argv) {
     if (!want[k]) {
       continue;
     }
-    char suite_dir[4096];
-    snprintf(suite_dir, sizeof(suite_dir), "%s/%s", data, all_suites[k]);
-    size_t n_cases;
-    char **cases = list_dirs(suite_dir, "test_", &n_cases);
+    char *suite_dir = wm_cli_path("%s/%s", data, all_suites[k]);
+    size_t n_cases = 0;
+    char **cases = suite_dir ? list_dirs(suite_dir, "test_", &n_cases) : NULL;
     for (size_t i = 0; i < n_cases; i++) {
-      char key[1024];
-      snprintf(key, sizeof(key), "%s/%s", all_suites[k], cases[i]);
-      if (filter && regexec(&re, cases[i], 0, NULL, 0) != 0 &&
-          regexec(&re, key, 0, NULL, 0) != 0) {
+      char *key = wm_cli_path("%s/%s", all_suites[k], cases[i]);
+      bool skip = !key || (filter && regexec(&re, cases[i], 0, NULL, 0) != 0 &&
+                           regexec(&re, key, 0, NULL, 0) != 0);
+      free(key);
+      if (skip) {
         continue;
       }
       s = wm_grow((void **)&rs, &cap, n + 1, sizeof(case_result_t));
@@ -591,10 +581,15 @@ int wm_cli_conform(int argc, char **argv) {
       memset(r, 0, sizeof(*r));
       r->suite = wm_strdup(all_suites[k]);
       r->name = wm_strdup(cases[i]);
-      char dir[4096];
-      snprintf(dir, sizeof(dir), "%s/%s", suite_dir, cases[i]);
+      char *dir = wm_cli_path("%s/%s", suite_dir, cases[i]);
       uint64_t t0 = wm_now_ns();
-      run_case(dir, backend, r);
+      if (dir) {
+        run_case(dir, backend, r);
+      } else {
+        r->status = ST_FAIL;
+        r->reason = wm_strdup("out of memory");
+      }
+      free(dir);
       r->time_us = (double)(wm_now_ns() - t0) / 1e3;
       counts[r->status]++;
       if (!quiet || r->status == ST_FAIL || r->status == ST_UNSUPPORTED) {
@@ -604,6 +599,7 @@ int wm_cli_conform(int argc, char **argv) {
       }
     }
     free_list(cases, n_cases);
+    free(suite_dir);
   }
   if (filter) {
     regfree(&re);

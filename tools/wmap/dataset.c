@@ -21,9 +21,9 @@ static wm_status_t load_series(const char *dir, const char *prefix,
   char **names = NULL;
   size_t name_cap = 0;
   for (;;) {
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s_%zu.pb", dir, prefix, n);
-    if (!file_exists(path)) {
+    char *path = wm_cli_path("%s/%s_%zu.pb", dir, prefix, n);
+    if (!path || !file_exists(path)) {
+      free(path);
       break;
     }
     wm_status_t s = wm_grow((void **)&tensors, &cap, n + 1, sizeof(void *));
@@ -33,6 +33,7 @@ static wm_status_t load_series(const char *dir, const char *prefix,
     if (!s) {
       s = wm_onnx_tensor_load(path, &tensors[n], &names[n]);
     }
+    free(path);
     if (s) {
       for (size_t i = 0; i < n; i++) {
         wm_tensor_destroy(tensors[i]);
@@ -48,6 +49,12 @@ static wm_status_t load_series(const char *dir, const char *prefix,
   *out_names = names;
   *out_count = n;
   return NULL;
+}
+
+static void retype_bfloat16(wm_tensor_t *t, wm_dtype_t declared) {
+  if (declared == WM_DTYPE_BFLOAT16 && t->dtype == WM_DTYPE_UINT16) {
+    t->dtype = WM_DTYPE_BFLOAT16;
+  }
 }
 
 void wm_cli_dataset_deinit(wm_cli_dataset_t *ds) {
@@ -102,6 +109,16 @@ wm_status_t wm_cli_dataset_load(const char *dir, const wm_graph_t *graph,
     if (!out->input_names[i]) {
       s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     }
+  }
+  // ONNX before 1.13 wrote bfloat16 test tensors with data_type UINT16
+  // (the same bits); read them as the bfloat16 the model declares.
+  for (size_t i = 0; !s && i < out->n_inputs; i++) {
+    int32_t id = wm_graph_find_value(graph, out->input_names[i]);
+    retype_bfloat16(out->inputs[i], graph->values[id].type.dtype);
+  }
+  for (size_t i = 0; !s && i < out->n_outputs && i < graph->output_count; i++) {
+    retype_bfloat16(out->outputs[i],
+                    graph->values[graph->outputs[i]].type.dtype);
   }
   if (s) {
     wm_cli_dataset_deinit(out);

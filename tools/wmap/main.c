@@ -32,6 +32,20 @@ int wm_cli_usage_error(const char *cmd, const char *fmt, ...) {
   return WM_EXIT_USAGE;
 }
 
+char *wm_cli_path(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *p = n >= 0 ? wm_malloc((size_t)n + 1) : NULL;
+  if (p) {
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  return p;
+}
+
 wm_status_t wm_cli_backend_open(const char *name, wm_backend_t **out) {
   *out = NULL;
   if (strcmp(name, "ref") != 0) {

@@ -128,9 +128,10 @@ int wm_cli_run(int argc, char **argv) {
     const char *name = graph->values[graph->outputs[i]].name;
     print_tensor(name, outs[i], (size_t)values);
     if (save_dir) {
-      char path[4096];
-      snprintf(path, sizeof(path), "%s/output_%zu.pb", save_dir, i);
-      s = wm_onnx_tensor_save(outs[i], name, path);
+      char *path = wm_cli_path("%s/output_%zu.pb", save_dir, i);
+      s = path ? wm_onnx_tensor_save(outs[i], name, path)
+               : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+      free(path);
     }
   }
   for (size_t i = 0; outs && i < graph->output_count; i++) {
