@@ -1,6 +1,398 @@
-// Operators of the activation family.
+// Operators of the activation family: elementwise activations driven by
+// one table (a function per op, with its attributes and their defaults),
+// PRelu, and the Softmax/LogSoftmax/Hardmax reductions along an axis.
+#include <math.h>
+#include <string.h>
+
 #include "ops/ops.h"
 
+// ---------------------------------------------------------- elementwise
+
+// An activation: |f| on doubles with attribute values p[0], p[1]; |i| for
+// integer dtypes where the op allows them (exact, not through double).
+typedef struct act_op {
+  const char *name;                          // op_type
+  double (*f)(double x, const double *p);    // float dtypes
+  int64_t (*i)(int64_t x, const double *p);  // integer dtypes or NULL
+  const char *attrs[2];                      // attributes read into p
+  float defs[2];                             // their ONNX defaults
+  uint8_t flops;                             // cost per element
+  uint8_t transc;                            // transcendentals per element
+} act_op_t;
+
+// log(1 + e^x) without overflow for large x.
+static double softplus(double x) {
+  return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+static double f_relu(double x, const double *p) {
+  (void)p;
+  return x > 0 ? x : 0.0;
+}
+static double f_leaky(double x, const double *p) {
+  return x < 0 ? p[0] * x : x;
+}
+static double f_elu(double x, const double *p) {
+  return x < 0 ? p[0] * expm1(x) : x;
+}
+static double f_selu(double x, const double *p) {
+  return x > 0 ? p[1] * x : p[1] * p[0] * expm1(x);
+}
+static double f_celu(double x, const double *p) {
+  return x > 0 ? x : p[0] * expm1(x / p[0]);
+}
+static double f_sigmoid(double x, const double *p) {
+  (void)p;
+  return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+static double f_hard_sigmoid(double x, const double *p) {
+  return fmax(0.0, fmin(1.0, p[0] * x + p[1]));
+}
+static double f_hard_swish(double x, const double *p) {
+  (void)p;
+  return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+}
+static double f_softplus(double x, const double *p) {
+  (void)p;
+  return softplus(x);
+}
+static double f_softsign(double x, const double *p) {
+  (void)p;
+  return x / (1.0 + fabs(x));
+}
+static double f_thresholded(double x, const double *p) {
+  return x > p[0] ? x : 0.0;
+}
+static double f_shrink(double x, const double *p) {
+  return x < -p[1] ? x + p[0] : x > p[1] ? x - p[0] : 0.0;
+}
+static double f_mish(double x, const double *p) {
+  (void)p;
+  return x * tanh(softplus(x));
+}
+static int64_t i_relu(int64_t x, const double *p) {
+  (void)p;
+  return x > 0 ? x : 0;
+}
+// Shrink on integers: the float attributes compare against the value and
+// the bias is applied truncated, as a cast of the float result would.
+static int64_t i_shrink(int64_t x, const double *p) {
+  double v = (double)x;
+  int64_t bias = (int64_t)p[0];
+  if (v < -p[1]) {
+    return (int64_t)((uint64_t)x + (uint64_t)bias);
+  }
+  return v > p[1] ? (int64_t)((uint64_t)x - (uint64_t)bias) : 0;
+}
+
+// Defaults are the float32 values ONNX specifies (Selu's are exact).
+static const act_op_t act_ops[] = {
+    {"Relu", f_relu, i_relu, {NULL, NULL}, {0, 0}, 1, 0},
+    {"LeakyRelu", f_leaky, NULL, {"alpha", NULL}, {0.01f, 0}, 2, 0},
+    {"Elu", f_elu, NULL, {"alpha", NULL}, {1.0f, 0}, 2, 1},
+    {"Selu",
+     f_selu,
+     NULL,
+     {"alpha", "gamma"},
+     {1.67326319217681884765625f, 1.05070102214813232421875f},
+     3,
+     1},
+    {"Celu", f_celu, NULL, {"alpha", NULL}, {1.0f, 0}, 3, 1},
+    {"Sigmoid", f_sigmoid, NULL, {NULL, NULL}, {0, 0}, 2, 1},
+    {"HardSigmoid",
+     f_hard_sigmoid,
+     NULL,
+     {"alpha", "beta"},
+     {0.2f, 0.5f},
+     4,
+     0},
+    {"HardSwish", f_hard_swish, NULL, {NULL, NULL}, {0, 0}, 5, 0},
+    {"Softplus", f_softplus, NULL, {NULL, NULL}, {0, 0}, 1, 2},
+    {"Softsign", f_softsign, NULL, {NULL, NULL}, {0, 0}, 3, 0},
+    {"ThresholdedRelu", f_thresholded, NULL, {"alpha", NULL}, {1.0f, 0}, 1, 0},
+    {"Shrink", f_shrink, i_shrink, {"bias", "lambd"}, {0.0f, 0.5f}, 2, 0},
+    {"Mish", f_mish, NULL, {NULL, NULL}, {0, 0}, 2, 3},
+    {NULL, NULL, NULL, {NULL, NULL}, {0, 0}, 0, 0},
+};
+
+static const act_op_t *find_act(const char *name) {
+  for (const act_op_t *a = act_ops; a->name; a++) {
+    if (strcmp(a->name, name) == 0) {
+      return a;
+    }
+  }
+  return NULL;
+}
+
+// Input 0 must be a float dtype, or an integer one when |ints| is set.
+static wm_status_t check_input(const wm_op_ctx_t *ctx, bool ints) {
+  wm_dtype_t dt = wm_op_in_dtype(ctx, 0);
+  if (dt == WM_DTYPE_UNDEFINED || wm_dtype_is_float(dt) ||
+      (ints && wm_dtype_is_int(dt))) {
+    return NULL;
+  }
+  return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "input 0 has unsupported type %s",
+                     wm_dtype_name(dt));
+}
+
+static wm_status_t infer_act(wm_op_ctx_t *ctx) {
+  const act_op_t *op = find_act(ctx->node->op_type);
+  if (!op) {
+    return WM_OP_ERROR(ctx, INTERNAL, "no activation kernel");
+  }
+  WM_RETURN_IF_ERROR(check_input(ctx, op->i != NULL));
+  return wm_op_infer_same(ctx);
+}
+
+static wm_status_t run_act(wm_op_ctx_t *ctx) {
+  if (!ctx->out[0]) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  const act_op_t *op = find_act(ctx->node->op_type);
+  if (!op) {
+    return WM_OP_ERROR(ctx, INTERNAL, "no activation kernel");
+  }
+  WM_RETURN_IF_ERROR(check_input(ctx, op->i != NULL));
+  double p[2];
+  for (int k = 0; k < 2; k++) {
+    p[k] = op->attrs[k]
+               ? wm_node_attr_float(ctx->node, op->attrs[k], op->defs[k])
+               : 0.0;
+  }
+  const wm_tensor_t *x = ctx->in[0];
+  wm_tensor_t *y = ctx->out[0];
+  bool ints = wm_dtype_is_int(x->dtype);
+  for (size_t i = 0; i < y->count; i++) {
+    if (ints) {
+      wm_tensor_set_i64(y, i, op->i(wm_tensor_get_i64(x, i), p));
+    } else {
+      wm_tensor_set_f64(y, i, op->f(wm_tensor_get_f64(x, i), p));
+    }
+  }
+  return NULL;
+}
+
+static size_t out_numel(const wm_op_ctx_t *ctx) {
+  size_t n = 0;
+  if (ctx->n_out < 1 || !wm_shape_numel(&ctx->out_types[0].shape, &n)) {
+    return 0;
+  }
+  return n;
+}
+
+static void cost_act(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  memset(out, 0, sizeof(*out));
+  const act_op_t *op = find_act(ctx->node->op_type);
+  double n = (double)out_numel(ctx);
+  out->flops = op ? n * op->flops : n;
+  out->transcendentals = op ? n * op->transc : 0;
+}
+
+// ---------------------------------------------------------------- PRelu
+
+// The shape the slope broadcasts with. Before opset 7 a 1-D slope of C
+// values applies along axis 1 (the channels) of X.
+static wm_shape_t slope_shape(const wm_op_ctx_t *ctx) {
+  wm_shape_t s = *wm_op_in_shape(ctx, 1);
+  const wm_shape_t *x = wm_op_in_shape(ctx, 0);
+  if (ctx->opset < 7 && s.rank == 1 && x->rank >= 2 && s.dims[0] != 1 &&
+      s.dims[0] == x->dims[1]) {
+    s.rank = x->rank - 1;
+    for (int32_t d = 1; d < s.rank; d++) {
+      s.dims[d] = 1;
+    }
+  }
+  return s;
+}
+
+// PRelu broadcasts the slope to X (unidirectionally): Y has X's shape.
+static wm_status_t infer_prelu(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(check_input(ctx, true));
+  wm_dtype_t a = wm_op_in_dtype(ctx, 0), b = wm_op_in_dtype(ctx, 1);
+  if (a != WM_DTYPE_UNDEFINED && b != WM_DTYPE_UNDEFINED && a != b) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "slope has type %s, want %s like input 0",
+                       wm_dtype_name(b), wm_dtype_name(a));
+  }
+  const wm_shape_t *x = wm_op_in_shape(ctx, 0);
+  wm_shape_t s = slope_shape(ctx), out;
+  wm_status_t st = wm_shape_broadcast(x, &s, &out);
+  if (st) {
+    return wm_status_annotate(st, "node \"%s\" (PRelu): slope", ctx->label);
+  }
+  if (x->rank >= 0 && out.rank >= 0 && !wm_shape_equal(&out, x) &&
+      wm_shape_is_known(x) && wm_shape_is_known(&out)) {
+    char xs[96], ss[96];
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "slope %s does not broadcast to input %s",
+                       wm_shape_format(&s, ss, sizeof(ss)),
+                       wm_shape_format(x, xs, sizeof(xs)));
+  }
+  wm_op_set_out(ctx, 0, a, x);
+  return NULL;
+}
+
+static wm_status_t run_prelu(wm_op_ctx_t *ctx) {
+  if (!ctx->out[0]) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  const wm_tensor_t *x = ctx->in[0], *slope = ctx->in[1];
+  wm_tensor_t *y = ctx->out[0];
+  wm_shape_t s = slope_shape(ctx);
+  int64_t strides[WM_MAX_RANK];
+  wm_broadcast_strides(&s, &y->shape, strides);
+  bool ints = wm_dtype_is_int(x->dtype);
+  bool is_unsigned = wm_dtype_is_unsigned(x->dtype);
+  for (size_t i = 0; i < y->count; i++) {
+    size_t k = wm_broadcast_offset(&y->shape, strides, i);
+    if (ints) {
+      int64_t v = wm_tensor_get_i64(x, i);
+      if (!is_unsigned && v < 0) {
+        v = (int64_t)((uint64_t)v * (uint64_t)wm_tensor_get_i64(slope, k));
+      }
+      wm_tensor_set_i64(y, i, v);
+    } else {
+      double v = wm_tensor_get_f64(x, i);
+      wm_tensor_set_f64(y, i, v < 0 ? v * wm_tensor_get_f64(slope, k) : v);
+    }
+  }
+  return NULL;
+}
+
+// ------------------------------------------------------- Softmax family
+
+// The rows a Softmax-like op normalizes: |outer| x |n| x |inner| elements,
+// the |n| of a row |inner| apart. Before opset 13 the input is coerced to
+// 2-D at axis (default 1); since, one axis (default -1) is reduced.
+typedef struct rows {
+  size_t outer;  // rows before the axis
+  size_t n;      // elements per row
+  size_t inner;  // stride between a row's elements
+} rows_t;
+
+static wm_status_t softmax_rows(const wm_op_ctx_t *ctx, const wm_shape_t *s,
+                                rows_t *out) {
+  bool legacy = ctx->opset < 13;
+  int32_t axis;
+  WM_RETURN_IF_ERROR(
+      wm_op_axis(ctx, wm_node_attr_int(ctx->node, "axis", legacy ? 1 : -1),
+                 s->rank, "axis", &axis));
+  out->outer = out->n = out->inner = 1;
+  for (int32_t d = 0; d < s->rank; d++) {
+    size_t dim = s->dims[d] > 0 ? (size_t)s->dims[d] : 0;
+    size_t *part = d < axis              ? &out->outer
+                   : d == axis || legacy ? &out->n
+                                         : &out->inner;
+    *part *= dim;
+  }
+  return NULL;
+}
+
+static wm_status_t infer_softmax(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(check_input(ctx, false));
+  const wm_shape_t *s = wm_op_in_shape(ctx, 0);
+  if (s->rank >= 0) {
+    rows_t r;
+    WM_RETURN_IF_ERROR(softmax_rows(ctx, s, &r));
+  }
+  return wm_op_infer_same(ctx);
+}
+
+// Softmax, LogSoftmax and Hardmax in double, shifted by the row maximum;
+// Hardmax marks the first maximum.
+static wm_status_t run_softmax(wm_op_ctx_t *ctx) {
+  if (!ctx->out[0]) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  WM_RETURN_IF_ERROR(check_input(ctx, false));
+  const wm_tensor_t *x = ctx->in[0];
+  wm_tensor_t *y = ctx->out[0];
+  rows_t r;
+  WM_RETURN_IF_ERROR(softmax_rows(ctx, &x->shape, &r));
+  char kind = ctx->node->op_type[0];  // 'S'oftmax, 'L'ogSoftmax, 'H'ardmax
+  for (size_t o = 0; o < r.outer; o++) {
+    for (size_t j = 0; j < r.inner; j++) {
+      size_t base = o * r.n * r.inner + j;
+      size_t arg = 0;
+      double max = -INFINITY, sum = 0;
+      for (size_t k = 0; k < r.n; k++) {
+        double v = wm_tensor_get_f64(x, base + k * r.inner);
+        if (v > max || k == 0) {
+          max = v;
+          arg = k;
+        }
+      }
+      for (size_t k = 0; k < r.n && kind != 'H'; k++) {
+        sum += exp(wm_tensor_get_f64(x, base + k * r.inner) - max);
+      }
+      for (size_t k = 0; k < r.n; k++) {
+        size_t at = base + k * r.inner;
+        double v = wm_tensor_get_f64(x, at) - max;
+        wm_tensor_set_f64(y, at,
+                          kind == 'H'   ? (double)(k == arg)
+                          : kind == 'L' ? v - log(sum)
+                                        : exp(v) / sum);
+      }
+    }
+  }
+  return NULL;
+}
+
+// Softmax: per element a compare, a subtraction, an add and a division
+// around one exp; LogSoftmax adds a log per row; Hardmax only compares.
+static void cost_softmax(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  memset(out, 0, sizeof(*out));
+  double n = (double)out_numel(ctx);
+  if (ctx->node->op_type[0] == 'H') {
+    out->flops = n;
+    return;
+  }
+  out->flops = 4 * n;
+  out->transcendentals = n;
+  rows_t r;
+  const wm_shape_t *s = &ctx->out_types[0].shape;
+  wm_status_t st = s->rank >= 0 ? softmax_rows(ctx, s, &r) : NULL;
+  if (ctx->node->op_type[0] == 'L' && s->rank >= 0 && !st) {
+    out->transcendentals += (double)(r.outer * r.inner);
+  }
+  wm_status_free(st);
+}
+
+// ---------------------------------------------------------------- table
+
+#define RELU_TYPES \
+  (WM_TYPES_FLOAT | WM_T(INT8) | WM_T(INT16) | WM_T(INT32) | WM_T(INT64))
+#define PRELU_TYPES \
+  (WM_TYPES_FLOAT | WM_T(INT32) | WM_T(INT64) | WM_T(UINT32) | WM_T(UINT64))
+// Shrink allows every numeric type in ONNX; uint64 is left out because
+// its integer path works on int64 values.
+#define SHRINK_TYPES (WM_TYPES_NUMERIC & ~WM_T(UINT64))
+
+#define ACT(name, since, types) \
+  { name, "", since, 1, 1, 1, 1, types, infer_act, run_act, cost_act }
+#define SOFTMAX(name)                                                    \
+  {                                                                      \
+    name, "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, infer_softmax, run_softmax, \
+        cost_softmax                                                     \
+  }
+
 const wm_op_def_t wm_ops_activation[] = {
+    ACT("Relu", 1, RELU_TYPES),
+    ACT("LeakyRelu", 1, WM_TYPES_FLOAT),
+    ACT("Elu", 1, WM_TYPES_FLOAT),
+    ACT("Selu", 1, WM_TYPES_FLOAT),
+    ACT("Celu", 12, WM_TYPES_FLOAT),
+    ACT("Sigmoid", 1, WM_TYPES_FLOAT),
+    ACT("HardSigmoid", 1, WM_TYPES_FLOAT),
+    ACT("HardSwish", 14, WM_TYPES_FLOAT),
+    ACT("Softplus", 1, WM_TYPES_FLOAT),
+    ACT("Softsign", 1, WM_TYPES_FLOAT),
+    ACT("ThresholdedRelu", 10, WM_TYPES_FLOAT),
+    ACT("Shrink", 9, SHRINK_TYPES),
+    ACT("Mish", 18, WM_TYPES_FLOAT),
+    {"PRelu", "", 1, 2, 2, 1, 1, PRELU_TYPES, infer_prelu, run_prelu, NULL},
+    SOFTMAX("Softmax"),
+    SOFTMAX("LogSoftmax"),
+    SOFTMAX("Hardmax"),
     WM_OPS_END,
 };
