@@ -131,7 +131,7 @@ static wm_status_t push_id(int32_t **items, size_t *count, size_t *cap,
 
 wm_status_t wm_graph_add_input(wm_graph_t *graph, const char *name,
                                const wm_type_t *type, int32_t *out_id) {
-  int32_t id;
+  int32_t id = -1;
   WM_RETURN_IF_ERROR(wm_graph_value(graph, name, &id));
   if (graph->values[id].is_input) {
     return WM_ERROR(INVALID_ARGUMENT,
@@ -153,7 +153,7 @@ wm_status_t wm_graph_add_input(wm_graph_t *graph, const char *name,
 
 wm_status_t wm_graph_add_output(wm_graph_t *graph, const char *name,
                                 const wm_type_t *type, int32_t *out_id) {
-  int32_t id;
+  int32_t id = -1;
   WM_RETURN_IF_ERROR(wm_graph_value(graph, name, &id));
   if (type) {
     WM_RETURN_IF_ERROR(wm_graph_set_type(graph, id, type));
@@ -170,7 +170,7 @@ wm_status_t wm_graph_add_output(wm_graph_t *graph, const char *name,
 wm_status_t wm_graph_add_initializer(wm_graph_t *graph, const char *name,
                                      wm_tensor_t *tensor_take,
                                      int32_t *out_id) {
-  int32_t id;
+  int32_t id = -1;
   wm_status_t s = wm_graph_value(graph, name, &id);
   if (!s && graph->values[id].initializer) {
     s = WM_ERROR(INVALID_ARGUMENT,
@@ -238,7 +238,7 @@ wm_status_t wm_graph_add_node(wm_graph_t *graph, const char *op_type,
     if (!outputs[i] || !*outputs[i]) {
       continue;
     }
-    int32_t id;
+    int32_t id = -1;
     WM_RETURN_IF_ERROR(wm_graph_value(graph, outputs[i], &id));
     wm_value_t *v = &graph->values[id];
     if (v->producer >= 0 || v->initializer || v->is_input) {
