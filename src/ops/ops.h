@@ -167,6 +167,16 @@ void wm_shape_strides(const wm_shape_t *shape, int64_t strides[WM_MAX_RANK]);
 size_t wm_broadcast_offset(const wm_shape_t *out,
                            const int64_t strides[WM_MAX_RANK], size_t i);
 
+// Copies the view (|dims|, |src_strides| from element |src_off|) of |src|
+// into the view (|dims|, |dst_strides| from |dst_off|) of |dst|; strides
+// are in elements and may be zero (broadcast) or negative (reversed).
+// Any dtype, strings included. Used by the data-movement operators.
+wm_status_t wm_op_copy_strided(wm_tensor_t *dst, int64_t dst_off,
+                               const int64_t *dst_strides,
+                               const wm_tensor_t *src, int64_t src_off,
+                               const int64_t *src_strides, int32_t rank,
+                               const int64_t *dims) WM_MUST_USE_RESULT;
+
 // Shape rule shared by elementwise ops: broadcasts every present input
 // and gives output 0 the dtype of input 0 (or |dtype| if not UNDEFINED).
 wm_status_t wm_op_infer_broadcast(wm_op_ctx_t *ctx,
