@@ -1,8 +1,8 @@
-# wm_module(NAME [DEPS ...]): a static library wm_NAME from every .c in the
-# current folder except *_test.c, plus one unit test per *_test.c named
-# NAME.FILE and labelled unit.
+# wm_module(NAME [DEPS ...] [TEST_DEPS ...]): a static library wm_NAME from
+# every .c in the current folder except *_test.c, plus one unit test per
+# *_test.c named NAME.FILE, labelled unit and also linking TEST_DEPS.
 function(wm_module name)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DEPS;TEST_DEPS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.c)
   file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.c)
   if(tests)
@@ -17,7 +17,8 @@ function(wm_module name)
     get_filename_component(base ${t} NAME_WE)
     string(REGEX REPLACE "_test$" "" stem ${base})
     add_executable(test_${name}_${stem} ${t})
-    target_link_libraries(test_${name}_${stem} PRIVATE wm_${name} wm_testing)
+    target_link_libraries(test_${name}_${stem} PRIVATE wm_${name} wm_testing
+                          ${ARG_TEST_DEPS})
     add_test(NAME ${name}.${stem} COMMAND test_${name}_${stem})
     set_tests_properties(${name}.${stem} PROPERTIES LABELS unit
       SKIP_RETURN_CODE 77

@@ -172,18 +172,10 @@ static wm_status_t run_act(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
-static size_t out_numel(const wm_op_ctx_t *ctx) {
-  size_t n = 0;
-  if (ctx->n_out < 1 || !wm_shape_numel(&ctx->out_types[0].shape, &n)) {
-    return 0;
-  }
-  return n;
-}
-
 static void cost_act(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   memset(out, 0, sizeof(*out));
   const act_op_t *op = find_act(ctx->node->op_type);
-  double n = (double)out_numel(ctx);
+  double n = (double)wm_op_out_numel(ctx);
   out->flops = op ? n * op->flops : n;
   out->transcendentals = op ? n * op->transc : 0;
 }
@@ -342,7 +334,7 @@ static wm_status_t run_softmax(wm_op_ctx_t *ctx) {
 // around one exp; LogSoftmax adds a log per row; Hardmax only compares.
 static void cost_softmax(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   memset(out, 0, sizeof(*out));
-  double n = (double)out_numel(ctx);
+  double n = (double)wm_op_out_numel(ctx);
   if (ctx->node->op_type[0] == 'H') {
     out->flops = n;
     return;

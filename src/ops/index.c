@@ -28,29 +28,6 @@ static wm_status_t copy_block(wm_tensor_t *dst, size_t di,
   return NULL;
 }
 
-// Copies the whole of |src| into |dst| (same dtype and count).
-static wm_status_t copy_all(wm_tensor_t *dst, const wm_tensor_t *src) {
-  if (dst->count != src->count || dst->dtype != src->dtype) {
-    return WM_ERROR(INTERNAL, "copy of %zu %s elements into %zu %s", src->count,
-                    wm_dtype_name(src->dtype), dst->count,
-                    wm_dtype_name(dst->dtype));
-  }
-  return copy_block(dst, 0, src, 0, src->count);
-}
-
-// Writes "[a,b,c]" for |n| integers into |buf|.
-static char *format_ints(const int64_t *v, size_t n, char *buf, size_t size) {
-  size_t len = (size_t)snprintf(buf, size, "[");
-  for (size_t i = 0; i < n && len < size; i++) {
-    len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? "," : "",
-                            (long long)v[i]);
-  }
-  if (len < size) {
-    snprintf(buf + len, size - len, "]");
-  }
-  return buf;
-}
-
 // Product of dims [from, to) of a known shape.
 static size_t dims_count(const wm_shape_t *s, int32_t from, int32_t to) {
   size_t n = 1;
@@ -112,35 +89,10 @@ typedef struct slice_view {
 static wm_status_t slice_list(const wm_op_ctx_t *ctx, int32_t k,
                               int64_t **out_values, size_t *out_count,
                               bool *out_present, bool *out_known) {
-  static const char *const names[] = {"starts", "ends", "axes", "steps"};
-  *out_values = NULL;
-  *out_count = 0;
-  *out_present = false;
-  *out_known = false;
-  if (ctx->opset >= 10) {
-    if (!wm_op_has_input(ctx, k + 1)) {
-      return NULL;
-    }
-    *out_present = true;
-    return wm_op_input_ints(ctx, k + 1, out_values, out_count, out_known);
-  }
-  const int64_t *v;
-  size_t n;
-  if (k == 3 || !wm_node_attr_ints(ctx->node, names[k], &v, &n)) {
-    return NULL;
-  }
-  int64_t *copy = wm_malloc((n ? n : 1) * sizeof(int64_t));
-  if (!copy) {
-    return WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED, "out of memory");
-  }
-  if (n) {
-    memcpy(copy, v, n * sizeof(int64_t));
-  }
-  *out_values = copy;
-  *out_count = n;
-  *out_present = true;
-  *out_known = true;
-  return NULL;
+  // steps (k == 3) has no attribute form.
+  static const char *const names[] = {"starts", "ends", "axes", NULL};
+  return wm_op_read_list(ctx, names[k], k + 1, 10, out_values, out_count,
+                         out_present, out_known);
 }
 
 // Clamps |v| to [lo, hi].
@@ -203,8 +155,8 @@ static wm_status_t slice_resolve(const wm_op_ctx_t *ctx, const wm_shape_t *in,
     st = WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                      "starts %s and ends %s (with %zu axes and %zu steps) do "
                      "not fit rank %d",
-                     format_ints(lists[0], counts[0], b1, sizeof(b1)),
-                     format_ints(lists[1], counts[1], b2, sizeof(b2)),
+                     wm_op_format_ints(lists[0], counts[0], b1, sizeof(b1)),
+                     wm_op_format_ints(lists[1], counts[1], b2, sizeof(b2)),
                      present[2] ? counts[2] : n, present[3] ? counts[3] : n,
                      in->rank);
     goto done;
@@ -661,7 +613,7 @@ static wm_status_t scatter_elements_run(wm_op_ctx_t *ctx) {
   if (!wm_shape_equal(&ind->shape, &upd->shape)) {
     return WM_OP_ERROR(ctx, INTERNAL, "updates do not match the indices");
   }
-  WM_RETURN_IF_ERROR(copy_all(out, data));
+  WM_RETURN_IF_ERROR(wm_op_copy_all(out, data));
   int64_t strides[WM_MAX_RANK];
   wm_shape_strides(&data->shape, strides);
   for (size_t i = 0; i < ind->count; i++) {
@@ -705,7 +657,7 @@ static wm_status_t scatter_nd_run(wm_op_ctx_t *ctx) {
   if (!wm_shape_equal(&want, &upd->shape)) {
     return WM_OP_ERROR(ctx, INTERNAL, "updates do not match the indices");
   }
-  WM_RETURN_IF_ERROR(copy_all(out, data));
+  WM_RETURN_IF_ERROR(wm_op_copy_all(out, data));
   int64_t strides[WM_MAX_RANK];
   wm_shape_strides(&data->shape, strides);
   size_t n_tuples = dims_count(&ind->shape, 0, ind->shape.rank - 1);

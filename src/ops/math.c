@@ -149,7 +149,7 @@ static wm_status_t check_same_dtype(const wm_op_ctx_t *ctx, int32_t ref,
   return NULL;
 }
 
-static size_t out_numel(const wm_op_ctx_t *ctx) {
+size_t wm_op_out_numel(const wm_op_ctx_t *ctx) {
   size_t n = 0;
   if (ctx->n_out < 1 || !wm_shape_numel(&ctx->out_types[0].shape, &n)) {
     return 0;
@@ -430,7 +430,7 @@ static void cost_binary(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   while (op->name && strcmp(op->name, ctx->node->op_type) != 0) {
     op++;
   }
-  double n = (double)out_numel(ctx);
+  double n = (double)wm_op_out_numel(ctx);
   if (op->flags & BIN_TRANSC) {
     out->transcendentals = n;
     return;
@@ -585,7 +585,7 @@ static wm_status_t run_unary(wm_op_ctx_t *ctx) {
 static void cost_unary(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   memset(out, 0, sizeof(*out));
   const unary_op_t *op = find_unary(ctx->node->op_type);
-  double n = (double)out_numel(ctx);
+  double n = (double)wm_op_out_numel(ctx);
   out->flops = op ? n * op->flops : n;
   out->transcendentals = op ? n * op->transc : 0;
 }

@@ -462,11 +462,69 @@ static void odometer_next(int64_t *pos, const int64_t *dims, int32_t n) {
   }
 }
 
+// Buffers of Conv and ConvTranspose: X, W and B (NULL when omitted) as
+// doubles, the output and the kernel taps.
+typedef struct conv_bufs {
+  double *x;      // input 0
+  double *k;      // input 1, the weights
+  double *b;      // input 2, the bias, or NULL
+  double *y;      // output 0
+  int64_t *taps;  // kernel tap offsets, nsp per tap
+  size_t nt;      // number of taps
+} conv_bufs_t;
+
+static void conv_bufs_free(conv_bufs_t *bf) {
+  free(bf->x);
+  free(bf->k);
+  free(bf->b);
+  free(bf->y);
+  free(bf->taps);
+}
+
+// Loads the inputs of Conv or ConvTranspose and allocates the output;
+// release with conv_bufs_free (also on failure).
+static wm_status_t conv_bufs_load(wm_op_ctx_t *ctx, const window_t *w,
+                                  conv_bufs_t *out) {
+  memset(out, 0, sizeof(*out));
+  wm_status_t st = load_f64(ctx, ctx->in[0], &out->x);
+  if (!st) {
+    st = load_f64(ctx, ctx->in[1], &out->k);
+  }
+  if (!st) {
+    st = load_input(ctx, 2, &out->b);
+  }
+  if (!st) {
+    st = alloc_f64(ctx, ctx->out[0]->count, &out->y);
+  }
+  if (!st) {
+    st = window_taps(ctx, w, &out->taps, &out->nt);
+  }
+  return st;
+}
+
+// Flat offset in spatial dims |sp| that kernel tap |tap| reads (Conv) or
+// writes (ConvTranspose) at window position |pos|; false in the padding.
+static bool tap_offset(const window_t *w, const int64_t *pos,
+                       const int64_t *tap, const int64_t *sp, size_t *out) {
+  size_t off = 0;
+  for (int32_t i = 0; i < w->nsp; i++) {
+    int64_t q = pos[i] * w->strides[i] - w->pads[i] + tap[i];
+    if (q < 0 || q >= sp[i]) {
+      return false;
+    }
+    off = off * (size_t)sp[i] + (size_t)q;
+  }
+  *out = off;
+  return true;
+}
+
 // ------------------------------------------------------------------ Conv
 
-// Shapes of Conv: X [N, C, D...], W [M, C/group, K...], B [M].
-static wm_status_t conv_setup(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
-                              int64_t *out_sp, bool *out_known_rank) {
+// Checks X and W of Conv and ConvTranspose (dtypes, ranks) and parses
+// the window over their spatial dims into |w| and |in_sp| (-1 unknown);
+// *out_known_rank is false, and nothing parsed, when both ranks are unknown.
+static wm_status_t conv_window(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
+                               bool *out_known_rank) {
   const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
   const wm_shape_t *ws = wm_op_in_shape(ctx, 1);
   *out_known_rank = false;
@@ -491,6 +549,16 @@ static wm_status_t conv_setup(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
     in_sp[i] = xs->rank >= 0 ? xs->dims[2 + i] : -1;
   }
   WM_RETURN_IF_ERROR(window_parse(ctx, nsp, wk, w));
+  return NULL;
+}
+
+// Shapes of Conv: X [N, C, D...], W [M, C/group, K...], B [M].
+static wm_status_t conv_setup(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
+                              int64_t *out_sp, bool *out_known_rank) {
+  WM_RETURN_IF_ERROR(conv_window(ctx, w, in_sp, out_known_rank));
+  if (!*out_known_rank) {
+    return NULL;
+  }
   return window_forward(ctx, w, in_sp, out_sp);
 }
 
@@ -554,25 +622,14 @@ static wm_status_t conv_run(wm_op_ctx_t *ctx) {
   size_t m = (size_t)wt->shape.dims[0], cg = (size_t)wt->shape.dims[1];
   size_t mg = m / (size_t)group;
   size_t in_n = prod(in_sp, w.nsp), out_n = prod(out_sp, w.nsp);
-  double *x = NULL, *k = NULL, *b = NULL, *y = NULL;
-  int64_t *taps = NULL;
-  size_t nt = 0;
-  wm_status_t st = load_f64(ctx, xt, &x);
-  if (!st) {
-    st = load_f64(ctx, wt, &k);
-  }
-  if (!st) {
-    st = load_input(ctx, 2, &b);
-  }
-  if (!st) {
-    st = alloc_f64(ctx, ctx->out[0]->count, &y);
-  }
-  if (!st) {
-    st = window_taps(ctx, &w, &taps, &nt);
-  }
+  conv_bufs_t bf;
+  wm_status_t st = conv_bufs_load(ctx, &w, &bf);
   if (st) {
     goto done;
   }
+  const double *x = bf.x, *k = bf.k, *b = bf.b;
+  double *y = bf.y;
+  size_t nt = bf.nt;
   int32_t nsp = w.nsp;
   for (size_t in = 0; in < n; in++) {
     for (size_t om = 0; om < m; om++) {
@@ -584,18 +641,8 @@ static wm_status_t conv_run(wm_op_ctx_t *ctx) {
       for (size_t o = 0; o < out_n; o++, odometer_next(pos, out_sp, nsp)) {
         double acc = b ? b[om] : 0.0;
         for (size_t t = 0; t < nt; t++) {
-          size_t off = 0;
-          bool inside = true;
-          for (int32_t i = 0; i < nsp; i++) {
-            int64_t q = pos[i] * w.strides[i] - w.pads[i] +
-                        taps[t * (size_t)nsp + (size_t)i];
-            if (q < 0 || q >= in_sp[i]) {
-              inside = false;
-              break;
-            }
-            off = off * (size_t)in_sp[i] + (size_t)q;
-          }
-          if (!inside) {
+          size_t off;
+          if (!tap_offset(&w, pos, bf.taps + t * (size_t)nsp, in_sp, &off)) {
             continue;
           }
           for (size_t ic = 0; ic < cg; ic++) {
@@ -608,11 +655,7 @@ static wm_status_t conv_run(wm_op_ctx_t *ctx) {
   }
   store_f64(ctx->out[0], y);
 done:
-  free(x);
-  free(k);
-  free(b);
-  free(y);
-  free(taps);
+  conv_bufs_free(&bf);
   return st;
 }
 
@@ -637,29 +680,12 @@ static wm_status_t convt_setup(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
                                bool *out_known_rank) {
   const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
   const wm_shape_t *ws = wm_op_in_shape(ctx, 1);
-  *out_known_rank = false;
   *out_m = -1;
-  WM_RETURN_IF_ERROR(check_same_dtype(ctx, 1));
-  WM_RETURN_IF_ERROR(check_same_dtype(ctx, 2));
-  WM_RETURN_IF_ERROR(check_rank(ctx, 0, 3, WM_MAX_RANK));
-  WM_RETURN_IF_ERROR(check_rank(ctx, 1, 3, WM_MAX_RANK));
-  if (xs->rank >= 0 && ws->rank >= 0 && xs->rank != ws->rank) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "input 0 has rank %d but weight has rank %d", xs->rank,
-                       ws->rank);
-  }
-  int32_t rank = xs->rank >= 0 ? xs->rank : ws->rank;
-  if (rank < 0) {
+  WM_RETURN_IF_ERROR(conv_window(ctx, w, in_sp, out_known_rank));
+  if (!*out_known_rank) {
     return NULL;
   }
-  *out_known_rank = true;
-  int32_t nsp = rank - 2;
-  int64_t wk[MAX_SPATIAL];
-  for (int32_t i = 0; i < nsp; i++) {
-    wk[i] = ws->rank >= 0 ? ws->dims[2 + i] : -1;
-    in_sp[i] = xs->rank >= 0 ? xs->dims[2 + i] : -1;
-  }
-  WM_RETURN_IF_ERROR(window_parse(ctx, nsp, wk, w));
+  int32_t nsp = w->nsp;
   int64_t group;
   WM_RETURN_IF_ERROR(attr_int(ctx, "group", 1, &group));
   if (group < 1) {
@@ -794,25 +820,14 @@ static wm_status_t convt_run(wm_op_ctx_t *ctx) {
   size_t m = (size_t)mm, mg = (size_t)wt->shape.dims[1];
   size_t cg = c / (size_t)group;
   size_t in_n = prod(in_sp, w.nsp), out_n = prod(out_sp, w.nsp);
-  double *x = NULL, *k = NULL, *b = NULL, *y = NULL;
-  int64_t *taps = NULL;
-  size_t nt = 0;
-  wm_status_t st = load_f64(ctx, xt, &x);
-  if (!st) {
-    st = load_f64(ctx, wt, &k);
-  }
-  if (!st) {
-    st = load_input(ctx, 2, &b);
-  }
-  if (!st) {
-    st = alloc_f64(ctx, ctx->out[0]->count, &y);
-  }
-  if (!st) {
-    st = window_taps(ctx, &w, &taps, &nt);
-  }
+  conv_bufs_t bf;
+  wm_status_t st = conv_bufs_load(ctx, &w, &bf);
   if (st) {
     goto done;
   }
+  const double *x = bf.x, *k = bf.k, *b = bf.b;
+  double *y = bf.y;
+  size_t nt = bf.nt;
   int32_t nsp = w.nsp;
   // Each input element scatters x * W into the output window it covers.
   for (size_t in = 0; in < n; in++) {
@@ -825,18 +840,8 @@ static wm_status_t convt_run(wm_op_ctx_t *ctx) {
       for (size_t p = 0; p < in_n; p++, odometer_next(pos, in_sp, nsp)) {
         double xv = xp[p];
         for (size_t t = 0; t < nt; t++) {
-          size_t off = 0;
-          bool inside = true;
-          for (int32_t i = 0; i < nsp; i++) {
-            int64_t q = pos[i] * w.strides[i] - w.pads[i] +
-                        taps[t * (size_t)nsp + (size_t)i];
-            if (q < 0 || q >= out_sp[i]) {
-              inside = false;
-              break;
-            }
-            off = off * (size_t)out_sp[i] + (size_t)q;
-          }
-          if (!inside) {
+          size_t off;
+          if (!tap_offset(&w, pos, bf.taps + t * (size_t)nsp, out_sp, &off)) {
             continue;
           }
           for (size_t oc = 0; oc < mg; oc++) {
@@ -858,11 +863,7 @@ static wm_status_t convt_run(wm_op_ctx_t *ctx) {
   }
   store_f64(ctx->out[0], y);
 done:
-  free(x);
-  free(k);
-  free(b);
-  free(y);
-  free(taps);
+  conv_bufs_free(&bf);
   return st;
 }
 

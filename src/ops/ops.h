@@ -177,6 +177,19 @@ wm_status_t wm_op_copy_strided(wm_tensor_t *dst, int64_t dst_off,
                                const int64_t *src_strides, int32_t rank,
                                const int64_t *dims) WM_MUST_USE_RESULT;
 
+// Elements of output 0 when its shape is known, else 0.
+size_t wm_op_out_numel(const wm_op_ctx_t *ctx);
+// Copies every element of |src| into |dst| (same dtype and count).
+wm_status_t wm_op_copy_all(wm_tensor_t *dst,
+                           const wm_tensor_t *src) WM_MUST_USE_RESULT;
+// Writes "[a,b,c]" for |n| integers into |buf|; returns |buf|.
+char *wm_op_format_ints(const int64_t *v, size_t n, char *buf, size_t size);
+// Heap copy of int list attribute |attr| before |since|, else input |input|.
+wm_status_t wm_op_read_list(const wm_op_ctx_t *ctx, const char *attr,
+                            int32_t input, int64_t since, int64_t **out_values,
+                            size_t *out_count, bool *out_present,
+                            bool *out_known) WM_MUST_USE_RESULT;
+
 // Shape rule shared by elementwise ops: broadcasts every present input
 // and gives output 0 the dtype of input 0 (or |dtype| if not UNDEFINED).
 wm_status_t wm_op_infer_broadcast(wm_op_ctx_t *ctx,

@@ -109,8 +109,7 @@ wm_status_t wm_op_copy_strided(wm_tensor_t *dst, int64_t dst_off,
   }
 }
 
-// Copies every element of |src| into |dst| of the same count, in order.
-static wm_status_t copy_all(wm_tensor_t *dst, const wm_tensor_t *src) {
+wm_status_t wm_op_copy_all(wm_tensor_t *dst, const wm_tensor_t *src) {
   if (dst->count != src->count || dst->dtype != src->dtype) {
     return WM_ERROR(INTERNAL, "copy of %zu %s elements into %zu %s", src->count,
                     wm_dtype_name(src->dtype), dst->count,
@@ -128,8 +127,7 @@ static wm_status_t copy_all(wm_tensor_t *dst, const wm_tensor_t *src) {
   return NULL;
 }
 
-// Writes "[a,b,c]" for |n| integers into |buf|.
-static char *format_ints(const int64_t *v, size_t n, char *buf, size_t size) {
+char *wm_op_format_ints(const int64_t *v, size_t n, char *buf, size_t size) {
   size_t len = (size_t)snprintf(buf, size, "[");
   for (size_t i = 0; i < n && len < size; i++) {
     len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? "," : "",
@@ -168,12 +166,12 @@ static wm_status_t dims_product(const wm_op_ctx_t *ctx, const wm_shape_t *s,
 
 // Reads an integer list given as attribute |attr| before opset |since|
 // and as input |input| from then on. *out_present is false when neither
-// is given; *out_known false when the input's value is unknown. The list
-// is a heap copy in both cases.
-static wm_status_t read_list(const wm_op_ctx_t *ctx, const char *attr,
-                             int32_t input, int64_t since, int64_t **out_values,
-                             size_t *out_count, bool *out_present,
-                             bool *out_known) {
+// is given (|attr| NULL: the list has no attribute form); *out_known false
+// when the input's value is unknown. The list is a heap copy in both cases.
+wm_status_t wm_op_read_list(const wm_op_ctx_t *ctx, const char *attr,
+                            int32_t input, int64_t since, int64_t **out_values,
+                            size_t *out_count, bool *out_present,
+                            bool *out_known) {
   *out_values = NULL;
   *out_count = 0;
   *out_present = false;
@@ -181,7 +179,7 @@ static wm_status_t read_list(const wm_op_ctx_t *ctx, const char *attr,
   if (ctx->opset < since) {
     const int64_t *v;
     size_t n;
-    if (!wm_node_attr_ints(ctx->node, attr, &v, &n)) {
+    if (!attr || !wm_node_attr_ints(ctx->node, attr, &v, &n)) {
       return NULL;
     }
     int64_t *copy = wm_malloc((n ? n : 1) * sizeof(int64_t));
@@ -229,7 +227,7 @@ static wm_status_t normalize_axes(const wm_op_ctx_t *ctx, const int64_t *axes,
 }
 
 static wm_status_t run_copy(wm_op_ctx_t *ctx) {
-  return copy_all(ctx->out[0], ctx->in[0]);
+  return wm_op_copy_all(ctx->out[0], ctx->in[0]);
 }
 
 // --------------------------------------------------------------- Reshape
@@ -242,7 +240,7 @@ static wm_status_t reshape_resolve(const wm_op_ctx_t *ctx, const wm_shape_t *in,
   if (n > WM_MAX_RANK) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "target shape %s has %zu dims; at most %d supported",
-                       format_ints(spec, n, sbuf, sizeof(sbuf)), n,
+                       wm_op_format_ints(spec, n, sbuf, sizeof(sbuf)), n,
                        WM_MAX_RANK);
   }
   out->rank = (int32_t)n;
@@ -255,7 +253,7 @@ static wm_status_t reshape_resolve(const wm_op_ctx_t *ctx, const wm_shape_t *in,
         return WM_OP_ERROR(
             ctx, INVALID_ARGUMENT,
             "target shape %s copies dim %zu but the input %s has rank %d",
-            format_ints(spec, n, sbuf, sizeof(sbuf)), i,
+            wm_op_format_ints(spec, n, sbuf, sizeof(sbuf)), i,
             wm_shape_format(in, ibuf, sizeof(ibuf)), in->rank);
       }
       out->dims[i] = in->rank >= 0 ? in->dims[i] : -1;
@@ -263,14 +261,14 @@ static wm_status_t reshape_resolve(const wm_op_ctx_t *ctx, const wm_shape_t *in,
       if (infer_at >= 0) {
         return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                            "target shape %s has more than one -1",
-                           format_ints(spec, n, sbuf, sizeof(sbuf)));
+                           wm_op_format_ints(spec, n, sbuf, sizeof(sbuf)));
       }
       infer_at = (int32_t)i;
       out->dims[i] = -1;
     } else if (v < 0) {
       return WM_OP_ERROR(
           ctx, INVALID_ARGUMENT, "target shape %s has invalid dim %lld",
-          format_ints(spec, n, sbuf, sizeof(sbuf)), (long long)v);
+          wm_op_format_ints(spec, n, sbuf, sizeof(sbuf)), (long long)v);
     } else {
       has_zero |= v == 0;
       out->dims[i] = v;
@@ -279,7 +277,7 @@ static wm_status_t reshape_resolve(const wm_op_ctx_t *ctx, const wm_shape_t *in,
   if (allowzero && has_zero && infer_at >= 0) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "target shape %s has both 0 and -1 with allowzero=1",
-                       format_ints(spec, n, sbuf, sizeof(sbuf)));
+                       wm_op_format_ints(spec, n, sbuf, sizeof(sbuf)));
   }
   int64_t total = -1, known = 1;
   if (in->rank >= 0) {
@@ -289,7 +287,7 @@ static wm_status_t reshape_resolve(const wm_op_ctx_t *ctx, const wm_shape_t *in,
     if ((int32_t)i != infer_at && !dim_mul(known, out->dims[i], &known)) {
       return WM_OP_ERROR(ctx, OUT_OF_RANGE,
                          "element count of target shape %s overflows",
-                         format_ints(spec, n, sbuf, sizeof(sbuf)));
+                         wm_op_format_ints(spec, n, sbuf, sizeof(sbuf)));
     }
   }
   if (total < 0 || known < 0) {
@@ -300,14 +298,14 @@ static wm_status_t reshape_resolve(const wm_op_ctx_t *ctx, const wm_shape_t *in,
       return WM_OP_ERROR(
           ctx, INVALID_ARGUMENT, "cannot reshape %lld elements of %s into %s",
           (long long)total, wm_shape_format(in, ibuf, sizeof(ibuf)),
-          format_ints(spec, n, sbuf, sizeof(sbuf)));
+          wm_op_format_ints(spec, n, sbuf, sizeof(sbuf)));
     }
     out->dims[infer_at] = total / known;
   } else if (known != total) {
     return WM_OP_ERROR(
         ctx, INVALID_ARGUMENT, "cannot reshape %lld elements of %s into %s",
         (long long)total, wm_shape_format(in, ibuf, sizeof(ibuf)),
-        format_ints(spec, n, sbuf, sizeof(sbuf)));
+        wm_op_format_ints(spec, n, sbuf, sizeof(sbuf)));
   }
   return NULL;
 }
@@ -322,7 +320,7 @@ static wm_status_t reshape_infer(wm_op_ctx_t *ctx) {
   size_t n;
   bool present, known;
   WM_RETURN_IF_ERROR(
-      read_list(ctx, "shape", 1, 5, &spec, &n, &present, &known));
+      wm_op_read_list(ctx, "shape", 1, 5, &spec, &n, &present, &known));
   if (!present) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute \"shape\" is required before opset 5");
@@ -391,14 +389,14 @@ static wm_status_t transpose_perm(const wm_op_ctx_t *ctx, int32_t rank,
   if (n != (size_t)rank) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "perm %s has %zu entries for rank %d",
-                       format_ints(p, n, buf, sizeof(buf)), n, rank);
+                       wm_op_format_ints(p, n, buf, sizeof(buf)), n, rank);
   }
   bool seen[WM_MAX_RANK] = {false};
   for (int32_t d = 0; d < rank; d++) {
     if (p[d] < 0 || p[d] >= rank || seen[p[d]]) {
       return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                          "perm %s is not a permutation of [0, %d)",
-                         format_ints(p, n, buf, sizeof(buf)), rank);
+                         wm_op_format_ints(p, n, buf, sizeof(buf)), rank);
     }
     seen[p[d]] = true;
     perm[d] = (int32_t)p[d];
@@ -447,7 +445,7 @@ static wm_status_t squeeze_infer(wm_op_ctx_t *ctx) {
   size_t n;
   bool present, known;
   WM_RETURN_IF_ERROR(
-      read_list(ctx, "axes", 1, 13, &axes, &n, &present, &known));
+      wm_op_read_list(ctx, "axes", 1, 13, &axes, &n, &present, &known));
   if (in->rank < 0 || (present && !known)) {
     int64_t len = !present ? -1 : known ? (int64_t)n : input_length(ctx, 1);
     free(axes);
@@ -510,7 +508,7 @@ static wm_status_t unsqueeze_infer(wm_op_ctx_t *ctx) {
   size_t n;
   bool present, known;
   WM_RETURN_IF_ERROR(
-      read_list(ctx, "axes", 1, 13, &axes, &n, &present, &known));
+      wm_op_read_list(ctx, "axes", 1, 13, &axes, &n, &present, &known));
   if (!present) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "%s \"axes\" is required",
                        ctx->opset < 13 ? "attribute" : "input 1");
@@ -667,7 +665,7 @@ static wm_status_t split_sizes(const wm_op_ctx_t *ctx, int64_t dim,
   size_t n;
   bool present, known;
   WM_RETURN_IF_ERROR(
-      read_list(ctx, "split", 1, 13, &split, &n, &present, &known));
+      wm_op_read_list(ctx, "split", 1, 13, &split, &n, &present, &known));
   if (present && !known) {
     return NULL;
   }
@@ -683,7 +681,7 @@ static wm_status_t split_sizes(const wm_op_ctx_t *ctx, int64_t dim,
       wm_status_t st = WM_OP_ERROR(
           ctx, INVALID_ARGUMENT,
           "split %s does not divide an axis of %lld into %d outputs",
-          format_ints(split, n, buf, sizeof(buf)), (long long)dim, n_out);
+          wm_op_format_ints(split, n, buf, sizeof(buf)), (long long)dim, n_out);
       free(split);
       return st;
     }
@@ -790,7 +788,7 @@ static wm_status_t expand_infer(wm_op_ctx_t *ctx) {
   if (n > WM_MAX_RANK) {
     wm_status_t st =
         WM_OP_ERROR(ctx, INVALID_ARGUMENT, "shape %s has more than %d dims",
-                    format_ints(v, n, buf, sizeof(buf)), WM_MAX_RANK);
+                    wm_op_format_ints(v, n, buf, sizeof(buf)), WM_MAX_RANK);
     free(v);
     return st;
   }
@@ -799,7 +797,7 @@ static wm_status_t expand_infer(wm_op_ctx_t *ctx) {
     if (v[i] < 0) {
       wm_status_t st =
           WM_OP_ERROR(ctx, INVALID_ARGUMENT, "shape %s has a negative dim",
-                      format_ints(v, n, buf, sizeof(buf)));
+                      wm_op_format_ints(v, n, buf, sizeof(buf)));
       free(v);
       return st;
     }
@@ -856,12 +854,12 @@ static wm_status_t tile_infer(wm_op_ctx_t *ctx) {
   if (n != (size_t)in->rank) {
     st = WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                      "repeats %s has %zu entries for rank %d",
-                     format_ints(reps, n, buf, sizeof(buf)), n, in->rank);
+                     wm_op_format_ints(reps, n, buf, sizeof(buf)), n, in->rank);
   }
   for (int32_t d = 0; d < in->rank && !st; d++) {
     if (reps[d] < 0) {
       st = WM_OP_ERROR(ctx, INVALID_ARGUMENT, "repeats %s has a negative entry",
-                       format_ints(reps, n, buf, sizeof(buf)));
+                       wm_op_format_ints(reps, n, buf, sizeof(buf)));
     } else if (!dim_mul(in->dims[d], reps[d], &out.dims[d])) {
       st = WM_OP_ERROR(ctx, OUT_OF_RANGE,
                        "dim %d of %lld tiled %lld times "
@@ -931,10 +929,10 @@ static wm_status_t pad_params(const wm_op_ctx_t *ctx, int32_t rank,
   if (ctx->opset < 11) {
     const char *name = ctx->opset < 2 ? "paddings" : "pads";
     WM_RETURN_IF_ERROR(
-        read_list(ctx, name, 1, 11, &pads, &n, &present, &known));
+        wm_op_read_list(ctx, name, 1, 11, &pads, &n, &present, &known));
   } else {
     WM_RETURN_IF_ERROR(
-        read_list(ctx, "pads", 1, 11, &pads, &n, &present, &known));
+        wm_op_read_list(ctx, "pads", 1, 11, &pads, &n, &present, &known));
     if (ctx->opset >= 18 && wm_op_has_input(ctx, 3)) {
       wm_status_t st = wm_op_input_ints(ctx, 3, &axes, &n_axes, &axes_known);
       if (st) {
@@ -962,8 +960,8 @@ static wm_status_t pad_params(const wm_op_ctx_t *ctx, int32_t rank,
       char buf[256];
       st = WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "pads %s has %zu entries, want %zu for %zu axes",
-                       format_ints(pads, n, buf, sizeof(buf)), n, 2 * count,
-                       count);
+                       wm_op_format_ints(pads, n, buf, sizeof(buf)), n,
+                       2 * count, count);
     }
     for (size_t i = 0; i < count && !st; i++) {
       p->begin[norm[i]] = pads[i];
