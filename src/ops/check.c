@@ -207,6 +207,29 @@ static bool all_inputs_known(const wm_op_ctx_t *ctx) {
   return true;
 }
 
+// Shape and Size read only their input's type, so they fold as soon as
+// that shape is known: `Reshape(x, Shape(y))` then gets static dims.
+static bool reads_only_shape(const wm_op_def_t *def) {
+  return wm_domain_is_onnx(def->domain) &&
+         (strcmp(def->name, "Shape") == 0 || strcmp(def->name, "Size") == 0);
+}
+
+// Gives input 0 of a shape-only node a data-less tensor when its type is
+// fully known; *out_header receives it (to be destroyed by the caller).
+static wm_status_t shape_header(const wm_op_def_t *def, wm_op_ctx_t *ctx,
+                                wm_tensor_t **out_header) {
+  *out_header = NULL;
+  const wm_type_t *t = &ctx->in_types[0];
+  if (!reads_only_shape(def) || ctx->n_in < 1 || ctx->in[0] ||
+      t->kind != WM_TYPE_TENSOR || !wm_dtype_is_valid(t->dtype) ||
+      !wm_shape_is_known(&t->shape)) {
+    return NULL;
+  }
+  WM_RETURN_IF_ERROR(wm_tensor_wrap(t->dtype, &t->shape, NULL, out_header));
+  ((const wm_tensor_t **)ctx->in)[0] = *out_header;
+  return NULL;
+}
+
 static bool has_subgraph(const wm_node_t *node) {
   for (int32_t a = 0; a < node->attr_count; a++) {
     if (node->attrs[a].g || node->attrs[a].graphs) {
@@ -254,7 +277,11 @@ wm_status_t wm_ops_check_graph(wm_graph_t *graph) {
       }
     }
     const wm_op_def_t *def;
+    wm_tensor_t *header = NULL;
     s = wm_op_find_def(&ctx, &def);
+    if (!s) {
+      s = shape_header(def, &ctx, &header);
+    }
     if (!s) {
       s = def->infer(&ctx);
     }
@@ -282,6 +309,7 @@ wm_status_t wm_ops_check_graph(wm_graph_t *graph) {
         s = merge_type(graph, node->outputs[i], &ctx.out_types[i], &ctx);
       }
     }
+    wm_tensor_destroy(header);
     wm_op_ctx_deinit(&ctx);
   }
   for (size_t v = 0; known && owned && v < graph->value_count; v++) {

@@ -1,0 +1,104 @@
+// Tests of graph-level checking: schema errors, inference through folded
+// shape computations, and declared types.
+#include <stdlib.h>
+
+#include "ops/ops.h"
+#include "wm_test.h"
+
+// x: float[2,3] (value unknown) -> Shape -> s; z: float[6]; Reshape(z, s).
+static wm_status_t build_reshape_by_shape(wm_graph_t **out) {
+  WM_RETURN_IF_ERROR(wm_graph_create("g", NULL, out));
+  wm_graph_t *g = *out;
+  WM_RETURN_IF_ERROR(wm_graph_set_opset(g, "", 17));
+  int64_t dx[] = {2, 3}, dz[] = {6};
+  wm_shape_t sx = wm_shape_make(2, dx), sz = wm_shape_make(1, dz);
+  wm_type_t tx = wm_type_tensor(WM_DTYPE_FLOAT, &sx);
+  wm_type_t tz = wm_type_tensor(WM_DTYPE_FLOAT, &sz);
+  WM_RETURN_IF_ERROR(wm_graph_add_input(g, "x", &tx, NULL));
+  WM_RETURN_IF_ERROR(wm_graph_add_input(g, "z", &tz, NULL));
+  const char *shape_in[] = {"x"}, *shape_out[] = {"s"};
+  const char *reshape_in[] = {"z", "s"}, *reshape_out[] = {"y"};
+  WM_RETURN_IF_ERROR(wm_graph_add_node(g, "Shape", "", "shape", shape_in, 1,
+                                       shape_out, 1, NULL));
+  WM_RETURN_IF_ERROR(wm_graph_add_node(g, "Reshape", "", "reshape", reshape_in,
+                                       2, reshape_out, 1, NULL));
+  return wm_graph_add_output(g, "y", NULL, NULL);
+}
+
+WM_TEST(shape_of_a_known_shape_folds_into_reshape) {
+  wm_graph_t *g;
+  WM_CHECK_OK(build_reshape_by_shape(&g));
+  WM_CHECK_OK(wm_ops_check_graph(g));
+  const wm_type_t *y = &g->values[wm_graph_find_value(g, "y")].type;
+  char buf[64];
+  WM_CHECK_STR_EQ(wm_type_format(y, buf, sizeof(buf)), "float[2,3]");
+  wm_graph_destroy(g);
+}
+
+WM_TEST(check_names_an_operator_missing_from_the_registry) {
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  wm_type_t t = wm_type_unknown();
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &t, NULL));
+  const char *in[] = {"x"}, *out[] = {"y"};
+  WM_CHECK_OK(
+      wm_graph_add_node(g, "Relu", "com.example", "r", in, 1, out, 1, NULL));
+  WM_CHECK_ERR(wm_ops_check_graph(g), UNIMPLEMENTED,
+               "node \"r\" (Relu): operator com.example.Relu at opset 0 is "
+               "not implemented");
+  wm_graph_destroy(g);
+}
+
+WM_TEST(check_rejects_wrong_arity) {
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  wm_type_t t = wm_type_unknown();
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &t, NULL));
+  const char *in[] = {"x", "x", "x"}, *out[] = {"y"};
+  WM_CHECK_OK(wm_graph_add_node(g, "Relu", "", "r", in, 3, out, 1, NULL));
+  WM_CHECK_ERR(wm_ops_check_graph(g), INVALID_ARGUMENT,
+               "node \"r\" (Relu): has 3 inputs, want 1 to 1");
+  wm_graph_destroy(g);
+}
+
+WM_TEST(check_rejects_a_declared_type_that_contradicts_inference) {
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  int64_t d[] = {4};
+  wm_shape_t s = wm_shape_make(1, d);
+  wm_type_t tf = wm_type_tensor(WM_DTYPE_FLOAT, &s);
+  wm_type_t ti = wm_type_tensor(WM_DTYPE_INT64, &s);
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &tf, NULL));
+  const char *in[] = {"x"}, *out[] = {"y"};
+  WM_CHECK_OK(wm_graph_add_node(g, "Relu", "", "r", in, 1, out, 1, NULL));
+  WM_CHECK_OK(wm_graph_add_output(g, "y", &ti, NULL));
+  WM_CHECK_ERR(wm_ops_check_graph(g), INVALID_ARGUMENT,
+               "output \"y\" is declared int64 but computes float");
+  wm_graph_destroy(g);
+}
+
+WM_TEST(every_registered_operator_has_a_shape_rule_and_kernel) {
+  size_t n = wm_ops_count();
+  WM_CHECK(n >= 140);
+  for (size_t i = 0; i < n; i++) {
+    const wm_op_def_t *d = wm_ops_at(i);
+    WM_CHECK(d->name && d->infer && d->run);
+    WM_CHECK(d->since_version >= 1);
+    WM_CHECK(wm_ops_find(d->domain, d->name, d->since_version) == d);
+  }
+  WM_CHECK(wm_ops_at(n) == NULL);
+}
+
+int main(void) {
+  static const wm_test_case_t cases[] = {
+      WM_CASE(shape_of_a_known_shape_folds_into_reshape),
+      WM_CASE(check_names_an_operator_missing_from_the_registry),
+      WM_CASE(check_rejects_wrong_arity),
+      WM_CASE(check_rejects_a_declared_type_that_contradicts_inference),
+      WM_CASE(every_registered_operator_has_a_shape_rule_and_kernel),
+      {NULL, NULL}};
+  return wm_test_main(cases);
+}
