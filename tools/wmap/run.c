@@ -93,15 +93,12 @@ int wm_cli_run(int argc, char **argv) {
   wm_session_t *session = NULL;
   wm_cli_dataset_t ds = {0};
   wm_tensor_t **outs = NULL;
-  wm_status_t s = wm_onnx_load(model, &graph);
-  if (s) {
-    s = wm_status_annotate(s, "loading \"%s\"", model);
+  wm_status_t s = wm_cli_backend_open(backend_name, &backend);
+  if (!s) {
+    s = wm_onnx_load(model, &graph);
   }
   if (!s && inputs_dir) {
     s = wm_cli_dataset_load(inputs_dir, graph, &ds);
-  }
-  if (!s) {
-    s = wm_cli_backend_open(backend_name, &backend);
   }
   if (!s) {
     s = wm_session_create(graph, backend, &session);

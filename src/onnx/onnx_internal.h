@@ -1,0 +1,55 @@
+// Internals shared by the ONNX importer and exporter: protobuf-c glue,
+// wire-format checks and TensorProto conversion. Not installed.
+#ifndef WMAP_SRC_ONNX_ONNX_INTERNAL_H_
+#define WMAP_SRC_ONNX_ONNX_INTERNAL_H_
+
+#include "onnx/onnx.pb-c.h"
+#include "wmap/graph.h"
+
+// Deepest message nesting accepted (protobuf's own default limit).
+#define WM_ONNX_MAX_DEPTH 100
+
+// Walks the wire format of |data| as a |desc| message: every length and
+// tag in bounds, nesting at most WM_ONNX_MAX_DEPTH. protobuf-c recurses
+// without a limit, so this runs first on every untrusted buffer.
+wm_status_t wm_onnx_wire_check(const uint8_t *data, size_t size,
+                               const ProtobufCMessageDescriptor *desc)
+    WM_MUST_USE_RESULT;
+
+// Returns true when |data| has the wire structure of an ONNX SequenceProto
+// or OptionalProto (onnx-data.proto) with tensors parseable as such; sets
+// *out_values to the number of values it holds.
+bool wm_onnx_wire_is_container(const uint8_t *data, size_t size,
+                               size_t *out_values);
+
+// Unpacks a |desc| message from untrusted |data| after the wire check,
+// allocating through wm_malloc (so fault injection reaches it).
+wm_status_t wm_onnx_unpack(const ProtobufCMessageDescriptor *desc,
+                           const uint8_t *data, size_t size,
+                           ProtobufCMessage **out_msg) WM_MUST_USE_RESULT;
+// Frees a message from wm_onnx_unpack; accepts NULL.
+void wm_onnx_unpacked_free(ProtobufCMessage *msg);
+
+// Writes |s| into |buf| for an error message: control bytes become '?',
+// long strings are cut with "..."; NULL becomes "". Returns |buf|.
+const char *wm_onnx_safe(const char *s, char *buf, size_t size);
+
+// Returns |status| with control characters removed from its message so
+// that every error stays on one line (NULL stays NULL).
+wm_status_t wm_onnx_one_line(wm_status_t status);
+
+// Converts a TensorProto into a new host tensor. |base_dir| is the folder
+// for external data (NULL refuses it); errors start with the tensor name.
+// The tensor takes over proto->raw_data's bytes (left empty).
+wm_status_t wm_onnx_tensor_from_proto(
+    Onnx__TensorProto *proto, const char *base_dir,
+    wm_tensor_t **out_tensor) WM_MUST_USE_RESULT;
+// Fills |proto| (initialized by the caller) from |tensor|, allocating in
+// |arena|; data goes to raw_data (little-endian) or string_data.
+wm_status_t wm_onnx_tensor_to_proto(const wm_tensor_t *tensor, const char *name,
+                                    wm_arena_t *arena, Onnx__TensorProto *proto)
+    WM_MUST_USE_RESULT;
+// Returns a heap copy of the folder part of |path| ("." if none).
+char *wm_onnx_dirname(const char *path);
+
+#endif  // WMAP_SRC_ONNX_ONNX_INTERNAL_H_

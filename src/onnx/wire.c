@@ -1,0 +1,306 @@
+// Wire-format checks and protobuf-c glue for untrusted buffers.
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/onnx_internal.h"
+
+// Reads a base-128 varint at data[*pos..end); false if cut or too long.
+static bool read_varint(const uint8_t *data, size_t end, size_t *pos,
+                        uint64_t *out) {
+  uint64_t v = 0;
+  for (unsigned i = 0; i < 10; i++) {
+    if (*pos >= end) {
+      return false;
+    }
+    uint8_t b = data[(*pos)++];
+    if (i == 9 && b > 1) {
+      return false;
+    }
+    v |= (uint64_t)(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+// One field of a message: its number, wire type and where its payload is.
+typedef struct wire_field {
+  uint32_t number;  // field number
+  uint32_t wire;    // wire type (0, 1, 2 or 5)
+  uint64_t varint;  // the value for wire type 0
+  size_t start;     // payload offset for wire type 2
+  size_t len;       // payload length for wire type 2
+} wire_field_t;
+
+// Reads the field at *pos; returns a static reason on failure.
+static const char *next_field(const uint8_t *data, size_t size, size_t *pos,
+                              wire_field_t *f) {
+  uint64_t key;
+  if (!read_varint(data, size, pos, &key)) {
+    return "field key is cut off";
+  }
+  if ((key >> 3) == 0 || (key >> 3) > 0x1fffffff) {
+    return "field number is out of range";
+  }
+  f->number = (uint32_t)(key >> 3);
+  f->wire = (uint32_t)(key & 7);
+  switch (f->wire) {
+    case 0:
+      if (!read_varint(data, size, pos, &f->varint)) {
+        return "varint is cut off";
+      }
+      return NULL;
+    case 1:
+    case 5: {
+      size_t n = f->wire == 1 ? 8 : 4;
+      if (size - *pos < n) {
+        return "fixed-size value is cut off";
+      }
+      *pos += n;
+      return NULL;
+    }
+    case 2: {
+      uint64_t len;
+      if (!read_varint(data, size, pos, &len)) {
+        return "length is cut off";
+      }
+      if (len > size - *pos) {
+        return "length runs past the end";
+      }
+      f->start = *pos;
+      f->len = (size_t)len;
+      *pos += (size_t)len;
+      return NULL;
+    }
+    default:
+      return "unsupported wire type (groups or garbage)";
+  }
+}
+
+static wm_status_t wire_walk(const uint8_t *data, size_t size, size_t base,
+                             const ProtobufCMessageDescriptor *desc,
+                             int depth) {
+  size_t pos = 0;
+  while (pos < size) {
+    size_t at = pos;
+    wire_field_t f;
+    const char *why = next_field(data, size, &pos, &f);
+    if (why) {
+      return WM_ERROR(DATA_LOSS,
+                      "truncated or corrupt protobuf: %s at byte %zu", why,
+                      base + at);
+    }
+    if (f.wire != 2 || !desc) {
+      continue;
+    }
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field(desc, f.number);
+    if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE) {
+      continue;
+    }
+    if (depth + 1 > WM_ONNX_MAX_DEPTH) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "protobuf messages nest deeper than %d at byte %zu",
+                      WM_ONNX_MAX_DEPTH, base + at);
+    }
+    WM_RETURN_IF_ERROR(wire_walk(data + f.start, f.len, base + f.start,
+                                 fd->descriptor, depth + 1));
+  }
+  return NULL;
+}
+
+wm_status_t wm_onnx_wire_check(const uint8_t *data, size_t size,
+                               const ProtobufCMessageDescriptor *desc) {
+  return wire_walk(data, size, 0, desc, 0);
+}
+
+// ------------------------------------------------- SequenceProto sniffing
+
+// SequenceProto and OptionalProto share one layout: 1 name, 2 elem_type
+// (0 undefined, 1 tensor, 2 sparse tensor, 3 sequence, 4 map,
+// 5 optional) and the value fields 3..7 in that order.
+static bool container_at(const uint8_t *data, size_t size, int depth,
+                         size_t *out_values) {
+  if (depth > WM_ONNX_MAX_DEPTH) {
+    return false;
+  }
+  size_t pos = 0, values = 0;
+  int64_t elem_type = -1;
+  uint32_t value_field = 0;
+  while (pos < size) {
+    wire_field_t f;
+    if (next_field(data, size, &pos, &f)) {
+      return false;
+    }
+    if (f.number == 1 && f.wire == 2) {
+      continue;
+    }
+    if (f.number == 2 && f.wire == 0) {
+      if (f.varint > 5) {
+        return false;
+      }
+      elem_type = (int64_t)f.varint;
+      continue;
+    }
+    if (f.number < 3 || f.number > 7 || f.wire != 2) {
+      return false;
+    }
+    if (value_field && value_field != f.number) {
+      return false;
+    }
+    value_field = f.number;
+    values++;
+    const uint8_t *p = data + f.start;
+    if (f.number == 3) {
+      ProtobufCMessage *t = NULL;
+      wm_status_t s =
+          wm_onnx_unpack(&onnx__tensor_proto__descriptor, p, f.len, &t);
+      wm_onnx_unpacked_free(t);
+      if (s) {
+        wm_status_free(s);
+        return false;
+      }
+    } else if (f.number == 5 || f.number == 7) {
+      size_t inner;
+      if (!container_at(p, f.len, depth + 1, &inner)) {
+        return false;
+      }
+    }
+  }
+  // The value field must be the one elem_type names (none if undefined).
+  if (elem_type < 0 || (value_field && value_field != elem_type + 2)) {
+    return false;
+  }
+  *out_values = values;
+  return true;
+}
+
+bool wm_onnx_wire_is_container(const uint8_t *data, size_t size,
+                               size_t *out_values) {
+  *out_values = 0;
+  return container_at(data, size, 0, out_values);
+}
+
+// ------------------------------------------------------- protobuf-c glue
+
+typedef struct unpack_alloc {
+  ProtobufCAllocator base;  // what protobuf-c calls
+  bool failed;              // an allocation failed
+} unpack_alloc_t;
+
+static void *alloc_fn(void *opaque, size_t size) {
+  void *p = wm_malloc(size);
+  if (!p) {
+    ((unpack_alloc_t *)opaque)->failed = true;
+  }
+  return p;
+}
+
+static void free_fn(void *opaque, void *ptr) {
+  (void)opaque;
+  free(ptr);
+}
+
+wm_status_t wm_onnx_unpack(const ProtobufCMessageDescriptor *desc,
+                           const uint8_t *data, size_t size,
+                           ProtobufCMessage **out_msg) {
+  *out_msg = NULL;
+  WM_RETURN_IF_ERROR(wm_onnx_wire_check(data, size, desc));
+  unpack_alloc_t a = {{alloc_fn, free_fn, NULL}, false};
+  a.base.allocator_data = &a;
+  ProtobufCMessage *msg = protobuf_c_message_unpack(desc, &a.base, size, data);
+  if (!msg) {
+    if (a.failed) {
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory decoding a %s",
+                      desc->short_name);
+    }
+    return WM_ERROR(DATA_LOSS,
+                    "malformed protobuf: not a valid %s (a field has the "
+                    "wrong wire type or a bad value)",
+                    desc->short_name);
+  }
+  *out_msg = msg;
+  return NULL;
+}
+
+void wm_onnx_unpacked_free(ProtobufCMessage *msg) {
+  if (!msg) {
+    return;
+  }
+  unpack_alloc_t a = {{alloc_fn, free_fn, NULL}, false};
+  a.base.allocator_data = &a;
+  protobuf_c_message_free_unpacked(msg, &a.base);
+}
+
+// ---------------------------------------------------------- messages
+
+const char *wm_onnx_safe(const char *s, char *buf, size_t size) {
+  if (size == 0) {
+    return buf;
+  }
+  if (!s) {
+    s = "";
+  }
+  size_t n = strlen(s), keep = n;
+  bool cut = false;
+  if (n + 1 > size) {
+    keep = size > 4 ? size - 4 : size - 1;
+    cut = size > 4;
+  }
+  for (size_t i = 0; i < keep; i++) {
+    unsigned char c = (unsigned char)s[i];
+    buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+  }
+  if (cut) {
+    memcpy(buf + keep, "...", 3);
+    keep += 3;
+  }
+  buf[keep] = '\0';
+  return buf;
+}
+
+wm_status_t wm_onnx_one_line(wm_status_t status) {
+  if (!status) {
+    return NULL;
+  }
+  const char *msg = wm_status_message(status);
+  bool clean = true;
+  for (const char *p = msg; *p; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c < 0x20 || c == 0x7f) {
+      clean = false;
+      break;
+    }
+  }
+  if (clean) {
+    return status;
+  }
+  char *copy = wm_strdup(msg);
+  if (!copy) {
+    return status;
+  }
+  for (char *p = copy; *p; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c < 0x20 || c == 0x7f) {
+      *p = '?';
+    }
+  }
+  wm_status_t s =
+      wm_status_make(wm_status_code(status), __FILE__, __LINE__, "%s", copy);
+  free(copy);
+  wm_status_free(status);
+  return s;
+}
+
+char *wm_onnx_dirname(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) {
+    return wm_strdup(".");
+  }
+  if (slash == path) {
+    return wm_strdup("/");
+  }
+  return wm_strndup(path, (size_t)(slash - path));
+}
