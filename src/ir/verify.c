@@ -25,24 +25,23 @@ static bool value_is_source(const wm_value_t *v) {
 
 wm_status_t wm_graph_topo_order(const wm_graph_t *graph, int32_t **out_order) {
   *out_order = NULL;
-  size_t n = graph->node_count;
-  int32_t *order = wm_malloc((n ? n : 1) * sizeof(int32_t));
-  int32_t *pending = wm_calloc(n ? n : 1, sizeof(int32_t));
-  // users[k]: consumers of each value as (value -> node) edges, CSR form.
-  size_t *first = wm_calloc(graph->value_count + 1, sizeof(size_t));
+  size_t n = graph->node_count, nv = graph->value_count;
   size_t edges = 0;
   for (size_t i = 0; i < n; i++) {
     edges += (size_t)graph->nodes[i].input_count;
   }
-  int32_t *users = wm_malloc((edges ? edges : 1) * sizeof(int32_t));
-  int32_t *ready = wm_malloc((n ? n : 1) * sizeof(int32_t));
-  if (!order || !pending || !first || !users || !ready) {
-    free(order);
-    free(pending);
-    free(first);
-    free(users);
-    free(ready);
-    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory ordering the graph");
+  // Consumers of each value as (value -> node) edges in CSR form: the
+  // users of value v are users[first[v] .. first[v + 1]).
+  int32_t *order = wm_malloc((n + 1) * sizeof(int32_t));
+  int32_t *pending = wm_calloc(n + 1, sizeof(int32_t));
+  int32_t *ready = wm_malloc((n + 1) * sizeof(int32_t));
+  int32_t *users = wm_malloc((edges + 1) * sizeof(int32_t));
+  size_t *first = wm_calloc(nv + 1, sizeof(size_t));
+  size_t *fill = wm_calloc(nv + 1, sizeof(size_t));
+  wm_status_t s = NULL;
+  if (!order || !pending || !ready || !users || !first || !fill) {
+    s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory ordering the graph");
+    goto done;
   }
   for (size_t i = 0; i < n; i++) {
     const wm_node_t *node = &graph->nodes[i];
@@ -54,17 +53,8 @@ wm_status_t wm_graph_topo_order(const wm_graph_t *graph, int32_t **out_order) {
       }
     }
   }
-  for (size_t v = 0; v < graph->value_count; v++) {
+  for (size_t v = 0; v < nv; v++) {
     first[v + 1] += first[v];
-  }
-  size_t *fill = wm_calloc(graph->value_count + 1, sizeof(size_t));
-  if (!fill) {
-    free(order);
-    free(pending);
-    free(first);
-    free(users);
-    free(ready);
-    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory ordering the graph");
   }
   for (size_t i = 0; i < n; i++) {
     const wm_node_t *node = &graph->nodes[i];
@@ -75,33 +65,27 @@ wm_status_t wm_graph_topo_order(const wm_graph_t *graph, int32_t **out_order) {
       }
     }
   }
-  free(fill);
-  // Kahn's algorithm with a min-heap-free approach: a sorted ready list
-  // keeps file order stable for graphs already in order.
+  // Kahn's algorithm; a FIFO of ready nodes seeded in file order keeps
+  // graphs that are already ordered in their order.
   size_t ready_count = 0, done = 0;
   for (size_t i = 0; i < n; i++) {
     if (pending[i] == 0) {
       ready[ready_count++] = (int32_t)i;
     }
   }
-  size_t head = 0;
-  while (head < ready_count) {
-    int32_t i = ready[head++];
+  for (size_t head = 0; head < ready_count; head++) {
+    int32_t i = ready[head];
     order[done++] = i;
     const wm_node_t *node = &graph->nodes[i];
     for (int32_t k = 0; k < node->output_count; k++) {
       int32_t v = node->outputs[k];
-      if (v < 0) {
-        continue;
-      }
-      for (size_t e = first[v]; e < first[v + 1]; e++) {
+      for (size_t e = v < 0 ? 0 : first[v]; v >= 0 && e < first[v + 1]; e++) {
         if (--pending[users[e]] == 0) {
           ready[ready_count++] = users[e];
         }
       }
     }
   }
-  wm_status_t s = NULL;
   if (done != n) {
     char buf[32];
     size_t stuck = 0;
@@ -112,14 +96,18 @@ wm_status_t wm_graph_topo_order(const wm_graph_t *graph, int32_t **out_order) {
                  "graph \"%s\" has a cycle through node \"%s\" (%s)",
                  graph->name, wm_node_label(graph, stuck, buf, sizeof(buf)),
                  graph->nodes[stuck].op_type);
-    free(order);
+  }
+done:
+  if (!s) {
+    *out_order = order;
     order = NULL;
   }
+  free(order);
   free(pending);
-  free(first);
-  free(users);
   free(ready);
-  *out_order = order;
+  free(users);
+  free(first);
+  free(fill);
   return s;
 }
 
