@@ -187,6 +187,28 @@ void wm_log_set_level(wm_log_level_t level);
 // Writes one line to stderr if |level| is enabled.
 void wm_log(wm_log_level_t level, const char *fmt, ...) WM_PRINTF(2, 3);
 
+// --------------------------------------------------------- thread pool
+
+// A fixed pool of threads for parallel loops. One loop runs at a time per
+// pool: wm_pool_for is not reentrant and not thread-safe on one pool.
+typedef struct wm_pool wm_pool_t;
+
+// Returns the number of cores this process may run on.
+int32_t wm_cpu_count(void);
+// Creates a pool of |threads| threads in all, the caller of wm_pool_for
+// included (<= 0: wm_cpu_count()).
+wm_status_t wm_pool_create(int32_t threads,
+                           wm_pool_t **out_pool) WM_MUST_USE_RESULT;
+// Stops and frees the pool; accepts NULL.
+void wm_pool_destroy(wm_pool_t *pool);
+// Returns the pool's thread count (1 for NULL).
+int32_t wm_pool_threads(const wm_pool_t *pool);
+// Runs fn(ctx, begin, end) over disjoint ranges covering [0, n), each at
+// least |grain| long (but the last), on the pool's threads and the caller;
+// returns when all are done. A NULL pool runs fn(ctx, 0, n) inline.
+void wm_pool_for(wm_pool_t *pool, size_t n, size_t grain,
+                 void (*fn)(void *ctx, size_t begin, size_t end), void *ctx);
+
 // --------------------------------------------------------------- files
 
 // Reads a whole file into a heap buffer; *out_data must be freed.

@@ -1,5 +1,6 @@
 // Tests of the base module: statuses, checked maths, arena, string map,
 // string buffer, files and allocation fault injection.
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "wm_test.h"
@@ -99,6 +100,47 @@ WM_TEST(grow_reports_exhaustion_under_fault_injection) {
   free(items);
 }
 
+typedef struct sum_ctx {
+  _Atomic long long total;  // sum of every index seen
+  _Atomic int calls;        // ranges handed out
+} sum_ctx_t;
+
+static void add_range(void *arg, size_t begin, size_t end) {
+  sum_ctx_t *c = arg;
+  long long s = 0;
+  for (size_t i = begin; i < end; i++) {
+    s += (long long)i;
+  }
+  atomic_fetch_add(&c->total, s);
+  atomic_fetch_add(&c->calls, 1);
+}
+
+WM_TEST(pool_for_covers_every_index_exactly_once) {
+  wm_pool_t *pool;
+  WM_CHECK_OK(wm_pool_create(3, &pool));
+  WM_CHECK_INT_EQ(wm_pool_threads(pool), 3);
+  for (size_t n = 0; n < 2000; n += 37) {
+    sum_ctx_t c;
+    atomic_init(&c.total, 0);
+    atomic_init(&c.calls, 0);
+    wm_pool_for(pool, n, 5, add_range, &c);
+    WM_CHECK_INT_EQ(atomic_load(&c.total),
+                    (long long)n * ((long long)n - 1) / 2);
+    WM_CHECK(n == 0 || atomic_load(&c.calls) >= 1);
+  }
+  wm_pool_destroy(pool);
+  WM_CHECK(wm_cpu_count() >= 1);
+}
+
+WM_TEST(pool_for_without_a_pool_runs_inline) {
+  sum_ctx_t c;
+  atomic_init(&c.total, 0);
+  atomic_init(&c.calls, 0);
+  wm_pool_for(NULL, 100, 1, add_range, &c);
+  WM_CHECK_INT_EQ(atomic_load(&c.total), 4950);
+  WM_CHECK_INT_EQ(atomic_load(&c.calls), 1);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(status_annotate_prepends_context_and_keeps_code),
@@ -109,6 +151,8 @@ int main(void) {
       WM_CASE(file_read_names_a_missing_file),
       WM_CASE(alloc_fault_injection_fails_the_nth_allocation),
       WM_CASE(grow_reports_exhaustion_under_fault_injection),
+      WM_CASE(pool_for_covers_every_index_exactly_once),
+      WM_CASE(pool_for_without_a_pool_runs_inline),
       {NULL, NULL}};
   return wm_test_main(cases);
 }
