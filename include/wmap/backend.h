@@ -108,6 +108,9 @@ typedef struct wm_host_api {
                     uint64_t size);
   int32_t (*kv_get)(void *ctx, const char *key, void *value,
                     uint64_t *inout_size);
+  /* Threads a CPU backend may use for its work (0 = all cores it may
+   * run on); the host sets it from --threads / WMAP_NUM_THREADS. */
+  uint32_t num_threads;
 } wm_host_api;
 
 /* ------------------------------------------------------ plugin metadata */

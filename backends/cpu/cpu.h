@@ -1,0 +1,76 @@
+// The cpu backend's internals: the kernel table each kernel file exports,
+// the tensor view kernels work on, and helpers for attributes, errors and
+// threads. Not installed; the plugin's only export is wm_plugin_query.
+#ifndef WMAP_BACKENDS_CPU_H_
+#define WMAP_BACKENDS_CPU_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wmap/backend.h"
+#include "wmap/base.h"
+
+#define CPU_MAX_RANK WM_ABI_MAX_RANK
+
+// A dense row-major tensor in host memory, as kernels see it.
+typedef struct cpu_tensor {
+  uint32_t dtype;              // ONNX dtype; 0 = omitted
+  int32_t rank;                // number of dims
+  int64_t dims[CPU_MAX_RANK];  // sizes
+  size_t count;                // elements
+  void *data;                  // NULL when omitted
+} cpu_tensor_t;
+
+// What a kernel's run gets.
+typedef struct cpu_run {
+  const cpu_tensor_t *in;  // n_in inputs
+  uint32_t n_in;
+  const cpu_tensor_t *out;  // n_out outputs (allocated by the host)
+  uint32_t n_out;
+  wm_pool_t *pool;  // the backend's threads (never NULL)
+} cpu_run_t;
+
+// One operator implementation. Kernels answer for the exact instance:
+// dtypes, ranks, shapes and attributes of |op|.
+typedef struct cpu_kernel {
+  const char *op_type;  // ONNX op_type in the default domain
+  int32_t since;        // first opset served (inclusive)
+  uint32_t impl;        // WM_IMPL_VENDOR_LIBRARY or WM_IMPL_NATIVE_KERNEL
+  // Returns a WM_SUPPORT_* level; when NONE, sets *why (WM_WHY_*) and
+  // *detail (static text). Pure: no allocation, no side effects.
+  uint32_t (*query)(const wm_op_desc *op, uint32_t *why, const char **detail);
+  // Builds the kernel's state from |op| (which is valid only during the
+  // call: copy what is kept). May leave *out_state NULL.
+  wm_error *(*plan)(const wm_op_desc *op, void **out_state);
+  // Computes the outputs.
+  wm_error *(*run)(void *state, const cpu_run_t *run);
+  // Frees the state from plan (may be NULL when plan keeps none).
+  void (*state_destroy)(void *state);
+} cpu_kernel_t;
+
+// Kernel tables, one per file, each ending with an entry whose op_type is
+// NULL. The dispatcher in cpu.c searches them in this order.
+extern const cpu_kernel_t cpu_kernels_blas[];     // blas.c
+extern const cpu_kernel_t cpu_kernels_eltwise[];  // eltwise.c
+extern const cpu_kernel_t cpu_kernels_nn[];       // nn.c
+extern const cpu_kernel_t cpu_kernels_data[];     // data.c
+
+// Makes a plugin error (never NULL; a static one when out of memory).
+wm_error *cpu_error(int32_t code, const char *fmt, ...) WM_PRINTF(2, 3);
+
+// Attribute lookups on |op|; return |def| (NULL/false) when absent.
+const wm_op_attr *cpu_attr(const wm_op_desc *op, const char *name);
+int64_t cpu_attr_int(const wm_op_desc *op, const char *name, int64_t def);
+float cpu_attr_float(const wm_op_desc *op, const char *name, float def);
+const char *cpu_attr_string(const wm_op_desc *op, const char *name,
+                            const char *def);
+bool cpu_attr_ints(const wm_op_desc *op, const char *name,
+                   const int64_t **out_values, size_t *out_count);
+
+// Returns true when input |i| of |op| is present.
+bool cpu_has_input(const wm_op_desc *op, uint32_t i);
+// Element count of a description (dims all known and >= 0).
+size_t cpu_desc_count(const wm_tensor_desc *d);
+
+#endif  // WMAP_BACKENDS_CPU_H_
