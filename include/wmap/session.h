@@ -13,10 +13,61 @@ extern "C" {
 
 typedef struct wm_session wm_session_t;
 
+// The most backends one session places nodes on.
+#define WM_SESSION_MAX_BACKENDS 8
+
+// What happens to a node no listed backend takes.
+typedef enum wm_placement_mode {
+  WM_PLACEMENT_FALLBACK = 0,  // it runs on the fallback backend (ref)
+  WM_PLACEMENT_STRICT = 1,    // session creation fails, listing the nodes
+} wm_placement_mode_t;
+
+// How a session places nodes.
+typedef struct wm_session_options {
+  wm_backend_t *const *backends;  // in order of preference (borrowed)
+  size_t backend_count;           // 1..WM_SESSION_MAX_BACKENDS
+  wm_backend_t *fallback;         // FALLBACK mode's last resort, or NULL
+  wm_placement_mode_t mode;       // FALLBACK (default) or STRICT
+} wm_session_options_t;
+
+// Why one backend did not get a node.
+typedef struct wm_placement_refusal {
+  const char *backend;  // backend name
+  uint32_t level;       // WM_SUPPORT_* it answered (lower than the winner)
+  uint32_t reason;      // WM_WHY_* it gave (NONE answers)
+  const char *detail;   // its explanation, or ""
+} wm_placement_refusal_t;
+
+// Where one node runs and why (the placement report; the workload map
+// uses the same fields).
+typedef struct wm_placement {
+  const char *node;      // node name or "#index"
+  const char *op_type;   // ONNX op_type
+  const char *domain;    // "" for ai.onnx
+  const char *backend;   // backend that runs it
+  uint32_t impl;         // WM_IMPL_* the backend reported
+  uint32_t level;        // WM_SUPPORT_* the backend answered
+  bool fell_back;        // no listed backend took it: fallback runs it
+  size_t refusal_count;  // listed backends that answered lower
+  const wm_placement_refusal_t *refusals;
+} wm_placement_t;
+
+// Counters of the last run.
+typedef struct wm_session_stats {
+  size_t partitions;       // maximal runs of nodes on one backend
+  size_t boundary_copies;  // tensors copied between backends last run
+  uint64_t bytes_copied;   // their bytes
+} wm_session_stats_t;
+
 // Checks |graph| (structure, schemas, shape inference: the graph's value
-// types are updated), places every node on |backend| and uploads the
-// initializers. Both are borrowed and must outlive the session. Fails
-// listing the nodes the backend cannot run, with its reasons.
+// types are updated), places every node on the backends of |options| and
+// prepares them. The graph and backends are borrowed and must outlive the
+// session. In STRICT mode (or without a fallback) creation fails listing
+// every node no backend takes, with each backend's reason.
+wm_status_t wm_session_create_placed(
+    wm_graph_t *graph, const wm_session_options_t *options,
+    wm_session_t **out_session) WM_MUST_USE_RESULT;
+// Like wm_session_create_placed with |backend| alone, STRICT.
 wm_status_t wm_session_create(wm_graph_t *graph, wm_backend_t *backend,
                               wm_session_t **out_session) WM_MUST_USE_RESULT;
 // Frees a session and its device memory; accepts NULL.
@@ -32,6 +83,23 @@ wm_status_t wm_session_run(wm_session_t *session, const char *const *names,
 
 // Returns the number of graph nodes the session executes.
 size_t wm_session_node_count(const wm_session_t *session);
+// Returns the placement of node |index| (graph order); borrowed.
+const wm_placement_t *wm_session_placement(const wm_session_t *session,
+                                           size_t index);
+// Returns how many nodes run on the backend named |backend|.
+size_t wm_session_nodes_on(const wm_session_t *session, const char *backend);
+// Returns the counters of the last run (partitions are known at creation).
+wm_session_stats_t wm_session_stats(const wm_session_t *session);
+// Returns the name of an implementation kind ("vendor library"...).
+const char *wm_impl_name(uint32_t impl);
+// Returns the name of a support level ("supported"...).
+const char *wm_level_name(uint32_t level);
+// Returns the name of a refusal reason ("dtype"...).
+const char *wm_why_name(uint32_t reason);
+// Appends the placement report as JSON (schema "wmap.placement/1").
+void wm_session_placement_json(const wm_session_t *session, wm_strbuf_t *out);
+// Appends the placement report as an aligned text table.
+void wm_session_placement_text(const wm_session_t *session, wm_strbuf_t *out);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,7 @@
-// The session: places a graph's nodes on one backend and executes them in
-// topological order through the backend's device and library tiers.
+// The session: places a graph's nodes on an ordered list of backends
+// (best support level wins, ties to the earlier backend, leftovers to the
+// fallback), copies tensors across backend boundaries, and executes nodes
+// in topological order through each backend's device and library tiers.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,42 +12,60 @@
 // Values at most this large get a host copy on backends whose memory is
 // not host-visible, so shape rules can read them (shape tensors).
 enum { HOST_COPY_LIMIT = 1 << 16 };
+enum { MAX_SLOTS = WM_SESSION_MAX_BACKENDS + 1 };  // listed + fallback
+enum { LABEL_SIZE = 32 };
+
+typedef struct rt_backend {
+  wm_backend_t *backend;         // borrowed
+  const wm_plugin_api *api;      // its table
+  const wm_target_desc *target;  // device 0
+  wm_device *dev;                // opened lazily when a node runs here
+  wm_stream *stream;             // one stream per backend
+  bool mappable;                 // buffers are host-visible
+} rt_backend_t;
+
+typedef struct rt_copy {
+  wm_buffer *buf;     // device memory on one backend, or NULL
+  wm_tensor_t *host;  // host view (mapped) or small host copy, or NULL
+} rt_copy_t;
 
 typedef struct rt_value {
-  wm_buffer *buf;       // device memory, NULL when not materialized
-  wm_tensor_desc desc;  // layout of the tensor in |buf|
-  wm_tensor_t *host;    // host view (mapped) or host copy, or NULL
-  int32_t uses;         // consumers left in this run
-  bool persistent;      // an initializer: kept across runs
-} rt_value;
+  rt_copy_t copy[MAX_SLOTS];  // per backend slot
+  int32_t home;               // slot of the authoritative copy, -1 = none
+  wm_tensor_desc desc;        // layout (same on every slot)
+  int32_t uses;               // consumers left in this run
+  bool overridden;            // a caller's input replaces the initializer
+} rt_value_t;
 
 typedef struct rt_node {
   const wm_op_def_t *def;      // registry entry (shape rules)
+  int32_t slot;                // backend slot that runs it
   wm_op_attr *attrs;           // ABI view of the node's attributes
   uint32_t n_attr;             // number of attributes
   wm_tensor_desc *attr_descs;  // layouts of tensor attributes
   uint64_t **string_lens;      // per attribute, lengths of STRINGS
   wm_op_plan *plan;            // current plan or NULL
   wm_tensor_desc *planned;     // descs (inputs then outputs) of |plan|
-} rt_node;
+  wm_placement_t placement;    // the report entry
+  wm_placement_refusal_t refusals[MAX_SLOTS];  // lower answers
+  char label[LABEL_SIZE];                      // "#index" for unnamed nodes
+} rt_node_t;
 
 struct wm_session {
-  wm_graph_t *graph;         // borrowed
-  wm_backend_t *backend;     // borrowed
-  const wm_plugin_api *api;  // backend table
-  const wm_target_desc *target;
-  wm_device *dev;
-  wm_stream *stream;
-  bool mappable;       // device buffers are host-visible
-  int32_t *order;      // topological order
-  rt_node *nodes;      // per node
-  rt_value *values;    // per value id
-  int32_t *use_count;  // consumers per value (+1 for outputs)
+  wm_graph_t *graph;              // borrowed
+  rt_backend_t slots[MAX_SLOTS];  // listed backends, then the fallback
+  size_t n_slots;                 // slots in use
+  size_t n_listed;                // listed backends (the rest: fallback)
+  int32_t *order;                 // topological order
+  rt_node_t *nodes;               // per node
+  rt_value_t *values;             // per value id
+  int32_t *use_count;             // consumers per value (+1 for outputs)
+  wm_session_stats_t stats;       // counters
 };
 
-static wm_status_t backend_error(wm_session_t *s, wm_error *e,
-                                 const char *what) {
-  return wm_backend_error(s->backend, e, what);
+static wm_status_t slot_error(const rt_backend_t *b, wm_error *e,
+                              const char *what) {
+  return wm_backend_error(b->backend, e, what);
 }
 
 static wm_tensor_desc desc_from_type(wm_dtype_t dtype,
@@ -76,110 +96,148 @@ static wm_shape_t shape_from_desc(const wm_tensor_desc *d) {
 
 // ------------------------------------------------------------- values
 
-static void release_value(wm_session_t *s, rt_value *v) {
-  if (!v->buf) {
-    return;
-  }
-  if (v->desc.dtype == WM_DTYPE_STRING && v->host) {
-    char **items = v->host->data;
-    for (size_t i = 0; i < v->host->count; i++) {
+static void release_copy(wm_session_t *s, size_t slot, rt_copy_t *c,
+                         uint32_t dtype) {
+  rt_backend_t *b = &s->slots[slot];
+  if (dtype == WM_DTYPE_STRING && c->host && c->buf) {
+    char **items = c->host->data;
+    for (size_t i = 0; i < c->host->count; i++) {
       free(items[i]);
       items[i] = NULL;
     }
   }
-  wm_tensor_destroy(v->host);
-  v->host = NULL;
-  if (s->mappable && s->api->device->mem_unmap) {
-    s->api->device->mem_unmap(v->buf);
+  wm_tensor_destroy(c->host);
+  c->host = NULL;
+  if (c->buf) {
+    if (b->mappable && b->api->device->mem_unmap) {
+      b->api->device->mem_unmap(c->buf);
+    }
+    b->api->device->mem_free(c->buf);
+    c->buf = NULL;
   }
-  s->api->device->mem_free(v->buf);
-  v->buf = NULL;
 }
 
-// Allocates device memory for |v| of |dtype|/|shape| and its host view.
-static wm_status_t alloc_value(wm_session_t *s, rt_value *v, wm_dtype_t dtype,
-                               const wm_shape_t *shape) {
-  v->desc = desc_from_type(dtype, shape);
+static void release_value(wm_session_t *s, rt_value_t *v) {
+  for (size_t k = 0; k < s->n_slots; k++) {
+    release_copy(s, k, &v->copy[k], v->desc.dtype);
+  }
+  v->home = -1;
+}
+
+// Opens the device and stream of |slot| on first use.
+static wm_status_t open_slot(wm_session_t *s, size_t slot) {
+  rt_backend_t *b = &s->slots[slot];
+  if (b->stream) {
+    return NULL;
+  }
+  if (!b->dev) {
+    WM_RETURN_IF_ERROR(
+        slot_error(b, b->api->device_open(b->target, &b->dev), "device_open"));
+  }
+  return slot_error(b, b->api->device->stream_create(b->dev, &b->stream),
+                    "stream_create");
+}
+
+// Allocates a tensor of |desc| on |slot| with its host view.
+static wm_status_t alloc_copy(wm_session_t *s, size_t slot,
+                              const wm_tensor_desc *desc, rt_copy_t *c) {
+  rt_backend_t *b = &s->slots[slot];
+  WM_RETURN_IF_ERROR(open_slot(s, slot));
+  wm_shape_t shape = shape_from_desc(desc);
+  wm_dtype_t dtype = (wm_dtype_t)desc->dtype;
   size_t count, bytes;
-  if (!wm_shape_numel(shape, &count) ||
+  if (!wm_shape_numel(&shape, &count) ||
       !wm_checked_mul(count, wm_dtype_size(dtype), &bytes)) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "tensor is too large");
   }
-  if (dtype == WM_DTYPE_STRING && !s->mappable) {
+  if (dtype == WM_DTYPE_STRING && !b->mappable) {
     return WM_ERROR(UNIMPLEMENTED,
-                    "backend \"%s\" cannot hold string "
-                    "tensors (its memory is not host-visible)",
-                    wm_backend_name(s->backend));
+                    "backend \"%s\" cannot hold string tensors (its memory "
+                    "is not host-visible)",
+                    wm_backend_name(b->backend));
   }
   WM_RETURN_IF_ERROR(
-      backend_error(s,
-                    s->api->device->mem_alloc(s->dev, bytes, 64,
-                                              WM_MEM_DEVICE_LOCAL, &v->buf),
-                    "mem_alloc"));
-  if (s->mappable) {
+      slot_error(b,
+                 b->api->device->mem_alloc(b->dev, bytes, 64,
+                                           WM_MEM_DEVICE_LOCAL, &c->buf),
+                 "mem_alloc"));
+  if (b->mappable) {
     void *ptr;
     wm_status_t st =
-        backend_error(s, s->api->device->mem_map(v->buf, &ptr), "mem_map");
+        slot_error(b, b->api->device->mem_map(c->buf, &ptr), "mem_map");
     if (!st) {
-      st = wm_tensor_wrap(dtype, shape, ptr, &v->host);
+      st = wm_tensor_wrap(dtype, &shape, ptr, &c->host);
     }
     if (st) {
-      release_value(s, v);
+      release_copy(s, slot, c, 0);
       return st;
     }
   }
   return NULL;
 }
 
-// Copies host tensor |t| into a new device value |v|.
-static wm_status_t upload(wm_session_t *s, rt_value *v, const wm_tensor_t *t) {
-  WM_RETURN_IF_ERROR(alloc_value(s, v, t->dtype, &t->shape));
-  wm_status_t st = NULL;
+// Copies host tensor |t| into copy |c| (allocated) on |slot|.
+static wm_status_t fill_from_host(wm_session_t *s, size_t slot, rt_copy_t *c,
+                                  const wm_tensor_t *t) {
+  rt_backend_t *b = &s->slots[slot];
   if (t->dtype == WM_DTYPE_STRING) {
-    for (size_t i = 0; !st && i < t->count; i++) {
+    for (size_t i = 0; i < t->count; i++) {
       const char *str = ((char *const *)t->data)[i];
-      st = wm_tensor_set_string(v->host, i, str, strlen(str));
+      WM_RETURN_IF_ERROR(wm_tensor_set_string(c->host, i, str ? str : "",
+                                              str ? strlen(str) : 0));
     }
-  } else {
-    st = backend_error(
-        s, s->api->device->copy_h2d(s->stream, t->data, v->buf, 0, t->nbytes),
-        "copy_h2d");
-    if (!st && !s->mappable && t->nbytes <= HOST_COPY_LIMIT) {
-      st = wm_tensor_clone(t, &v->host);
-    }
+    return NULL;
+  }
+  WM_RETURN_IF_ERROR(slot_error(
+      b, b->api->device->copy_h2d(b->stream, t->data, c->buf, 0, t->nbytes),
+      "copy_h2d"));
+  if (!b->mappable && t->nbytes <= HOST_COPY_LIMIT) {
+    return wm_tensor_clone(t, &c->host);
+  }
+  return NULL;
+}
+
+// Makes value |v| live on |slot| from host tensor |t|.
+static wm_status_t upload(wm_session_t *s, size_t slot, rt_value_t *v,
+                          const wm_tensor_t *t) {
+  v->desc = desc_from_type(t->dtype, &t->shape);
+  rt_copy_t *c = &v->copy[slot];
+  wm_status_t st = alloc_copy(s, slot, &v->desc, c);
+  if (!st) {
+    st = fill_from_host(s, slot, c, t);
   }
   if (st) {
-    release_value(s, v);
+    release_copy(s, slot, c, v->desc.dtype);
   }
   return st;
 }
 
-// Copies device value |v| into a new host tensor.
-static wm_status_t download(wm_session_t *s, const rt_value *v,
-                            wm_tensor_t **out) {
-  wm_shape_t shape = shape_from_desc(&v->desc);
-  if (v->desc.dtype == WM_DTYPE_STRING) {
-    WM_RETURN_IF_ERROR(wm_tensor_create(WM_DTYPE_STRING, &shape, out));
-    for (size_t i = 0; i < (*out)->count; i++) {
-      const char *str = ((char *const *)v->host->data)[i];
-      wm_status_t st =
-          wm_tensor_set_string(*out, i, str ? str : "", str ? strlen(str) : 0);
-      if (st) {
-        wm_tensor_destroy(*out);
-        *out = NULL;
-        return st;
+// Reads copy |c| on |slot| (of layout |desc|) into a new host tensor.
+static wm_status_t read_copy(wm_session_t *s, size_t slot, const rt_copy_t *c,
+                             const wm_tensor_desc *desc, wm_tensor_t **out) {
+  rt_backend_t *b = &s->slots[slot];
+  wm_shape_t shape = shape_from_desc(desc);
+  if (c->host && desc->dtype == WM_DTYPE_STRING) {
+    WM_RETURN_IF_ERROR(
+        slot_error(b, b->api->device->stream_sync(b->stream), "stream_sync"));
+    wm_tensor_t view = *c->host;
+    view.borrowed = true;
+    for (size_t i = 0; i < view.count; i++) {
+      if (!((char **)view.data)[i]) {
+        ((char **)view.data)[i] = wm_strdup("");
       }
     }
-    return NULL;
+    return wm_tensor_clone(&view, out);
   }
-  WM_RETURN_IF_ERROR(wm_tensor_create((wm_dtype_t)v->desc.dtype, &shape, out));
-  WM_RETURN_IF_ERROR(
-      backend_error(s, s->api->device->stream_sync(s->stream), "stream_sync"));
+  WM_RETURN_IF_ERROR(wm_tensor_create((wm_dtype_t)desc->dtype, &shape, out));
   wm_status_t st =
-      backend_error(s,
-                    s->api->device->copy_d2h(s->stream, v->buf, 0, (*out)->data,
+      slot_error(b, b->api->device->stream_sync(b->stream), "stream_sync");
+  if (!st) {
+    st = slot_error(b,
+                    b->api->device->copy_d2h(b->stream, c->buf, 0, (*out)->data,
                                              (*out)->nbytes),
                     "copy_d2h");
+  }
   if (st) {
     wm_tensor_destroy(*out);
     *out = NULL;
@@ -187,10 +245,55 @@ static wm_status_t download(wm_session_t *s, const rt_value *v,
   return st;
 }
 
-// ---------------------------------------------------------- placement
+// Makes value |id| available on |slot|: uploads an initializer there, or
+// copies it across the boundary from its home backend.
+static wm_status_t value_on(wm_session_t *s, int32_t id, size_t slot) {
+  rt_value_t *v = &s->values[id];
+  if (v->copy[slot].buf) {
+    return NULL;
+  }
+  const wm_value_t *gv = &s->graph->values[id];
+  if (v->home < 0) {
+    if (!gv->initializer) {
+      return WM_ERROR(INTERNAL, "value \"%s\" has no producer output yet",
+                      gv->name);
+    }
+    wm_status_t st = upload(s, slot, v, gv->initializer);
+    return st ? wm_status_annotate(st, "uploading initializer \"%s\"", gv->name)
+              : NULL;
+  }
+  size_t from = (size_t)v->home;
+  wm_tensor_t *staged = NULL;
+  wm_status_t st = read_copy(s, from, &v->copy[from], &v->desc, &staged);
+  if (!st) {
+    st = upload(s, slot, v, staged);
+  }
+  if (!st) {
+    s->stats.boundary_copies++;
+    s->stats.bytes_copied += staged->nbytes;
+  }
+  wm_tensor_destroy(staged);
+  return st ? wm_status_annotate(st,
+                                 "copying \"%s\" from backend \"%s\" to "
+                                 "\"%s\"",
+                                 gv->name,
+                                 wm_backend_name(s->slots[from].backend),
+                                 wm_backend_name(s->slots[slot].backend))
+            : NULL;
+}
 
+// Returns a host view of value |id| if any copy has one.
+static const wm_tensor_t *host_view(const wm_session_t *s, int32_t id) {
+  const rt_value_t *v = &s->values[id];
+  for (size_t k = 0; k < s->n_slots; k++) {
+    if (v->copy[k].host) {
+      return v->copy[k].host;
+    }
+  }
+  return NULL;
+}
 // Builds the ABI view of node |n|'s attributes.
-static wm_status_t convert_attrs(rt_node *rn, const wm_node_t *node) {
+static wm_status_t convert_attrs(rt_node_t *rn, const wm_node_t *node) {
   rn->n_attr = (uint32_t)node->attr_count;
   size_t n = (size_t)node->attr_count;
   rn->attrs = wm_calloc(n + 1, sizeof(wm_op_attr));
@@ -239,7 +342,7 @@ static void make_op_desc(const wm_session_t *s, size_t index,
                          const wm_op_ctx_t *ctx, wm_tensor_desc *descs,
                          const void **values, wm_op_desc *op) {
   const wm_node_t *node = &s->graph->nodes[index];
-  const rt_node *rn = &s->nodes[index];
+  const rt_node_t *rn = &s->nodes[index];
   for (int32_t i = 0; i < ctx->n_in; i++) {
     memset(&descs[i], 0, sizeof(descs[i]));
     descs[i].struct_size = sizeof(descs[i]);
@@ -273,76 +376,196 @@ static void make_op_desc(const wm_session_t *s, size_t index,
   op->attrs = rn->attrs;
 }
 
-static const char *why_name(uint32_t reason) {
+// ---------------------------------------------------------- placement
+
+const char *wm_impl_name(uint32_t impl) {
+  static const char *const names[] = {"none", "native kernel", "vendor library",
+                                      "generated"};
+  return impl < sizeof(names) / sizeof(names[0]) ? names[impl] : "unknown";
+}
+
+const char *wm_level_name(uint32_t level) {
+  static const char *const names[] = {"none", "emulated", "supported",
+                                      "preferred"};
+  return level < sizeof(names) / sizeof(names[0]) ? names[level] : "unknown";
+}
+
+const char *wm_why_name(uint32_t reason) {
   static const char *const names[] = {
       "unspecified", "operator",   "opset",  "dtype",    "rank", "shape",
       "attribute",   "size limit", "layout", "subgraph", "other"};
   return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "other";
 }
 
-// Asks the backend about every node; fails listing those it cannot run.
-static wm_status_t place_nodes(wm_session_t *s) {
-  wm_strbuf_t refused;
-  wm_strbuf_init(&refused);
-  size_t n_refused = 0;
-  wm_status_t st = NULL;
-  const wm_library_tier *lib = s->api->library;
-  for (size_t k = 0; !st && k < s->graph->node_count; k++) {
-    size_t index = (size_t)s->order[k];
-    wm_op_ctx_t ctx;
-    st = wm_op_ctx_init(&ctx, s->graph, index);
-    if (st) {
-      break;
-    }
-    st = wm_op_find_def(&ctx, &s->nodes[index].def);
-    if (!st) {
-      st = convert_attrs(&s->nodes[index], &s->graph->nodes[index]);
-    }
-    for (int32_t i = 0; !st && i < ctx.n_out; i++) {
-      int32_t id = s->graph->nodes[index].outputs[i];
-      if (id >= 0) {
-        ctx.out_types[i] = s->graph->values[id].type;
-      }
-    }
-    wm_op_support sup = {.struct_size = sizeof(sup)};
-    if (!st && lib) {
-      size_t n = (size_t)(ctx.n_in + ctx.n_out) + 1;
-      wm_tensor_desc *descs = wm_calloc(n, sizeof(*descs));
-      const void **values = wm_calloc(n, sizeof(void *));
-      if (!descs || !values) {
-        st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-      } else {
-        wm_op_desc op;
-        make_op_desc(s, index, &ctx, descs, values, &op);
-        st = backend_error(s, lib->op_query(s->target, &op, &sup), "op_query");
-      }
-      free(descs);
-      free(values);
-    }
-    if (!st && sup.level == WM_SUPPORT_NONE) {
-      if (n_refused++ < 8) {
-        wm_strbuf_printf(&refused, "%snode \"%s\" (%s): %s%s%s",
-                         n_refused > 1 ? "; " : "", ctx.label,
-                         ctx.node->op_type,
-                         lib ? why_name(sup.reason) : "no library tier",
-                         sup.detail ? ": " : "", sup.detail ? sup.detail : "");
-      }
-    }
-    wm_op_ctx_deinit(&ctx);
+// Asks |slot| about node |index| described by |op|.
+static wm_status_t query_slot(wm_session_t *s, size_t slot,
+                              const wm_op_desc *op, wm_op_support *out) {
+  rt_backend_t *b = &s->slots[slot];
+  memset(out, 0, sizeof(*out));
+  out->struct_size = sizeof(*out);
+  if (!b->api->library) {
+    out->reason = WM_WHY_OP;
+    out->detail = "the backend has no library tier";
+    return NULL;
   }
-  if (!st && n_refused) {
-    st = WM_ERROR(UNIMPLEMENTED, "backend \"%s\" cannot run %zu node%s: %s%s",
-                  wm_backend_name(s->backend), n_refused,
-                  n_refused == 1 ? "" : "s", wm_strbuf_str(&refused),
-                  n_refused > 8 ? "; ..." : "");
+  WM_RETURN_IF_ERROR(
+      slot_error(b, b->api->library->op_query(b->target, op, out), "op_query"));
+  if (out->level > WM_SUPPORT_PREFERRED) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "backend \"%s\": op_query answered level %u for %s",
+                    wm_backend_name(b->backend), out->level, op->op_type);
   }
-  wm_strbuf_deinit(&refused);
+  return NULL;
+}
+
+// Places node |index|; appends a line to |unplaced| when nothing takes it.
+static wm_status_t place_node(wm_session_t *s, size_t index,
+                              wm_strbuf_t *unplaced, size_t *n_unplaced) {
+  rt_node_t *rn = &s->nodes[index];
+  const wm_node_t *node = &s->graph->nodes[index];
+  wm_op_ctx_t ctx;
+  WM_RETURN_IF_ERROR(wm_op_ctx_init(&ctx, s->graph, index));
+  snprintf(rn->label, sizeof(rn->label), "%s", ctx.label);
+  wm_status_t st = wm_op_find_def(&ctx, &rn->def);
+  if (!st) {
+    st = convert_attrs(rn, node);
+  }
+  for (int32_t i = 0; !st && i < ctx.n_out; i++) {
+    if (node->outputs[i] >= 0) {
+      ctx.out_types[i] = s->graph->values[node->outputs[i]].type;
+    }
+  }
+  size_t n = (size_t)(ctx.n_in + ctx.n_out) + 1;
+  wm_tensor_desc *descs = NULL;
+  const void **values = NULL;
+  if (!st) {
+    descs = wm_calloc(n, sizeof(*descs));
+    values = wm_calloc(n, sizeof(void *));
+    if (!descs || !values) {
+      st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+  }
+  wm_op_desc op;
+  wm_op_support best = {0};
+  int32_t chosen = -1;
+  wm_op_support answers[MAX_SLOTS];
+  if (!st) {
+    make_op_desc(s, index, &ctx, descs, values, &op);
+    for (size_t k = 0; !st && k < s->n_listed; k++) {
+      st = query_slot(s, k, &op, &answers[k]);
+      if (!st && answers[k].level > best.level) {
+        best = answers[k];
+        chosen = (int32_t)k;
+      }
+    }
+  }
+  wm_placement_t *p = &rn->placement;
+  p->node = rn->label;
+  p->op_type = node->op_type;
+  p->domain = node->domain;
+  if (!st && chosen < 0 && s->n_slots > s->n_listed) {
+    size_t fb = s->n_listed;
+    st = query_slot(s, fb, &op, &answers[fb]);
+    if (!st && answers[fb].level > WM_SUPPORT_NONE) {
+      best = answers[fb];
+      chosen = (int32_t)fb;
+      p->fell_back = true;
+    }
+  }
+  if (!st) {
+    for (size_t k = 0; k < s->n_listed; k++) {
+      if ((int32_t)k != chosen && answers[k].level <= best.level) {
+        wm_placement_refusal_t *r = &rn->refusals[p->refusal_count++];
+        r->backend = wm_backend_name(s->slots[k].backend);
+        r->level = answers[k].level;
+        r->reason = answers[k].reason;
+        r->detail = answers[k].detail ? answers[k].detail : "";
+      }
+    }
+    p->refusals = rn->refusals;
+  }
+  if (!st && chosen < 0) {
+    if ((*n_unplaced)++ < 16) {
+      wm_strbuf_printf(unplaced, "\n  node \"%s\" (%s):", rn->label,
+                       node->op_type);
+      for (size_t r = 0; r < p->refusal_count; r++) {
+        wm_strbuf_printf(
+            unplaced, "%s %s: %s%s%s", r ? ";" : "", p->refusals[r].backend,
+            wm_why_name(p->refusals[r].reason),
+            *p->refusals[r].detail ? ", " : "", p->refusals[r].detail);
+      }
+    }
+  } else if (!st) {
+    rn->slot = chosen;
+    p->backend = wm_backend_name(s->slots[chosen].backend);
+    p->impl = best.impl;
+    p->level = best.level;
+  }
+  free(descs);
+  free(values);
+  wm_op_ctx_deinit(&ctx);
   return st;
 }
 
-wm_status_t wm_session_create(wm_graph_t *graph, wm_backend_t *backend,
-                              wm_session_t **out_session) {
+static wm_status_t place_nodes(wm_session_t *s) {
+  wm_strbuf_t unplaced;
+  wm_strbuf_init(&unplaced);
+  size_t n_unplaced = 0;
+  wm_status_t st = NULL;
+  for (size_t k = 0; !st && k < s->graph->node_count; k++) {
+    st = place_node(s, (size_t)s->order[k], &unplaced, &n_unplaced);
+  }
+  if (!st && n_unplaced) {
+    wm_strbuf_t names;
+    wm_strbuf_init(&names);
+    for (size_t k = 0; k < s->n_listed; k++) {
+      wm_strbuf_printf(&names, "%s%s", k ? "," : "",
+                       wm_backend_name(s->slots[k].backend));
+    }
+    st = WM_ERROR(UNIMPLEMENTED, "%zu node%s cannot be placed on %s%s:%s%s",
+                  n_unplaced, n_unplaced == 1 ? "" : "s", wm_strbuf_str(&names),
+                  s->n_slots > s->n_listed ? " or the fallback" : "",
+                  wm_strbuf_str(&unplaced), n_unplaced > 16 ? "\n  ..." : "");
+    wm_strbuf_deinit(&names);
+  }
+  wm_strbuf_deinit(&unplaced);
+  if (!st) {
+    int32_t last = -1;
+    for (size_t k = 0; k < s->graph->node_count; k++) {
+      int32_t slot = s->nodes[s->order[k]].slot;
+      s->stats.partitions += slot != last;
+      last = slot;
+    }
+  }
+  return st;
+}
+
+// Adds |backend| as a slot unless present; returns its slot.
+static int32_t add_slot(wm_session_t *s, wm_backend_t *backend) {
+  for (size_t k = 0; k < s->n_slots; k++) {
+    if (s->slots[k].backend == backend) {
+      return (int32_t)k;
+    }
+  }
+  rt_backend_t *b = &s->slots[s->n_slots];
+  b->backend = backend;
+  b->api = wm_backend_api(backend);
+  b->target = wm_backend_target(backend, 0);
+  b->mappable = b->api->device->mem_map != NULL;
+  return (int32_t)s->n_slots++;
+}
+
+wm_status_t wm_session_create_placed(wm_graph_t *graph,
+                                     const wm_session_options_t *options,
+                                     wm_session_t **out_session) {
   *out_session = NULL;
+  if (options->backend_count == 0 ||
+      options->backend_count > WM_SESSION_MAX_BACKENDS) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "a session takes 1 to %d backends, got "
+                    "%zu",
+                    WM_SESSION_MAX_BACKENDS, options->backend_count);
+  }
   WM_RETURN_IF_ERROR(wm_graph_verify(graph));
   WM_RETURN_IF_ERROR(wm_ops_check_graph(graph));
   wm_session_t *s = wm_calloc(1, sizeof(*s));
@@ -350,26 +573,39 @@ wm_status_t wm_session_create(wm_graph_t *graph, wm_backend_t *backend,
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   s->graph = graph;
-  s->backend = backend;
-  s->api = wm_backend_api(backend);
-  s->target = wm_backend_target(backend, 0);
-  s->mappable = s->api->device->mem_map != NULL;
   wm_status_t st = NULL;
-  if (!s->target) {
-    st = WM_ERROR(UNAVAILABLE, "backend \"%s\" has no device",
-                  wm_backend_name(backend));
+  for (size_t k = 0; !st && k < options->backend_count; k++) {
+    wm_backend_t *b = options->backends[k];
+    if (add_slot(s, b) != (int32_t)k) {
+      st = WM_ERROR(INVALID_ARGUMENT, "backend \"%s\" is listed twice",
+                    wm_backend_name(b));
+    } else if (!wm_backend_target(b, 0)) {
+      st = WM_ERROR(UNAVAILABLE, "backend \"%s\" has no device",
+                    wm_backend_name(b));
+    }
+  }
+  s->n_listed = s->n_slots;
+  if (!st && options->mode == WM_PLACEMENT_FALLBACK && options->fallback &&
+      wm_backend_target(options->fallback, 0)) {
+    int32_t fb = add_slot(s, options->fallback);
+    if ((size_t)fb < s->n_listed) {
+      s->n_slots = s->n_listed;  // already listed: no separate fallback
+    }
   }
   if (!st) {
     st = wm_graph_topo_order(graph, &s->order);
   }
   size_t nv = graph->value_count + 1, nn = graph->node_count + 1;
   if (!st) {
-    s->nodes = wm_calloc(nn, sizeof(rt_node));
-    s->values = wm_calloc(nv, sizeof(rt_value));
+    s->nodes = wm_calloc(nn, sizeof(rt_node_t));
+    s->values = wm_calloc(nv, sizeof(rt_value_t));
     s->use_count = wm_calloc(nv, sizeof(int32_t));
     if (!s->nodes || !s->values || !s->use_count) {
       st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     }
+  }
+  for (size_t i = 0; !st && i < graph->value_count; i++) {
+    s->values[i].home = -1;
   }
   for (size_t i = 0; !st && i < graph->node_count; i++) {
     const wm_node_t *node = &graph->nodes[i];
@@ -385,30 +621,22 @@ wm_status_t wm_session_create(wm_graph_t *graph, wm_backend_t *backend,
   if (!st) {
     st = place_nodes(s);
   }
-  if (!st) {
-    st = backend_error(s, s->api->device_open(s->target, &s->dev),
-                       "device_open");
-  }
-  if (!st) {
-    st = backend_error(s, s->api->device->stream_create(s->dev, &s->stream),
-                       "stream_create");
-  }
-  for (size_t i = 0; !st && i < graph->value_count; i++) {
-    const wm_value_t *v = &graph->values[i];
-    if (v->initializer) {
-      st = upload(s, &s->values[i], v->initializer);
-      s->values[i].persistent = true;
-      if (st) {
-        st = wm_status_annotate(st, "uploading initializer \"%s\"", v->name);
-      }
-    }
-  }
   if (st) {
     wm_session_destroy(s);
     return st;
   }
   *out_session = s;
   return NULL;
+}
+
+wm_status_t wm_session_create(wm_graph_t *graph, wm_backend_t *backend,
+                              wm_session_t **out_session) {
+  wm_session_options_t options = {
+      .backends = &backend,
+      .backend_count = 1,
+      .mode = WM_PLACEMENT_STRICT,
+  };
+  return wm_session_create_placed(graph, &options, out_session);
 }
 
 void wm_session_destroy(wm_session_t *s) {
@@ -419,9 +647,9 @@ void wm_session_destroy(wm_session_t *s) {
     release_value(s, &s->values[i]);
   }
   for (size_t i = 0; s->nodes && i < s->graph->node_count; i++) {
-    rt_node *rn = &s->nodes[i];
+    rt_node_t *rn = &s->nodes[i];
     if (rn->plan) {
-      s->api->library->op_plan_destroy(rn->plan);
+      s->slots[rn->slot].api->library->op_plan_destroy(rn->plan);
     }
     for (uint32_t a = 0; rn->string_lens && a < rn->n_attr; a++) {
       free(rn->string_lens[a]);
@@ -431,11 +659,14 @@ void wm_session_destroy(wm_session_t *s) {
     free(rn->attr_descs);
     free(rn->planned);
   }
-  if (s->stream) {
-    s->api->device->stream_destroy(s->stream);
-  }
-  if (s->dev) {
-    s->api->device->device_close(s->dev);
+  for (size_t k = 0; k < s->n_slots; k++) {
+    rt_backend_t *b = &s->slots[k];
+    if (b->stream) {
+      b->api->device->stream_destroy(b->stream);
+    }
+    if (b->dev) {
+      b->api->device->device_close(b->dev);
+    }
   }
   free(s->nodes);
   free(s->values);
@@ -446,6 +677,88 @@ void wm_session_destroy(wm_session_t *s) {
 
 size_t wm_session_node_count(const wm_session_t *session) {
   return session->graph->node_count;
+}
+
+const wm_placement_t *wm_session_placement(const wm_session_t *session,
+                                           size_t index) {
+  return index < session->graph->node_count ? &session->nodes[index].placement
+                                            : NULL;
+}
+
+size_t wm_session_nodes_on(const wm_session_t *session, const char *backend) {
+  size_t n = 0;
+  for (size_t i = 0; i < session->graph->node_count; i++) {
+    n += strcmp(session->nodes[i].placement.backend, backend) == 0;
+  }
+  return n;
+}
+
+wm_session_stats_t wm_session_stats(const wm_session_t *session) {
+  return session->stats;
+}
+
+void wm_session_placement_json(const wm_session_t *s, wm_strbuf_t *out) {
+  wm_strbuf_printf(out, "{\"schema\": \"wmap.placement/1\", \"backends\": [");
+  for (size_t k = 0; k < s->n_slots; k++) {
+    wm_strbuf_printf(out, "%s", k ? ", " : "");
+    wm_strbuf_json_string(out, wm_backend_name(s->slots[k].backend));
+  }
+  wm_strbuf_printf(out,
+                   "],\n \"partitions\": %zu, \"boundary_copies\": %zu, "
+                   "\"bytes_copied\": %llu,\n \"nodes\": [\n",
+                   s->stats.partitions, s->stats.boundary_copies,
+                   (unsigned long long)s->stats.bytes_copied);
+  for (size_t k = 0; k < s->graph->node_count; k++) {
+    const wm_placement_t *p = &s->nodes[s->order[k]].placement;
+    wm_strbuf_printf(out, "  {\"name\": ");
+    wm_strbuf_json_string(out, p->node);
+    wm_strbuf_printf(out, ", \"op\": ");
+    wm_strbuf_json_string(out, p->op_type);
+    wm_strbuf_printf(out, ", \"domain\": ");
+    wm_strbuf_json_string(out, p->domain);
+    wm_strbuf_printf(out, ", \"backend\": ");
+    wm_strbuf_json_string(out, p->backend);
+    wm_strbuf_printf(out,
+                     ", \"impl\": \"%s\", \"level\": \"%s\", "
+                     "\"fell_back\": %s, \"refusals\": [",
+                     wm_impl_name(p->impl), wm_level_name(p->level),
+                     p->fell_back ? "true" : "false");
+    for (size_t r = 0; r < p->refusal_count; r++) {
+      const wm_placement_refusal_t *rf = &p->refusals[r];
+      wm_strbuf_printf(out, "%s{\"backend\": ", r ? ", " : "");
+      wm_strbuf_json_string(out, rf->backend);
+      wm_strbuf_printf(out,
+                       ", \"level\": \"%s\", \"reason\": \"%s\", "
+                       "\"detail\": ",
+                       wm_level_name(rf->level), wm_why_name(rf->reason));
+      wm_strbuf_json_string(out, rf->detail);
+      wm_strbuf_printf(out, "}");
+    }
+    wm_strbuf_printf(out, "]}%s\n", k + 1 < s->graph->node_count ? "," : "");
+  }
+  wm_strbuf_printf(out, " ]}\n");
+}
+
+void wm_session_placement_text(const wm_session_t *s, wm_strbuf_t *out) {
+  wm_strbuf_printf(out, "%-24s %-20s %-8s %-15s %-9s %s\n", "node", "op",
+                   "backend", "impl", "level", "why not earlier backends");
+  for (size_t k = 0; k < s->graph->node_count; k++) {
+    const wm_placement_t *p = &s->nodes[s->order[k]].placement;
+    wm_strbuf_printf(out, "%-24.24s %-20.20s %-8.8s %-15s %-9s", p->node,
+                     p->op_type, p->backend, wm_impl_name(p->impl),
+                     wm_level_name(p->level));
+    for (size_t r = 0; r < p->refusal_count; r++) {
+      const wm_placement_refusal_t *rf = &p->refusals[r];
+      wm_strbuf_printf(
+          out, "%s %s: %s%s%s", r ? ";" : "", rf->backend,
+          rf->level ? wm_level_name(rf->level) : wm_why_name(rf->reason),
+          *rf->detail ? " (" : "", rf->detail);
+      wm_strbuf_printf(out, "%s", *rf->detail ? ")" : "");
+    }
+    wm_strbuf_printf(out, "\n");
+  }
+  wm_strbuf_printf(out, "%zu nodes, %zu partition%s\n", s->graph->node_count,
+                   s->stats.partitions, s->stats.partitions == 1 ? "" : "s");
 }
 
 // ------------------------------------------------------------- running
@@ -465,13 +778,14 @@ static bool descs_equal(const wm_tensor_desc *a, const wm_tensor_desc *b,
 static wm_status_t ensure_plan(wm_session_t *s, size_t index,
                                const wm_op_desc *op,
                                const wm_tensor_desc *descs) {
-  rt_node *rn = &s->nodes[index];
+  rt_node_t *rn = &s->nodes[index];
+  rt_backend_t *b = &s->slots[rn->slot];
   size_t n = op->n_in + op->n_out;
   if (rn->plan && descs_equal(rn->planned, descs, n)) {
     return NULL;
   }
   if (rn->plan) {
-    s->api->library->op_plan_destroy(rn->plan);
+    b->api->library->op_plan_destroy(rn->plan);
     rn->plan = NULL;
   }
   if (!rn->planned) {
@@ -481,31 +795,38 @@ static wm_status_t ensure_plan(wm_session_t *s, size_t index,
     }
   }
   uint64_t ws = 0;
-  WM_RETURN_IF_ERROR(backend_error(
-      s, s->api->library->op_plan(s->dev, op, &rn->plan, &ws), "op_plan"));
+  WM_RETURN_IF_ERROR(slot_error(
+      b, b->api->library->op_plan(b->dev, op, &rn->plan, &ws), "op_plan"));
   if (ws > 0) {
-    s->api->library->op_plan_destroy(rn->plan);
+    b->api->library->op_plan_destroy(rn->plan);
     rn->plan = NULL;
     return WM_ERROR(UNIMPLEMENTED,
-                    "backend \"%s\" asked for %llu bytes of "
-                    "workspace, which sessions do not provide yet",
-                    wm_backend_name(s->backend), (unsigned long long)ws);
+                    "backend \"%s\" asked for %llu bytes of workspace, which "
+                    "sessions do not provide yet",
+                    wm_backend_name(b->backend), (unsigned long long)ws);
   }
   memcpy(rn->planned, descs, n * sizeof(wm_tensor_desc));
   return NULL;
 }
 
+static bool value_is_persistent(const wm_session_t *s, int32_t id) {
+  return s->graph->values[id].initializer && !s->values[id].overridden;
+}
+
 static void drop_use(wm_session_t *s, int32_t id) {
-  rt_value *v = &s->values[id];
-  if (--v->uses <= 0 && !v->persistent) {
+  rt_value_t *v = &s->values[id];
+  if (--v->uses <= 0 && !value_is_persistent(s, id)) {
     release_value(s, v);
   }
 }
 
 static wm_status_t run_node(wm_session_t *s, size_t index) {
   const wm_node_t *node = &s->graph->nodes[index];
-  rt_node *rn = &s->nodes[index];
+  rt_node_t *rn = &s->nodes[index];
+  size_t slot = (size_t)rn->slot;
+  rt_backend_t *b = &s->slots[slot];
   wm_op_ctx_t ctx;
+  WM_RETURN_IF_ERROR(open_slot(s, slot));
   WM_RETURN_IF_ERROR(wm_op_ctx_init(&ctx, s->graph, index));
   wm_type_t *in_types = (wm_type_t *)ctx.in_types;
   const wm_tensor_t **ins = (const wm_tensor_t **)ctx.in;
@@ -522,15 +843,14 @@ static wm_status_t run_node(wm_session_t *s, size_t index) {
     if (id < 0) {
       continue;
     }
-    rt_value *v = &s->values[id];
-    if (!v->buf) {
-      st = WM_OP_ERROR(&ctx, INTERNAL, "input %d \"%s\" has no value", i,
-                       s->graph->values[id].name);
+    st = value_on(s, id, slot);
+    if (st) {
       break;
     }
+    rt_value_t *v = &s->values[id];
     wm_shape_t shape = shape_from_desc(&v->desc);
     in_types[i] = wm_type_tensor((wm_dtype_t)v->desc.dtype, &shape);
-    ins[i] = v->host;
+    ins[i] = host_view(s, id);
   }
   if (!st) {
     st = rn->def->infer(&ctx);
@@ -553,30 +873,36 @@ static wm_status_t run_node(wm_session_t *s, size_t index) {
                        wm_type_format(t, buf, sizeof(buf)));
       break;
     }
-    st = alloc_value(s, &s->values[id], t->dtype, &t->shape);
-    s->values[id].uses = s->use_count[id];
+    rt_value_t *v = &s->values[id];
+    v->desc = desc_from_type(t->dtype, &t->shape);
+    st = alloc_copy(s, slot, &v->desc, &v->copy[slot]);
+    v->home = (int32_t)slot;
+    v->uses = s->use_count[id];
   }
   for (int32_t i = 0; !st && i < ctx.n_in + ctx.n_out; i++) {
     bool is_in = i < ctx.n_in;
     int32_t id = is_in ? node->inputs[i] : node->outputs[i - ctx.n_in];
     views[i].struct_size = sizeof(views[i]);
     views[i].desc = descs[i];
-    views[i].buffer = id >= 0 ? s->values[id].buf : NULL;
+    views[i].buffer = id >= 0 ? s->values[id].copy[slot].buf : NULL;
   }
   if (!st) {
-    st = backend_error(
-        s,
-        s->api->library->op_run(s->stream, rn->plan, views, (uint32_t)ctx.n_in,
+    st = slot_error(
+        b,
+        b->api->library->op_run(b->stream, rn->plan, views, (uint32_t)ctx.n_in,
                                 views + ctx.n_in, (uint32_t)ctx.n_out, NULL),
         "op_run");
+    if (st) {
+      st = wm_status_annotate(st, "node \"%s\" (%s)", ctx.label, node->op_type);
+    }
   }
-  for (int32_t i = 0; !st && !s->mappable && i < ctx.n_out; i++) {
+  for (int32_t i = 0; !st && !b->mappable && i < ctx.n_out; i++) {
     int32_t id = node->outputs[i];
-    rt_value *v = &s->values[id];
-    size_t bytes = 0;
-    if (id >= 0 && wm_shape_numel(&ctx.out_types[i].shape, &bytes) &&
-        bytes * wm_dtype_size(ctx.out_types[i].dtype) <= HOST_COPY_LIMIT) {
-      st = download(s, v, &v->host);
+    size_t count = 0;
+    if (id >= 0 && wm_shape_numel(&ctx.out_types[i].shape, &count) &&
+        count * wm_dtype_size(ctx.out_types[i].dtype) <= HOST_COPY_LIMIT) {
+      rt_value_t *v = &s->values[id];
+      st = read_copy(s, slot, &v->copy[slot], &v->desc, &v->copy[slot].host);
     }
   }
   for (int32_t i = 0; i < ctx.n_in; i++) {
@@ -619,6 +945,19 @@ static wm_status_t check_input(const wm_value_t *v, const wm_tensor_t *t) {
   return NULL;
 }
 
+// Returns the slot of the first node consuming value |id| (0 if none).
+static size_t first_consumer_slot(const wm_session_t *s, int32_t id) {
+  for (size_t k = 0; k < s->graph->node_count; k++) {
+    const wm_node_t *node = &s->graph->nodes[s->order[k]];
+    for (int32_t i = 0; i < node->input_count; i++) {
+      if (node->inputs[i] == id) {
+        return (size_t)s->nodes[s->order[k]].slot;
+      }
+    }
+  }
+  return 0;
+}
+
 wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
                            const wm_tensor_t *const *inputs, size_t n_inputs,
                            wm_tensor_t **out_outputs) {
@@ -629,6 +968,8 @@ wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
   for (size_t i = 0; i < g->value_count; i++) {
     s->values[i].uses = s->use_count[i];
   }
+  s->stats.boundary_copies = 0;
+  s->stats.bytes_copied = 0;
   wm_status_t st = NULL;
   for (size_t i = 0; !st && i < n_inputs; i++) {
     int32_t id = wm_graph_find_value(g, names[i]);
@@ -637,22 +978,25 @@ wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
                     names[i]);
       break;
     }
-    rt_value *v = &s->values[id];
+    rt_value_t *v = &s->values[id];
     st = check_input(&g->values[id], inputs[i]);
-    if (!st && v->persistent) {
-      release_value(s, v);  // the caller overrides a default initializer
-      v->persistent = false;
+    if (!st && v->overridden) {
+      st = WM_ERROR(INVALID_ARGUMENT, "input \"%s\" is given twice", names[i]);
     }
-    if (!st && v->buf) {
+    if (!st && v->home >= 0 && !g->values[id].initializer) {
       st = WM_ERROR(INVALID_ARGUMENT, "input \"%s\" is given twice", names[i]);
     }
     if (!st) {
-      st = upload(s, v, inputs[i]);
+      release_value(s, v);  // drops a default initializer's copies
+      size_t slot = first_consumer_slot(s, id);
+      st = upload(s, slot, v, inputs[i]);
+      v->home = st ? -1 : (int32_t)slot;
+      v->overridden = g->values[id].initializer != NULL;
     }
   }
   for (size_t i = 0; !st && i < g->input_count; i++) {
     int32_t id = g->inputs[i];
-    if (!s->values[id].buf) {
+    if (s->values[id].home < 0 && !g->values[id].initializer) {
       st = WM_ERROR(INVALID_ARGUMENT, "input \"%s\" is not given",
                     g->values[id].name);
     }
@@ -660,35 +1004,31 @@ wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
   for (size_t k = 0; !st && k < g->node_count; k++) {
     st = run_node(s, (size_t)s->order[k]);
   }
-  if (!st) {
-    st =
-        backend_error(s, s->api->device->stream_sync(s->stream), "stream_sync");
+  for (size_t k = 0; !st && k < s->n_slots; k++) {
+    rt_backend_t *b = &s->slots[k];
+    if (b->stream) {
+      st = slot_error(b, b->api->device->stream_sync(b->stream), "stream_sync");
+    }
   }
   for (size_t i = 0; !st && i < g->output_count; i++) {
-    const rt_value *v = &s->values[g->outputs[i]];
-    if (!v->buf) {
+    int32_t id = g->outputs[i];
+    const rt_value_t *v = &s->values[id];
+    if (v->home >= 0) {
+      st = read_copy(s, (size_t)v->home, &v->copy[v->home], &v->desc,
+                     &out_outputs[i]);
+    } else if (g->values[id].initializer) {
+      st = wm_tensor_clone(g->values[id].initializer, &out_outputs[i]);
+    } else {
       st = WM_ERROR(INTERNAL, "output \"%s\" was not computed",
-                    g->values[g->outputs[i]].name);
-      break;
+                    g->values[id].name);
     }
-    st = download(s, v, &out_outputs[i]);
   }
-  // Free everything but initializers, whatever happened, and restore
-  // initializers that a caller's input replaced for this run.
+  // Free everything but initializers, whatever happened; an initializer a
+  // caller replaced is uploaded again when next needed.
   for (size_t i = 0; i < g->value_count; i++) {
-    rt_value *v = &s->values[i];
-    if (v->persistent) {
-      continue;
-    }
-    release_value(s, v);
-    if (g->values[i].initializer) {
-      wm_status_t us = upload(s, v, g->values[i].initializer);
-      v->persistent = us == NULL;
-      if (us && !st) {
-        st = us;
-      } else {
-        wm_status_free(us);
-      }
+    if (!value_is_persistent(s, (int32_t)i)) {
+      release_value(s, &s->values[i]);
+      s->values[i].overridden = false;
     }
   }
   if (st) {
