@@ -1,6 +1,7 @@
 // Tests of the reference backend through the plugin host and a session:
 // negotiation, running a graph, and the errors users can hit.
 #include <stdlib.h>
+#include <string.h>
 
 #include "ref.h"
 #include "wm_test.h"
@@ -145,6 +146,87 @@ WM_TEST(session_create_survives_every_failing_allocation) {
   wm_backend_destroy(b);
 }
 
+// A second backend for placement tests: ref's tables under the name
+// "half", claiming only Relu.
+static wm_plugin_api half_api;
+static wm_library_tier half_library;
+static const wm_plugin_api *ref_api;
+
+static wm_error *half_get_info(wm_plugin_info *out) {
+  wm_error *e = ref_api->get_info(out);
+  out->name = "half";
+  return e;
+}
+
+static wm_error *half_op_query(const wm_target_desc *t, const wm_op_desc *op,
+                               wm_op_support *out) {
+  wm_error *e = ref_api->library->op_query(t, op, out);
+  if (!e && strcmp(op->op_type, "Relu") != 0) {
+    out->level = WM_SUPPORT_NONE;
+    out->reason = WM_WHY_OP;
+    out->detail = "only Relu";
+  }
+  return e;
+}
+
+static wm_error *half_query(uint32_t major, uint32_t minor,
+                            const wm_host_api *host,
+                            const wm_plugin_api **out) {
+  wm_error *e = wm_ref_plugin_query(major, minor, host, &ref_api);
+  half_api = *ref_api;
+  half_library = *ref_api->library;
+  half_api.get_info = half_get_info;
+  half_library.op_query = half_op_query;
+  half_api.library = &half_library;
+  *out = &half_api;
+  return e;
+}
+
+WM_TEST(fallback_places_unclaimed_nodes_on_ref_and_copies_across) {
+  wm_backend_t *ref, *half;
+  WM_CHECK_OK(open_ref(&ref));
+  WM_CHECK_OK(wm_backend_create(half_query, "test", &half));
+  wm_graph_t *g;
+  WM_CHECK_OK(build(&g, "Relu"));
+  wm_session_options_t opts = {.backends = &half,
+                               .backend_count = 1,
+                               .fallback = ref,
+                               .mode = WM_PLACEMENT_FALLBACK};
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create_placed(g, &opts, &s));
+  const wm_placement_t *act = wm_session_placement(s, 0);
+  const wm_placement_t *add = wm_session_placement(s, 1);
+  WM_CHECK_STR_EQ(act->backend, "half");
+  WM_CHECK(!act->fell_back);
+  WM_CHECK_STR_EQ(add->backend, "ref");
+  WM_CHECK(add->fell_back);
+  WM_CHECK_INT_EQ(add->refusal_count, 1);
+  WM_CHECK_STR_EQ(add->refusals[0].detail, "only Relu");
+  WM_CHECK_INT_EQ(wm_session_nodes_on(s, "half"), 1);
+  WM_CHECK_INT_EQ(wm_session_stats(s).partitions, 2);
+  wm_tensor_t *x, *y = NULL;
+  WM_CHECK_OK(make_input(&x));
+  const char *names[] = {"x"};
+  WM_CHECK_OK(wm_session_run(s, names, (const wm_tensor_t *const *)&x, 1, &y));
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y, 5), 2.5 + 50.0, 0);
+  WM_CHECK_INT_EQ(wm_session_stats(s).boundary_copies, 1);
+  WM_CHECK_INT_EQ(wm_session_stats(s).bytes_copied, 24);
+  wm_strbuf_t json;
+  wm_strbuf_init(&json);
+  wm_session_placement_json(s, &json);
+  WM_CHECK(strstr(wm_strbuf_str(&json), "\"fell_back\": true") != NULL);
+  wm_strbuf_deinit(&json);
+  wm_tensor_destroy(x);
+  wm_tensor_destroy(y);
+  wm_session_destroy(s);
+  opts.mode = WM_PLACEMENT_STRICT;
+  WM_CHECK_ERR(wm_session_create_placed(g, &opts, &s), UNIMPLEMENTED,
+               "node \"add\" (Add): half: operator, only Relu");
+  wm_graph_destroy(g);
+  wm_backend_destroy(half);
+  wm_backend_destroy(ref);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(ref_negotiates_and_describes_the_host),
@@ -153,6 +235,7 @@ int main(void) {
       WM_CASE(session_names_a_missing_input),
       WM_CASE(session_create_names_an_unknown_operator),
       WM_CASE(session_create_survives_every_failing_allocation),
+      WM_CASE(fallback_places_unclaimed_nodes_on_ref_and_copies_across),
       {NULL, NULL}};
   return wm_test_main(cases);
 }
