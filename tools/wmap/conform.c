@@ -23,7 +23,11 @@ static const char conform_usage[] =
     "(floats; NaN equals NaN), exactly otherwise.\n"
     "\n"
     "Options:\n"
-    "  --backend NAME       backend to test (default: ref)\n"
+    "  --backend NAME       backend to test first (default: ref); nodes it\n"
+    "                       does not take run on ref, and a case that fails\n"
+    "                       where ref alone passes is claimed_but_failed\n"
+    "  --strict             no fallback: cases the backend cannot run whole\n"
+    "                       are unsupported\n"
     "  --data DIR           test data root (default: $WMAP_ONNX_TESTDATA or\n"
     "                       " DEFAULT_DATA
     ")\n"
@@ -38,15 +42,23 @@ static const char conform_usage[] =
     "  -h, --help           show this help\n"
     "\n"
     "Exit status: 0 when no case failed (unsupported cases are not\n"
-    "failures) and every --expect-pass case passed; 1 otherwise.\n";
+    "failures) or, with --expect-pass, every listed case passed and none\n"
+    "was claimed but failed; 1 otherwise.\n";
 
 static const char *const all_suites[] = {"node", "pytorch-converted",
                                          "pytorch-operator", "simple", "real"};
 enum { SUITE_COUNT = 5 };
 
-typedef enum { ST_PASS, ST_FAIL, ST_UNSUPPORTED, ST_SKIPPED } case_status_t;
+typedef enum {
+  ST_PASS,
+  ST_FAIL,
+  ST_UNSUPPORTED,
+  ST_SKIPPED,
+  ST_CLAIMED_FAILED,  // fails where the backend ran nodes, passes on ref
+  ST_COUNT,
+} case_status_t;
 static const char *const status_names[] = {"pass", "fail", "unsupported",
-                                           "skipped"};
+                                           "skipped", "claimed_but_failed"};
 
 typedef struct case_result {
   char *suite;           // suite name
@@ -57,6 +69,8 @@ typedef struct case_result {
   size_t n_ops;          // number of op types
   double max_abs_err;    // worst absolute float error seen
   double time_us;        // wall time of the case
+  size_t nodes;          // nodes in the model's main graph
+  size_t nodes_on;       // of those, placed on the tested backend
 } case_result_t;
 
 typedef struct op_stat {
@@ -235,7 +249,8 @@ static void free_list(char **names, size_t n) {
 }
 
 // Runs one case folder; fills |r| (suite and name already set).
-static void run_case(const char *dir, wm_backend_t *backend, case_result_t *r) {
+static void run_case(const char *dir, const wm_session_options_t *opts,
+                     case_result_t *r) {
   char *path = wm_cli_path("%s/model.onnx", dir);
   char *json = wm_cli_path("%s/data.json", dir);
   struct stat st;
@@ -256,7 +271,12 @@ static void run_case(const char *dir, wm_backend_t *backend, case_result_t *r) {
   free(path);
   if (!s) {
     collect_ops(graph, r);
-    s = wm_session_create(graph, backend, &session);
+    s = wm_session_create_placed(graph, opts, &session);
+  }
+  if (!s) {
+    r->nodes = wm_session_node_count(session);
+    r->nodes_on =
+        wm_session_nodes_on(session, wm_backend_name(opts->backends[0]));
   }
   if (s) {
     wm_status_code_t code = wm_status_code(s);
@@ -323,16 +343,17 @@ static void run_case(const char *dir, wm_backend_t *backend, case_result_t *r) {
 }
 
 static void write_json(FILE *f, const char *backend, const case_result_t *rs,
-                       size_t n, const int counts[4]) {
+                       size_t n, const int counts[ST_COUNT]) {
   wm_strbuf_t b;
   wm_strbuf_init(&b);
   wm_strbuf_printf(&b, "{\"schema\": \"wmap.conform/1\", \"backend\": ");
   wm_strbuf_json_string(&b, backend);
   wm_strbuf_printf(&b,
                    ",\n \"summary\": {\"passed\": %d, \"failed\": %d, "
-                   "\"unsupported\": %d, \"skipped\": %d},\n \"cases\": [\n",
-                   counts[ST_PASS], counts[ST_FAIL], counts[ST_UNSUPPORTED],
-                   counts[ST_SKIPPED]);
+                   "\"claimed_but_failed\": %d, \"unsupported\": %d, "
+                   "\"skipped\": %d},\n \"cases\": [\n",
+                   counts[ST_PASS], counts[ST_FAIL], counts[ST_CLAIMED_FAILED],
+                   counts[ST_UNSUPPORTED], counts[ST_SKIPPED]);
   for (size_t i = 0; i < n; i++) {
     const case_result_t *r = &rs[i];
     wm_strbuf_printf(&b, "  {\"name\": ");
@@ -353,8 +374,11 @@ static void write_json(FILE *f, const char *backend, const case_result_t *rs,
       }
       wm_strbuf_json_string(&b, r->ops[k]);
     }
-    wm_strbuf_printf(&b, "], \"max_abs_err\": %.9g, \"time_us\": %.1f}%s\n",
-                     r->max_abs_err, r->time_us, i + 1 < n ? "," : "");
+    wm_strbuf_printf(&b,
+                     "], \"nodes\": %zu, \"nodes_on_backend\": %zu, "
+                     "\"max_abs_err\": %.9g, \"time_us\": %.1f}%s\n",
+                     r->nodes, r->nodes_on, r->max_abs_err, r->time_us,
+                     i + 1 < n ? "," : "");
   }
   wm_strbuf_printf(&b, " ]}\n");
   fputs(wm_strbuf_str(&b), f);
@@ -387,7 +411,8 @@ static void print_coverage(const case_result_t *rs, size_t n) {
       }
       stats[j].cases++;
       stats[j].passed += rs[i].status == ST_PASS;
-      stats[j].failed += rs[i].status == ST_FAIL;
+      stats[j].failed +=
+          rs[i].status == ST_FAIL || rs[i].status == ST_CLAIMED_FAILED;
       stats[j].unsupported += rs[i].status == ST_UNSUPPORTED;
     }
   }
@@ -455,12 +480,13 @@ int wm_cli_conform(int argc, char **argv) {
       {"json", required_argument, NULL, 'j'},
       {"expect-pass", required_argument, NULL, 'e'},
       {"write-pass", required_argument, NULL, 'w'},
+      {"strict", no_argument, NULL, 'S'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *backend_name = "ref", *data = getenv("WMAP_ONNX_TESTDATA");
   const char *suites_arg = NULL, *filter = NULL, *json = NULL;
   const char *expect = NULL, *write_pass = NULL;
-  bool quiet = false;
+  bool quiet = false, strict = false;
   optind = 1;
   int c;
   while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
@@ -488,6 +514,9 @@ int wm_cli_conform(int argc, char **argv) {
         break;
       case 'w':
         write_pass = optarg;
+        break;
+      case 'S':
+        strict = true;
         break;
       case 'h':
         fputs(conform_usage, stdout);
@@ -546,17 +575,31 @@ int wm_cli_conform(int argc, char **argv) {
                                 "--data DIR)",
                                 data));
   }
-  wm_backend_t *backend;
+  wm_backend_t *backend = NULL, *ref = NULL;
   wm_status_t s = wm_cli_backend_open(backend_name, &backend);
+  if (!s) {
+    s = wm_cli_backend_open("ref", &ref);
+  }
   if (s) {
     if (filter) {
       regfree(&re);
     }
+    wm_backend_destroy(backend);
     return wm_cli_fail(s);
   }
+  // The tested backend first; in FALLBACK mode ref takes what it leaves.
+  wm_session_options_t tested = {
+      .backends = &backend,
+      .backend_count = 1,
+      .fallback = ref,
+      .mode = strict ? WM_PLACEMENT_STRICT : WM_PLACEMENT_FALLBACK,
+  };
+  wm_session_options_t oracle = {
+      .backends = &ref, .backend_count = 1, .mode = WM_PLACEMENT_STRICT};
+  bool is_ref = strcmp(wm_backend_name(backend), "ref") == 0;
   case_result_t *rs = NULL;
-  size_t n = 0, cap = 0;
-  int counts[4] = {0};
+  size_t n = 0, cap = 0, whole = 0;
+  int counts[ST_COUNT] = {0};
   for (int k = 0; k < SUITE_COUNT; k++) {
     if (!want[k]) {
       continue;
@@ -584,7 +627,25 @@ int wm_cli_conform(int argc, char **argv) {
       char *dir = wm_cli_path("%s/%s", suite_dir, cases[i]);
       uint64_t t0 = wm_now_ns();
       if (dir) {
-        run_case(dir, backend, r);
+        run_case(dir, &tested, r);
+        if (!is_ref && r->nodes_on > 0 && r->status != ST_PASS &&
+            r->status != ST_SKIPPED) {
+          // The backend ran nodes and the case failed: if ref alone
+          // passes, the backend claimed a node it then got wrong.
+          case_result_t again = {0};
+          run_case(dir, &oracle, &again);
+          if (again.status == ST_PASS) {
+            char *why =
+                wm_cli_path("claimed by %s: %s", wm_backend_name(backend),
+                            r->reason ? r->reason : "");
+            free(r->reason);
+            r->reason = why;
+            r->status = ST_CLAIMED_FAILED;
+          }
+          free(again.reason);
+          free_list(again.ops, again.n_ops);
+        }
+        whole += r->status == ST_PASS && r->nodes_on == r->nodes;
       } else {
         r->status = ST_FAIL;
         r->reason = wm_strdup("out of memory");
@@ -592,9 +653,14 @@ int wm_cli_conform(int argc, char **argv) {
       free(dir);
       r->time_us = (double)(wm_now_ns() - t0) / 1e3;
       counts[r->status]++;
-      if (!quiet || r->status == ST_FAIL || r->status == ST_UNSUPPORTED) {
-        printf("%-11s %s/%s%s%s\n", status_names[r->status], all_suites[k],
-               cases[i], r->reason ? ": " : "", r->reason ? r->reason : "");
+      if (!quiet || r->status == ST_FAIL || r->status == ST_UNSUPPORTED ||
+          r->status == ST_CLAIMED_FAILED) {
+        printf("%-11s %s/%s", status_names[r->status], all_suites[k], cases[i]);
+        if (!is_ref && r->nodes) {
+          printf(" [%s %zu/%zu]", wm_backend_name(backend), r->nodes_on,
+                 r->nodes);
+        }
+        printf("%s%s\n", r->reason ? ": " : "", r->reason ? r->reason : "");
         fflush(stdout);
       }
     }
@@ -605,7 +671,15 @@ int wm_cli_conform(int argc, char **argv) {
     regfree(&re);
   }
   print_coverage(rs, n);
-  int rc = counts[ST_FAIL] ? WM_EXIT_FAILED : WM_EXIT_OK;
+  if (!is_ref) {
+    printf(
+        "backend %s: %zu passing case%s ran entirely on it%s; %d claimed "
+        "but failed\n",
+        wm_backend_name(backend), whole, whole == 1 ? "" : "s",
+        strict ? " (strict)" : "", counts[ST_CLAIMED_FAILED]);
+  }
+  int rc = counts[ST_FAIL] || counts[ST_CLAIMED_FAILED] ? WM_EXIT_FAILED
+                                                        : WM_EXIT_OK;
   if (json) {
     FILE *f = fopen(json, "w");
     if (!f) {
@@ -637,11 +711,12 @@ int wm_cli_conform(int argc, char **argv) {
       if (missing > 0) {
         printf("%d case(s) of the expected-pass list did not pass\n", missing);
       }
-    } else if (counts[ST_FAIL]) {
+    } else if (counts[ST_FAIL] && !counts[ST_CLAIMED_FAILED]) {
       rc = WM_EXIT_OK;  // known failures outside the list are tolerated
     }
   }
-  printf("%d passed, %d failed, %d skipped\n", counts[ST_PASS], counts[ST_FAIL],
+  printf("%d passed, %d failed, %d skipped\n", counts[ST_PASS],
+         counts[ST_FAIL] + counts[ST_CLAIMED_FAILED],
          counts[ST_UNSUPPORTED] + counts[ST_SKIPPED]);
   for (size_t i = 0; i < n; i++) {
     free(rs[i].suite);
@@ -651,5 +726,6 @@ int wm_cli_conform(int argc, char **argv) {
   }
   free(rs);
   wm_backend_destroy(backend);
+  wm_backend_destroy(ref);
   return rc;
 }
