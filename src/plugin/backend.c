@@ -1,5 +1,6 @@
 // A loaded backend: version negotiation, validation of required
 // functions, enumeration, and error conversion.
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,9 @@ struct wm_backend {
   wm_plugin_info info;                   // from get_info
   const wm_target_desc *const *targets;  // plugin-owned
   uint32_t target_count;                 // number of targets
-  char origin[256];                      // where it came from
+  char origin[4096];                     // where it came from
+  wm_host_api host;                      // given to the plugin; lives here
+  void *dl_handle;                       // dlopen handle or NULL; owned
 };
 
 static void host_log(void *ctx, uint32_t level, const char *file, int32_t line,
@@ -22,11 +25,14 @@ static void host_log(void *ctx, uint32_t level, const char *file, int32_t line,
          (int)line, message ? message : "");
 }
 
-static const wm_host_api host_api = {
-    .struct_size = WM_STRUCT_SIZE(wm_host_api, kv_get),
-    .ctx = NULL,
-    .log = host_log,
-};
+// Frees a backend and closes its library; plugin memory is gone after.
+static void backend_free(wm_backend_t *b) {
+  void *handle = b->dl_handle;
+  free(b);
+  if (handle) {
+    dlclose(handle);
+  }
+}
 
 wm_status_t wm_backend_error(const wm_backend_t *backend, wm_error *error,
                              const char *what) {
@@ -44,9 +50,9 @@ wm_status_t wm_backend_error(const wm_backend_t *backend, wm_error *error,
   if (api->error_destroy) {
     api->error_destroy(error);
   }
-  return wm_status_annotate(s, "backend \"%s\": %s",
-                            backend->info.name ? backend->info.name : "?",
-                            what);
+  return wm_status_annotate(
+      s, "backend \"%s\": %s",
+      backend->info.name ? backend->info.name : backend->origin, what);
 }
 
 // Appends the name of each NULL required function to |missing|.
@@ -93,22 +99,46 @@ static void check_required(const wm_plugin_api *api, wm_strbuf_t *missing) {
 
 wm_status_t wm_backend_create(wm_plugin_query_fn query, const char *origin,
                               wm_backend_t **out_backend) {
+  return wm_backend_create_ex(query, origin, 0, NULL, out_backend);
+}
+
+wm_status_t wm_backend_create_ex(wm_plugin_query_fn query, const char *origin,
+                                 uint32_t num_threads, void *dl_handle_take,
+                                 wm_backend_t **out_backend) {
   *out_backend = NULL;
   wm_backend_t *b = wm_calloc(1, sizeof(*b));
   if (!b) {
+    if (dl_handle_take) {
+      dlclose(dl_handle_take);
+    }
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory loading a backend");
   }
+  b->dl_handle = dl_handle_take;
   snprintf(b->origin, sizeof(b->origin), "%s", origin);
+  b->host.struct_size = sizeof(b->host);
+  b->host.ctx = b;
+  b->host.log = host_log;
+  b->host.num_threads = num_threads;
   const wm_plugin_api *api = NULL;
-  wm_error *err = query(WM_ABI_MAJOR, WM_ABI_MINOR, &host_api, &api);
+  wm_error *err = query(WM_ABI_MAJOR, WM_ABI_MINOR, &b->host, &api);
   wm_status_t s = NULL;
   if (err && api &&
       api->struct_size >= WM_STRUCT_SIZE(wm_plugin_api, error_destroy) &&
-      api->error_message && api->error_destroy) {
+      api->error_code && api->error_message && api->error_destroy) {
     // A refusing plugin may still hand out its table to explain itself.
+    int32_t code = api->error_code(err);
     const char *msg = api->error_message(err);
-    s = WM_ERROR(INCOMPATIBLE, "plugin \"%s\": refused host ABI %d.%d: %s",
-                 origin, WM_ABI_MAJOR, WM_ABI_MINOR, msg ? msg : "");
+    if (code == WM_ERR_INCOMPATIBLE) {
+      s = WM_ERROR(INCOMPATIBLE, "plugin \"%s\": refused host ABI %d.%d: %s",
+                   origin, WM_ABI_MAJOR, WM_ABI_MINOR, msg ? msg : "");
+    } else {
+      const char *name = code > 0 && code <= WM_STATUS_CANCELLED
+                             ? wm_status_code_name((wm_status_code_t)code)
+                             : "unknown code";
+      s = WM_ERROR(UNAVAILABLE,
+                   "plugin \"%s\": wm_plugin_query failed (%s): %s", origin,
+                   name, msg ? msg : "(no message)");
+    }
     api->error_destroy(err);
   } else if (err || !api) {
     // Without a table the error object can be neither read nor freed.
@@ -125,7 +155,7 @@ wm_status_t wm_backend_create(wm_plugin_query_fn query, const char *origin,
                  api->abi_major, api->abi_minor, WM_ABI_MAJOR, WM_ABI_MINOR);
   }
   if (s) {
-    free(b);
+    backend_free(b);
     return s;
   }
   b->api = api;
@@ -158,7 +188,7 @@ wm_status_t wm_backend_create(wm_plugin_query_fn query, const char *origin,
                  origin, b->target_count);
   }
   if (s) {
-    free(b);
+    backend_free(b);
     return s;
   }
   *out_backend = b;
@@ -166,7 +196,21 @@ wm_status_t wm_backend_create(wm_plugin_query_fn query, const char *origin,
 }
 
 void wm_backend_destroy(wm_backend_t *backend) {
-  free(backend);
+  if (backend) {
+    backend_free(backend);
+  }
+}
+
+const char *wm_backend_origin(const wm_backend_t *backend) {
+  return backend->origin;
+}
+
+const wm_plugin_info *wm_backend_info(const wm_backend_t *backend) {
+  return &backend->info;
+}
+
+uint32_t wm_backend_num_threads(const wm_backend_t *backend) {
+  return backend->host.num_threads;
 }
 
 const char *wm_backend_name(const wm_backend_t *backend) {

@@ -11,6 +11,7 @@ enum { WM_EXIT_OK = 0, WM_EXIT_FAILED = 1, WM_EXIT_USAGE = 2 };
 // Subcommands: each parses its own options and returns an exit code.
 int wm_cli_run(int argc, char **argv);
 int wm_cli_conform(int argc, char **argv);
+int wm_cli_backends(int argc, char **argv);
 
 // Prints "wmap: <status message>" on stderr, frees |s|; returns
 // WM_EXIT_FAILED.
@@ -22,7 +23,36 @@ int wm_cli_usage_error(const char *cmd, const char *fmt, ...) WM_PRINTF(2, 3);
 // when out of memory.
 char *wm_cli_path(const char *fmt, ...) WM_PRINTF(1, 2);
 
-// Opens the backend named |name| (only "ref" is built in).
+// Where the command line looks for backends: the options every command
+// that opens a backend shares (--backend-path DIR, --threads N).
+typedef struct wm_cli_backend_options {
+  const char **paths;    // --backend-path values, in order (borrowed)
+  size_t n_paths;        // number of |paths|
+  uint32_t num_threads;  // --threads (0 = all cores)
+  bool threads_set;      // --threads given; else WMAP_NUM_THREADS is read
+  bool quiet;            // no warning line per refused plugin
+} wm_cli_backend_options_t;
+
+// Usage text of the shared backend options, for a command's --help.
+#define WM_CLI_BACKEND_OPTIONS_USAGE                                          \
+  "  --backend-path DIR   also look for backends in DIR (a folder or a .so\n" \
+  "                       file; repeatable; before WMAP_BACKEND_PATH)\n"      \
+  "  --threads N          threads for CPU backends (0 = all cores; default\n" \
+  "                       WMAP_NUM_THREADS or 0)\n"
+
+// Takes the value of the shared option |option| ("backend-path" or
+// "threads", as getopt_long names it) into |opts|; returns WM_EXIT_OK, or
+// prints a usage error for |cmd| and returns WM_EXIT_USAGE.
+int wm_cli_backend_option(const char *cmd, const char *option,
+                          const char *value, wm_cli_backend_options_t *opts);
+// Frees what wm_cli_backend_option allocated; accepts zeroed options.
+void wm_cli_backend_options_deinit(wm_cli_backend_options_t *opts);
+// Opens the registry of backends: the built-in "ref" plus the plugins on
+// the search path; |opts| may be NULL (defaults).
+wm_status_t wm_cli_registry_open(const wm_cli_backend_options_t *opts,
+                                 wm_registry_t **out) WM_MUST_USE_RESULT;
+// Opens the backend named |name| from a registry with default options;
+// the caller frees it with wm_backend_destroy.
 wm_status_t wm_cli_backend_open(const char *name,
                                 wm_backend_t **out) WM_MUST_USE_RESULT;
 

@@ -1,6 +1,8 @@
 // wmap: the command line. One binary, git-style subcommands.
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -12,6 +14,7 @@ static const char usage[] =
     "Commands:\n"
     "  run MODEL      run an ONNX model and print or save its outputs\n"
     "  conform        run ONNX's backend test suite on a backend\n"
+    "  backends       list the backends found and the plugins refused\n"
     "\n"
     "Run 'wmap <command> --help' for the options of a command.\n"
     "Exit status: 0 ok, 1 failed, 2 usage error.\n";
@@ -46,13 +49,85 @@ char *wm_cli_path(const char *fmt, ...) {
   return p;
 }
 
+// Parses a thread count (0 = all cores) from |text|.
+static bool parse_threads(const char *text, uint32_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (!*text || *end || errno || v < 0 || v > 4096) {
+    return false;
+  }
+  *out = (uint32_t)v;
+  return true;
+}
+
+int wm_cli_backend_option(const char *cmd, const char *option,
+                          const char *value, wm_cli_backend_options_t *opts) {
+  if (strcmp(option, "threads") == 0) {
+    if (!parse_threads(value, &opts->num_threads)) {
+      return wm_cli_usage_error(
+          cmd, "--threads wants a count from 0 to 4096, got \"%s\"", value);
+    }
+    opts->threads_set = true;
+    return WM_EXIT_OK;
+  }
+  if (strcmp(option, "backend-path") == 0) {
+    size_t cap = opts->n_paths;
+    wm_status_t s = wm_grow((void **)&opts->paths, &cap, opts->n_paths + 1,
+                            sizeof(*opts->paths));
+    if (s) {
+      return wm_cli_fail(s);
+    }
+    opts->paths[opts->n_paths++] = value;
+    return WM_EXIT_OK;
+  }
+  return wm_cli_usage_error(cmd, "unknown option \"--%s\"", option);
+}
+
+void wm_cli_backend_options_deinit(wm_cli_backend_options_t *opts) {
+  free(opts->paths);
+  opts->paths = NULL;
+  opts->n_paths = 0;
+}
+
+wm_status_t wm_cli_registry_open(const wm_cli_backend_options_t *opts,
+                                 wm_registry_t **out) {
+  *out = NULL;
+  wm_cli_backend_options_t none = {0};
+  if (!opts) {
+    opts = &none;
+  }
+  wm_registry_options_t ro = {0};
+  ro.paths = opts->paths;
+  ro.n_paths = opts->n_paths;
+  ro.num_threads = opts->num_threads;
+  ro.quiet = opts->quiet;
+  ro.builtin_query = wm_ref_plugin_query;
+  const char *env = getenv("WMAP_NUM_THREADS");
+  if (!opts->threads_set && env && *env &&
+      !parse_threads(env, &ro.num_threads)) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "WMAP_NUM_THREADS wants a count from 0 to 4096, got \"%s\"",
+                    env);
+  }
+  return wm_registry_create(&ro, out);
+}
+
 wm_status_t wm_cli_backend_open(const char *name, wm_backend_t **out) {
   *out = NULL;
-  if (strcmp(name, "ref") != 0) {
-    return WM_ERROR(NOT_FOUND, "no backend named \"%s\" (available: ref)",
-                    name);
+  wm_cli_backend_options_t opts = {0};
+  opts.quiet = true;  // only the backend asked for matters here
+  wm_registry_t *reg;
+  WM_RETURN_IF_ERROR(wm_cli_registry_open(&opts, &reg));
+  wm_status_t s = wm_registry_take(reg, name, out);
+  if (s && wm_registry_refused_count(reg) > 0) {
+    wm_status_t hint = WM_ERROR(NOT_FOUND, "%s; 'wmap backends' says why",
+                                wm_status_message(s));
+    wm_status_free(s);
+    s = hint;
   }
-  return wm_backend_create(wm_ref_plugin_query, "built-in", out);
+  wm_registry_destroy(reg);
+  return s;
 }
 
 int main(int argc, char **argv) {
@@ -75,6 +150,9 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "conform") == 0) {
     return wm_cli_conform(argc - 1, argv + 1);
+  }
+  if (strcmp(cmd, "backends") == 0) {
+    return wm_cli_backends(argc - 1, argv + 1);
   }
   fprintf(stderr, "wmap: unknown command \"%s\"\n\n%s", cmd, usage);
   return WM_EXIT_USAGE;

@@ -1,0 +1,33 @@
+// A plugin that ignores negotiation and answers ABI major + 1: the host
+// must refuse it naming both versions.
+#include "plugin_common.h"
+
+static wm_error *get_info(wm_plugin_info *out_info) {
+  out_info->name = "wrong_major";
+  return NULL;
+}
+
+static const wm_device_tier device = {TP_DEVICE_TIER_FIELDS};
+
+static const wm_plugin_api api = {
+    .struct_size = sizeof(wm_plugin_api),
+    .abi_major = WM_ABI_MAJOR + 1,
+    .abi_minor = 0,
+    .get_info = get_info,
+    .enumerate = tp_enumerate,
+    .device_open = tp_device_open,
+    .error_code = tp_error_code,
+    .error_message = tp_error_message,
+    .error_destroy = tp_error_destroy,
+    .device = &device,
+};
+
+wm_error *wm_plugin_query(uint32_t host_major, uint32_t host_max_minor,
+                          const wm_host_api *host,
+                          const wm_plugin_api **out_api) {
+  (void)host_major;
+  (void)host_max_minor;
+  (void)host;
+  *out_api = &api;
+  return NULL;
+}
