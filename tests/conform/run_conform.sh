@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Runs `wmap conform` on ref and fails when a case of the expected-pass
-# list does not pass. Skips (77) when the test data is not installed.
+# Runs `wmap conform` and fails when a case of the expected-pass list does
+# not pass or a node was claimed but failed. Extra arguments go to conform
+# (e.g. --backend cpu). Skips (77) when the test data is not installed.
 set -u
 wmap=$1
 expected=$2
+shift 2
 data=${WMAP_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 if [ ! -d "$data/node" ]; then
   echo "skip: ONNX test data not found at $data (package libonnx-testdata)"
   exit 77
 fi
-"$wmap" conform --backend ref --quiet --data "$data" --expect-pass "$expected"
+"$wmap" conform --quiet --data "$data" --expect-pass "$expected" "$@"

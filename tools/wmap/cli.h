@@ -51,6 +51,13 @@ void wm_cli_backend_options_deinit(wm_cli_backend_options_t *opts);
 // the search path; |opts| may be NULL (defaults).
 wm_status_t wm_cli_registry_open(const wm_cli_backend_options_t *opts,
                                  wm_registry_t **out) WM_MUST_USE_RESULT;
+// Resolves a comma-separated list of backend names (NULL or "": every
+// loaded backend, ref last) into out_backends (room for
+// WM_SESSION_MAX_BACKENDS, borrowed from |reg|).
+wm_status_t wm_cli_backend_list(wm_registry_t *reg, const char *list,
+                                wm_backend_t **out_backends,
+                                size_t *out_count) WM_MUST_USE_RESULT;
+
 // Opens the backend named |name| from a registry with default options;
 // the caller frees it with wm_backend_destroy.
 wm_status_t wm_cli_backend_open(const char *name,

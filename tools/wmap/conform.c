@@ -38,7 +38,8 @@ static const char conform_usage[] =
     "  --json FILE          write one record per case as JSON\n"
     "  --expect-pass FILE   fail (exit 1) when a case listed in FILE\n"
     "                       (suite/name per line) does not pass\n"
-    "  --write-pass FILE    write the cases that passed, in that format\n"
+    "  --write-pass FILE    write the cases that passed, in that "
+    "format\n" WM_CLI_BACKEND_OPTIONS_USAGE
     "  -h, --help           show this help\n"
     "\n"
     "Exit status: 0 when no case failed (unsupported cases are not\n"
@@ -481,12 +482,15 @@ int wm_cli_conform(int argc, char **argv) {
       {"expect-pass", required_argument, NULL, 'e'},
       {"write-pass", required_argument, NULL, 'w'},
       {"strict", no_argument, NULL, 'S'},
+      {"backend-path", required_argument, NULL, 'P'},
+      {"threads", required_argument, NULL, 'T'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *backend_name = "ref", *data = getenv("WMAP_ONNX_TESTDATA");
   const char *suites_arg = NULL, *filter = NULL, *json = NULL;
   const char *expect = NULL, *write_pass = NULL;
   bool quiet = false, strict = false;
+  wm_cli_backend_options_t bo = {.quiet = true};
   optind = 1;
   int c;
   while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
@@ -518,6 +522,16 @@ int wm_cli_conform(int argc, char **argv) {
       case 'S':
         strict = true;
         break;
+      case 'P':
+      case 'T': {
+        int rc = wm_cli_backend_option(
+            "conform", c == 'P' ? "backend-path" : "threads", optarg, &bo);
+        if (rc != WM_EXIT_OK) {
+          wm_cli_backend_options_deinit(&bo);
+          return rc;
+        }
+        break;
+      }
       case 'h':
         fputs(conform_usage, stdout);
         return WM_EXIT_OK;
@@ -576,15 +590,20 @@ int wm_cli_conform(int argc, char **argv) {
                                 data));
   }
   wm_backend_t *backend = NULL, *ref = NULL;
-  wm_status_t s = wm_cli_backend_open(backend_name, &backend);
+  wm_registry_t *reg = NULL;
+  wm_status_t s = wm_cli_registry_open(&bo, &reg);
   if (!s) {
-    s = wm_cli_backend_open("ref", &ref);
+    s = wm_registry_find(reg, backend_name, &backend);
   }
+  if (!s) {
+    s = wm_registry_find(reg, "ref", &ref);
+  }
+  wm_cli_backend_options_deinit(&bo);
   if (s) {
     if (filter) {
       regfree(&re);
     }
-    wm_backend_destroy(backend);
+    wm_registry_destroy(reg);
     return wm_cli_fail(s);
   }
   // The tested backend first; in FALLBACK mode ref takes what it leaves.
@@ -725,7 +744,6 @@ int wm_cli_conform(int argc, char **argv) {
     free_list(rs[i].ops, rs[i].n_ops);
   }
   free(rs);
-  wm_backend_destroy(backend);
-  wm_backend_destroy(ref);
+  wm_registry_destroy(reg);
   return rc;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "wmap/session.h"
 #include "ref.h"
 
 static const char usage[] =
@@ -111,6 +112,54 @@ wm_status_t wm_cli_registry_open(const wm_cli_backend_options_t *opts,
                     env);
   }
   return wm_registry_create(&ro, out);
+}
+
+wm_status_t wm_cli_backend_list(wm_registry_t *reg, const char *list,
+                                wm_backend_t **out_backends,
+                                size_t *out_count) {
+  *out_count = 0;
+  if (!list || !*list) {
+    wm_backend_t *ref = NULL;
+    for (size_t i = 0; i < wm_registry_count(reg); i++) {
+      wm_backend_t *b = wm_registry_backend(reg, i);
+      if (strcmp(wm_backend_name(b), "ref") == 0) {
+        ref = b;
+      } else if (*out_count < WM_SESSION_MAX_BACKENDS - 1) {
+        out_backends[(*out_count)++] = b;
+      }
+    }
+    if (ref) {
+      out_backends[(*out_count)++] = ref;
+    }
+    return NULL;
+  }
+  char *copy = wm_strdup(list), *save = NULL;
+  if (!copy) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  wm_status_t s = NULL;
+  for (char *t = strtok_r(copy, ",", &save); !s && t;
+       t = strtok_r(NULL, ",", &save)) {
+    if (*out_count == WM_SESSION_MAX_BACKENDS) {
+      s = WM_ERROR(INVALID_ARGUMENT, "more than %d backends in \"%s\"",
+                   WM_SESSION_MAX_BACKENDS, list);
+      break;
+    }
+    s = wm_registry_find(reg, t, &out_backends[*out_count]);
+    for (size_t k = 0; !s && k < *out_count; k++) {
+      if (out_backends[k] == out_backends[*out_count]) {
+        s = WM_ERROR(INVALID_ARGUMENT,
+                     "backend \"%s\" is listed twice in "
+                     "\"%s\"",
+                     t, list);
+      }
+    }
+    if (!s) {
+      (*out_count)++;
+    }
+  }
+  free(copy);
+  return s;
 }
 
 wm_status_t wm_cli_backend_open(const char *name, wm_backend_t **out) {

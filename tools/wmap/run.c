@@ -1,4 +1,5 @@
-// wmap run: load a model, run it on a backend, print or save the outputs.
+// wmap run: load a model, place it on backends, run it once, print or save
+// the outputs and, on request, the placement report.
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +17,19 @@ static const char run_usage[] =
     "and first values.\n"
     "\n"
     "Options:\n"
-    "  --inputs DIR     read inputs from a test_data_set folder (input_K.pb)\n"
-    "  --backend NAME   backend to run on (default: ref)\n"
-    "  --save DIR       write the outputs as DIR/output_K.pb\n"
-    "  --values N       values printed per output (default 8)\n"
-    "  -h, --help       show this help\n";
+    "  --inputs DIR         read inputs from a test_data_set folder\n"
+    "                       (input_K.pb)\n"
+    "  --backends LIST      backends in order of preference, e.g. cpu,ref\n"
+    "                       (default: every loaded backend, ref last);\n"
+    "                       --backend NAME is the same with one name\n"
+    "  --strict             fail when a node has no place on LIST instead of\n"
+    "                       running it on ref\n"
+    "  --placement[=FILE]   print where each node runs and why (or write it\n"
+    "                       to FILE as JSON)\n"
+    "  --save DIR           write the outputs as DIR/output_K.pb\n"
+    "  --values N           values printed per output (default "
+    "8)\n" WM_CLI_BACKEND_OPTIONS_USAGE
+    "  -h, --help           show this help\n";
 
 static void print_tensor(const char *name, const wm_tensor_t *t, size_t n) {
   char shape[128];
@@ -42,25 +51,65 @@ static void print_tensor(const char *name, const wm_tensor_t *t, size_t n) {
   printf("%s\n", t->count > shown ? " ..." : "");
 }
 
+// Prints or writes the placement report.
+static wm_status_t report_placement(const wm_session_t *session,
+                                    const char *file) {
+  wm_strbuf_t buf;
+  wm_strbuf_init(&buf);
+  wm_status_t s = NULL;
+  if (file) {
+    wm_session_placement_json(session, &buf);
+    s = wm_file_write(file, wm_strbuf_str(&buf), buf.len);
+  } else {
+    wm_session_placement_text(session, &buf);
+    wm_session_stats_t st = wm_session_stats(session);
+    wm_strbuf_printf(&buf,
+                     "%zu tensor%s copied between backends (%llu "
+                     "bytes)\n",
+                     st.boundary_copies, st.boundary_copies == 1 ? "" : "s",
+                     (unsigned long long)st.bytes_copied);
+    fputs(wm_strbuf_str(&buf), stdout);
+  }
+  wm_strbuf_deinit(&buf);
+  return s;
+}
+
 int wm_cli_run(int argc, char **argv) {
   static const struct option opts[] = {
       {"inputs", required_argument, NULL, 'i'},
+      {"backends", required_argument, NULL, 'b'},
       {"backend", required_argument, NULL, 'b'},
+      {"strict", no_argument, NULL, 'S'},
+      {"placement", optional_argument, NULL, 'p'},
       {"save", required_argument, NULL, 's'},
       {"values", required_argument, NULL, 'v'},
+      {"backend-path", required_argument, NULL, 'P'},
+      {"threads", required_argument, NULL, 'T'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  const char *inputs_dir = NULL, *backend_name = "ref", *save_dir = NULL;
+  const char *inputs_dir = NULL, *backend_list = NULL, *save_dir = NULL;
+  const char *placement_file = NULL;
+  bool strict = false, placement = false;
   long values = 8;
+  wm_cli_backend_options_t bo = {.quiet = true};
+  int rc = WM_EXIT_OK;
   optind = 1;
   int c;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while (rc == WM_EXIT_OK &&
+         (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
       case 'i':
         inputs_dir = optarg;
         break;
       case 'b':
-        backend_name = optarg;
+        backend_list = optarg;
+        break;
+      case 'S':
+        strict = true;
+        break;
+      case 'p':
+        placement = true;
+        placement_file = optarg;
         break;
       case 's':
         save_dir = optarg;
@@ -69,31 +118,53 @@ int wm_cli_run(int argc, char **argv) {
         char *end;
         values = strtol(optarg, &end, 10);
         if (*end || values < 0) {
-          return wm_cli_usage_error("run",
-                                    "--values wants a count >= 0, "
-                                    "got \"%s\"",
-                                    optarg);
+          rc = wm_cli_usage_error("run",
+                                  "--values wants a count >= 0, got "
+                                  "\"%s\"",
+                                  optarg);
         }
         break;
       }
+      case 'P':
+        rc = wm_cli_backend_option("run", "backend-path", optarg, &bo);
+        break;
+      case 'T':
+        rc = wm_cli_backend_option("run", "threads", optarg, &bo);
+        break;
       case 'h':
         fputs(run_usage, stdout);
+        wm_cli_backend_options_deinit(&bo);
         return WM_EXIT_OK;
       default:
-        return wm_cli_usage_error("run", "unknown option");
+        rc = wm_cli_usage_error("run", "unknown option");
     }
   }
-  if (optind != argc - 1) {
-    return wm_cli_usage_error("run", "want exactly one MODEL, got %d",
-                              argc - optind);
+  if (rc == WM_EXIT_OK && optind != argc - 1) {
+    rc = wm_cli_usage_error("run", "want exactly one MODEL, got %d",
+                            argc - optind);
+  }
+  if (rc != WM_EXIT_OK) {
+    wm_cli_backend_options_deinit(&bo);
+    return rc;
   }
   const char *model = argv[optind];
+  wm_registry_t *reg = NULL;
   wm_graph_t *graph = NULL;
-  wm_backend_t *backend = NULL;
   wm_session_t *session = NULL;
   wm_cli_dataset_t ds = {0};
   wm_tensor_t **outs = NULL;
-  wm_status_t s = wm_cli_backend_open(backend_name, &backend);
+  wm_backend_t *list[WM_SESSION_MAX_BACKENDS];
+  wm_session_options_t so = {
+      .backends = list,
+      .mode = strict ? WM_PLACEMENT_STRICT : WM_PLACEMENT_FALLBACK,
+  };
+  wm_status_t s = wm_cli_registry_open(&bo, &reg);
+  if (!s) {
+    s = wm_cli_backend_list(reg, backend_list, list, &so.backend_count);
+  }
+  if (!s) {
+    s = wm_registry_find(reg, "ref", &so.fallback);
+  }
   if (!s) {
     s = wm_onnx_load(model, &graph);
   }
@@ -101,7 +172,7 @@ int wm_cli_run(int argc, char **argv) {
     s = wm_cli_dataset_load(inputs_dir, graph, &ds);
   }
   if (!s) {
-    s = wm_session_create(graph, backend, &session);
+    s = wm_session_create_placed(graph, &so, &session);
     if (s) {
       s = wm_status_annotate(s, "preparing \"%s\"", model);
     }
@@ -117,6 +188,9 @@ int wm_cli_run(int argc, char **argv) {
     if (s) {
       s = wm_status_annotate(s, "running \"%s\"", model);
     }
+  }
+  if (!s && placement) {
+    s = report_placement(session, placement_file);
   }
   if (!s && save_dir) {
     mkdir(save_dir, 0777);
@@ -136,8 +210,9 @@ int wm_cli_run(int argc, char **argv) {
   }
   free(outs);
   wm_session_destroy(session);
-  wm_backend_destroy(backend);
   wm_cli_dataset_deinit(&ds);
   wm_graph_destroy(graph);
+  wm_registry_destroy(reg);
+  wm_cli_backend_options_deinit(&bo);
   return s ? wm_cli_fail(s) : WM_EXIT_OK;
 }
