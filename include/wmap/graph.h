@@ -12,6 +12,8 @@ extern "C" {
 #endif
 
 #define WM_MAX_RANK 8
+// Attributes one node may carry (ONNX operators use a few dozen).
+#define WM_MAX_NODE_ATTRS 1024
 
 // ----------------------------------------------------------------- dtype
 

@@ -77,7 +77,9 @@ char *wm_strndup(const char *s, size_t n) {
   }
   char *p = wm_malloc(bytes);
   if (p) {
-    memcpy(p, s, n);
+    if (n) {
+      memcpy(p, s, n);
+    }
     p[n] = '\0';
   }
   return p;
@@ -157,7 +159,9 @@ char *wm_arena_strndup(wm_arena_t *arena, const char *s, size_t n) {
   }
   char *p = wm_arena_alloc(arena, bytes);
   if (p) {
-    memcpy(p, s, n);
+    if (n) {
+      memcpy(p, s, n);
+    }
     p[n] = '\0';
   }
   return p;

@@ -265,6 +265,13 @@ static wm_status_t attr_slot(wm_graph_t *graph, int32_t node_index,
                              const char *name, wm_attr_t **out) {
   WM_ASSERT(node_index >= 0 && (size_t)node_index < graph->node_count);
   wm_node_t *node = &graph->nodes[node_index];
+  // ONNX operators have a few dozen attributes at most; the cap keeps the
+  // duplicate check below linear in practice on hostile files.
+  if (node->attr_count >= WM_MAX_NODE_ATTRS) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (%s): more than %d attributes", node->name,
+                    node->op_type, WM_MAX_NODE_ATTRS);
+  }
   if (wm_node_attr(node, name)) {
     return WM_ERROR(INVALID_ARGUMENT,
                     "node \"%s\" (%s): attribute \"%s\" is given twice",
