@@ -1,0 +1,794 @@
+// Kernels on OpenBLAS in float32: MatMul (numpy batching), Gemm and Conv
+// (1x1 convolutions as one GEMM per image and group, depthwise ones by a
+// direct kernel, the rest through im2col). OpenBLAS runs its own threads,
+// so the pool only parallelises the work between BLAS calls (im2col and
+// the depthwise kernel) and never calls BLAS from a pool thread.
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+enum { F32 = 1 };  // ONNX dtype of float32
+
+static uint32_t refuse(uint32_t *why, const char **detail, uint32_t reason,
+                       const char *text) {
+  *why = reason;
+  *detail = text;
+  return WM_SUPPORT_NONE;
+}
+
+// True when |v| fits a BLAS int (dimensions and leading dims).
+static bool fits_blas(int64_t v) {
+  return v >= 0 && v <= INT_MAX;
+}
+
+// ---------------------------------------------------------------- MatMul
+
+typedef struct matmul_state {
+  int64_t m, k, n;              // per batch: [m,k] x [k,n]
+  int32_t nb;                   // output batch dims
+  int64_t bdims[CPU_MAX_RANK];  // output batch dims
+  int64_t astr[CPU_MAX_RANK];   // A's element stride per batch dim (0 = bcast)
+  int64_t bstr[CPU_MAX_RANK];   // B's element stride per batch dim (0 = bcast)
+  size_t batches;               // product of bdims
+  bool merged;                  // B unbatched: one GEMM of batches * m rows
+} matmul_state_t;
+
+// Derives the MatMul geometry of |op|; false with a reason otherwise.
+static bool matmul_shapes(const wm_op_desc *op, matmul_state_t *st,
+                          uint32_t *why, const char **detail) {
+  memset(st, 0, sizeof(*st));
+  if (op->n_in != 2 || op->n_out != 1 || !cpu_has_input(op, 0) ||
+      !cpu_has_input(op, 1) || op->out[0].dtype == 0) {
+    refuse(why, detail, WM_WHY_OTHER, "MatMul needs inputs A, B and output Y");
+    return false;
+  }
+  const wm_tensor_desc *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+  if (a->dtype != F32 || b->dtype != F32 || y->dtype != F32) {
+    refuse(why, detail, WM_WHY_DTYPE, "cpu MatMul takes float32 only");
+    return false;
+  }
+  int32_t ra = (int32_t)a->rank, rb = (int32_t)b->rank;
+  if (ra < 1 || rb < 1 || ra > CPU_MAX_RANK || rb > CPU_MAX_RANK) {
+    refuse(why, detail, WM_WHY_RANK, "MatMul operands need rank 1 to 8");
+    return false;
+  }
+  st->m = ra == 1 ? 1 : a->dims[ra - 2];
+  st->k = a->dims[ra - 1];
+  int64_t kb = rb == 1 ? b->dims[0] : b->dims[rb - 2];
+  st->n = rb == 1 ? 1 : b->dims[rb - 1];
+  if (kb != st->k) {
+    refuse(why, detail, WM_WHY_SHAPE, "MatMul inner dims differ");
+    return false;
+  }
+  int32_t na = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
+  st->nb = na > nbb ? na : nbb;
+  int32_t want_rank = st->nb + (ra > 1) + (rb > 1);
+  if ((int32_t)y->rank != want_rank) {
+    refuse(why, detail, WM_WHY_SHAPE, "MatMul output rank does not match");
+    return false;
+  }
+  int64_t sa = st->m * st->k, sb = st->k * st->n;
+  st->batches = 1;
+  for (int32_t i = st->nb - 1; i >= 0; i--) {
+    int32_t ia = i - (st->nb - na), ib = i - (st->nb - nbb);
+    int64_t da = ia >= 0 ? a->dims[ia] : 1;
+    int64_t db = ib >= 0 ? b->dims[ib] : 1;
+    if (da != db && da != 1 && db != 1) {
+      refuse(why, detail, WM_WHY_SHAPE, "MatMul batch dims do not broadcast");
+      return false;
+    }
+    st->bdims[i] = da == 1 ? db : da;
+    st->astr[i] = da == 1 ? 0 : sa;
+    st->bstr[i] = db == 1 ? 0 : sb;
+    sa *= da;
+    sb *= db;
+    if (y->dims[i] != st->bdims[i]) {
+      refuse(why, detail, WM_WHY_SHAPE, "MatMul output dims do not match");
+      return false;
+    }
+    st->batches *= (size_t)st->bdims[i];
+  }
+  if ((ra > 1 && y->dims[st->nb] != st->m) ||
+      (rb > 1 && y->dims[y->rank - 1] != st->n)) {
+    refuse(why, detail, WM_WHY_SHAPE, "MatMul output dims do not match");
+    return false;
+  }
+  st->merged = nbb == 0;
+  int64_t rows = st->m;
+  if (st->merged && !wm_checked_mul_i64(st->m, (int64_t)st->batches, &rows)) {
+    rows = -1;
+  }
+  if (!fits_blas(st->k) || !fits_blas(st->n) || !fits_blas(st->m)) {
+    refuse(why, detail, WM_WHY_SIZE_LIMIT, "MatMul dims exceed BLAS int range");
+    return false;
+  }
+  if (st->merged && !fits_blas(rows)) {
+    st->merged = false;
+  }
+  return true;
+}
+
+static uint32_t matmul_query(const wm_op_desc *op, uint32_t *why,
+                             const char **detail) {
+  matmul_state_t st;
+  return matmul_shapes(op, &st, why, detail) ? WM_SUPPORT_SUPPORTED
+                                             : WM_SUPPORT_NONE;
+}
+
+static wm_error *matmul_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  matmul_state_t *st = malloc(sizeof(*st));
+  if (!st) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "node \"%s\" (MatMul): out of memory",
+                     op->name ? op->name : "");
+  }
+  uint32_t why;
+  const char *detail = NULL;
+  if (!matmul_shapes(op, st, &why, &detail)) {
+    free(st);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (MatMul): %s",
+                     op->name ? op->name : "",
+                     detail ? detail : "unsupported instance");
+  }
+  *out_state = st;
+  return NULL;
+}
+
+static wm_error *matmul_run(void *state, const cpu_run_t *run) {
+  const matmul_state_t *st = state;
+  const float *a = run->in[0].data;
+  const float *b = run->in[1].data;
+  float *y = run->out[0].data;
+  if (!y || st->m == 0 || st->n == 0 || st->batches == 0) {
+    return NULL;
+  }
+  if (st->k == 0) {
+    memset(y, 0, run->out[0].count * sizeof(float));
+    return NULL;
+  }
+  int m = (int)st->m, n = (int)st->n, k = (int)st->k;
+  if (st->merged) {
+    // Batches of A are contiguous and share B: one taller GEMM.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                (int)(st->m * (int64_t)st->batches), n, k, 1.0f, a, k, b, n,
+                0.0f, y, n);
+    return NULL;
+  }
+  int64_t idx[CPU_MAX_RANK] = {0};
+  size_t ysz = (size_t)st->m * (size_t)st->n;
+  for (size_t t = 0; t < st->batches; t++) {
+    int64_t ao = 0, bo = 0;
+    for (int32_t i = 0; i < st->nb; i++) {
+      ao += idx[i] * st->astr[i];
+      bo += idx[i] * st->bstr[i];
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+                a + ao, k, b + bo, n, 0.0f, y + t * ysz, n);
+    for (int32_t i = st->nb - 1; i >= 0; i--) {
+      if (++idx[i] < st->bdims[i]) {
+        break;
+      }
+      idx[i] = 0;
+    }
+  }
+  return NULL;
+}
+
+// ------------------------------------------------------------------ Gemm
+
+typedef struct gemm_state {
+  bool ta, tb;        // transA, transB
+  int64_t m, k, n;    // op(A) [m,k], op(B) [k,n]
+  float alpha, beta;  // scale factors
+  bool has_c;         // C given
+  bool c_full;        // C is [m,n]: copied as is
+  int64_t cs0, cs1;   // C's element strides over Y's rows and columns
+} gemm_state_t;
+
+static bool gemm_shapes(const wm_op_desc *op, gemm_state_t *st, uint32_t *why,
+                        const char **detail) {
+  memset(st, 0, sizeof(*st));
+  if (op->n_in < 2 || op->n_in > 3 || op->n_out != 1 || !cpu_has_input(op, 0) ||
+      !cpu_has_input(op, 1) || op->out[0].dtype == 0) {
+    refuse(why, detail, WM_WHY_OTHER, "Gemm needs inputs A, B and output Y");
+    return false;
+  }
+  const wm_tensor_desc *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+  st->has_c = cpu_has_input(op, 2);
+  const wm_tensor_desc *c = st->has_c ? &op->in[2] : NULL;
+  if (a->dtype != F32 || b->dtype != F32 || y->dtype != F32 ||
+      (c && c->dtype != F32)) {
+    refuse(why, detail, WM_WHY_DTYPE, "cpu Gemm takes float32 only");
+    return false;
+  }
+  if (a->rank != 2 || b->rank != 2 || y->rank != 2 || (c && c->rank > 2)) {
+    refuse(why, detail, WM_WHY_RANK,
+           "Gemm needs 2-D A, B, Y and C of rank <= 2");
+    return false;
+  }
+  st->ta = cpu_attr_int(op, "transA", 0) != 0;
+  st->tb = cpu_attr_int(op, "transB", 0) != 0;
+  st->alpha = cpu_attr_float(op, "alpha", 1.0f);
+  st->beta = cpu_attr_float(op, "beta", 1.0f);
+  st->m = a->dims[st->ta ? 1 : 0];
+  st->k = a->dims[st->ta ? 0 : 1];
+  int64_t kb = b->dims[st->tb ? 1 : 0];
+  st->n = b->dims[st->tb ? 0 : 1];
+  if (kb != st->k || y->dims[0] != st->m || y->dims[1] != st->n) {
+    refuse(why, detail, WM_WHY_SHAPE, "Gemm shapes do not match");
+    return false;
+  }
+  if (c) {
+    int64_t want[2] = {st->m, st->n};
+    int64_t cd[2] = {1, 1};
+    for (uint32_t d = 0; d < c->rank; d++) {
+      cd[2 - c->rank + d] = c->dims[d];
+    }
+    for (int d = 0; d < 2; d++) {
+      if (cd[d] != 1 && cd[d] != want[d]) {
+        refuse(why, detail, WM_WHY_SHAPE, "Gemm C does not broadcast to Y");
+        return false;
+      }
+    }
+    st->cs1 = cd[1] == 1 ? 0 : 1;
+    st->cs0 = cd[0] == 1 ? 0 : cd[1];
+    st->c_full = cd[0] == st->m && cd[1] == st->n;
+  }
+  if (!fits_blas(st->m) || !fits_blas(st->n) || !fits_blas(st->k)) {
+    refuse(why, detail, WM_WHY_SIZE_LIMIT, "Gemm dims exceed BLAS int range");
+    return false;
+  }
+  return true;
+}
+
+static uint32_t gemm_query(const wm_op_desc *op, uint32_t *why,
+                           const char **detail) {
+  gemm_state_t st;
+  return gemm_shapes(op, &st, why, detail) ? WM_SUPPORT_SUPPORTED
+                                           : WM_SUPPORT_NONE;
+}
+
+static wm_error *gemm_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  gemm_state_t *st = malloc(sizeof(*st));
+  if (!st) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "node \"%s\" (Gemm): out of memory",
+                     op->name ? op->name : "");
+  }
+  uint32_t why;
+  const char *detail = NULL;
+  if (!gemm_shapes(op, st, &why, &detail)) {
+    free(st);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (Gemm): %s",
+                     op->name ? op->name : "",
+                     detail ? detail : "unsupported instance");
+  }
+  *out_state = st;
+  return NULL;
+}
+
+static wm_error *gemm_run(void *state, const cpu_run_t *run) {
+  const gemm_state_t *st = state;
+  float *y = run->out[0].data;
+  if (!y || st->m == 0 || st->n == 0) {
+    return NULL;
+  }
+  size_t m = (size_t)st->m, n = (size_t)st->n;
+  float beta = 0.0f;
+  const float *c = st->has_c ? run->in[2].data : NULL;
+  if (c && st->beta != 0.0f) {
+    // Y starts as broadcast C; the GEMM then adds alpha * op(A) op(B).
+    if (st->c_full) {
+      memcpy(y, c, m * n * sizeof(float));
+    } else {
+      for (size_t i = 0; i < m; i++) {
+        const float *ci = c + i * (size_t)st->cs0;
+        float *yi = y + i * n;
+        for (size_t j = 0; j < n; j++) {
+          yi[j] = ci[j * (size_t)st->cs1];
+        }
+      }
+    }
+    beta = st->beta;
+  }
+  if (st->k == 0) {
+    for (size_t i = 0; i < m * n; i++) {
+      y[i] = beta != 0.0f ? beta * y[i] : 0.0f;
+    }
+    return NULL;
+  }
+  int mi = (int)st->m, ni = (int)st->n, ki = (int)st->k;
+  cblas_sgemm(CblasRowMajor, st->ta ? CblasTrans : CblasNoTrans,
+              st->tb ? CblasTrans : CblasNoTrans, mi, ni, ki, st->alpha,
+              run->in[0].data, st->ta ? mi : ki, run->in[1].data,
+              st->tb ? ki : ni, beta, y, ni);
+  return NULL;
+}
+
+// ------------------------------------------------------------------ Conv
+
+enum { CONV_POINTWISE = 0, CONV_DEPTHWISE = 1, CONV_IM2COL = 2 };
+// Kernel rows the direct depthwise kernel takes (taller ones use im2col).
+enum { DEPTHWISE_MAX_KH = 16 };
+
+// Spatial geometry is kept 3-D: 1-D and 2-D convolutions get leading
+// dims of size 1.
+typedef struct conv_state {
+  int32_t nsp;               // spatial dims of the node (1 to 3)
+  int mode;                  // CONV_*
+  int64_t n, c, m, group;    // batch, in channels, out channels, groups
+  int64_t cg, mg;            // channels per group, in and out
+  int64_t in[3], out[3];     // spatial sizes
+  int64_t k[3], s[3], d[3];  // kernel, strides, dilations
+  int64_t pb[3];             // begin pads (end pads follow from the sizes)
+  int64_t insz, outsz;       // spatial products
+  int64_t kprod;             // kernel taps
+  bool has_bias;             // input B given
+  float *col;                // im2col buffer of one image, or NULL
+  int64_t *dw;               // depthwise: lo, hi, off per kernel column
+  int64_t dw_lo, dw_hi;      // depthwise: columns where every tap is inside
+} conv_state_t;
+
+// Sets *out to v[0] * v[1] * v[2]; false on overflow.
+static bool product3(const int64_t *v, int64_t *out) {
+  return wm_checked_mul_i64(v[0], v[1], out) &&
+         wm_checked_mul_i64(*out, v[2], out);
+}
+
+// Derives the Conv geometry of |op| as the reference does; false with a
+// reason otherwise.
+static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
+                        const char **detail) {
+  memset(st, 0, sizeof(*st));
+  if (op->n_in < 2 || op->n_in > 3 || op->n_out != 1 || !cpu_has_input(op, 0) ||
+      !cpu_has_input(op, 1) || op->out[0].dtype == 0) {
+    refuse(why, detail, WM_WHY_OTHER, "Conv needs inputs X, W and output Y");
+    return false;
+  }
+  const wm_tensor_desc *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
+  st->has_bias = cpu_has_input(op, 2);
+  const wm_tensor_desc *b = st->has_bias ? &op->in[2] : NULL;
+  if (x->dtype != F32 || w->dtype != F32 || y->dtype != F32 ||
+      (b && b->dtype != F32)) {
+    refuse(why, detail, WM_WHY_DTYPE, "cpu Conv takes float32 only");
+    return false;
+  }
+  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank || y->rank != x->rank ||
+      (b && b->rank != 1)) {
+    refuse(why, detail, WM_WHY_RANK, "cpu Conv takes 1-D to 3-D convolutions");
+    return false;
+  }
+  int32_t nsp = (int32_t)x->rank - 2;
+  st->nsp = nsp;
+  st->n = x->dims[0];
+  st->c = x->dims[1];
+  st->m = w->dims[0];
+  st->group = cpu_attr_int(op, "group", 1);
+  if (st->group < 1 || st->c % st->group != 0 || st->m % st->group != 0 ||
+      w->dims[1] * st->group != st->c) {
+    refuse(why, detail, WM_WHY_ATTR, "Conv group does not divide channels");
+    return false;
+  }
+  st->cg = st->c / st->group;
+  st->mg = st->m / st->group;
+  if (b && b->dims[0] != st->m) {
+    refuse(why, detail, WM_WHY_SHAPE, "Conv bias length is not M");
+    return false;
+  }
+  const char *ap = cpu_attr_string(op, "auto_pad", "NOTSET");
+  int auto_pad;  // 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID
+  if (strcmp(ap, "NOTSET") == 0) {
+    auto_pad = 0;
+  } else if (strcmp(ap, "SAME_UPPER") == 0) {
+    auto_pad = 1;
+  } else if (strcmp(ap, "SAME_LOWER") == 0) {
+    auto_pad = 2;
+  } else if (strcmp(ap, "VALID") == 0) {
+    auto_pad = 3;
+  } else {
+    refuse(why, detail, WM_WHY_ATTR, "Conv auto_pad value is unknown");
+    return false;
+  }
+  const int64_t *ks = NULL, *ss = NULL, *ds = NULL, *ps = NULL;
+  size_t nk = 0, ns = 0, nd = 0, np = 0;
+  bool has_k = cpu_attr_ints(op, "kernel_shape", &ks, &nk);
+  bool has_s = cpu_attr_ints(op, "strides", &ss, &ns);
+  bool has_d = cpu_attr_ints(op, "dilations", &ds, &nd);
+  bool has_p = cpu_attr_ints(op, "pads", &ps, &np);
+  if ((cpu_attr(op, "kernel_shape") && !has_k) ||
+      (cpu_attr(op, "strides") && !has_s) ||
+      (cpu_attr(op, "dilations") && !has_d) ||
+      (cpu_attr(op, "pads") && !has_p) || (has_k && nk != (size_t)nsp) ||
+      (has_s && ns != (size_t)nsp) || (has_d && nd != (size_t)nsp) ||
+      (has_p && np != 2 * (size_t)nsp)) {
+    refuse(why, detail, WM_WHY_ATTR,
+           "Conv kernel_shape, strides, dilations or pads have a bad length");
+    return false;
+  }
+  int64_t pe[3] = {0, 0, 0};
+  for (int32_t i = 0; i < 3; i++) {
+    st->in[i] = st->out[i] = st->k[i] = st->s[i] = st->d[i] = 1;
+  }
+  for (int32_t i = 0; i < nsp; i++) {
+    int32_t j = 3 - nsp + i;
+    st->in[j] = x->dims[2 + i];
+    st->k[j] = w->dims[2 + i];
+    st->s[j] = has_s ? ss[i] : 1;
+    st->d[j] = has_d ? ds[i] : 1;
+    if (st->k[j] < 1 || (has_k && ks[i] != st->k[j]) || st->s[j] < 1 ||
+        st->d[j] < 1 || st->s[j] > INT32_MAX || st->d[j] > INT32_MAX ||
+        st->k[j] > INT32_MAX) {
+      refuse(why, detail, WM_WHY_ATTR,
+             "Conv kernel, strides or dilations are out of range");
+      return false;
+    }
+    int64_t ext = (st->k[j] - 1) * st->d[j] + 1;
+    int64_t o;
+    if (auto_pad == 1 || auto_pad == 2) {
+      o = st->in[j] / st->s[j] + (st->in[j] % st->s[j] != 0);
+      int64_t total = (o > 0 ? o - 1 : 0) * st->s[j] + ext - st->in[j];
+      if (total < 0) {
+        total = 0;
+      }
+      st->pb[j] = auto_pad == 1 ? total / 2 : total - total / 2;
+      pe[j] = total - st->pb[j];
+    } else {
+      if (auto_pad == 0 && has_p) {
+        st->pb[j] = ps[i];
+        pe[j] = ps[nsp + i];
+      }
+      if (st->pb[j] < 0 || pe[j] < 0 || st->pb[j] > INT32_MAX ||
+          pe[j] > INT32_MAX) {
+        refuse(why, detail, WM_WHY_ATTR, "Conv pads are out of range");
+        return false;
+      }
+      int64_t padded = st->in[j] + st->pb[j] + pe[j];
+      if (padded < ext) {
+        refuse(why, detail, WM_WHY_SHAPE, "Conv kernel exceeds padded input");
+        return false;
+      }
+      o = (padded - ext) / st->s[j] + 1;
+    }
+    st->out[j] = o;
+    if (y->dims[2 + i] != o) {
+      refuse(why, detail, WM_WHY_SHAPE, "Conv output dims do not match");
+      return false;
+    }
+  }
+  if (y->dims[0] != st->n || y->dims[1] != st->m) {
+    refuse(why, detail, WM_WHY_SHAPE, "Conv output dims do not match");
+    return false;
+  }
+  int64_t kg, rows, cols;
+  if (!product3(st->in, &st->insz) || !product3(st->out, &st->outsz) ||
+      !product3(st->k, &st->kprod) ||
+      !wm_checked_mul_i64(st->cg, st->kprod, &kg) || !fits_blas(kg) ||
+      !fits_blas(st->outsz) || !fits_blas(st->mg) ||
+      !wm_checked_mul_i64(st->c, st->kprod, &rows) ||
+      !wm_checked_mul_i64(rows, st->outsz, &cols) ||
+      cols > ((int64_t)1 << 30)) {
+    refuse(why, detail, WM_WHY_SIZE_LIMIT, "Conv is too large for im2col");
+    return false;
+  }
+  bool unit = true;
+  for (int32_t j = 0; j < 3; j++) {
+    unit =
+        unit && st->k[j] == 1 && st->s[j] == 1 && st->pb[j] == 0 && pe[j] == 0;
+  }
+  if (unit) {
+    st->mode = CONV_POINTWISE;
+  } else if (st->group == st->c && st->m == st->c && nsp <= 2 &&
+             st->k[1] <= DEPTHWISE_MAX_KH) {
+    st->mode = CONV_DEPTHWISE;
+  } else {
+    st->mode = CONV_IM2COL;
+  }
+  return true;
+}
+
+static uint32_t conv_query(const wm_op_desc *op, uint32_t *why,
+                           const char **detail) {
+  conv_state_t st;
+  return conv_shapes(op, &st, why, detail) ? WM_SUPPORT_SUPPORTED
+                                           : WM_SUPPORT_NONE;
+}
+
+// The output positions [*lo, *hi) of a row of |o| whose input position
+// o * s + off lies in [0, in).
+static void valid_range(int64_t o, int64_t s, int64_t off, int64_t in,
+                        int64_t *lo, int64_t *hi) {
+  int64_t l = off < 0 ? (-off + s - 1) / s : 0;
+  int64_t h = in - 1 - off >= 0 ? (in - 1 - off) / s + 1 : 0;
+  if (h > o) {
+    h = o;
+  }
+  if (l > h) {
+    l = h;
+  }
+  *lo = l;
+  *hi = h;
+}
+
+static void conv_destroy(void *state) {
+  conv_state_t *st = state;
+  if (st) {
+    free(st->col);
+    free(st->dw);
+    free(st);
+  }
+}
+
+static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  conv_state_t *st = malloc(sizeof(*st));
+  if (!st) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "node \"%s\" (Conv): out of memory",
+                     op->name ? op->name : "");
+  }
+  uint32_t why;
+  const char *detail = NULL;
+  if (!conv_shapes(op, st, &why, &detail)) {
+    free(st);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (Conv): %s",
+                     op->name ? op->name : "",
+                     detail ? detail : "unsupported instance");
+  }
+  if (st->mode == CONV_IM2COL) {
+    size_t count = (size_t)(st->c * st->kprod * st->outsz);
+    st->col = aligned_alloc(64, ((count * sizeof(float)) | 63) + 1);
+    if (!st->col) {
+      free(st);
+      return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                       "node \"%s\" (Conv): out of memory for an im2col "
+                       "buffer of %zu floats",
+                       op->name ? op->name : "", count);
+    }
+  }
+  if (st->mode == CONV_DEPTHWISE) {
+    int64_t kw_n = st->k[2];
+    st->dw = malloc(3 * (size_t)kw_n * sizeof(int64_t));
+    if (!st->dw) {
+      conv_destroy(st);
+      return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                       "node \"%s\" (Conv): out of memory",
+                       op->name ? op->name : "");
+    }
+    for (int64_t kw = 0; kw < kw_n; kw++) {
+      int64_t off = kw * st->d[2] - st->pb[2];
+      valid_range(st->out[2], st->s[2], off, st->in[2], &st->dw[kw],
+                  &st->dw[kw_n + kw]);
+      st->dw[2 * kw_n + kw] = off;
+    }
+    st->dw_lo = 0;
+    st->dw_hi = st->out[2];
+    for (int64_t kw = 0; kw < kw_n; kw++) {
+      st->dw_lo = st->dw[kw] > st->dw_lo ? st->dw[kw] : st->dw_lo;
+      st->dw_hi = st->dw[kw_n + kw] < st->dw_hi ? st->dw[kw_n + kw] : st->dw_hi;
+    }
+    if (st->dw_hi < st->dw_lo) {
+      st->dw_hi = st->dw_lo;
+    }
+  }
+  *out_state = st;
+  return NULL;
+}
+
+typedef struct conv_job {
+  const conv_state_t *st;  // geometry
+  const float *x;          // image (im2col) or whole input (depthwise)
+  const float *w;          // weights (depthwise)
+  const float *bias;       // bias or NULL (depthwise)
+  float *y;                // whole output (depthwise)
+} conv_job_t;
+
+// im2col rows [begin, end) of one image: row (c, kd, kh, kw) holds the
+// input values each output position reads through that tap.
+static void im2col_rows(void *ctx, size_t begin, size_t end) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  const int64_t k1 = st->k[1], k2 = st->k[2];
+  const int64_t o0 = st->out[0], o1 = st->out[1], o2 = st->out[2];
+  for (size_t r = begin; r < end; r++) {
+    int64_t c = (int64_t)r / st->kprod, kk = (int64_t)r % st->kprod;
+    int64_t kd = kk / (k1 * k2), kh = (kk / k2) % k1, kw = kk % k2;
+    float *dst = st->col + r * (size_t)st->outsz;
+    const float *xc = job->x + (size_t)(c * st->insz);
+    int64_t off2 = kw * st->d[2] - st->pb[2];
+    int64_t lo, hi;
+    valid_range(o2, st->s[2], off2, st->in[2], &lo, &hi);
+    for (int64_t od = 0; od < o0; od++) {
+      int64_t id = od * st->s[0] - st->pb[0] + kd * st->d[0];
+      if (id < 0 || id >= st->in[0]) {
+        memset(dst, 0, (size_t)(o1 * o2) * sizeof(float));
+        dst += o1 * o2;
+        continue;
+      }
+      for (int64_t oh = 0; oh < o1; oh++, dst += o2) {
+        int64_t ih = oh * st->s[1] - st->pb[1] + kh * st->d[1];
+        if (ih < 0 || ih >= st->in[1]) {
+          memset(dst, 0, (size_t)o2 * sizeof(float));
+          continue;
+        }
+        const float *src = xc + (id * st->in[1] + ih) * st->in[2];
+        if (lo > 0) {
+          memset(dst, 0, (size_t)lo * sizeof(float));
+        }
+        if (st->s[2] == 1) {
+          memcpy(dst + lo, src + lo + off2, (size_t)(hi - lo) * sizeof(float));
+        } else {
+          for (int64_t ow = lo; ow < hi; ow++) {
+            dst[ow] = src[ow * st->s[2] + off2];
+          }
+        }
+        if (hi < o2) {
+          memset(dst + hi, 0, (size_t)(o2 - hi) * sizeof(float));
+        }
+      }
+    }
+  }
+}
+
+// y[i] += sum over K taps of w[t] * x[i * s + off[t]] for i in [lo, hi),
+// where every tap is inside the input row. K is a constant at each call
+// so that the tap loop unrolls and the i loop vectorizes.
+static inline __attribute__((always_inline)) void depthwise_taps(
+    float *restrict y, const float *restrict x, const float *restrict w,
+    int64_t lo, int64_t hi, int64_t s, const int64_t *off, const int K) {
+  if (s == 1) {
+    for (int64_t i = lo; i < hi; i++) {
+      float acc = y[i];
+      for (int t = 0; t < K; t++) {
+        acc += w[t] * x[i + off[t]];
+      }
+      y[i] = acc;
+    }
+  } else {
+    for (int64_t i = lo; i < hi; i++) {
+      float acc = y[i];
+      for (int t = 0; t < K; t++) {
+        acc += w[t] * x[i * s + off[t]];
+      }
+      y[i] = acc;
+    }
+  }
+}
+
+// One output row of a depthwise plane: y[ow] += w[kh][kw] * x at input
+// row rows[kh] (NULL in the padding) and column ow * s + off[kw], for ow
+// in [lo[kw], hi[kw]). Where all columns of a kernel row are inside the
+// input ([ilo, ihi)), the taps of that row are summed in registers.
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+depthwise_row(float *restrict y, const float *const *rows,
+              const float *restrict w, int64_t kh_n, int64_t kw_n,
+              const int64_t *lo, const int64_t *hi, const int64_t *off,
+              int64_t s, int64_t ilo, int64_t ihi) {
+  for (int64_t kh = 0; kh < kh_n; kh++) {
+    if (!rows[kh]) {
+      continue;
+    }
+    const float *x = rows[kh];
+    const float *wr = w + kh * kw_n;
+    bool fused = true;
+    if (kw_n == 3) {
+      depthwise_taps(y, x, wr, ilo, ihi, s, off, 3);
+    } else if (kw_n == 5) {
+      depthwise_taps(y, x, wr, ilo, ihi, s, off, 5);
+    } else if (kw_n == 7) {
+      depthwise_taps(y, x, wr, ilo, ihi, s, off, 7);
+    } else {
+      fused = false;
+    }
+    for (int64_t kw = 0; kw < kw_n; kw++) {
+      const float wv = wr[kw];
+      const int64_t o = off[kw];
+      // What the fused loop did not cover: [lo, ilo) and [ihi, hi).
+      int64_t a1 = !fused ? hi[kw] : ilo < hi[kw] ? ilo : hi[kw];
+      int64_t b0 = !fused ? hi[kw] : ihi > a1 ? ihi : a1;
+      for (int64_t i = lo[kw]; i < a1; i++) {
+        y[i] += wv * x[i * s + o];
+      }
+      for (int64_t i = b0; i < hi[kw]; i++) {
+        y[i] += wv * x[i * s + o];
+      }
+    }
+  }
+}
+
+// Depthwise planes [begin, end) (plane = image * C + channel).
+static void depthwise_planes(void *ctx, size_t begin, size_t end) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  const int64_t o1 = st->out[1], o2 = st->out[2], kh_n = st->k[1];
+  const int64_t kw_n = st->k[2];
+  const int64_t *lo = st->dw, *hi = st->dw + kw_n, *off = st->dw + 2 * kw_n;
+  const float *rows[DEPTHWISE_MAX_KH];  // conv_shapes keeps kh_n below
+  for (size_t p = begin; p < end; p++) {
+    int64_t c = (int64_t)p % st->c;
+    const float *x = job->x + p * (size_t)st->insz;
+    const float *w = job->w + (size_t)(c * st->kprod);
+    float *y = job->y + p * (size_t)st->outsz;
+    float b0 = job->bias ? job->bias[c] : 0.0f;
+    for (int64_t i = 0; i < st->outsz; i++) {
+      y[i] = b0;
+    }
+    for (int64_t oh = 0; oh < o1; oh++) {
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        int64_t ih = oh * st->s[1] - st->pb[1] + kh * st->d[1];
+        rows[kh] = ih < 0 || ih >= st->in[1] ? NULL : x + ih * st->in[2];
+      }
+      depthwise_row(y + oh * o2, rows, w, kh_n, kw_n, lo, hi, off, st->s[2],
+                    st->dw_lo, st->dw_hi);
+    }
+  }
+}
+
+static wm_error *conv_run(void *state, const cpu_run_t *run) {
+  const conv_state_t *st = state;
+  const float *x = run->in[0].data;
+  const float *w = run->in[1].data;
+  const float *bias = st->has_bias ? run->in[2].data : NULL;
+  float *y = run->out[0].data;
+  if (!y || run->out[0].count == 0) {
+    return NULL;
+  }
+  conv_job_t job = {.st = st, .x = x, .w = w, .bias = bias, .y = y};
+  if (st->mode == CONV_DEPTHWISE) {
+    size_t planes = (size_t)(st->n * st->c);
+    size_t work = (size_t)(st->outsz * st->kprod);
+    size_t grain = work >= 32768 ? 1 : 32768 / (work ? work : 1);
+    wm_pool_for(run->pool, planes, grain, depthwise_planes, &job);
+    return NULL;
+  }
+  int64_t kg = st->cg * st->kprod;
+  size_t out_img = (size_t)(st->m * st->outsz);
+  for (int64_t img = 0; img < st->n; img++) {
+    const float *xi = x + (size_t)img * (size_t)(st->c * st->insz);
+    float *yi = y + (size_t)img * out_img;
+    float beta = 0.0f;
+    if (bias) {
+      for (int64_t o = 0; o < st->m; o++) {
+        float *yo = yi + (size_t)(o * st->outsz);
+        for (int64_t i = 0; i < st->outsz; i++) {
+          yo[i] = bias[o];
+        }
+      }
+      beta = 1.0f;
+    }
+    if (kg == 0) {
+      if (!bias) {
+        memset(yi, 0, out_img * sizeof(float));
+      }
+      continue;
+    }
+    const float *cols = xi;
+    if (st->mode == CONV_IM2COL) {
+      job.x = xi;
+      size_t rows = (size_t)(st->c * st->kprod);
+      size_t grain = st->outsz >= 16384 ? 1 : 16384 / (size_t)st->outsz;
+      wm_pool_for(run->pool, rows, grain, im2col_rows, &job);
+      cols = st->col;
+    }
+    for (int64_t g = 0; g < st->group; g++) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)st->mg,
+                  (int)st->outsz, (int)kg, 1.0f, w + (size_t)(g * st->mg * kg),
+                  (int)kg, cols + (size_t)(g * kg * st->outsz), (int)st->outsz,
+                  beta, yi + (size_t)(g * st->mg * st->outsz), (int)st->outsz);
+    }
+  }
+  return NULL;
+}
+
+const cpu_kernel_t cpu_kernels_blas[] = {
+    {"Conv", 1, WM_IMPL_VENDOR_LIBRARY, conv_query, conv_plan, conv_run,
+     conv_destroy},
+    {"Gemm", 1, WM_IMPL_VENDOR_LIBRARY, gemm_query, gemm_plan, gemm_run, free},
+    {"MatMul", 1, WM_IMPL_VENDOR_LIBRARY, matmul_query, matmul_plan, matmul_run,
+     free},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,1373 @@
+// Differential test of the cpu backend plugin against the reference
+// backend: the plugin is dlopened as the host would, generated one-node
+// graphs run on both through sessions, and every instance the cpu backend
+// claims must compute what ref computes (float: rtol 1e-4, atol 1e-5).
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "ops/ops.h"
+#include "ref.h"
+#include "wm_test.h"
+#include "wmap/session.h"
+
+#ifndef WMAP_CPU_PLUGIN
+#error "WMAP_CPU_PLUGIN must name the built plugin"
+#endif
+
+enum { MAX_IO = 6, MAX_ATTR = 10, MAX_INTS = 10 };
+
+// One attribute of a generated instance.
+typedef struct gen_attr {
+  const char *name;        // attribute name
+  wm_attr_type_t type;     // INT, FLOAT, STRING or INTS
+  int64_t i;               // INT
+  float f;                 // FLOAT
+  const char *s;           // STRING
+  int64_t ints[MAX_INTS];  // INTS
+  size_t count;            // INTS length
+} gen_attr_t;
+
+// One operator instance: a one-node graph's inputs and attributes.
+typedef struct inst {
+  const char *op;                  // op_type in the default domain
+  int64_t opset;                   // imported opset
+  int32_t n_in, n_out;             // node inputs and outputs
+  wm_dtype_t dtype[MAX_IO];        // per input; UNDEFINED = omitted
+  wm_shape_t shape[MAX_IO];        // per input
+  size_t n_attr;                   // attributes
+  gen_attr_t attr[MAX_ATTR];       // attributes
+  bool is_const[MAX_IO];           // input is an initializer of |cvals|
+  double cvals[MAX_IO][MAX_INTS];  // initializer values (converted)
+} inst_t;
+
+typedef enum outcome {
+  OUT_AGREES = 0,   // claimed and equal to ref
+  OUT_REFUSED = 1,  // the cpu backend does not take it
+  OUT_INVALID = 2,  // ref does not take it either: not an instance
+  OUT_FAILED = 3,   // claimed but failed or differs
+} outcome_t;
+
+static void *plugin_handle;          // dlopen handle, kept until the end
+static wm_backend_t *cpu_be;         // the plugin under test
+static wm_backend_t *ref_be;         // the oracle
+static size_t counts[4];             // instances per outcome
+static uint64_t rng_state = 42;      // data generator
+static const char *agreed_ops[256];  // op_types with an agreeing instance
+static size_t n_agreed_ops;          // entries of agreed_ops
+
+// Remembers that an instance of |op| was claimed and agreed.
+static void note_agreed(const char *op) {
+  for (size_t i = 0; i < n_agreed_ops; i++) {
+    if (strcmp(agreed_ops[i], op) == 0) {
+      return;
+    }
+  }
+  if (n_agreed_ops < sizeof(agreed_ops) / sizeof(agreed_ops[0])) {
+    agreed_ops[n_agreed_ops++] = op;
+  }
+}
+
+static bool was_agreed(const char *op) {
+  for (size_t i = 0; i < n_agreed_ops; i++) {
+    if (strcmp(agreed_ops[i], op) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static uint64_t rng_next(void) {
+  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+  return rng_state >> 33;
+}
+
+// ------------------------------------------------------------ instances
+
+static inst_t inst_make(const char *op, int64_t opset) {
+  inst_t in;
+  memset(&in, 0, sizeof(in));
+  in.op = op;
+  in.opset = opset;
+  in.n_out = 1;
+  return in;
+}
+
+// Appends an input of |dtype| and |rank| dims (UNDEFINED = omitted).
+static void inst_input(inst_t *in, wm_dtype_t dtype, int32_t rank,
+                       const int64_t *dims) {
+  if (in->n_in >= MAX_IO) {
+    return;
+  }
+  in->dtype[in->n_in] = dtype;
+  in->shape[in->n_in] = wm_shape_make(rank, dims);
+  in->n_in++;
+}
+
+// Appends an initializer input of |dtype| holding |values| (as many as
+// the dims say, at most MAX_INTS).
+static void inst_const(inst_t *in, wm_dtype_t dtype, int32_t rank,
+                       const int64_t *dims, const double *values) {
+  int32_t i = in->n_in;
+  inst_input(in, dtype, rank, dims);
+  if (i < in->n_in) {
+    size_t n = 1;
+    for (int32_t d = 0; d < rank; d++) {
+      n *= (size_t)dims[d];
+    }
+    in->is_const[i] = n <= MAX_INTS;
+    memcpy(in->cvals[i], values, (n <= MAX_INTS ? n : 0) * sizeof(double));
+  }
+}
+
+static gen_attr_t *inst_attr(inst_t *in, const char *name,
+                             wm_attr_type_t type) {
+  if (in->n_attr >= MAX_ATTR) {
+    return NULL;
+  }
+  gen_attr_t *a = &in->attr[in->n_attr++];
+  memset(a, 0, sizeof(*a));
+  a->name = name;
+  a->type = type;
+  return a;
+}
+
+static void attr_int(inst_t *in, const char *name, int64_t v) {
+  gen_attr_t *a = inst_attr(in, name, WM_ATTR_INT);
+  if (a) {
+    a->i = v;
+  }
+}
+
+static void attr_float(inst_t *in, const char *name, float v) {
+  gen_attr_t *a = inst_attr(in, name, WM_ATTR_FLOAT);
+  if (a) {
+    a->f = v;
+  }
+}
+
+static void attr_string(inst_t *in, const char *name, const char *v) {
+  gen_attr_t *a = inst_attr(in, name, WM_ATTR_STRING);
+  if (a) {
+    a->s = v;
+  }
+}
+
+static void attr_ints(inst_t *in, const char *name, size_t n,
+                      const int64_t *v) {
+  gen_attr_t *a = inst_attr(in, name, WM_ATTR_INTS);
+  if (a && n <= MAX_INTS) {
+    a->count = n;
+    memcpy(a->ints, v, n * sizeof(int64_t));
+  }
+}
+
+// Writes "Conv@11(float[1,2,3], ...) group=2 pads=[1,1]" into |buf|.
+static const char *inst_text(const inst_t *in, char *buf, size_t size) {
+  size_t n =
+      (size_t)snprintf(buf, size, "%s@%lld(", in->op, (long long)in->opset);
+  for (int32_t i = 0; i < in->n_in && n < size; i++) {
+    char t[96];
+    wm_type_t ty = wm_type_tensor(in->dtype[i], &in->shape[i]);
+    n += (size_t)snprintf(
+        buf + n, size - n, "%s%s", i ? ", " : "",
+        in->dtype[i] ? wm_type_format(&ty, t, sizeof(t)) : "-");
+  }
+  if (n < size) {
+    n += (size_t)snprintf(buf + n, size - n, ")");
+  }
+  for (size_t i = 0; i < in->n_attr && n < size; i++) {
+    const gen_attr_t *a = &in->attr[i];
+    n += (size_t)snprintf(buf + n, size - n, " %s=", a->name);
+    if (a->type == WM_ATTR_INT && n < size) {
+      n += (size_t)snprintf(buf + n, size - n, "%lld", (long long)a->i);
+    } else if (a->type == WM_ATTR_FLOAT && n < size) {
+      n += (size_t)snprintf(buf + n, size - n, "%g", (double)a->f);
+    } else if (a->type == WM_ATTR_STRING && n < size) {
+      n += (size_t)snprintf(buf + n, size - n, "%s", a->s);
+    } else {
+      for (size_t j = 0; j < a->count && n < size; j++) {
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", j ? "," : "[",
+                              (long long)a->ints[j]);
+      }
+      if (n < size) {
+        n += (size_t)snprintf(buf + n, size - n, "]");
+      }
+    }
+  }
+  return buf;
+}
+
+static wm_status_t build_graph(const inst_t *in, wm_graph_t **out) {
+  *out = NULL;
+  wm_graph_t *g;
+  WM_RETURN_IF_ERROR(wm_graph_create("g", NULL, &g));
+  static const char *const in_names[MAX_IO] = {"x0", "x1", "x2",
+                                               "x3", "x4", "x5"};
+  static const char *const out_names[MAX_IO] = {"y0", "y1", "y2",
+                                                "y3", "y4", "y5"};
+  const char *ins[MAX_IO], *outs[MAX_IO];
+  wm_status_t s = wm_graph_set_opset(g, "", in->opset);
+  for (int32_t i = 0; !s && i < in->n_in; i++) {
+    ins[i] = in->dtype[i] ? in_names[i] : "";
+    if (in->dtype[i] && in->is_const[i]) {
+      wm_tensor_t *t;
+      s = wm_tensor_create(in->dtype[i], &in->shape[i], &t);
+      for (size_t j = 0; !s && j < t->count && j < MAX_INTS; j++) {
+        wm_tensor_set_f64(t, j, in->cvals[i][j]);
+      }
+      if (!s) {
+        s = wm_graph_add_initializer(g, in_names[i], t, NULL);
+      }
+    } else if (in->dtype[i]) {
+      wm_type_t t = wm_type_tensor(in->dtype[i], &in->shape[i]);
+      s = wm_graph_add_input(g, in_names[i], &t, NULL);
+    }
+  }
+  for (int32_t i = 0; i < in->n_out; i++) {
+    outs[i] = out_names[i];
+  }
+  int32_t node = 0;
+  if (!s) {
+    s = wm_graph_add_node(g, in->op, "", "n", ins, in->n_in, outs, in->n_out,
+                          &node);
+  }
+  for (size_t i = 0; !s && i < in->n_attr; i++) {
+    const gen_attr_t *a = &in->attr[i];
+    switch (a->type) {
+      case WM_ATTR_INT:
+        s = wm_graph_add_attr_int(g, node, a->name, a->i);
+        break;
+      case WM_ATTR_FLOAT:
+        s = wm_graph_add_attr_float(g, node, a->name, a->f);
+        break;
+      case WM_ATTR_STRING:
+        s = wm_graph_add_attr_string(g, node, a->name, a->s);
+        break;
+      default:
+        s = wm_graph_add_attr_ints(g, node, a->name, a->ints, a->count);
+        break;
+    }
+  }
+  for (int32_t i = 0; !s && i < in->n_out; i++) {
+    s = wm_graph_add_output(g, out_names[i], NULL, NULL);
+  }
+  if (s) {
+    wm_graph_destroy(g);
+    return s;
+  }
+  *out = g;
+  return NULL;
+}
+
+// Fills |t| with values that keep integer kernels away from undefined
+// behaviour (no zero divisors) and floats in [-2, 2].
+static void fill_random(wm_tensor_t *t) {
+  for (size_t i = 0; i < t->count; i++) {
+    uint64_t r = rng_next();
+    if (t->dtype == WM_DTYPE_BOOL) {
+      wm_tensor_set_i64(t, i, (int64_t)(r & 1));
+    } else if (wm_dtype_is_float(t->dtype)) {
+      wm_tensor_set_f64(t, i, (double)(r % 4001) / 1000.0 - 2.0);
+    } else if (wm_dtype_is_unsigned(t->dtype)) {
+      wm_tensor_set_i64(t, i, (int64_t)(r % 5) + 1);
+    } else {
+      int64_t v = (int64_t)(r % 6) - 3;
+      wm_tensor_set_i64(t, i, v >= 0 ? v + 1 : v);
+    }
+  }
+}
+
+// True when |a| (cpu) matches |b| (ref); *where gets the first mismatch.
+static bool outputs_match(const wm_tensor_t *a, const wm_tensor_t *b, char *why,
+                          size_t size) {
+  char sa[64], sb[64];
+  if (a->dtype != b->dtype || !wm_shape_equal(&a->shape, &b->shape)) {
+    snprintf(why, size, "cpu gave %s %s, ref %s %s", wm_dtype_name(a->dtype),
+             wm_shape_format(&a->shape, sa, sizeof(sa)),
+             wm_dtype_name(b->dtype),
+             wm_shape_format(&b->shape, sb, sizeof(sb)));
+    return false;
+  }
+  if (a->dtype == WM_DTYPE_STRING) {
+    snprintf(why, size, "string tensors differ");
+    return wm_tensor_equal(a, b);
+  }
+  bool is_float = wm_dtype_is_float(a->dtype);
+  bool half = a->dtype == WM_DTYPE_FLOAT16 || a->dtype == WM_DTYPE_BFLOAT16;
+  double rtol = half ? 1e-2 : 1e-4, atol = half ? 1e-3 : 1e-5;
+  for (size_t i = 0; i < a->count; i++) {
+    if (!is_float) {
+      int64_t x = wm_tensor_get_i64(a, i), y = wm_tensor_get_i64(b, i);
+      if (x != y) {
+        snprintf(why, size, "element %zu: cpu %lld, ref %lld", i, (long long)x,
+                 (long long)y);
+        return false;
+      }
+      continue;
+    }
+    double x = wm_tensor_get_f64(a, i), y = wm_tensor_get_f64(b, i);
+    if (isnan(x) && isnan(y)) {
+      continue;
+    }
+    if (x == y) {
+      continue;  // also equal infinities
+    }
+    if (!(fabs(x - y) <= atol + rtol * fabs(y))) {
+      snprintf(why, size, "element %zu: cpu %.9g, ref %.9g", i, x, y);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runs |in| on both backends; prints the instance when cpu claims it and
+// fails or differs. *out_impl gets the implementation cpu reported.
+static outcome_t run_instance(const inst_t *in, uint32_t *out_impl) {
+  char text[512], why[256];
+  inst_text(in, text, sizeof(text));
+  if (out_impl) {
+    *out_impl = WM_IMPL_NONE;
+  }
+  wm_graph_t *gc = NULL, *gr = NULL;
+  wm_session_t *sc = NULL, *sr = NULL;
+  wm_tensor_t *xs[MAX_IO] = {NULL};
+  wm_tensor_t *yc[MAX_IO] = {NULL}, *yr[MAX_IO] = {NULL};
+  const char *names[MAX_IO];
+  static const char *const in_names[MAX_IO] = {"x0", "x1", "x2",
+                                               "x3", "x4", "x5"};
+  size_t n_given = 0;
+  outcome_t result = OUT_INVALID;
+  wm_status_t s = build_graph(in, &gc);
+  if (!s) {
+    s = build_graph(in, &gr);
+  }
+  if (s) {
+    printf("  cannot build %s: %s\n", text, wm_status_message(s));
+    wm_status_free(s);
+    result = OUT_FAILED;
+    goto done;
+  }
+  s = wm_session_create(gr, ref_be, &sr);
+  if (s) {
+    wm_status_free(s);
+    goto done;  // not a valid instance
+  }
+  s = wm_session_create(gc, cpu_be, &sc);
+  if (s) {
+    wm_status_free(s);
+    result = OUT_REFUSED;
+    goto done;
+  }
+  if (out_impl) {
+    *out_impl = wm_session_placement(sc, 0)->impl;
+  }
+  for (int32_t i = 0; i < in->n_in; i++) {
+    if (!in->dtype[i] || in->is_const[i]) {
+      continue;
+    }
+    s = wm_tensor_create(in->dtype[i], &in->shape[i], &xs[n_given]);
+    if (s) {
+      printf("  cannot make inputs of %s: %s\n", text, wm_status_message(s));
+      wm_status_free(s);
+      result = OUT_FAILED;
+      goto done;
+    }
+    fill_random(xs[n_given]);
+    names[n_given++] = in_names[i];
+  }
+  s = wm_session_run(sr, names, (const wm_tensor_t *const *)xs, n_given, yr);
+  if (s) {
+    wm_status_free(s);
+    goto done;  // ref rejects these values: not an instance
+  }
+  s = wm_session_run(sc, names, (const wm_tensor_t *const *)xs, n_given, yc);
+  if (s) {
+    printf("  FAIL %s: cpu claimed it but run failed: %s\n", text,
+           wm_status_message(s));
+    wm_status_free(s);
+    result = OUT_FAILED;
+    goto done;
+  }
+  result = OUT_AGREES;
+  for (int32_t i = 0; i < in->n_out; i++) {
+    if (!yc[i] || !yr[i]) {
+      if (yc[i] != yr[i]) {
+        printf("  FAIL %s: output %d is missing on one side\n", text, i);
+        result = OUT_FAILED;
+      }
+      continue;
+    }
+    if (!outputs_match(yc[i], yr[i], why, sizeof(why))) {
+      printf("  FAIL %s: output %d: %s\n", text, i, why);
+      result = OUT_FAILED;
+    }
+  }
+  if (result == OUT_AGREES) {
+    note_agreed(in->op);
+  }
+done:
+  for (size_t i = 0; i < MAX_IO; i++) {
+    wm_tensor_destroy(xs[i]);
+    wm_tensor_destroy(yc[i]);
+    wm_tensor_destroy(yr[i]);
+  }
+  wm_session_destroy(sc);
+  wm_session_destroy(sr);
+  wm_graph_destroy(gc);
+  wm_graph_destroy(gr);
+  counts[result]++;
+  return result;
+}
+
+// ----------------------------------------------------------- the plugin
+
+static wm_status_t open_backends(void) {
+  plugin_handle = dlopen(WMAP_CPU_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  if (!plugin_handle) {
+    return WM_ERROR(UNAVAILABLE, "dlopen \"%s\": %s", WMAP_CPU_PLUGIN,
+                    dlerror());
+  }
+  void *sym = dlsym(plugin_handle, WM_PLUGIN_QUERY_SYMBOL);
+  if (!sym) {
+    return WM_ERROR(NOT_FOUND, "\"%s\" exports no %s", WMAP_CPU_PLUGIN,
+                    WM_PLUGIN_QUERY_SYMBOL);
+  }
+  wm_plugin_query_fn query;
+  memcpy(&query, &sym, sizeof(query));
+  WM_RETURN_IF_ERROR(wm_backend_create(query, WMAP_CPU_PLUGIN, &cpu_be));
+  return wm_backend_create(wm_ref_plugin_query, "built-in", &ref_be);
+}
+
+WM_TEST(plugin_describes_itself_and_the_host) {
+  WM_CHECK(cpu_be != NULL);
+  WM_CHECK_STR_EQ(wm_backend_name(cpu_be), "cpu");
+  const wm_plugin_api *api = wm_backend_api(cpu_be);
+  WM_CHECK(api->library != NULL);
+  WM_CHECK_INT_EQ(api->probe_score(), 10);
+  wm_plugin_info info;
+  memset(&info, 0, sizeof(info));
+  info.struct_size = sizeof(info);
+  WM_CHECK(api->get_info(&info) == NULL);
+  WM_CHECK_INT_EQ(info.n_features, 2);
+  WM_CHECK(strncmp(info.features[0], "blas=OpenBLAS", 13) == 0);
+  WM_CHECK(strncmp(info.features[1], "threads=", 8) == 0);
+  WM_CHECK_INT_EQ(wm_backend_target_count(cpu_be), 1);
+  const wm_target_desc *t = wm_backend_target(cpu_be, 0);
+  WM_CHECK_INT_EQ(t->kind, WM_TARGET_CPU);
+  WM_CHECK(t->compute_units >= 1);
+  WM_CHECK(t->memory_bytes > 0);
+  WM_CHECK(t->dtype_mask & (1u << WM_DTYPE_FLOAT));
+  WM_CHECK(t->name && t->name[0]);
+}
+
+// Asks op_query directly about a hand-made description.
+static wm_op_support query_desc(const char *op_type, uint32_t n_in,
+                                const wm_tensor_desc *in,
+                                const wm_tensor_desc *out, uint32_t n_attr,
+                                const wm_op_attr *attrs) {
+  wm_op_desc op;
+  memset(&op, 0, sizeof(op));
+  op.struct_size = sizeof(op);
+  op.domain = "";
+  op.op_type = op_type;
+  op.opset = 17;
+  op.name = "q";
+  op.n_in = n_in;
+  op.n_out = 1;
+  op.in = in;
+  op.out = out;
+  op.n_attr = n_attr;
+  op.attrs = attrs;
+  wm_op_support sup;
+  memset(&sup, 0, sizeof(sup));
+  sup.struct_size = sizeof(sup);
+  const wm_plugin_api *api = wm_backend_api(cpu_be);
+  wm_error *e = api->library->op_query(wm_backend_target(cpu_be, 0), &op, &sup);
+  if (e) {
+    api->error_destroy(e);
+    sup.level = 99;
+  }
+  return sup;
+}
+
+static wm_tensor_desc desc(uint32_t dtype, uint32_t rank, const int64_t *dims) {
+  wm_tensor_desc d;
+  memset(&d, 0, sizeof(d));
+  d.struct_size = sizeof(d);
+  d.dtype = dtype;
+  d.rank = rank;
+  memcpy(d.dims, dims, rank * sizeof(int64_t));
+  return d;
+}
+
+WM_TEST(query_refuses_with_reasons) {
+  WM_CHECK(cpu_be != NULL);
+  int64_t d34[] = {3, 4}, d45[] = {4, 5}, d35[] = {3, 5}, d55[] = {5, 5};
+  wm_tensor_desc mm[2] = {desc(WM_DTYPE_DOUBLE, 2, d34),
+                          desc(WM_DTYPE_DOUBLE, 2, d45)};
+  wm_tensor_desc mo = desc(WM_DTYPE_DOUBLE, 2, d35);
+  wm_op_support s = query_desc("MatMul", 2, mm, &mo, 0, NULL);
+  WM_CHECK_INT_EQ(s.level, WM_SUPPORT_NONE);
+  WM_CHECK_INT_EQ(s.reason, WM_WHY_DTYPE);
+  mm[0] = desc(WM_DTYPE_INT32, 2, d34);
+  mm[1] = desc(WM_DTYPE_INT32, 2, d45);
+  mo = desc(WM_DTYPE_INT32, 2, d35);
+  s = query_desc("Gemm", 2, mm, &mo, 0, NULL);
+  WM_CHECK_INT_EQ(s.reason, WM_WHY_DTYPE);
+  mm[0] = desc(WM_DTYPE_FLOAT, 2, d34);
+  mm[1] = desc(WM_DTYPE_FLOAT, 2, d55);
+  mo = desc(WM_DTYPE_FLOAT, 2, d35);
+  s = query_desc("MatMul", 2, mm, &mo, 0, NULL);
+  WM_CHECK_INT_EQ(s.level, WM_SUPPORT_NONE);
+  WM_CHECK_INT_EQ(s.reason, WM_WHY_SHAPE);
+  mm[1] = desc(WM_DTYPE_FLOAT, 2, d45);
+  s = query_desc("MatMul", 2, mm, &mo, 0, NULL);
+  WM_CHECK_INT_EQ(s.level, WM_SUPPORT_SUPPORTED);
+  WM_CHECK_INT_EQ(s.impl, WM_IMPL_VENDOR_LIBRARY);
+  s = query_desc("Frobnicate", 2, mm, &mo, 0, NULL);
+  WM_CHECK_INT_EQ(s.reason, WM_WHY_OP);
+  int64_t xd[] = {1, 2, 5, 5}, wd[] = {3, 2, 3, 3}, yd[] = {1, 3, 3, 3};
+  wm_tensor_desc cv[2] = {desc(WM_DTYPE_FLOAT, 4, xd),
+                          desc(WM_DTYPE_FLOAT, 4, wd)};
+  wm_tensor_desc co = desc(WM_DTYPE_FLOAT, 4, yd);
+  s = query_desc("Conv", 2, cv, &co, 0, NULL);
+  WM_CHECK_INT_EQ(s.level, WM_SUPPORT_SUPPORTED);
+  wm_op_attr pad;
+  memset(&pad, 0, sizeof(pad));
+  pad.struct_size = sizeof(pad);
+  pad.name = "auto_pad";
+  pad.type = WM_ATTR_STRING;
+  pad.s = "SAME_MIDDLE";
+  pad.s_len = strlen(pad.s);
+  s = query_desc("Conv", 2, cv, &co, 1, &pad);
+  WM_CHECK_INT_EQ(s.level, WM_SUPPORT_NONE);
+  WM_CHECK_INT_EQ(s.reason, WM_WHY_ATTR);
+  int64_t x6[] = {1, 1, 2, 2, 2, 2}, w6[] = {1, 1, 1, 1, 1, 1};
+  cv[0] = desc(WM_DTYPE_FLOAT, 6, x6);
+  cv[1] = desc(WM_DTYPE_FLOAT, 6, w6);
+  co = desc(WM_DTYPE_FLOAT, 6, x6);
+  s = query_desc("Conv", 2, cv, &co, 0, NULL);
+  WM_CHECK_INT_EQ(s.reason, WM_WHY_RANK);
+}
+
+// Runs MatMul [2,3] x [3,2] through the library tier by hand.
+WM_TEST(op_run_checks_views_against_the_plan) {
+  WM_CHECK(cpu_be != NULL);
+  const wm_plugin_api *api = wm_backend_api(cpu_be);
+  wm_device *dev = NULL;
+  wm_stream *stream = NULL;
+  WM_CHECK(api->device_open(wm_backend_target(cpu_be, 0), &dev) == NULL);
+  WM_CHECK(api->device->stream_create(dev, &stream) == NULL);
+  int64_t da[] = {2, 3}, db[] = {3, 2}, dy[] = {2, 2};
+  wm_tensor_desc in[2] = {desc(WM_DTYPE_FLOAT, 2, da),
+                          desc(WM_DTYPE_FLOAT, 2, db)};
+  wm_tensor_desc out = desc(WM_DTYPE_FLOAT, 2, dy);
+  wm_op_desc op;
+  memset(&op, 0, sizeof(op));
+  op.struct_size = sizeof(op);
+  op.domain = "";
+  op.op_type = "MatMul";
+  op.opset = 13;
+  op.name = "mm";
+  op.n_in = 2;
+  op.n_out = 1;
+  op.in = in;
+  op.out = &out;
+  wm_op_plan *plan = NULL;
+  uint64_t ws = 1;
+  WM_CHECK(api->library->op_plan(dev, &op, &plan, &ws) == NULL);
+  WM_CHECK_INT_EQ(ws, 0);
+  wm_buffer *buf[3];
+  uint64_t bytes[3] = {24, 24, 16};
+  wm_buffer_view v[3];
+  for (int i = 0; i < 3; i++) {
+    WM_CHECK(api->device->mem_alloc(dev, bytes[i], 64, WM_MEM_HOST_VISIBLE,
+                                    &buf[i]) == NULL);
+    float *p;
+    WM_CHECK(api->device->mem_map(buf[i], (void **)&p) == NULL);
+    WM_CHECK(((uintptr_t)p & 63) == 0);
+    for (uint64_t j = 0; j < bytes[i] / 4; j++) {
+      p[j] = (float)j;
+    }
+    memset(&v[i], 0, sizeof(v[i]));
+    v[i].struct_size = sizeof(v[i]);
+    v[i].buffer = buf[i];
+    v[i].desc = i < 2 ? in[i] : out;
+  }
+  WM_CHECK(api->library->op_run(stream, plan, v, 2, v + 2, 1, NULL) == NULL);
+  float y[4];
+  WM_CHECK(api->device->copy_d2h(stream, buf[2], 0, y, 16) == NULL);
+  // [[0,1,2],[3,4,5]] x [[0,1],[2,3],[4,5]] = [[10,13],[28,40]]
+  WM_CHECK_DBL_NEAR(y[0], 10, 0);
+  WM_CHECK_DBL_NEAR(y[3], 40, 0);
+  wm_error *e = api->library->op_run(stream, plan, v, 1, v + 2, 1, NULL);
+  WM_CHECK(e != NULL);
+  WM_CHECK(strstr(api->error_message(e), "got 1 inputs") != NULL);
+  api->error_destroy(e);
+  v[1].desc.dims[1] = 5;
+  e = api->library->op_run(stream, plan, v, 2, v + 2, 1, NULL);
+  WM_CHECK(e != NULL);
+  WM_CHECK_INT_EQ(api->error_code(e), WM_ERR_INVALID_ARGUMENT);
+  api->error_destroy(e);
+  v[1].desc.dims[1] = 2;
+  v[1].offset = 8;
+  e = api->library->op_run(stream, plan, v, 2, v + 2, 1, NULL);
+  WM_CHECK(e != NULL);
+  WM_CHECK_INT_EQ(api->error_code(e), WM_ERR_OUT_OF_RANGE);
+  api->error_destroy(e);
+  api->library->op_plan_destroy(plan);
+  for (int i = 0; i < 3; i++) {
+    api->device->mem_free(buf[i]);
+  }
+  api->device->stream_destroy(stream);
+  api->device->device_close(dev);
+}
+
+// Runs |in|, which the cpu backend must claim (with |impl|) and agree on.
+static bool expect_claimed(const inst_t *in, uint32_t impl) {
+  uint32_t got;
+  outcome_t o = run_instance(in, &got);
+  if (o == OUT_AGREES && got == impl) {
+    return true;
+  }
+  char text[512];
+  printf("  FAIL %s: %s (impl %u)\n", inst_text(in, text, sizeof(text)),
+         o == OUT_REFUSED   ? "not claimed"
+         : o == OUT_INVALID ? "ref rejects it"
+         : o == OUT_FAILED  ? "differs or fails"
+                            : "wrong impl",
+         got);
+  return false;
+}
+
+WM_TEST(matmul_agrees_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const struct {
+    int32_t ra, rb;
+    int64_t a[4], b[4];
+  } cases[] = {
+      {2, 2, {3, 4}, {4, 5}},
+      {1, 2, {4}, {4, 5}},
+      {2, 1, {3, 4}, {4}},
+      {1, 1, {7}, {7}},
+      {3, 2, {2, 3, 4}, {4, 5}},
+      {3, 3, {2, 3, 4}, {2, 4, 5}},
+      {2, 3, {3, 4}, {2, 4, 5}},
+      {1, 3, {4}, {2, 4, 5}},
+      {3, 1, {2, 3, 4}, {4}},
+      {4, 3, {2, 1, 3, 4}, {5, 4, 6}},
+      {3, 4, {1, 3, 4}, {2, 3, 4, 6}},
+      {2, 2, {64, 128}, {128, 96}},
+      {3, 2, {8, 33, 65}, {65, 17}},
+      {3, 3, {4, 1, 40}, {1, 40, 70}},
+      {2, 2, {3, 0}, {0, 5}},
+      {3, 2, {0, 3, 4}, {4, 5}},
+  };
+  int bad = 0;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    for (int64_t opset = 9; opset <= 13; opset += 4) {
+      inst_t in = inst_make("MatMul", opset);
+      inst_input(&in, WM_DTYPE_FLOAT, cases[i].ra, cases[i].a);
+      inst_input(&in, WM_DTYPE_FLOAT, cases[i].rb, cases[i].b);
+      bad += !expect_claimed(&in, WM_IMPL_VENDOR_LIBRARY);
+    }
+  }
+  inst_t in = inst_make("MatMul", 13);
+  int64_t a[] = {3, 4}, b[] = {4, 5};
+  inst_input(&in, WM_DTYPE_DOUBLE, 2, a);
+  inst_input(&in, WM_DTYPE_DOUBLE, 2, b);
+  WM_CHECK_INT_EQ(run_instance(&in, NULL), OUT_REFUSED);
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
+WM_TEST(gemm_agrees_with_ref_for_every_flag_combination) {
+  WM_CHECK(cpu_be != NULL);
+  static const struct {
+    int32_t rank;
+    int64_t dims[2];  // -1 = M, -2 = N
+  } cshapes[] = {{0, {0, 0}},  {1, {-2, 0}}, {1, {1, 0}}, {2, {-1, -2}},
+                 {2, {-1, 1}}, {2, {1, -2}}, {2, {1, 1}}, {-1, {0, 0}}};
+  static const float ab[][2] = {{1.0f, 1.0f}, {0.5f, 2.0f}, {-1.5f, 0.0f}};
+  static const int64_t mkn[][3] = {{3, 5, 4}, {33, 17, 29}, {1, 7, 1}};
+  int bad = 0;
+  for (size_t s = 0; s < 3; s++) {
+    int64_t m = mkn[s][0], k = mkn[s][1], n = mkn[s][2];
+    for (int ta = 0; ta < 2; ta++) {
+      for (int tb = 0; tb < 2; tb++) {
+        for (size_t c = 0; c < sizeof(cshapes) / sizeof(cshapes[0]); c++) {
+          const float *f = ab[(size_t)(ta + 2 * tb + (int)c) % 3];
+          inst_t in = inst_make("Gemm", 13);
+          int64_t a[2] = {ta ? k : m, ta ? m : k};
+          int64_t b[2] = {tb ? n : k, tb ? k : n};
+          inst_input(&in, WM_DTYPE_FLOAT, 2, a);
+          inst_input(&in, WM_DTYPE_FLOAT, 2, b);
+          if (cshapes[c].rank >= 0) {
+            int64_t cd[2];
+            for (int d = 0; d < cshapes[c].rank; d++) {
+              int64_t v = cshapes[c].dims[d];
+              cd[d] = v == -1 ? m : v == -2 ? n : v;
+            }
+            inst_input(&in, WM_DTYPE_FLOAT, cshapes[c].rank, cd);
+          }
+          attr_int(&in, "transA", ta);
+          attr_int(&in, "transB", tb);
+          attr_float(&in, "alpha", f[0]);
+          attr_float(&in, "beta", f[1]);
+          bad += !expect_claimed(&in, WM_IMPL_VENDOR_LIBRARY);
+        }
+      }
+    }
+  }
+  // Old opsets: C required (opset 6 with the broadcast attribute).
+  inst_t in = inst_make("Gemm", 6);
+  int64_t a[] = {3, 4}, b[] = {4, 5}, c[] = {5};
+  inst_input(&in, WM_DTYPE_FLOAT, 2, a);
+  inst_input(&in, WM_DTYPE_FLOAT, 2, b);
+  inst_input(&in, WM_DTYPE_FLOAT, 1, c);
+  attr_int(&in, "broadcast", 1);
+  bad += !expect_claimed(&in, WM_IMPL_VENDOR_LIBRARY);
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
+// A Conv case: X and W dims, attributes, bias.
+typedef struct conv_case {
+  int32_t rank;                               // of X and W
+  int64_t x[5], w[5];                         // dims
+  int64_t group;                              // 1 when 0
+  int64_t strides[3], dilations[3], pads[6];  // 0 = attribute absent
+  const char *auto_pad;                       // NULL = absent
+  bool bias;                                  // with input B
+} conv_case_t;
+
+WM_TEST(conv_agrees_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const conv_case_t cases[] = {
+      // 1x1 as one GEMM, with and without groups; 1x1 stride 2.
+      {4, {2, 8, 5, 6}, {6, 8, 1, 1}, 0, {0}, {0}, {0}, NULL, true},
+      {4, {1, 8, 4, 4}, {6, 4, 1, 1}, 2, {0}, {0}, {0}, NULL, false},
+      {4, {2, 8, 7, 7}, {4, 8, 1, 1}, 0, {2, 2}, {0}, {0}, NULL, true},
+      // im2col: padding, strides, asymmetric pads, dilations, groups.
+      {4, {2, 3, 7, 9}, {4, 3, 3, 3}, 0, {0}, {0}, {1, 1, 1, 1}, NULL, true},
+      {4,
+       {1, 3, 8, 9},
+       {5, 3, 3, 2},
+       0,
+       {2, 2},
+       {0},
+       {0, 1, 2, 1},
+       NULL,
+       false},
+      {4,
+       {1, 2, 9, 9},
+       {3, 2, 3, 3},
+       0,
+       {1, 2},
+       {2, 2},
+       {2, 1, 0, 2},
+       NULL,
+       true},
+      {4, {2, 6, 6, 7}, {4, 3, 3, 3}, 2, {0}, {0}, {1, 1, 1, 1}, NULL, true},
+      {4,
+       {1, 32, 14, 14},
+       {16, 32, 3, 3},
+       0,
+       {0},
+       {0},
+       {1, 1, 1, 1},
+       NULL,
+       true},
+      {4,
+       {1, 3, 23, 23},
+       {8, 3, 7, 7},
+       0,
+       {2, 2},
+       {0},
+       {3, 3, 3, 3},
+       NULL,
+       true},
+      // auto_pad with an even kernel so that UPPER and LOWER differ.
+      {4, {1, 2, 7, 8}, {3, 2, 4, 3}, 0, {2, 2}, {0}, {0}, "SAME_UPPER", true},
+      {4, {1, 2, 7, 8}, {3, 2, 4, 3}, 0, {2, 2}, {0}, {0}, "SAME_LOWER", false},
+      {4, {1, 2, 7, 8}, {3, 2, 4, 3}, 0, {2, 1}, {0}, {0}, "VALID", true},
+      {4, {1, 2, 7, 8}, {3, 2, 3, 3}, 0, {0}, {0}, {0}, "NOTSET", true},
+      // Depthwise: direct kernel.
+      {4, {2, 6, 9, 8}, {6, 1, 3, 3}, 6, {0}, {0}, {1, 1, 1, 1}, NULL, true},
+      {4,
+       {1, 6, 9, 8},
+       {6, 1, 3, 3},
+       6,
+       {2, 2},
+       {0},
+       {1, 1, 1, 1},
+       NULL,
+       false},
+      {4,
+       {1, 4, 10, 9},
+       {4, 1, 3, 3},
+       4,
+       {0},
+       {2, 2},
+       {2, 2, 2, 2},
+       NULL,
+       true},
+      {4,
+       {1, 5, 11, 12},
+       {5, 1, 5, 5},
+       5,
+       {2, 2},
+       {0},
+       {0},
+       "SAME_UPPER",
+       true},
+      {4, {1, 3, 6, 7}, {3, 1, 2, 3}, 3, {1, 3}, {0}, {0, 2, 1, 0}, NULL, true},
+      {4, {1, 2, 5, 2}, {2, 1, 3, 3}, 2, {0}, {0}, {2, 2, 2, 2}, NULL, true},
+      {4,
+       {1, 2, 6, 3},
+       {2, 1, 5, 5},
+       2,
+       {1, 2},
+       {0},
+       {2, 1, 2, 3},
+       NULL,
+       false},
+      {4, {1, 3, 8, 9}, {3, 1, 7, 7}, 3, {0}, {0}, {3, 3, 3, 3}, NULL, true},
+      {4, {1, 3, 8, 9}, {3, 1, 3, 4}, 3, {0}, {1, 2}, {1, 3, 1, 2}, NULL, true},
+      // Depthwise with a multiplier: im2col.
+      {4, {1, 3, 6, 6}, {6, 1, 3, 3}, 3, {0}, {0}, {1, 1, 1, 1}, NULL, true},
+      // 1-D.
+      {3, {2, 4, 11}, {5, 4, 3}, 0, {2}, {0}, {1, 2}, NULL, true},
+      {3, {2, 4, 11}, {4, 1, 3}, 4, {0}, {2}, {1, 1}, NULL, true},
+      {3, {1, 4, 9}, {6, 4, 1}, 0, {0}, {0}, {0}, NULL, false},
+      // 3-D.
+      {5,
+       {1, 2, 5, 6, 4},
+       {3, 2, 2, 3, 2},
+       0,
+       {1, 2, 1},
+       {0},
+       {1, 0, 1, 0, 1, 1},
+       NULL,
+       true},
+      {5,
+       {1, 4, 4, 5, 3},
+       {4, 1, 3, 3, 3},
+       4,
+       {0},
+       {0},
+       {1, 1, 1, 1, 1, 1},
+       NULL,
+       true},
+  };
+  int bad = 0;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const conv_case_t *c = &cases[i];
+    int32_t nsp = c->rank - 2;
+    for (int64_t opset = 1; opset <= 11; opset += 10) {
+      inst_t in = inst_make("Conv", opset);
+      inst_input(&in, WM_DTYPE_FLOAT, c->rank, c->x);
+      inst_input(&in, WM_DTYPE_FLOAT, c->rank, c->w);
+      if (c->bias) {
+        int64_t m = c->w[0];
+        inst_input(&in, WM_DTYPE_FLOAT, 1, &m);
+      }
+      if (c->group) {
+        attr_int(&in, "group", c->group);
+      }
+      if (c->strides[0]) {
+        attr_ints(&in, "strides", (size_t)nsp, c->strides);
+      }
+      if (c->dilations[0]) {
+        attr_ints(&in, "dilations", (size_t)nsp, c->dilations);
+      }
+      bool any_pad = false;
+      for (int32_t j = 0; j < 2 * nsp; j++) {
+        any_pad = any_pad || c->pads[j] != 0;
+      }
+      if (any_pad) {
+        attr_ints(&in, "pads", 2 * (size_t)nsp, c->pads);
+      }
+      if (c->auto_pad) {
+        attr_string(&in, "auto_pad", c->auto_pad);
+      }
+      if (i % 3 == 0) {
+        attr_ints(&in, "kernel_shape", (size_t)nsp, c->w + 2);
+      }
+      bad += !expect_claimed(&in, WM_IMPL_VENDOR_LIBRARY);
+    }
+  }
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
+// Random small convolutions: every one ref accepts must be claimed and
+// agree (edges of padding, strides and dilations in all modes).
+WM_TEST(random_convs_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const char *const pads[] = {NULL, "SAME_UPPER", "SAME_LOWER", "VALID"};
+  int bad = 0, valid = 0;
+  for (int iter = 0; iter < 300; iter++) {
+    int32_t nsp = 1 + (int32_t)(rng_next() % 3);
+    if (nsp == 3 && rng_next() % 2) {
+      nsp = 2;
+    }
+    int64_t c = 1 + (int64_t)(rng_next() % 4);
+    int64_t group = 1, m = 1 + (int64_t)(rng_next() % 4);
+    switch (rng_next() % 3) {
+      case 0:
+        group = c;
+        m = c;  // depthwise
+        break;
+      case 1:
+        group = c % 2 == 0 ? 2 : 1;
+        m = group * (1 + (int64_t)(rng_next() % 2));
+        break;
+      default:
+        break;
+    }
+    int64_t x[5] = {1 + (int64_t)(rng_next() % 2), c}, w[5] = {m, c / group};
+    int64_t st[3], dl[3], pd[6];
+    for (int32_t i = 0; i < nsp; i++) {
+      x[2 + i] = 1 + (int64_t)(rng_next() % (nsp == 3 ? 5 : 9));
+      w[2 + i] = 1 + (int64_t)(rng_next() % 4);
+      st[i] = 1 + (int64_t)(rng_next() % 3);
+      dl[i] = 1 + (int64_t)(rng_next() % 2);
+      pd[i] = (int64_t)(rng_next() % 3);
+      pd[nsp + i] = (int64_t)(rng_next() % 3);
+    }
+    const char *ap = pads[rng_next() % 4];
+    inst_t in = inst_make("Conv", 11);
+    inst_input(&in, WM_DTYPE_FLOAT, nsp + 2, x);
+    inst_input(&in, WM_DTYPE_FLOAT, nsp + 2, w);
+    if (rng_next() % 2) {
+      inst_input(&in, WM_DTYPE_FLOAT, 1, &m);
+    }
+    attr_int(&in, "group", group);
+    attr_ints(&in, "strides", (size_t)nsp, st);
+    if (!ap || strcmp(ap, "VALID") == 0) {
+      attr_ints(&in, "dilations", (size_t)nsp, dl);
+    }
+    if (ap) {
+      attr_string(&in, "auto_pad", ap);
+    } else {
+      attr_ints(&in, "pads", 2 * (size_t)nsp, pd);
+    }
+    uint32_t impl;
+    outcome_t o = run_instance(&in, &impl);
+    if (o == OUT_INVALID) {
+      continue;
+    }
+    valid++;
+    if (o != OUT_AGREES) {
+      char text[512];
+      printf("  FAIL %s: %s\n", inst_text(&in, text, sizeof(text)),
+             o == OUT_REFUSED ? "not claimed" : "differs or fails");
+      bad++;
+    }
+  }
+  printf("  %d random convolutions valid for ref\n", valid);
+  WM_CHECK(valid > 100);
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
+// ------------------------------------------------- every table's entries
+
+// The first opset at which |k| stops being the entry serving its op_type
+// (INT64_MAX when it is the newest).
+static int64_t entry_until(const cpu_kernel_t *k) {
+  static const cpu_kernel_t *const tables[] = {
+      cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
+  int64_t until = INT64_MAX;
+  for (size_t t = 0; t < 4; t++) {
+    for (const cpu_kernel_t *o = tables[t]; o->op_type; o++) {
+      if (strcmp(o->op_type, k->op_type) == 0 && o->since > k->since &&
+          o->since < until) {
+        until = o->since;
+      }
+    }
+  }
+  return until;
+}
+
+// Input shapes tried for every entry: input 0 and the others.
+static const struct {
+  int32_t r0, rn;
+  int64_t d0[4], dn[4];
+} shape_recipes[] = {
+    {3, 3, {2, 3, 4}, {2, 3, 4}},
+    {3, 2, {2, 3, 4}, {3, 1}},
+    {3, 1, {2, 3, 4}, {4}},
+    {3, 0, {2, 3, 4}, {0}},
+    {4, 4, {2, 3, 4, 5}, {2, 3, 4, 5}},
+    {1, 1, {7}, {7}},
+    {0, 0, {0}, {0}},
+    {2, 2, {0, 3}, {0, 3}},
+    {2, 1, {5, 6}, {2}},
+    {3, 1, {2, 3, 4}, {3}},
+    {4, 1, {2, 3, 4, 5}, {3}},
+};
+
+static const wm_dtype_t gen_dtypes[] = {
+    WM_DTYPE_FLOAT, WM_DTYPE_DOUBLE, WM_DTYPE_FLOAT16, WM_DTYPE_INT64,
+    WM_DTYPE_INT32, WM_DTYPE_INT8,   WM_DTYPE_UINT8,   WM_DTYPE_BOOL};
+
+// Tries generated instances of one table entry; returns how many the
+// cpu backend claimed (all of which agreed unless *bad grew).
+static size_t try_entry(const cpu_kernel_t *k, int *bad) {
+  int64_t until = entry_until(k);
+  int64_t opsets[2] = {k->since > 0 ? k->since : 1, 17};
+  if (opsets[1] >= until || opsets[1] < opsets[0]) {
+    opsets[1] = until - 1 < opsets[0] ? opsets[0] : until - 1;
+  }
+  size_t claimed = 0;
+  for (int o = 0; o < 2; o++) {
+    if (o == 1 && opsets[1] == opsets[0]) {
+      break;
+    }
+    const wm_op_def_t *def = wm_ops_find("", k->op_type, opsets[o]);
+    if (!def) {
+      continue;
+    }
+    int32_t lo = def->min_inputs > 0 ? def->min_inputs : 1;
+    int32_t hi = def->max_inputs < 0 ? lo + 2 : def->max_inputs;
+    if (hi > 3) {
+      hi = lo > 3 ? lo : 3;
+    }
+    int32_t n_out = def->min_outputs > 0 ? def->min_outputs : 1;
+    for (size_t t = 0; t < sizeof(gen_dtypes) / sizeof(gen_dtypes[0]); t++) {
+      wm_dtype_t dt = gen_dtypes[t];
+      if (def->types && !(def->types & (1u << dt))) {
+        continue;
+      }
+      for (int32_t n = lo; n <= hi && n <= MAX_IO; n++) {
+        for (size_t r = 0; r < sizeof(shape_recipes) / sizeof(shape_recipes[0]);
+             r++) {
+          inst_t in = inst_make(k->op_type, opsets[o]);
+          in.n_out = n_out > MAX_IO ? MAX_IO : n_out;
+          for (int32_t i = 0; i < n; i++) {
+            if (i == 0) {
+              inst_input(&in, dt, shape_recipes[r].r0, shape_recipes[r].d0);
+            } else {
+              inst_input(&in, dt, shape_recipes[r].rn, shape_recipes[r].dn);
+            }
+          }
+          outcome_t res = run_instance(&in, NULL);
+          claimed += res == OUT_AGREES || res == OUT_FAILED;
+          *bad += res == OUT_FAILED;
+        }
+      }
+    }
+  }
+  return claimed;
+}
+
+WM_TEST(every_table_entry_agrees_with_ref_where_claimed) {
+  WM_CHECK(cpu_be != NULL);
+  static const cpu_kernel_t *const tables[] = {
+      cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
+  int bad = 0;
+  size_t entries = 0, claimed = 0;
+  for (size_t t = 0; t < 3; t++) {
+    for (const cpu_kernel_t *k = tables[t]; k->op_type; k++) {
+      entries++;
+      claimed += try_entry(k, &bad);
+    }
+  }
+  printf(
+      "  %zu entries of the native tables, %zu generic instances "
+      "claimed\n",
+      entries, claimed);
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
+// True when some kernel table has an entry for |op|.
+static bool in_tables(const char *op) {
+  static const cpu_kernel_t *const tables[] = {
+      cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
+  for (size_t t = 0; t < 4; t++) {
+    for (const cpu_kernel_t *k = tables[t]; k->op_type; k++) {
+      if (strcmp(k->op_type, op) == 0) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Runs |in| when its op has a cpu entry; counts failures in *bad and
+// claims in *claimed.
+static void try_special(const inst_t *in, int *bad, size_t *claimed,
+                        size_t *tried) {
+  if (!in_tables(in->op)) {
+    return;
+  }
+  (*tried)++;
+  outcome_t o = run_instance(in, NULL);
+  *bad += o == OUT_FAILED;
+  *claimed += o == OUT_AGREES;
+}
+
+// Pools: kernel, strides, pads or auto_pad, ceil_mode, dilations.
+static void special_pools(int *bad, size_t *claimed, size_t *tried) {
+  static const char *const ops[] = {"MaxPool", "AveragePool"};
+  int64_t x4[] = {2, 3, 7, 8}, x3[] = {2, 3, 9};
+  int64_t k22[] = {2, 2}, k33[] = {3, 3}, s22[] = {2, 2}, s12[] = {1, 2};
+  int64_t p1[] = {1, 1, 1, 1}, p2[] = {0, 1, 1, 0}, d22[] = {2, 2};
+  int64_t k3[] = {3}, s2[] = {2}, pp[] = {1, 1};
+  for (size_t o = 0; o < 2; o++) {
+    for (int64_t opset = 7; opset <= 19; opset += 5) {
+      for (int v = 0; v < 7; v++) {
+        inst_t in = inst_make(ops[o], opset);
+        inst_input(&in, WM_DTYPE_FLOAT, v == 6 ? 3 : 4, v == 6 ? x3 : x4);
+        switch (v) {
+          case 0:
+            attr_ints(&in, "kernel_shape", 2, k22);
+            break;
+          case 1:
+            attr_ints(&in, "kernel_shape", 2, k33);
+            attr_ints(&in, "strides", 2, s22);
+            attr_ints(&in, "pads", 4, p1);
+            break;
+          case 2:
+            attr_ints(&in, "kernel_shape", 2, k33);
+            attr_ints(&in, "strides", 2, s12);
+            attr_ints(&in, "pads", 4, p2);
+            attr_int(&in, "count_include_pad", o == 1);
+            break;
+          case 3:
+            attr_ints(&in, "kernel_shape", 2, k22);
+            attr_ints(&in, "strides", 2, s22);
+            attr_string(&in, "auto_pad", "SAME_UPPER");
+            break;
+          case 4:
+            attr_ints(&in, "kernel_shape", 2, k33);
+            attr_ints(&in, "strides", 2, s22);
+            attr_int(&in, "ceil_mode", 1);
+            break;
+          case 5:
+            attr_ints(&in, "kernel_shape", 2, k22);
+            attr_ints(&in, "dilations", 2, d22);
+            break;
+          default:
+            attr_ints(&in, "kernel_shape", 1, k3);
+            attr_ints(&in, "strides", 1, s2);
+            attr_ints(&in, "pads", 2, pp);
+            break;
+        }
+        try_special(&in, bad, claimed, tried);
+      }
+    }
+  }
+}
+
+// Data movement with constant shape, axes, starts or indices.
+static void special_data(int *bad, size_t *claimed, size_t *tried) {
+  int64_t x[] = {2, 3, 4}, x1[] = {2, 1, 4}, n2[] = {2}, n3[] = {3}, n4[] = {4},
+          n1[] = {1};
+  for (int64_t axis = -3; axis < 3; axis++) {
+    inst_t in = inst_make("Concat", 13);
+    int64_t other[] = {2, 3, 4};
+    other[axis < 0 ? axis + 3 : axis] = 1;
+    inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, other);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+    attr_int(&in, "axis", axis);
+    try_special(&in, bad, claimed, tried);
+  }
+  static const double shapes[][3] = {{6, 4, 0}, {-1, 2, 2}, {0, 12, 0}};
+  for (size_t i = 0; i < 3; i++) {
+    inst_t in = inst_make("Reshape", 14);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+    inst_const(&in, WM_DTYPE_INT64, 1, shapes[i][2] ? n3 : n2, shapes[i]);
+    try_special(&in, bad, claimed, tried);
+  }
+  static const double axes1[] = {1}, axes2[] = {0, -1};
+  inst_t sq = inst_make("Squeeze", 13);
+  inst_input(&sq, WM_DTYPE_FLOAT, 3, x1);
+  inst_const(&sq, WM_DTYPE_INT64, 1, n1, axes1);
+  try_special(&sq, bad, claimed, tried);
+  inst_t usq = inst_make("Unsqueeze", 13);
+  inst_input(&usq, WM_DTYPE_FLOAT, 3, x);
+  inst_const(&usq, WM_DTYPE_INT64, 1, n2, axes2);
+  try_special(&usq, bad, claimed, tried);
+  static const int64_t perms[][3] = {{2, 0, 1}, {1, 0, 2}, {0, 2, 1}};
+  for (size_t i = 0; i < 3; i++) {
+    inst_t in = inst_make("Transpose", 13);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+    attr_ints(&in, "perm", 3, perms[i]);
+    try_special(&in, bad, claimed, tried);
+  }
+  // Slice: starts, ends, axes, steps as initializers (opset 13).
+  static const double sl[][4][3] = {
+      {{1, 0, 0}, {3, 5, 0}, {1, 2, 0}, {1, 2, 0}},
+      {{-1, 0, 0}, {-100, 2, 0}, {2, 1, 0}, {-1, 1, 0}},
+      {{0, 0, 0}, {1, 9, 0}, {0, -1, 0}, {1, 3, 0}},
+  };
+  for (size_t i = 0; i < 3; i++) {
+    inst_t in = inst_make("Slice", 13);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+    for (int j = 0; j < 4; j++) {
+      inst_const(&in, WM_DTYPE_INT64, 1, n2, sl[i][j]);
+    }
+    try_special(&in, bad, claimed, tried);
+  }
+  static const double idx[] = {0, 2, -1, 1};
+  for (int64_t axis = 0; axis < 3; axis++) {
+    inst_t in = inst_make("Gather", 13);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+    inst_const(&in, WM_DTYPE_INT64, 1, axis == 0 ? n1 : n4, idx);
+    attr_int(&in, "axis", axis);
+    try_special(&in, bad, claimed, tried);
+  }
+  static const char *const reds[] = {"ReduceSum", "ReduceMean", "ReduceMax"};
+  static const double rax[] = {1, -1};
+  for (size_t r = 0; r < 3; r++) {
+    for (int keep = 0; keep < 2; keep++) {
+      inst_t in = inst_make(reds[r], r == 0 ? 13 : 18);
+      inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+      inst_const(&in, WM_DTYPE_INT64, 1, n2, rax);
+      attr_int(&in, "keepdims", keep);
+      try_special(&in, bad, claimed, tried);
+      inst_t old = inst_make(reds[r], 11);
+      inst_input(&old, WM_DTYPE_FLOAT, 3, x);
+      int64_t ax[] = {0, 2};
+      attr_ints(&old, "axes", 2, ax);
+      attr_int(&old, "keepdims", keep);
+      try_special(&old, bad, claimed, tried);
+    }
+  }
+}
+
+// Normalizations and softmax along each axis.
+static void special_nn(int *bad, size_t *claimed, size_t *tried) {
+  int64_t x[] = {2, 3, 4, 5}, c[] = {3};
+  static const double scale[] = {1.5, -0.5, 2.0}, var[] = {0.5, 1.0, 2.5};
+  for (int64_t opset = 9; opset <= 15; opset += 6) {
+    inst_t in = inst_make("BatchNormalization", opset);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+    inst_const(&in, WM_DTYPE_FLOAT, 1, c, scale);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, c);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, c);
+    inst_const(&in, WM_DTYPE_FLOAT, 1, c, var);
+    attr_float(&in, "epsilon", 1e-3f);
+    try_special(&in, bad, claimed, tried);
+  }
+  static const char *const sms[] = {"Softmax", "LogSoftmax"};
+  for (size_t o = 0; o < 2; o++) {
+    for (int64_t axis = -4; axis < 4; axis++) {
+      for (int64_t opset = 11; opset <= 13; opset += 2) {
+        inst_t in = inst_make(sms[o], opset);
+        inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+        attr_int(&in, "axis", axis);
+        try_special(&in, bad, claimed, tried);
+      }
+    }
+  }
+  for (int64_t axis = -3; axis < 4; axis++) {
+    inst_t in = inst_make("LayerNormalization", 17);
+    int64_t sc[4];
+    int32_t a = (int32_t)(axis < 0 ? axis + 4 : axis);
+    for (int32_t i = a; i < 4; i++) {
+      sc[i - a] = x[i];
+    }
+    inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+    inst_input(&in, WM_DTYPE_FLOAT, 4 - a, sc);
+    inst_input(&in, WM_DTYPE_FLOAT, 4 - a, sc);
+    attr_int(&in, "axis", axis);
+    try_special(&in, bad, claimed, tried);
+  }
+}
+
+WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
+  WM_CHECK(cpu_be != NULL);
+  int bad = 0;
+  size_t claimed = 0, tried = 0;
+  special_pools(&bad, &claimed, &tried);
+  special_data(&bad, &claimed, &tried);
+  special_nn(&bad, &claimed, &tried);
+  printf("  %zu attribute-driven instances tried, %zu claimed and equal\n",
+         tried, claimed);
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
+// The host's thread count reaches the plugin's features and devices.
+WM_TEST(host_thread_count_is_used) {
+  WM_CHECK(plugin_handle != NULL);
+  void *sym = dlsym(plugin_handle, WM_PLUGIN_QUERY_SYMBOL);
+  WM_CHECK(sym != NULL);
+  wm_plugin_query_fn query;
+  memcpy(&query, &sym, sizeof(query));
+  // The plugin keeps the host table until unload: static storage.
+  static wm_host_api three = {.struct_size = sizeof(wm_host_api),
+                              .num_threads = 3};
+  static wm_host_api all = {.struct_size = sizeof(wm_host_api)};
+  const wm_plugin_api *api = NULL;
+  WM_CHECK(query(WM_ABI_MAJOR, WM_ABI_MINOR, &three, &api) == NULL);
+  wm_plugin_info info;
+  memset(&info, 0, sizeof(info));
+  info.struct_size = sizeof(info);
+  WM_CHECK(api->get_info(&info) == NULL);
+  WM_CHECK_STR_EQ(info.features[1], "threads=3");
+  const wm_target_desc *const *targets;
+  uint32_t n;
+  WM_CHECK(api->enumerate(&targets, &n) == NULL);
+  wm_device *dev = NULL;
+  WM_CHECK(api->device_open(targets[0], &dev) == NULL);
+  api->device->device_close(dev);
+  WM_CHECK(query(WM_ABI_MAJOR, WM_ABI_MINOR, &all, &api) == NULL);
+  WM_CHECK(api->get_info(&info) == NULL);
+  char want[32];
+  snprintf(want, sizeof(want), "threads=%d", (int)wm_cpu_count());
+  WM_CHECK_STR_EQ(info.features[1], want);
+  wm_error *e = query(WM_ABI_MAJOR + 1, WM_ABI_MINOR, &all, &api);
+  WM_CHECK(e != NULL);
+  WM_CHECK_INT_EQ(api->error_code(e), WM_ERR_INCOMPATIBLE);
+  api->error_destroy(e);
+}
+
+WM_TEST(summary) {
+  static const cpu_kernel_t *const tables[] = {
+      cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
+  for (size_t t = 0; t < 4; t++) {
+    for (const cpu_kernel_t *k = tables[t]; k->op_type; k++) {
+      if (!was_agreed(k->op_type)) {
+        printf("  note: no instance of %s (since %d) was claimed\n", k->op_type,
+               (int)k->since);
+      }
+    }
+  }
+  printf("  instances: %zu agree, %zu refused, %zu invalid, %zu failed\n",
+         counts[OUT_AGREES], counts[OUT_REFUSED], counts[OUT_INVALID],
+         counts[OUT_FAILED]);
+  WM_CHECK_INT_EQ(counts[OUT_FAILED], 0);
+}
+
+int main(void) {
+  wm_status_t s = open_backends();
+  if (s) {
+    printf("cannot open the backends: %s\n", wm_status_message(s));
+    wm_status_free(s);
+  }
+  static const wm_test_case_t cases[] = {
+      WM_CASE(plugin_describes_itself_and_the_host),
+      WM_CASE(query_refuses_with_reasons),
+      WM_CASE(op_run_checks_views_against_the_plan),
+      WM_CASE(matmul_agrees_with_ref),
+      WM_CASE(gemm_agrees_with_ref_for_every_flag_combination),
+      WM_CASE(conv_agrees_with_ref),
+      WM_CASE(random_convs_agree_with_ref),
+      WM_CASE(every_table_entry_agrees_with_ref_where_claimed),
+      WM_CASE(attribute_driven_instances_agree_with_ref_where_claimed),
+      WM_CASE(host_thread_count_is_used),
+      WM_CASE(summary),
+      {NULL, NULL}};
+  int rc = wm_test_main(cases);
+  wm_backend_destroy(cpu_be);
+  wm_backend_destroy(ref_be);
+  if (plugin_handle) {
+    dlclose(plugin_handle);
+  }
+  return rc;
+}

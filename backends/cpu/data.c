@@ -1,0 +1,1238 @@
+// Data-movement and reduction kernels of the cpu backend: the reshaping
+// family as plain copies, Transpose, Concat, Slice, Gather and
+// ReduceSum/ReduceMean/ReduceMax.
+//
+// Kernels move elements by size, not dtype, so every plain-data dtype is
+// served (strings are not: their elements are host-owned pointers).
+// Parameters that arrive as inputs (Slice lists, Reduce axes) are read
+// from the input tensors at every run, so a plan never keeps values that
+// could change between runs and non-constant lists are served too.
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+// Bytes a parallel copy chunk moves at least.
+enum { COPY_GRAIN = 1 << 18 };
+
+// Answers for input 0's dtype: plain data with a known element size.
+static uint32_t plain_dtype(const wm_op_desc *op, uint32_t *why,
+                            const char **detail) {
+  if (op->n_in < 1 || k_dtype_size(op->in[0].dtype) == 0 ||
+      !k_has_output(op, 0) || op->out[0].dtype != op->in[0].dtype) {
+    return k_none(why, detail, WM_WHY_DTYPE,
+                  "plain-data dtypes only (no strings)");
+  }
+  if (op->in[0].rank > CPU_MAX_RANK || op->out[0].rank > CPU_MAX_RANK) {
+    return k_none(why, detail, WM_WHY_RANK, "rank above 8");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+// --------------------------------------------------------------- copies
+
+typedef struct copy_job {
+  const char *src;
+  char *dst;
+} copy_job_t;
+
+static void copy_chunk(void *ctx, size_t begin, size_t end) {
+  const copy_job_t *j = ctx;
+  memcpy(j->dst + begin, j->src + begin, end - begin);
+}
+
+// Copies |bytes| from |src| to |dst| on the pool.
+static void par_copy(wm_pool_t *pool, void *dst, const void *src,
+                     size_t bytes) {
+  copy_job_t j = {src, dst};
+  k_for(pool, bytes, COPY_GRAIN, copy_chunk, &j);
+}
+
+typedef struct copy_plan {
+  size_t bytes;  // bytes of input and output
+} copy_plan_t;
+
+static uint32_t copy_query(const wm_op_desc *op, uint32_t *why,
+                           const char **detail) {
+  return plain_dtype(op, why, detail);
+}
+
+static wm_error *copy_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  if (!k_dims_known(&op->in[0]) || !k_dims_known(&op->out[0]) ||
+      cpu_desc_count(&op->in[0]) != cpu_desc_count(&op->out[0])) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): output and input element counts "
+                     "differ or are unknown",
+                     op->name, op->op_type);
+  }
+  copy_plan_t *p = malloc(sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->bytes = cpu_desc_count(&op->in[0]) * k_dtype_size(op->in[0].dtype);
+  *out_state = p;
+  return NULL;
+}
+
+static wm_error *copy_run(void *state, const cpu_run_t *run) {
+  const copy_plan_t *p = state;
+  size_t es = k_dtype_size(run->in[0].dtype);
+  if (run->in[0].count * es != p->bytes || run->out[0].count * es != p->bytes) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "copy kernel: tensors do not match the plan");
+  }
+  if (p->bytes && run->out[0].data != run->in[0].data) {
+    par_copy(run->pool, run->out[0].data, run->in[0].data, p->bytes);
+  }
+  return NULL;
+}
+
+// ------------------------------------------------------------ Transpose
+
+enum { TILE = 32 };
+
+typedef struct tr_plan {
+  size_t es;                 // element size
+  int32_t rank;              // collapsed output rank
+  int64_t od[CPU_MAX_RANK];  // collapsed output dims
+  int64_t is[CPU_MAX_RANK];  // input stride of each output dim
+  int64_t os[CPU_MAX_RANK];  // output stride of each output dim
+  int32_t j;                 // output dim with input stride 1
+  size_t count;              // elements
+  int32_t pd[CPU_MAX_RANK];  // plane dims: all but j and rank - 1
+  int32_t n_pd;              // their number
+  size_t planes;             // product of the plane dims
+  size_t tiles;              // tiles of dim j per plane
+} tr_plan_t;
+
+static bool tr_perm(const wm_op_desc *op, int32_t rank, int32_t *perm) {
+  const int64_t *v = NULL;
+  size_t n = 0;
+  if (!cpu_attr_ints(op, "perm", &v, &n)) {
+    for (int32_t d = 0; d < rank; d++) {
+      perm[d] = rank - 1 - d;
+    }
+    return true;
+  }
+  bool seen[CPU_MAX_RANK] = {false};
+  if (n != (size_t)rank) {
+    return false;
+  }
+  for (int32_t d = 0; d < rank; d++) {
+    int32_t a;
+    if (!k_axis(v[d], rank, &a) || seen[a]) {
+      return false;
+    }
+    seen[a] = true;
+    perm[d] = a;
+  }
+  return true;
+}
+
+static uint32_t tr_query(const wm_op_desc *op, uint32_t *why,
+                         const char **detail) {
+  uint32_t level = plain_dtype(op, why, detail);
+  if (level == WM_SUPPORT_NONE) {
+    return level;
+  }
+  int32_t perm[CPU_MAX_RANK];
+  if (!tr_perm(op, (int32_t)op->in[0].rank, perm)) {
+    return k_none(why, detail, WM_WHY_ATTR, "perm is not a permutation");
+  }
+  switch (k_dtype_size(op->in[0].dtype)) {
+    case 1:
+    case 2:
+    case 4:
+    case 8:
+      return WM_SUPPORT_SUPPORTED;
+    default:
+      return k_none(why, detail, WM_WHY_DTYPE, "element size above 8");
+  }
+}
+
+static wm_error *tr_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0];
+  int32_t rank = (int32_t)x->rank, perm[CPU_MAX_RANK];
+  if (!k_dims_known(x) || !tr_perm(op, rank, perm)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (Transpose): bad perm or unknown dims",
+                     op->name);
+  }
+  tr_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->es = k_dtype_size(x->dtype);
+  p->count = cpu_desc_count(x);
+  int64_t istr[CPU_MAX_RANK];
+  int64_t s = 1;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    istr[d] = s;
+    s *= x->dims[d];
+  }
+  // Output dims in order, dropping 1s and merging runs that are also
+  // consecutive in the input.
+  int32_t n = 0;
+  for (int32_t d = 0; d < rank; d++) {
+    int32_t a = perm[d];
+    int64_t dim = x->dims[a];
+    if (dim == 1) {
+      continue;
+    }
+    if (n > 0 && istr[a] * dim == p->is[n - 1]) {
+      p->od[n - 1] *= dim;
+      p->is[n - 1] = istr[a];
+    } else {
+      p->od[n] = dim;
+      p->is[n] = istr[a];
+      n++;
+    }
+  }
+  if (n == 0) {
+    p->od[0] = 1;
+    p->is[0] = 1;
+    n = 1;
+  }
+  p->rank = n;
+  s = 1;
+  for (int32_t d = n - 1; d >= 0; d--) {
+    p->os[d] = s;
+    s *= p->od[d];
+  }
+  p->j = n - 1;
+  for (int32_t d = 0; d < n; d++) {
+    if (p->is[d] == 1) {
+      p->j = d;
+    }
+  }
+  p->planes = 1;
+  for (int32_t d = 0; d < n - 1; d++) {
+    if (d != p->j) {
+      p->pd[p->n_pd++] = d;
+      p->planes *= (size_t)p->od[d];
+    }
+  }
+  p->tiles = p->j == n - 1 ? 1 : ((size_t)p->od[p->j] + TILE - 1) / TILE;
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct tr_job {
+  const tr_plan_t *p;
+  const char *x;
+  char *y;
+} tr_job_t;
+
+// Copies a rows x cols block: y[r * ys + c] = x[r + c * xs].
+#define TR_BLOCK(T)                                      \
+  do {                                                   \
+    const T *restrict xx = (const T *)xb;                \
+    T *restrict yy = (T *)yb;                            \
+    for (size_t r = 0; r < rows; r++) {                  \
+      for (size_t c = 0; c < cols; c++) {                \
+        yy[r * (size_t)ys + c] = xx[r + c * (size_t)xs]; \
+      }                                                  \
+    }                                                    \
+  } while (0)
+
+static void tr_block(size_t es, const char *xb, char *yb, size_t rows,
+                     size_t cols, int64_t xs, int64_t ys) {
+  switch (es) {
+    case 1:
+      TR_BLOCK(uint8_t);
+      break;
+    case 2:
+      TR_BLOCK(uint16_t);
+      break;
+    case 4:
+      TR_BLOCK(uint32_t);
+      break;
+    default:
+      TR_BLOCK(uint64_t);
+      break;
+  }
+}
+
+static void tr_chunk(void *ctx, size_t begin, size_t end) {
+  const tr_job_t *jb = ctx;
+  const tr_plan_t *p = jb->p;
+  int32_t last = p->rank - 1;
+  size_t es = p->es;
+  for (size_t item = begin; item < end; item++) {
+    size_t plane = item / p->tiles, tile = item % p->tiles;
+    int64_t xo = 0, yo = 0;
+    size_t rest = plane;
+    for (int32_t k = p->n_pd - 1; k >= 0; k--) {
+      int32_t d = p->pd[k];
+      int64_t i = (int64_t)(rest % (size_t)p->od[d]);
+      rest /= (size_t)p->od[d];
+      xo += i * p->is[d];
+      yo += i * p->os[d];
+    }
+    if (p->j == last) {
+      // Rows of the output are contiguous in the input.
+      memcpy(jb->y + (size_t)yo * es, jb->x + (size_t)xo * es,
+             (size_t)p->od[last] * es);
+      continue;
+    }
+    size_t r0 = tile * TILE;
+    size_t r1 =
+        r0 + TILE < (size_t)p->od[p->j] ? r0 + TILE : (size_t)p->od[p->j];
+    for (size_t c0 = 0; c0 < (size_t)p->od[last]; c0 += TILE) {
+      size_t c1 =
+          c0 + TILE < (size_t)p->od[last] ? c0 + TILE : (size_t)p->od[last];
+      const char *xb =
+          jb->x + (size_t)(xo + (int64_t)r0 + (int64_t)c0 * p->is[last]) * es;
+      char *yb =
+          jb->y + (size_t)(yo + (int64_t)r0 * p->os[p->j] + (int64_t)c0) * es;
+      tr_block(es, xb, yb, r1 - r0, c1 - c0, p->is[last], p->os[p->j]);
+    }
+  }
+}
+
+static wm_error *tr_run(void *state, const cpu_run_t *run) {
+  const tr_plan_t *p = state;
+  if (run->in[0].count != p->count || run->out[0].count != p->count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "Transpose kernel: tensors do not match the plan");
+  }
+  if (p->count == 0) {
+    return NULL;
+  }
+  if (p->rank == 1) {
+    par_copy(run->pool, run->out[0].data, run->in[0].data, p->count * p->es);
+    return NULL;
+  }
+  tr_job_t j = {p, run->in[0].data, run->out[0].data};
+  size_t per_item = p->j == p->rank - 1
+                        ? (size_t)p->od[p->rank - 1]
+                        : (size_t)TILE * (size_t)p->od[p->rank - 1];
+  k_for(run->pool, p->planes * p->tiles, k_row_grain(per_item, K_GRAIN),
+        tr_chunk, &j);
+  return NULL;
+}
+
+// --------------------------------------------------------------- Concat
+
+typedef struct concat_plan {
+  uint32_t n;        // inputs
+  size_t outer;      // product of dims before the axis
+  size_t out_row;    // bytes of one output row (dims from the axis)
+  size_t *in_row;    // bytes of one row of each input
+  size_t *in_count;  // elements of each input
+} concat_plan_t;
+
+static void concat_destroy(void *state) {
+  concat_plan_t *p = state;
+  if (p) {
+    free(p->in_row);
+    free(p);
+  }
+}
+
+static uint32_t concat_query(const wm_op_desc *op, uint32_t *why,
+                             const char **detail) {
+  uint32_t level = plain_dtype(op, why, detail);
+  if (level == WM_SUPPORT_NONE) {
+    return level;
+  }
+  for (uint32_t i = 1; i < op->n_in; i++) {
+    if (op->in[i].dtype != op->in[0].dtype ||
+        op->in[i].rank != op->in[0].rank) {
+      return k_none(why, detail, WM_WHY_DTYPE,
+                    "inputs differ in dtype or rank");
+    }
+  }
+  int32_t axis;
+  if (!cpu_attr(op, "axis") ||
+      !k_axis(cpu_attr_int(op, "axis", 0), (int32_t)op->in[0].rank, &axis)) {
+    return k_none(why, detail, WM_WHY_ATTR, "axis missing or out of range");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *concat_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  int32_t rank = (int32_t)op->out[0].rank, axis;
+  if (!k_axis(cpu_attr_int(op, "axis", 0), rank, &axis) ||
+      !k_dims_known(&op->out[0])) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (Concat): bad axis or unknown dims",
+                     op->name);
+  }
+  concat_plan_t *p = calloc(1, sizeof(*p));
+  size_t *rows = calloc(2 * (size_t)op->n_in + 1, sizeof(size_t));
+  if (!p || !rows) {
+    free(p);
+    free(rows);
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->n = op->n_in;
+  p->in_row = rows;
+  p->in_count = rows + op->n_in;
+  size_t es = k_dtype_size(op->out[0].dtype);
+  p->outer = k_desc_span(&op->out[0], 0, axis);
+  p->out_row = k_desc_span(&op->out[0], axis, rank) * es;
+  size_t total = 0;
+  for (uint32_t i = 0; i < op->n_in; i++) {
+    const wm_tensor_desc *d = &op->in[i];
+    bool ok = (int32_t)d->rank == rank && k_dims_known(d);
+    for (int32_t k = 0; ok && k < rank; k++) {
+      ok = k == axis || d->dims[k] == op->out[0].dims[k];
+    }
+    if (!ok) {
+      concat_destroy(p);
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "node \"%s\" (Concat): input %u does not fit the "
+                       "output shape",
+                       op->name, i);
+    }
+    p->in_row[i] = k_desc_span(d, axis, rank) * es;
+    p->in_count[i] = cpu_desc_count(d);
+    total += p->in_row[i];
+  }
+  if (total != p->out_row) {
+    size_t want = p->out_row;
+    concat_destroy(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (Concat): input rows of %zu bytes do not "
+                     "fill output rows of %zu",
+                     op->name, total, want);
+  }
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct concat_job {
+  const concat_plan_t *p;
+  const cpu_tensor_t *in;
+  char *y;
+} concat_job_t;
+
+static void concat_chunk(void *ctx, size_t begin, size_t end) {
+  const concat_job_t *j = ctx;
+  const concat_plan_t *p = j->p;
+  for (size_t o = begin; o < end; o++) {
+    char *dst = j->y + o * p->out_row;
+    for (uint32_t i = 0; i < p->n; i++) {
+      size_t b = p->in_row[i];
+      if (b) {
+        memcpy(dst, (const char *)j->in[i].data + o * b, b);
+        dst += b;
+      }
+    }
+  }
+}
+
+static wm_error *concat_run(void *state, const cpu_run_t *run) {
+  const concat_plan_t *p = state;
+  if (run->n_in != p->n) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "Concat kernel: %u inputs, planned %u", run->n_in, p->n);
+  }
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (run->in[i].count != p->in_count[i]) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "Concat kernel: input %u does not match the plan", i);
+    }
+  }
+  if (p->out_row == 0 || p->outer == 0) {
+    return NULL;
+  }
+  if (p->outer == 1) {
+    char *dst = run->out[0].data;
+    for (uint32_t i = 0; i < p->n; i++) {
+      if (p->in_row[i]) {
+        par_copy(run->pool, dst, run->in[i].data, p->in_row[i]);
+        dst += p->in_row[i];
+      }
+    }
+    return NULL;
+  }
+  concat_job_t j = {p, run->in, run->out[0].data};
+  k_for(run->pool, p->outer, k_row_grain(p->out_row, COPY_GRAIN), concat_chunk,
+        &j);
+  return NULL;
+}
+
+// ---------------------------------------------------------------- Slice
+
+typedef struct slice_plan {
+  size_t es;                       // element size
+  int32_t rank;                    // input rank
+  int64_t in_dims[CPU_MAX_RANK];   // input dims
+  size_t in_count;                 // input elements
+  bool legacy;                     // opset < 10: lists are attributes
+  int64_t lists[3][CPU_MAX_RANK];  // legacy starts, ends, axes
+  int32_t counts[3];               // their lengths (-1 = absent)
+} slice_plan_t;
+
+// Reads legacy attribute list |k| (starts, ends, axes) into |v|; *out_n
+// is -1 when absent; false when longer than CPU_MAX_RANK.
+static bool slice_list_attr(const wm_op_desc *op, int32_t k, int64_t *v,
+                            int32_t *out_n) {
+  static const char *const names[] = {"starts", "ends", "axes"};
+  const int64_t *a = NULL;
+  size_t n = 0;
+  *out_n = -1;
+  if (!cpu_attr_ints(op, names[k], &a, &n)) {
+    return true;
+  }
+  if (n > CPU_MAX_RANK) {
+    return false;
+  }
+  if (n) {
+    memcpy(v, a, n * sizeof(int64_t));
+  }
+  *out_n = (int32_t)n;
+  return true;
+}
+
+static uint32_t slice_query(const wm_op_desc *op, uint32_t *why,
+                            const char **detail) {
+  uint32_t level = plain_dtype(op, why, detail);
+  if (level == WM_SUPPORT_NONE) {
+    return level;
+  }
+  if (op->opset < 10) {
+    int64_t v[CPU_MAX_RANK];
+    int32_t n;
+    for (int32_t k = 0; k < 3; k++) {
+      if (!slice_list_attr(op, k, v, &n) || (k < 2 && n < 0)) {
+        return k_none(why, detail, WM_WHY_ATTR,
+                      "starts and ends required, at most 8 entries");
+      }
+    }
+    return WM_SUPPORT_SUPPORTED;
+  }
+  if (op->n_in < 3) {
+    return k_none(why, detail, WM_WHY_OTHER, "starts and ends are required");
+  }
+  for (uint32_t k = 1; k < op->n_in && k <= 4; k++) {
+    const wm_tensor_desc *d = &op->in[k];
+    if (d->dtype == 0) {
+      continue;
+    }
+    if ((d->dtype != K_INT32 && d->dtype != K_INT64) || d->rank != 1 ||
+        d->dims[0] > CPU_MAX_RANK) {
+      return k_none(why, detail, WM_WHY_DTYPE,
+                    "starts, ends, axes and steps must be 1-D int32/int64 "
+                    "of at most 8");
+    }
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *slice_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0];
+  if (!k_dims_known(x)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (Slice): unknown input dims", op->name);
+  }
+  slice_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->es = k_dtype_size(x->dtype);
+  p->rank = (int32_t)x->rank;
+  for (int32_t d = 0; d < p->rank; d++) {
+    p->in_dims[d] = x->dims[d];
+  }
+  p->in_count = cpu_desc_count(x);
+  p->legacy = op->opset < 10;
+  for (int32_t k = 0; k < 3; k++) {
+    p->counts[k] = -1;
+    if (p->legacy && !slice_list_attr(op, k, p->lists[k], &p->counts[k])) {
+      free(p);
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "node \"%s\" (Slice): more than 8 entries in a list",
+                       op->name);
+    }
+  }
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct slice_geo {
+  int32_t rank;
+  int64_t start[CPU_MAX_RANK];
+  int64_t step[CPU_MAX_RANK];
+  int64_t len[CPU_MAX_RANK];
+  int64_t istr[CPU_MAX_RANK];
+} slice_geo_t;
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+// One sliced dim of length |dim| per the ONNX clamping rules.
+static void slice_dim(int64_t start, int64_t end, int64_t step, int64_t dim,
+                      int64_t *out_start, int64_t *out_len) {
+  if (dim == 0) {
+    *out_start = 0;
+    *out_len = 0;
+    return;
+  }
+  start = start < 0 ? start + dim : start;
+  end = end < 0 ? end + dim : end;
+  uint64_t mag, span;
+  if (step > 0) {
+    start = clamp64(start, 0, dim);
+    end = clamp64(end, 0, dim);
+    mag = (uint64_t)step;
+    span = end > start ? (uint64_t)(end - start) : 0;
+  } else {
+    start = clamp64(start, 0, dim - 1);
+    end = clamp64(end, -1, dim - 1);
+    mag = (uint64_t)(-(step + 1)) + 1;
+    span = start > end ? (uint64_t)(start - end) : 0;
+  }
+  *out_start = start;
+  *out_len = span ? (int64_t)((span - 1) / mag + 1) : 0;
+}
+
+// Reads input list |k| of Slice (opset >= 10) into |v|; *out_n is -1 when
+// the input is absent.
+static wm_error *slice_list_input(const cpu_run_t *run, uint32_t k, int64_t *v,
+                                  int32_t *out_n) {
+  *out_n = -1;
+  if (k >= run->n_in || run->in[k].dtype == 0 || !run->in[k].data) {
+    return NULL;
+  }
+  const cpu_tensor_t *t = &run->in[k];
+  if ((t->dtype != K_INT32 && t->dtype != K_INT64) || t->count > CPU_MAX_RANK) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "Slice: input %u has %zu elements of dtype %u, want at "
+                     "most 8 int32/int64",
+                     k, t->count, t->dtype);
+  }
+  for (size_t i = 0; i < t->count; i++) {
+    v[i] = k_load_index(t->data, t->dtype, i);
+  }
+  *out_n = (int32_t)t->count;
+  return NULL;
+}
+
+static wm_error *slice_geometry(const slice_plan_t *p, int32_t rank,
+                                int64_t (*lists)[CPU_MAX_RANK],
+                                const int32_t *counts, slice_geo_t *g) {
+  int32_t n = counts[0];
+  if (n < 0 || counts[1] != n || (counts[2] >= 0 && counts[2] != n) ||
+      (counts[3] >= 0 && counts[3] != n) || n > rank) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "Slice: %d starts, %d ends, %d axes and %d steps do not "
+                     "fit rank %d",
+                     counts[0], counts[1], counts[2], counts[3], rank);
+  }
+  g->rank = rank;
+  int64_t s = 1;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    g->start[d] = 0;
+    g->step[d] = 1;
+    g->len[d] = p->in_dims[d];
+    g->istr[d] = s;
+    s *= p->in_dims[d];
+  }
+  bool seen[CPU_MAX_RANK] = {false};
+  for (int32_t i = 0; i < n; i++) {
+    int32_t a = i;
+    if (counts[2] >= 0 && !k_axis(lists[2][i], rank, &a)) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "Slice: axis %lld is outside rank %d",
+                       (long long)lists[2][i], rank);
+    }
+    int64_t step = counts[3] >= 0 ? lists[3][i] : 1;
+    if (seen[a] || step == 0) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "Slice: axis %d is sliced twice or has step 0", a);
+    }
+    seen[a] = true;
+    g->step[a] = step;
+    slice_dim(lists[0][i], lists[1][i], step, p->in_dims[a], &g->start[a],
+              &g->len[a]);
+  }
+  return NULL;
+}
+
+typedef struct slice_job {
+  const slice_geo_t *g;
+  size_t es;
+  const char *x;
+  char *y;
+} slice_job_t;
+
+// Copies |inner| elements of type T from |src| every |istep| to |dst|.
+#define SLICE_STRIDED(T)                           \
+  do {                                             \
+    const T *xs = (const T *)(const void *)src;    \
+    T *restrict ys = (T *)(void *)dst;             \
+    for (size_t c = 0; c < inner; c++) {           \
+      ys[c] = xs[(ptrdiff_t)c * (ptrdiff_t)istep]; \
+    }                                              \
+  } while (0)
+
+static void slice_chunk(void *ctx, size_t begin, size_t end) {
+  const slice_job_t *j = ctx;
+  const slice_geo_t *g = j->g;
+  int32_t last = g->rank - 1;
+  size_t inner = (size_t)g->len[last], es = j->es;
+  int64_t istep = g->step[last] * g->istr[last];
+  for (size_t row = begin; row < end; row++) {
+    size_t rest = row;
+    int64_t xo = g->start[last] * g->istr[last];
+    for (int32_t d = last - 1; d >= 0; d--) {
+      int64_t i = (int64_t)(rest % (size_t)g->len[d]);
+      rest /= (size_t)g->len[d];
+      xo += (g->start[d] + i * g->step[d]) * g->istr[d];
+    }
+    char *dst = j->y + row * inner * es;
+    const char *src = j->x + (size_t)xo * es;
+    if (istep == 1) {
+      memcpy(dst, src, inner * es);
+      continue;
+    }
+    switch (es) {
+      case 1:
+        SLICE_STRIDED(uint8_t);
+        break;
+      case 2:
+        SLICE_STRIDED(uint16_t);
+        break;
+      case 4:
+        SLICE_STRIDED(uint32_t);
+        break;
+      case 8:
+        SLICE_STRIDED(uint64_t);
+        break;
+      default:
+        for (size_t c = 0; c < inner; c++) {
+          memcpy(dst + c * es,
+                 src + (ptrdiff_t)((int64_t)c * istep) * (ptrdiff_t)es, es);
+        }
+        break;
+    }
+  }
+}
+
+static wm_error *slice_run(void *state, const cpu_run_t *run) {
+  const slice_plan_t *p = state;
+  int64_t lists[4][CPU_MAX_RANK];
+  int32_t counts[4] = {-1, -1, -1, -1};
+  int32_t rank = p->rank;
+  if (p->legacy) {
+    for (int32_t k = 0; k < 3; k++) {
+      memcpy(lists[k], p->lists[k], sizeof(lists[k]));
+      counts[k] = p->counts[k];
+    }
+  } else {
+    for (uint32_t k = 0; k < 4; k++) {
+      wm_error *e = slice_list_input(run, k + 1, lists[k], &counts[k]);
+      if (e) {
+        return e;
+      }
+    }
+  }
+  if (run->in[0].count != p->in_count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "Slice kernel: input does not match the plan");
+  }
+  slice_geo_t g;
+  wm_error *e = slice_geometry(p, rank, lists, counts, &g);
+  if (e) {
+    return e;
+  }
+  const cpu_tensor_t *y = &run->out[0];
+  bool ok = y->rank == rank;
+  for (int32_t d = 0; ok && d < rank; d++) {
+    ok = y->dims[d] == g.len[d];
+  }
+  if (!ok) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "Slice kernel: output shape does not match the slice");
+  }
+  if (y->count == 0) {
+    return NULL;
+  }
+  if (rank == 0) {
+    memcpy(y->data, run->in[0].data, p->es);
+    return NULL;
+  }
+  slice_job_t j = {&g, p->es, run->in[0].data, y->data};
+  size_t inner = (size_t)g.len[rank - 1];
+  k_for(run->pool, y->count / inner, k_row_grain(inner, K_GRAIN), slice_chunk,
+        &j);
+  return NULL;
+}
+
+// --------------------------------------------------------------- Gather
+
+typedef struct gather_plan {
+  size_t outer;      // product of data dims before the axis
+  int64_t n;         // data dim at the axis
+  size_t inner;      // bytes after the axis
+  size_t n_idx;      // indices
+  size_t in_count;   // data elements
+  size_t out_count;  // output elements
+} gather_plan_t;
+
+static uint32_t gather_query(const wm_op_desc *op, uint32_t *why,
+                             const char **detail) {
+  uint32_t level = plain_dtype(op, why, detail);
+  if (level == WM_SUPPORT_NONE) {
+    return level;
+  }
+  if (op->n_in != 2 ||
+      (op->in[1].dtype != K_INT32 && op->in[1].dtype != K_INT64)) {
+    return k_none(why, detail, WM_WHY_DTYPE, "indices must be int32/int64");
+  }
+  int32_t axis;
+  if (!k_axis(cpu_attr_int(op, "axis", 0), (int32_t)op->in[0].rank, &axis)) {
+    return k_none(why, detail, WM_WHY_ATTR, "axis out of range");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *gather_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0], *ix = &op->in[1];
+  int32_t rank = (int32_t)x->rank, axis;
+  if (!k_axis(cpu_attr_int(op, "axis", 0), rank, &axis) || !k_dims_known(x) ||
+      !k_dims_known(ix) || !k_dims_known(&op->out[0])) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (Gather): bad axis or unknown dims",
+                     op->name);
+  }
+  gather_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->outer = k_desc_span(x, 0, axis);
+  p->n = x->dims[axis];
+  p->inner = k_desc_span(x, axis + 1, rank) * k_dtype_size(x->dtype);
+  p->n_idx = cpu_desc_count(ix);
+  p->in_count = cpu_desc_count(x);
+  p->out_count = cpu_desc_count(&op->out[0]);
+  if (p->outer * p->n_idx * p->inner != p->out_count * k_dtype_size(x->dtype)) {
+    free(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (Gather): output size does not match",
+                     op->name);
+  }
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct gather_job {
+  const gather_plan_t *p;
+  const char *x;
+  const void *idx;
+  uint32_t idx_dtype;
+  char *y;
+} gather_job_t;
+
+static void gather_chunk(void *ctx, size_t begin, size_t end) {
+  const gather_job_t *j = ctx;
+  const gather_plan_t *p = j->p;
+  size_t b = p->inner;
+  for (size_t r = begin; r < end; r++) {
+    size_t o = r / p->n_idx, i = r % p->n_idx;
+    int64_t k = k_load_index(j->idx, j->idx_dtype, i);
+    k = k < 0 ? k + p->n : k;
+    const char *src = j->x + (o * (size_t)p->n + (size_t)k) * b;
+    char *dst = j->y + r * b;
+    if (b == 4) {
+      memcpy(dst, src, 4);
+    } else if (b == 8) {
+      memcpy(dst, src, 8);
+    } else {
+      memcpy(dst, src, b);
+    }
+  }
+}
+
+static wm_error *gather_run(void *state, const cpu_run_t *run) {
+  const gather_plan_t *p = state;
+  const cpu_tensor_t *ix = &run->in[1];
+  if (run->in[0].count != p->in_count || ix->count != p->n_idx ||
+      run->out[0].count != p->out_count ||
+      (ix->dtype != K_INT32 && ix->dtype != K_INT64)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "Gather kernel: tensors do not match the plan");
+  }
+  for (size_t i = 0; i < p->n_idx; i++) {
+    int64_t k = k_load_index(ix->data, ix->dtype, i);
+    if (k < -p->n || k >= p->n) {
+      return cpu_error(WM_ERR_OUT_OF_RANGE,
+                       "Gather: index %lld at position %zu is outside "
+                       "[-%lld, %lld)",
+                       (long long)k, i, (long long)p->n, (long long)p->n);
+    }
+  }
+  if (p->out_count == 0 || p->inner == 0) {
+    return NULL;
+  }
+  gather_job_t j = {p, run->in[0].data, ix->data, ix->dtype, run->out[0].data};
+  k_for(run->pool, p->outer * p->n_idx, k_row_grain(p->inner, 4 * K_GRAIN),
+        gather_chunk, &j);
+  return NULL;
+}
+
+// --------------------------------------------------------------- Reduce
+
+enum { RED_SUM = 0, RED_MEAN = 1, RED_MAX = 2 };
+
+typedef struct red_plan {
+  int kind;                    // RED_*
+  bool axes_input;             // axes come from input 1
+  bool keepdims;               // keep reduced dims
+  bool noop;                   // noop_with_empty_axes
+  int32_t rank;                // input rank
+  int64_t dims[CPU_MAX_RANK];  // input dims
+  int64_t axes[CPU_MAX_RANK];  // attribute axes
+  int32_t n_axes;              // their number
+  size_t in_count;             // input elements
+} red_plan_t;
+
+static int red_kind(const char *name) {
+  return strcmp(name, "ReduceSum") == 0    ? RED_SUM
+         : strcmp(name, "ReduceMean") == 0 ? RED_MEAN
+         : strcmp(name, "ReduceMax") == 0  ? RED_MAX
+                                           : -1;
+}
+
+// Opset from which the axes are input 1.
+static uint64_t red_axes_input_since(int kind) {
+  return kind == RED_SUM ? 13 : 18;
+}
+
+static uint32_t red_query(const wm_op_desc *op, uint32_t *why,
+                          const char **detail) {
+  int kind = red_kind(op->op_type);
+  if (kind < 0) {
+    return k_none(why, detail, WM_WHY_OP, "no cpu kernel");
+  }
+  if (op->n_in < 1 || op->in[0].dtype != K_FLOAT || !k_has_output(op, 0) ||
+      op->out[0].dtype != K_FLOAT) {
+    return k_none(why, detail, WM_WHY_DTYPE, "float32 only");
+  }
+  if (op->in[0].rank > CPU_MAX_RANK) {
+    return k_none(why, detail, WM_WHY_RANK, "rank above 8");
+  }
+  if (op->opset >= red_axes_input_since(kind)) {
+    if (op->n_in > 1 && op->in[1].dtype != 0) {
+      const wm_tensor_desc *a = &op->in[1];
+      bool empty = a->rank == 1 && a->dims[0] == 0;
+      if (a->dtype != K_INT64 || a->rank != 1 ||
+          (!empty && a->dims[0] > CPU_MAX_RANK)) {
+        return k_none(why, detail, WM_WHY_DTYPE,
+                      "axes must be 1-D int64 with at most 8 entries");
+      }
+    }
+  } else if (op->n_in != 1) {
+    return k_none(why, detail, WM_WHY_OTHER, "one input expected");
+  }
+  const int64_t *axes = NULL;
+  size_t n = 0;
+  if (cpu_attr_ints(op, "axes", &axes, &n) && n > CPU_MAX_RANK) {
+    return k_none(why, detail, WM_WHY_ATTR, "more than 8 axes");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *red_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0];
+  int kind = red_kind(op->op_type);
+  if (kind < 0 || !k_dims_known(x)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): unknown input dims", op->name,
+                     op->op_type);
+  }
+  red_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->kind = kind;
+  p->axes_input = op->opset >= red_axes_input_since(kind);
+  p->keepdims = cpu_attr_int(op, "keepdims", 1) != 0;
+  p->noop = cpu_attr_int(op, "noop_with_empty_axes", 0) != 0;
+  p->rank = (int32_t)x->rank;
+  for (int32_t d = 0; d < p->rank; d++) {
+    p->dims[d] = x->dims[d];
+  }
+  p->in_count = cpu_desc_count(x);
+  const int64_t *axes = NULL;
+  size_t n = 0;
+  if (!p->axes_input && cpu_attr_ints(op, "axes", &axes, &n)) {
+    if (n > CPU_MAX_RANK) {
+      free(p);
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "node \"%s\" (%s): %zu axes, want at most 8", op->name,
+                       op->op_type, n);
+    }
+    memcpy(p->axes, axes, n * sizeof(int64_t));
+    p->n_axes = (int32_t)n;
+  }
+  *out_state = p;
+  return NULL;
+}
+
+// The reduction in merged form: x is [outer, n, inner] and y [outer, inner].
+typedef struct red_job {
+  int kind;
+  size_t outer, n, inner;
+  size_t blocks;  // column blocks per outer index (inner > 1)
+  const float *x;
+  float *y;
+} red_job_t;
+
+enum { RED_BLOCK = 256 };
+
+// Reduces one contiguous row of |n| floats.
+static float red_row(int kind, const float *x, size_t n) {
+  if (kind == RED_MAX) {
+    return k_row_max(x, n);
+  }
+  double r = k_row_sum(x, n);
+  if (kind == RED_MEAN) {
+    r = n ? r / (double)n : NAN;
+  }
+  return (float)r;
+}
+
+static void red_chunk(void *ctx, size_t begin, size_t end) {
+  const red_job_t *j = ctx;
+  if (j->inner == 1) {
+    for (size_t o = begin; o < end; o++) {
+      j->y[o] = red_row(j->kind, j->x + o * j->n, j->n);
+    }
+    return;
+  }
+  double acc[RED_BLOCK];
+  float m[RED_BLOCK];
+  for (size_t item = begin; item < end; item++) {
+    size_t o = item / j->blocks, c0 = (item % j->blocks) * RED_BLOCK;
+    size_t w = j->inner - c0 < RED_BLOCK ? j->inner - c0 : RED_BLOCK;
+    const float *xb = j->x + o * j->n * j->inner + c0;
+    float *yb = j->y + o * j->inner + c0;
+    if (j->kind == RED_MAX) {
+      for (size_t c = 0; c < w; c++) {
+        m[c] = -INFINITY;
+      }
+      for (size_t k = 0; k < j->n; k++) {
+        const float *restrict xr = xb + k * j->inner;
+        for (size_t c = 0; c < w; c++) {
+          float v = xr[c];
+          m[c] = k_max_nan(m[c], v);
+        }
+      }
+      memcpy(yb, m, w * sizeof(float));
+      continue;
+    }
+    for (size_t c = 0; c < w; c++) {
+      acc[c] = 0;
+    }
+    for (size_t k = 0; k < j->n; k++) {
+      const float *restrict xr = xb + k * j->inner;
+      for (size_t c = 0; c < w; c++) {
+        acc[c] += (double)xr[c];
+      }
+    }
+    double scale = j->kind == RED_MEAN ? (j->n ? 1.0 / (double)j->n : NAN) : 1;
+    for (size_t c = 0; c < w; c++) {
+      yb[c] = (float)(j->kind == RED_MEAN ? acc[c] * scale : acc[c]);
+    }
+  }
+}
+
+// Reduces dims marked in |red| of [dims] by a general odometer walk.
+static wm_error *red_general(const red_plan_t *p, const int64_t *dims,
+                             int32_t rank, const bool *red, const float *x,
+                             float *y, size_t out_count) {
+  double *acc = malloc((out_count ? out_count : 1) * sizeof(double));
+  if (!acc) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  int64_t ostr[CPU_MAX_RANK];
+  int64_t s = 1;
+  size_t group = 1;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    ostr[d] = red[d] ? 0 : s;
+    s *= red[d] ? 1 : dims[d];
+    group *= red[d] ? (size_t)dims[d] : 1;
+  }
+  for (size_t o = 0; o < out_count; o++) {
+    acc[o] = p->kind == RED_MAX ? -INFINITY : 0;
+  }
+  int64_t idx[CPU_MAX_RANK] = {0};
+  int64_t off = 0;
+  for (size_t i = 0; i < p->in_count; i++) {
+    double v = x[i];
+    double *a = &acc[off];
+    if (p->kind == RED_MAX) {
+      *a = (v > *a || v != v) && *a == *a ? v : *a;
+    } else {
+      *a += v;
+    }
+    for (int32_t d = rank - 1; d >= 0; d--) {
+      off += ostr[d];
+      if (++idx[d] < dims[d]) {
+        break;
+      }
+      off -= ostr[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+  for (size_t o = 0; o < out_count; o++) {
+    double r = acc[o];
+    if (p->kind == RED_MEAN) {
+      r = group ? r / (double)group : NAN;
+    }
+    y[o] = (float)r;
+  }
+  free(acc);
+  return NULL;
+}
+
+static wm_error *red_run(void *state, const cpu_run_t *run) {
+  const red_plan_t *p = state;
+  int32_t rank = p->rank;
+  const int64_t *axes = p->axes;
+  int32_t n_axes = p->n_axes;
+  int64_t in_axes[CPU_MAX_RANK];
+  if (p->axes_input && run->n_in > 1 && run->in[1].dtype != 0 &&
+      run->in[1].data) {
+    const cpu_tensor_t *t = &run->in[1];
+    if (t->dtype != K_INT64 || t->count > CPU_MAX_RANK) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "Reduce: axes has %zu elements of dtype %u, want at "
+                       "most 8 int64",
+                       t->count, t->dtype);
+    }
+    for (size_t i = 0; i < t->count; i++) {
+      in_axes[i] = k_load_index(t->data, K_INT64, i);
+    }
+    axes = in_axes;
+    n_axes = (int32_t)t->count;
+  }
+  if (run->in[0].count != p->in_count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "Reduce kernel: input does not match the plan");
+  }
+  bool red[CPU_MAX_RANK] = {false};
+  for (int32_t i = 0; i < n_axes; i++) {
+    int32_t a;
+    if (!k_axis(axes[i], rank, &a) || red[a]) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "Reduce: axis %lld is outside rank %d or repeated",
+                       (long long)axes[i], rank);
+    }
+    red[a] = true;
+  }
+  if (n_axes == 0) {
+    for (int32_t d = 0; d < rank; d++) {
+      red[d] = !p->noop;
+    }
+  }
+  // Output shape check.
+  const cpu_tensor_t *y = &run->out[0];
+  int32_t orank = 0;
+  size_t out_count = 1;
+  bool ok = true;
+  for (int32_t d = 0; d < rank; d++) {
+    if (red[d] && !p->keepdims) {
+      continue;
+    }
+    int64_t want = red[d] ? 1 : p->dims[d];
+    ok = ok && orank < y->rank && y->dims[orank] == want;
+    orank++;
+    out_count *= (size_t)want;
+  }
+  if (!ok || orank != y->rank || y->count != out_count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "Reduce kernel: output shape does not match the "
+                     "reduction");
+  }
+  float *yd = y->data;
+  const float *xd = run->in[0].data;
+  if (out_count == 0) {
+    return NULL;
+  }
+  if (p->in_count == 0) {
+    float v = p->kind == RED_SUM ? 0.0f : p->kind == RED_MEAN ? NAN : -INFINITY;
+    for (size_t o = 0; o < out_count; o++) {
+      yd[o] = v;
+    }
+    return NULL;
+  }
+  // Merge: drop 1s, join neighbours of the same kind.
+  int64_t md[CPU_MAX_RANK];
+  bool mr[CPU_MAX_RANK];
+  int32_t n = 0;
+  for (int32_t d = 0; d < rank; d++) {
+    if (p->dims[d] == 1) {
+      continue;
+    }
+    if (n > 0 && mr[n - 1] == red[d]) {
+      md[n - 1] *= p->dims[d];
+    } else {
+      md[n] = p->dims[d];
+      mr[n] = red[d];
+      n++;
+    }
+  }
+  red_job_t j = {p->kind, 1, 1, 1, 1, xd, yd};
+  if (n == 0 || (n == 1 && !mr[0])) {
+    j.inner = p->in_count;  // nothing reduced: n == 1
+  } else if (n == 1) {
+    j.n = (size_t)md[0];
+  } else if (n == 2 && !mr[0]) {
+    j.outer = (size_t)md[0];
+    j.n = (size_t)md[1];
+  } else if (n == 2) {
+    j.n = (size_t)md[0];
+    j.inner = (size_t)md[1];
+  } else if (n == 3 && !mr[0]) {
+    j.outer = (size_t)md[0];
+    j.n = (size_t)md[1];
+    j.inner = (size_t)md[2];
+  } else {
+    return red_general(p, md, n, mr, xd, yd, out_count);
+  }
+  if (j.inner == 1) {
+    k_for(run->pool, j.outer, k_row_grain(j.n, K_GRAIN), red_chunk, &j);
+  } else {
+    j.blocks = (j.inner + RED_BLOCK - 1) / RED_BLOCK;
+    k_for(
+        run->pool, j.outer * j.blocks,
+        k_row_grain(j.n * (j.inner < RED_BLOCK ? j.inner : RED_BLOCK), K_GRAIN),
+        red_chunk, &j);
+  }
+  return NULL;
+}
+
+// --------------------------------------------------------------- table
+
+#define K(name, since, q, p, r, d) \
+  { name, since, WM_IMPL_NATIVE_KERNEL, q, p, r, d }
+
+const cpu_kernel_t cpu_kernels_data[] = {
+    K("Reshape", 1, copy_query, copy_plan, copy_run, free),
+    K("Flatten", 1, copy_query, copy_plan, copy_run, free),
+    K("Squeeze", 1, copy_query, copy_plan, copy_run, free),
+    K("Unsqueeze", 1, copy_query, copy_plan, copy_run, free),
+    K("Identity", 1, copy_query, copy_plan, copy_run, free),
+    K("Transpose", 1, tr_query, tr_plan, tr_run, free),
+    K("Concat", 4, concat_query, concat_plan, concat_run, concat_destroy),
+    K("Slice", 1, slice_query, slice_plan, slice_run, free),
+    K("Gather", 1, gather_query, gather_plan, gather_run, free),
+    K("ReduceSum", 1, red_query, red_plan, red_run, free),
+    K("ReduceMean", 1, red_query, red_plan, red_run, free),
+    K("ReduceMax", 1, red_query, red_plan, red_run, free),
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,863 @@
+// Elementwise kernels of the cpu backend: binary arithmetic with ONNX
+// multidirectional broadcasting, unary math and activations, and Clip.
+//
+// Broadcasting is planned once: operand dims are right-aligned to the
+// output, dims of size 1 in the output are dropped, and neighbouring dims
+// where each operand is either fully present or broadcast alike are merged.
+// What is left is a short list of dims whose innermost one is a contiguous
+// run (vector-vector, vector-scalar or scalar-vector); runs are walked by
+// an odometer over the outer dims, and threads split the flat output range.
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+// ------------------------------------------------------- transcendentals
+
+// Reinterprets the bits of |i| as a float.
+static inline float bits_to_float(int32_t i) {
+  union {
+    int32_t i;
+    float f;
+  } u;
+  u.i = i;
+  return u.f;
+}
+
+// e^x to about 1 ulp, branch-free so loops around it vectorize: Cody-Waite
+// reduction by ln 2 and a degree-6 polynomial; 2^n is applied in two
+// halves so results near the overflow and underflow limits stay exact.
+static inline float k_expf(float x) {
+  float xc = x < -104.0f ? -104.0f : x;
+  xc = xc > 88.72283f ? 88.72283f : xc;
+  float t = xc * 1.44269504088896341f;
+  float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float y = p * r * r + r + 1.0f;
+  int32_t ni = (int32_t)n;
+  int32_t n1 = ni / 2;
+  int32_t n2 = ni - n1;
+  float res = y * bits_to_float((n1 + 127) * (1 << 23)) *
+              bits_to_float((n2 + 127) * (1 << 23));
+  res = x > 88.72283f ? INFINITY : res;
+  res = x < -104.0f ? 0.0f : res;
+  return x != x ? x : res;
+}
+
+// tanh: an odd polynomial near 0, 1 - 2 / (e^2|x| + 1) elsewhere.
+static inline float k_tanhf(float x) {
+  float ax = fabsf(x);
+  float z = x * x;
+  float small =
+      ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) *
+            z +
+        1.33314422036e-1f) *
+           z -
+       3.33332819422e-1f) *
+          z * x +
+      x;
+  float e = k_expf(2.0f * (ax > 9.0f ? 9.0f : ax));
+  float big = 1.0f - 2.0f / (e + 1.0f);
+  big = ax > 9.0f ? 1.0f : big;
+  big = x < 0 ? -big : big;
+  float res = ax < 0.625f ? small : big;
+  return x != x ? x : res;
+}
+
+// erf: its odd Taylor series below 0.5; above, 1 - erfc with the
+// Chebyshev-fitted erfc of Numerical Recipes (fractional error < 1.2e-7).
+static inline float k_erff(float x) {
+  float ax = fabsf(x);
+  float z = x * x;
+  float small =
+      x * 1.12837916709551257f *
+      (1.0f + z * (-1.0f / 3 +
+                   z * (1.0f / 10 +
+                        z * (-1.0f / 42 + z * (1.0f / 216 + z * (-1.0f / 1320 +
+                                                                 z / 9360))))));
+  float t = 1.0f / (1.0f + 0.5f * ax);
+  float q = -0.82215223f + t * 0.17087277f;
+  q = 1.48851587f + t * q;
+  q = -1.13520398f + t * q;
+  q = 0.27886807f + t * q;
+  q = -0.18628806f + t * q;
+  q = 0.09678418f + t * q;
+  q = 0.37409196f + t * q;
+  q = 1.00002368f + t * q;
+  q = -1.26551223f + t * q;
+  float big = 1.0f - t * k_expf(q - z);
+  big = x < 0 ? -big : big;
+  return ax < 0.5f ? small : big;
+}
+
+// ------------------------------------------------------------- binary
+
+enum { MODE_VV = 0, MODE_VS = 1, MODE_SV = 2 };
+
+// A loop over |n| elements: a and b per |mode|, y contiguous.
+typedef void (*bin_fn)(const void *a, const void *b, void *y, size_t n,
+                       int mode);
+
+#define BIN_LOOP(NAME, T, EXPR)                                        \
+  static void NAME(const void *va, const void *vb, void *vy, size_t n, \
+                   int mode) {                                         \
+    const T *restrict a = va;                                          \
+    const T *restrict b = vb;                                          \
+    T *restrict y = vy;                                                \
+    if (mode == MODE_VV) {                                             \
+      for (size_t i = 0; i < n; i++) {                                 \
+        T x = a[i], z = b[i];                                          \
+        y[i] = (EXPR);                                                 \
+      }                                                                \
+    } else if (mode == MODE_VS) {                                      \
+      T z = b[0];                                                      \
+      for (size_t i = 0; i < n; i++) {                                 \
+        T x = a[i];                                                    \
+        y[i] = (EXPR);                                                 \
+      }                                                                \
+    } else {                                                           \
+      T x = a[0];                                                      \
+      for (size_t i = 0; i < n; i++) {                                 \
+        T z = b[i];                                                    \
+        y[i] = (EXPR);                                                 \
+      }                                                                \
+    }                                                                  \
+  }
+
+BIN_LOOP(f32_add, float, x + z)
+BIN_LOOP(f32_sub, float, x - z)
+BIN_LOOP(f32_mul, float, x *z)
+BIN_LOOP(f32_div, float, x / z)
+BIN_LOOP(f32_pow, float, powf(x, z))
+BIN_LOOP(f32_max, float, (x > z || x != x) ? x : z)
+BIN_LOOP(f32_min, float, (x < z || x != x) ? x : z)
+BIN_LOOP(f64_add, double, x + z)
+BIN_LOOP(f64_sub, double, x - z)
+BIN_LOOP(f64_mul, double, x *z)
+BIN_LOOP(f64_div, double, x / z)
+BIN_LOOP(f64_pow, double, pow(x, z))
+BIN_LOOP(f64_max, double, (x > z || x != x) ? x : z)
+BIN_LOOP(f64_min, double, (x < z || x != x) ? x : z)
+
+// Integers wrap like the reference: arithmetic on an unsigned type |U| at
+// least as wide, truncated back to |T|.
+#define INT_LOOPS(S, T, U)               \
+  BIN_LOOP(S##_add, T, (T)((U)x + (U)z)) \
+  BIN_LOOP(S##_sub, T, (T)((U)x - (U)z)) \
+  BIN_LOOP(S##_mul, T, (T)((U)x * (U)z)) \
+  BIN_LOOP(S##_max, T, x > z ? x : z)    \
+  BIN_LOOP(S##_min, T, x < z ? x : z)
+
+INT_LOOPS(i8, int8_t, uint32_t)
+INT_LOOPS(u8, uint8_t, uint32_t)
+INT_LOOPS(i16, int16_t, uint32_t)
+INT_LOOPS(u16, uint16_t, uint32_t)
+INT_LOOPS(i32, int32_t, uint32_t)
+INT_LOOPS(u32, uint32_t, uint32_t)
+INT_LOOPS(i64, int64_t, uint64_t)
+INT_LOOPS(u64, uint64_t, uint64_t)
+
+// Pow with a float32 base and an integer exponent (opset 12 and later),
+// computed like the reference: in double, rounded once.
+#define POW_INT_LOOP(NAME, E)                                          \
+  static void NAME(const void *va, const void *vb, void *vy, size_t n, \
+                   int mode) {                                         \
+    const float *restrict a = va;                                      \
+    const E *restrict b = vb;                                          \
+    float *restrict y = vy;                                            \
+    for (size_t i = 0; i < n; i++) {                                   \
+      double x = a[mode == MODE_SV ? 0 : i];                           \
+      double z = (double)b[mode == MODE_VS ? 0 : i];                   \
+      y[i] = (float)pow(x, z);                                         \
+    }                                                                  \
+  }
+
+POW_INT_LOOP(f32_pow_i32, int32_t)
+POW_INT_LOOP(f32_pow_i64, int64_t)
+
+// Integer Pow like the reference: by squaring, wrapping; a negative
+// exponent truncates 1 / a^-b toward zero.
+static int64_t int_pow(int64_t a, int64_t b) {
+  if (b < 0) {
+    return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+  }
+  uint64_t r = 1, x = (uint64_t)a;
+  for (uint64_t e = (uint64_t)b; e; e >>= 1, x *= x) {
+    if (e & 1) {
+      r *= x;
+    }
+  }
+  return (int64_t)r;
+}
+
+#define POW_II_LOOP(NAME, TA, TB)                                      \
+  static void NAME(const void *va, const void *vb, void *vy, size_t n, \
+                   int mode) {                                         \
+    const TA *restrict a = va;                                         \
+    const TB *restrict b = vb;                                         \
+    TA *restrict y = vy;                                               \
+    for (size_t i = 0; i < n; i++) {                                   \
+      int64_t x = a[mode == MODE_SV ? 0 : i];                          \
+      int64_t z = b[mode == MODE_VS ? 0 : i];                          \
+      y[i] = (TA)int_pow(x, z);                                        \
+    }                                                                  \
+  }
+
+POW_II_LOOP(i32_pow_i32, int32_t, int32_t)
+POW_II_LOOP(i32_pow_i64, int32_t, int64_t)
+POW_II_LOOP(i64_pow_i32, int64_t, int32_t)
+POW_II_LOOP(i64_pow_i64, int64_t, int64_t)
+
+// One loop of a binary operator: op_type, dtype of input 0 and input 1.
+typedef struct bin_op {
+  const char *name;
+  uint32_t a, b;
+  bin_fn fn;
+} bin_op_t;
+
+#define BIN_INTS(NAME, S)                                                     \
+  {NAME, K_INT8, K_INT8, i8_##S}, {NAME, K_UINT8, K_UINT8, u8_##S},           \
+      {NAME, K_INT16, K_INT16, i16_##S}, {NAME, K_UINT16, K_UINT16, u16_##S}, \
+      {NAME, K_INT32, K_INT32, i32_##S}, {NAME, K_UINT32, K_UINT32, u32_##S}, \
+      {NAME, K_INT64, K_INT64, i64_##S}, {                                    \
+    NAME, K_UINT64, K_UINT64, u64_##S                                         \
+  }
+
+static const bin_op_t bin_ops[] = {
+    {"Add", K_FLOAT, K_FLOAT, f32_add},
+    {"Sub", K_FLOAT, K_FLOAT, f32_sub},
+    {"Mul", K_FLOAT, K_FLOAT, f32_mul},
+    {"Div", K_FLOAT, K_FLOAT, f32_div},
+    {"Pow", K_FLOAT, K_FLOAT, f32_pow},
+    {"Max", K_FLOAT, K_FLOAT, f32_max},
+    {"Min", K_FLOAT, K_FLOAT, f32_min},
+    {"Add", K_DOUBLE, K_DOUBLE, f64_add},
+    {"Sub", K_DOUBLE, K_DOUBLE, f64_sub},
+    {"Mul", K_DOUBLE, K_DOUBLE, f64_mul},
+    {"Div", K_DOUBLE, K_DOUBLE, f64_div},
+    {"Pow", K_DOUBLE, K_DOUBLE, f64_pow},
+    {"Max", K_DOUBLE, K_DOUBLE, f64_max},
+    {"Min", K_DOUBLE, K_DOUBLE, f64_min},
+    {"Pow", K_FLOAT, K_INT32, f32_pow_i32},
+    {"Pow", K_FLOAT, K_INT64, f32_pow_i64},
+    {"Pow", K_INT32, K_INT32, i32_pow_i32},
+    {"Pow", K_INT32, K_INT64, i32_pow_i64},
+    {"Pow", K_INT64, K_INT32, i64_pow_i32},
+    {"Pow", K_INT64, K_INT64, i64_pow_i64},
+    BIN_INTS("Add", add),
+    BIN_INTS("Sub", sub),
+    BIN_INTS("Mul", mul),
+    BIN_INTS("Max", max),
+    BIN_INTS("Min", min),
+    {NULL, 0, 0, NULL},
+};
+
+static bin_fn bin_find(const char *name, uint32_t a, uint32_t b) {
+  for (const bin_op_t *o = bin_ops; o->name; o++) {
+    if (o->a == a && o->b == b && strcmp(o->name, name) == 0) {
+      return o->fn;
+    }
+  }
+  return NULL;
+}
+
+typedef struct bin_plan {
+  bin_fn fn;                   // the loop
+  size_t esize;                // bytes per element of a and y
+  size_t bsize;                // bytes per element of b
+  int32_t rank;                // collapsed dims (>= 1)
+  int64_t dims[CPU_MAX_RANK];  // collapsed sizes
+  int64_t sa[CPU_MAX_RANK];    // element strides of a (0 = broadcast)
+  int64_t sb[CPU_MAX_RANK];    // element strides of b
+  int mode;                    // MODE_* of the innermost dim
+  size_t count;                // output elements
+  size_t a_count, b_count;     // operand elements
+} bin_plan_t;
+
+static uint32_t bin_query(const wm_op_desc *op, uint32_t *why,
+                          const char **detail) {
+  if (op->opset < 7 && cpu_attr_int(op, "broadcast", 0) != 0 &&
+      cpu_attr(op, "axis")) {
+    int64_t ra = op->n_in > 0 ? op->in[0].rank : 0;
+    int64_t rb = op->n_in > 1 ? op->in[1].rank : 0;
+    int64_t axis = cpu_attr_int(op, "axis", 0);
+    axis = axis < 0 ? axis + ra : axis;
+    if (axis < 0 || axis + rb > ra) {
+      return k_none(why, detail, WM_WHY_ATTR,
+                    "legacy broadcast axis does not fit");
+    }
+  }
+  if (op->n_in != 2 || op->in[0].dtype == 0 || op->in[1].dtype == 0) {
+    return k_none(why, detail, WM_WHY_OTHER, "only two present inputs");
+  }
+  uint32_t dt = op->in[0].dtype;
+  if (!k_has_output(op, 0) || op->out[0].dtype != dt) {
+    return k_none(why, detail, WM_WHY_DTYPE, "output dtype differs");
+  }
+  if (op->in[1].dtype != dt && (op->opset < 12 || strcmp(op->op_type, "Pow"))) {
+    return k_none(why, detail, WM_WHY_DTYPE, "mixed input dtypes");
+  }
+  if (!bin_find(op->op_type, dt, op->in[1].dtype)) {
+    return k_none(why, detail, WM_WHY_DTYPE,
+                  "float, double and integer dtypes (Div: float and double; "
+                  "Pow: also int32/int64)");
+  }
+  if (op->in[0].rank > CPU_MAX_RANK || op->in[1].rank > CPU_MAX_RANK ||
+      op->out[0].rank > CPU_MAX_RANK) {
+    return k_none(why, detail, WM_WHY_RANK, "rank above 8");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+// Builds the collapsed broadcast geometry of a and b onto y.
+static wm_error *bin_geometry(const wm_op_desc *op, bin_plan_t *p) {
+  const wm_tensor_desc *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+  wm_tensor_desc legacy;
+  if (op->opset < 7 && cpu_attr_int(op, "broadcast", 0) != 0 &&
+      cpu_attr(op, "axis")) {
+    // Before opset 7, B lines up with A's dims from |axis| on.
+    int64_t axis = cpu_attr_int(op, "axis", 0);
+    axis = axis < 0 ? axis + (int64_t)a->rank : axis;
+    if (axis < 0 || axis + (int64_t)b->rank > (int64_t)a->rank) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "node \"%s\" (%s): broadcast axis %lld does not fit",
+                       op->name, op->op_type, (long long)axis);
+    }
+    legacy = *b;
+    legacy.rank = a->rank;
+    for (int64_t d = 0; d < (int64_t)a->rank; d++) {
+      int64_t j = d - axis;
+      legacy.dims[d] = j >= 0 && j < (int64_t)b->rank ? b->dims[j] : 1;
+    }
+    b = &legacy;
+  }
+  int32_t r = (int32_t)y->rank;
+  int64_t sizes[CPU_MAX_RANK];
+  bool af[CPU_MAX_RANK], bf[CPU_MAX_RANK];
+  int32_t n = 0;
+  if (!k_dims_known(a) || !k_dims_known(b) || !k_dims_known(y) ||
+      (int32_t)a->rank > r || (int32_t)b->rank > r) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): input ranks %u and %u do not fit "
+                     "output rank %d with known dims",
+                     op->name, op->op_type, a->rank, b->rank, r);
+  }
+  p->a_count = cpu_desc_count(a);
+  p->b_count = cpu_desc_count(b);  // the legacy view keeps B's count
+  p->count = cpu_desc_count(y);
+  for (int32_t d = 0; d < r; d++) {
+    int64_t od = y->dims[d];
+    int32_t ia = d - (r - (int32_t)a->rank), ib = d - (r - (int32_t)b->rank);
+    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    if ((da != od && da != 1) || (db != od && db != 1) ||
+        (da != od && db != od)) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "node \"%s\" (%s): dims %lld and %lld do not "
+                       "broadcast to %lld in output dim %d",
+                       op->name, op->op_type, (long long)da, (long long)db,
+                       (long long)od, d);
+    }
+    if (od == 1) {
+      continue;
+    }
+    bool fa = da == od, fb = db == od;
+    if (n > 0 && af[n - 1] == fa && bf[n - 1] == fb) {
+      sizes[n - 1] *= od;
+    } else {
+      sizes[n] = od;
+      af[n] = fa;
+      bf[n] = fb;
+      n++;
+    }
+  }
+  if (n == 0) {
+    sizes[0] = 1;
+    af[0] = bf[0] = true;
+    n = 1;
+  }
+  int64_t acc_a = 1, acc_b = 1;
+  for (int32_t k = n - 1; k >= 0; k--) {
+    p->dims[k] = sizes[k];
+    p->sa[k] = af[k] ? acc_a : 0;
+    p->sb[k] = bf[k] ? acc_b : 0;
+    acc_a *= af[k] ? sizes[k] : 1;
+    acc_b *= bf[k] ? sizes[k] : 1;
+  }
+  p->rank = n;
+  p->mode = af[n - 1] && bf[n - 1] ? MODE_VV : af[n - 1] ? MODE_VS : MODE_SV;
+  return NULL;
+}
+
+static wm_error *bin_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  bin_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->fn = bin_find(op->op_type, op->in[0].dtype, op->in[1].dtype);
+  p->esize = k_dtype_size(op->in[0].dtype);
+  p->bsize = k_dtype_size(op->in[1].dtype);
+  wm_error *e = p->fn ? bin_geometry(op, p)
+                      : cpu_error(WM_ERR_INVALID_ARGUMENT,
+                                  "node \"%s\" (%s): unsupported dtype %u",
+                                  op->name, op->op_type, op->in[0].dtype);
+  if (e) {
+    free(p);
+    return e;
+  }
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct bin_job {
+  const bin_plan_t *p;
+  const char *a, *b;
+  char *y;
+} bin_job_t;
+
+static void bin_chunk(void *ctx, size_t begin, size_t end) {
+  const bin_job_t *j = ctx;
+  const bin_plan_t *p = j->p;
+  size_t inner = (size_t)p->dims[p->rank - 1], es = p->esize;
+  size_t row = begin / inner, col = begin % inner;
+  int64_t idx[CPU_MAX_RANK] = {0};
+  int64_t oa = 0, ob = 0;
+  for (int32_t k = p->rank - 2; k >= 0; k--) {
+    idx[k] = (int64_t)(row % (size_t)p->dims[k]);
+    row /= (size_t)p->dims[k];
+    oa += idx[k] * p->sa[k];
+    ob += idx[k] * p->sb[k];
+  }
+  int64_t ia = p->sa[p->rank - 1], ib = p->sb[p->rank - 1];
+  for (size_t pos = begin; pos < end;) {
+    size_t len = inner - col < end - pos ? inner - col : end - pos;
+    const char *a = j->a + (size_t)(oa + (int64_t)col * ia) * es;
+    const char *b = j->b + (size_t)(ob + (int64_t)col * ib) * p->bsize;
+    p->fn(a, b, j->y + pos * es, len, p->mode);
+    pos += len;
+    col = 0;
+    for (int32_t k = p->rank - 2; k >= 0; k--) {
+      oa += p->sa[k];
+      ob += p->sb[k];
+      if (++idx[k] < p->dims[k]) {
+        break;
+      }
+      oa -= p->sa[k] * p->dims[k];
+      ob -= p->sb[k] * p->dims[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+static wm_error *bin_run(void *state, const cpu_run_t *run) {
+  const bin_plan_t *p = state;
+  if (run->n_in < 2 || run->n_out < 1 || run->in[0].count != p->a_count ||
+      run->in[1].count != p->b_count || run->out[0].count != p->count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "binary kernel: tensors do not match the plan");
+  }
+  if (p->count == 0) {
+    return NULL;
+  }
+  bin_job_t j = {p, run->in[0].data, run->in[1].data, run->out[0].data};
+  bool heavy = p->fn == f32_pow || p->fn == f64_pow || p->fn == f32_pow_i32 ||
+               p->fn == f32_pow_i64 || p->fn == i32_pow_i32 ||
+               p->fn == i32_pow_i64 || p->fn == i64_pow_i32 ||
+               p->fn == i64_pow_i64;
+  size_t grain = heavy ? K_GRAIN_HEAVY : K_GRAIN;
+  k_for(run->pool, p->count, grain, bin_chunk, &j);
+  return NULL;
+}
+
+// -------------------------------------------------------------- unary
+
+// A float32 loop with up to two parameters.
+typedef void (*un_fn)(const float *restrict x, float *restrict y, size_t n,
+                      float p0, float p1);
+
+#define UN_LOOP(NAME, EXPR)                                              \
+  static void NAME(const float *restrict x, float *restrict y, size_t n, \
+                   float p0, float p1) {                                 \
+    (void)p0;                                                            \
+    (void)p1;                                                            \
+    for (size_t i = 0; i < n; i++) {                                     \
+      float v = x[i];                                                    \
+      y[i] = (EXPR);                                                     \
+    }                                                                    \
+  }
+
+UN_LOOP(un_neg, -v)
+UN_LOOP(un_abs, fabsf(v))
+UN_LOOP(un_sqrt, sqrtf(v))
+UN_LOOP(un_exp, k_expf(v))
+UN_LOOP(un_log, logf(v))
+UN_LOOP(un_recip, 1.0f / v)
+UN_LOOP(un_floor, floorf(v))
+UN_LOOP(un_ceil, ceilf(v))
+UN_LOOP(un_relu, v > 0 ? v : 0.0f)
+UN_LOOP(un_leaky, v < 0 ? p0 * v : v)
+UN_LOOP(un_sigmoid, 1.0f / (1.0f + k_expf(-v)))
+UN_LOOP(un_tanh, k_tanhf(v))
+UN_LOOP(un_elu, v < 0 ? p0 * expm1f(v) : v)
+UN_LOOP(un_selu, v > 0 ? p1 * v : p1 * p0 * expm1f(v))
+// Clamps to [0, 1] the way fmax(0, fmin(1, t)) does: NaN gives 1.
+static inline float unit_clamp(float t) {
+  t = t < 1.0f ? t : 1.0f;
+  return t > 0.0f ? t : 0.0f;
+}
+
+UN_LOOP(un_hsig, unit_clamp(p0 *v + p1))
+UN_LOOP(un_hswish, v *unit_clamp(v / 6.0f + 0.5f))
+UN_LOOP(un_softplus, v > 0 ? v + log1pf(k_expf(-v)) : log1pf(k_expf(v)))
+UN_LOOP(un_softsign, v / (1.0f + fabsf(v)))
+UN_LOOP(un_erf, k_erff(v))
+UN_LOOP(un_clip, (v < p0 ? p0 : v) > p1 ? p1 : (v < p0 ? p0 : v))
+
+// Integer loops: Neg, Abs and Relu on signed types (wrapping like the
+// reference), Clip on every integer type with bounds |lo| and |hi|.
+typedef void (*int_un_fn)(const void *x, void *y, size_t n, const void *lo,
+                          const void *hi);
+
+#define INT_UN_SIGNED(S, T, U)                                             \
+  static void S##_neg(const void *vx, void *vy, size_t n, const void *lo,  \
+                      const void *hi) {                                    \
+    (void)lo;                                                              \
+    (void)hi;                                                              \
+    const T *restrict x = vx;                                              \
+    T *restrict y = vy;                                                    \
+    for (size_t i = 0; i < n; i++) {                                       \
+      y[i] = (T)(0 - (U)x[i]);                                             \
+    }                                                                      \
+  }                                                                        \
+  static void S##_abs(const void *vx, void *vy, size_t n, const void *lo,  \
+                      const void *hi) {                                    \
+    (void)lo;                                                              \
+    (void)hi;                                                              \
+    const T *restrict x = vx;                                              \
+    T *restrict y = vy;                                                    \
+    for (size_t i = 0; i < n; i++) {                                       \
+      y[i] = x[i] < 0 ? (T)(0 - (U)x[i]) : x[i];                           \
+    }                                                                      \
+  }                                                                        \
+  static void S##_relu(const void *vx, void *vy, size_t n, const void *lo, \
+                       const void *hi) {                                   \
+    (void)lo;                                                              \
+    (void)hi;                                                              \
+    const T *restrict x = vx;                                              \
+    T *restrict y = vy;                                                    \
+    for (size_t i = 0; i < n; i++) {                                       \
+      y[i] = x[i] > 0 ? x[i] : 0;                                          \
+    }                                                                      \
+  }
+
+#define INT_UN_CLIP(S, T)                                                  \
+  static void S##_clip(const void *vx, void *vy, size_t n, const void *lo, \
+                       const void *hi) {                                   \
+    const T *restrict x = vx;                                              \
+    T *restrict y = vy;                                                    \
+    T l, h;                                                                \
+    memcpy(&l, lo, sizeof(T));                                             \
+    memcpy(&h, hi, sizeof(T));                                             \
+    for (size_t i = 0; i < n; i++) {                                       \
+      T v = x[i] < l ? l : x[i];                                           \
+      y[i] = h < v ? h : v;                                                \
+    }                                                                      \
+  }
+
+INT_UN_SIGNED(i8, int8_t, uint32_t)
+INT_UN_SIGNED(i16, int16_t, uint32_t)
+INT_UN_SIGNED(i32, int32_t, uint32_t)
+INT_UN_SIGNED(i64, int64_t, uint64_t)
+INT_UN_CLIP(i8, int8_t)
+INT_UN_CLIP(u8, uint8_t)
+INT_UN_CLIP(i16, int16_t)
+INT_UN_CLIP(u16, uint16_t)
+INT_UN_CLIP(i32, int32_t)
+INT_UN_CLIP(u32, uint32_t)
+INT_UN_CLIP(i64, int64_t)
+INT_UN_CLIP(u64, uint64_t)
+
+typedef struct int_un_op {
+  const char *name;
+  uint32_t dtype;
+  int_un_fn fn;
+} int_un_op_t;
+
+static const int_un_op_t int_un_ops[] = {
+    {"Neg", K_INT8, i8_neg},
+    {"Neg", K_INT16, i16_neg},
+    {"Neg", K_INT32, i32_neg},
+    {"Neg", K_INT64, i64_neg},
+    {"Abs", K_INT8, i8_abs},
+    {"Abs", K_INT16, i16_abs},
+    {"Abs", K_INT32, i32_abs},
+    {"Abs", K_INT64, i64_abs},
+    {"Relu", K_INT8, i8_relu},
+    {"Relu", K_INT16, i16_relu},
+    {"Relu", K_INT32, i32_relu},
+    {"Relu", K_INT64, i64_relu},
+    {"Clip", K_INT8, i8_clip},
+    {"Clip", K_UINT8, u8_clip},
+    {"Clip", K_INT16, i16_clip},
+    {"Clip", K_UINT16, u16_clip},
+    {"Clip", K_INT32, i32_clip},
+    {"Clip", K_UINT32, u32_clip},
+    {"Clip", K_INT64, i64_clip},
+    {"Clip", K_UINT64, u64_clip},
+    {NULL, 0, NULL},
+};
+
+static int_un_fn int_un_find(const char *name, uint32_t dtype) {
+  for (const int_un_op_t *o = int_un_ops; o->name; o++) {
+    if (o->dtype == dtype && strcmp(o->name, name) == 0) {
+      return o->fn;
+    }
+  }
+  return NULL;
+}
+
+#define LIMITS(T, LO, HI)      \
+  do {                         \
+    T l = (LO), h = (HI);      \
+    memcpy(lo, &l, sizeof(T)); \
+    memcpy(hi, &h, sizeof(T)); \
+  } while (0)
+
+// Writes the lowest and highest values of integer |dtype| as its bytes.
+static void int_limits(uint32_t dtype, unsigned char *lo, unsigned char *hi) {
+  switch (dtype) {
+    case K_INT8:
+      LIMITS(int8_t, INT8_MIN, INT8_MAX);
+      break;
+    case K_UINT8:
+      LIMITS(uint8_t, 0, UINT8_MAX);
+      break;
+    case K_INT16:
+      LIMITS(int16_t, INT16_MIN, INT16_MAX);
+      break;
+    case K_UINT16:
+      LIMITS(uint16_t, 0, UINT16_MAX);
+      break;
+    case K_INT32:
+      LIMITS(int32_t, INT32_MIN, INT32_MAX);
+      break;
+    case K_UINT32:
+      LIMITS(uint32_t, 0, UINT32_MAX);
+      break;
+    case K_INT64:
+      LIMITS(int64_t, INT64_MIN, INT64_MAX);
+      break;
+    default:
+      LIMITS(uint64_t, 0, UINT64_MAX);
+      break;
+  }
+}
+
+// One unary operator: loop, attributes read into p0/p1 and their
+// defaults, and whether its loop is heavy (transcendental).
+typedef struct un_op {
+  const char *name;
+  un_fn fn;
+  const char *attrs[2];
+  float defs[2];
+  bool heavy;
+} un_op_t;
+
+static const un_op_t un_ops[] = {
+    {"Neg", un_neg, {NULL, NULL}, {0, 0}, false},
+    {"Abs", un_abs, {NULL, NULL}, {0, 0}, false},
+    {"Sqrt", un_sqrt, {NULL, NULL}, {0, 0}, false},
+    {"Exp", un_exp, {NULL, NULL}, {0, 0}, true},
+    {"Log", un_log, {NULL, NULL}, {0, 0}, true},
+    {"Reciprocal", un_recip, {NULL, NULL}, {0, 0}, false},
+    {"Floor", un_floor, {NULL, NULL}, {0, 0}, false},
+    {"Ceil", un_ceil, {NULL, NULL}, {0, 0}, false},
+    {"Relu", un_relu, {NULL, NULL}, {0, 0}, false},
+    {"LeakyRelu", un_leaky, {"alpha", NULL}, {0.01f, 0}, false},
+    {"Sigmoid", un_sigmoid, {NULL, NULL}, {0, 0}, true},
+    {"Tanh", un_tanh, {NULL, NULL}, {0, 0}, true},
+    {"Elu", un_elu, {"alpha", NULL}, {1.0f, 0}, true},
+    {"Selu",
+     un_selu,
+     {"alpha", "gamma"},
+     {1.67326319217681884765625f, 1.05070102214813232421875f},
+     true},
+    {"HardSigmoid", un_hsig, {"alpha", "beta"}, {0.2f, 0.5f}, false},
+    {"HardSwish", un_hswish, {NULL, NULL}, {0, 0}, false},
+    {"Softplus", un_softplus, {NULL, NULL}, {0, 0}, true},
+    {"Softsign", un_softsign, {NULL, NULL}, {0, 0}, false},
+    {"Erf", un_erf, {NULL, NULL}, {0, 0}, true},
+    {"Clip", un_clip, {"min", "max"}, {-INFINITY, INFINITY}, false},
+    {NULL, NULL, {NULL, NULL}, {0, 0}, false},
+};
+
+static const un_op_t *un_find(const char *name) {
+  for (const un_op_t *u = un_ops; u->name; u++) {
+    if (strcmp(u->name, name) == 0) {
+      return u;
+    }
+  }
+  return NULL;
+}
+
+typedef struct un_plan {
+  const un_op_t *op;           // the operator
+  int_un_fn ifn;               // integer loop (NULL for float32)
+  size_t es;                   // element size
+  unsigned char lo[8], hi[8];  // integer Clip bounds
+  float p0, p1;      // attribute values (Clip: bounds before opset 11)
+  bool clip_inputs;  // Clip reads its bounds from inputs 1 and 2
+  size_t count;      // elements
+} un_plan_t;
+
+static uint32_t un_query(const wm_op_desc *op, uint32_t *why,
+                         const char **detail) {
+  if (!un_find(op->op_type)) {
+    return k_none(why, detail, WM_WHY_OP, "no cpu kernel");
+  }
+  uint32_t dt = op->n_in >= 1 ? op->in[0].dtype : 0;
+  bool clip = strcmp(op->op_type, "Clip") == 0;
+  if ((dt != K_FLOAT &&
+       !(int_un_find(op->op_type, dt) && (!clip || op->opset >= 12))) ||
+      !k_has_output(op, 0) || op->out[0].dtype != dt) {
+    return k_none(why, detail, WM_WHY_DTYPE,
+                  "float32 (and integers for Neg, Abs, Relu, Clip) only");
+  }
+  if (clip && op->opset >= 11) {
+    for (uint32_t k = 1; k < op->n_in; k++) {
+      if (op->in[k].dtype != 0 && op->in[k].dtype != dt) {
+        return k_none(why, detail, WM_WHY_DTYPE,
+                      "bounds must have the input's dtype");
+      }
+    }
+  } else if (op->n_in != 1) {
+    return k_none(why, detail, WM_WHY_OTHER, "one input expected");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *un_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  un_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->op = un_find(op->op_type);
+  if (!p->op || !k_dims_known(&op->in[0])) {
+    free(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): no kernel for this instance", op->name,
+                     op->op_type);
+  }
+  p->p0 = p->op->attrs[0] ? cpu_attr_float(op, p->op->attrs[0], p->op->defs[0])
+                          : 0.0f;
+  p->p1 = p->op->attrs[1] ? cpu_attr_float(op, p->op->attrs[1], p->op->defs[1])
+                          : 0.0f;
+  p->es = k_dtype_size(op->in[0].dtype);
+  if (op->in[0].dtype != K_FLOAT) {
+    p->ifn = int_un_find(op->op_type, op->in[0].dtype);
+    if (!p->ifn) {
+      free(p);
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "node \"%s\" (%s): no kernel for dtype %u", op->name,
+                       op->op_type, op->in[0].dtype);
+    }
+    int_limits(op->in[0].dtype, p->lo, p->hi);
+  }
+  p->clip_inputs = p->op->fn == un_clip && op->opset >= 11;
+  if (p->clip_inputs) {
+    p->p0 = -INFINITY;
+    p->p1 = INFINITY;
+  }
+  p->count = cpu_desc_count(&op->in[0]);
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct un_job {
+  un_fn fn;
+  int_un_fn ifn;
+  size_t es;
+  const float *x;
+  float *y;
+  float p0, p1;
+  unsigned char lo[8], hi[8];
+} un_job_t;
+
+static void un_chunk(void *ctx, size_t begin, size_t end) {
+  const un_job_t *j = ctx;
+  if (j->ifn) {
+    j->ifn((const char *)j->x + begin * j->es, (char *)j->y + begin * j->es,
+           end - begin, j->lo, j->hi);
+    return;
+  }
+  j->fn(j->x + begin, j->y + begin, end - begin, j->p0, j->p1);
+}
+
+static wm_error *un_run(void *state, const cpu_run_t *run) {
+  const un_plan_t *p = state;
+  if (run->n_in < 1 || run->n_out < 1 || run->in[0].count != p->count ||
+      run->out[0].count != p->count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "%s kernel: tensors do not match the plan", p->op->name);
+  }
+  un_job_t j = {
+      p->op->fn, p->ifn, p->es, run->in[0].data, run->out[0].data, p->p0,
+      p->p1,     {0},    {0}};
+  memcpy(j.lo, p->lo, sizeof(j.lo));
+  memcpy(j.hi, p->hi, sizeof(j.hi));
+  for (uint32_t k = 1; p->clip_inputs && k <= 2 && k < run->n_in; k++) {
+    const cpu_tensor_t *t = &run->in[k];
+    if (!t->data || t->dtype == 0) {
+      continue;
+    }
+    if (t->count != 1 || t->dtype != run->in[0].dtype) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "Clip: input %u (%s) has %zu elements of dtype %u, "
+                       "want one of dtype %u",
+                       k, k == 1 ? "min" : "max", t->count, t->dtype,
+                       run->in[0].dtype);
+    }
+    if (p->ifn) {
+      memcpy(k == 1 ? j.lo : j.hi, t->data, p->es);
+    } else {
+      memcpy(k == 1 ? &j.p0 : &j.p1, t->data, sizeof(float));
+    }
+  }
+  k_for(run->pool, p->count, p->op->heavy ? K_GRAIN_HEAVY : K_GRAIN, un_chunk,
+        &j);
+  return NULL;
+}
+
+// --------------------------------------------------------------- table
+
+#define BIN(name, since) \
+  { name, since, WM_IMPL_NATIVE_KERNEL, bin_query, bin_plan, bin_run, free }
+#define UN(name, since) \
+  { name, since, WM_IMPL_NATIVE_KERNEL, un_query, un_plan, un_run, free }
+
+const cpu_kernel_t cpu_kernels_eltwise[] = {
+    BIN("Add", 1),       BIN("Sub", 1),
+    BIN("Mul", 1),       BIN("Div", 1),
+    BIN("Pow", 1),       BIN("Max", 8),
+    BIN("Min", 8),       UN("Neg", 6),
+    UN("Abs", 6),        UN("Sqrt", 6),
+    UN("Exp", 6),        UN("Log", 6),
+    UN("Reciprocal", 6), UN("Floor", 6),
+    UN("Ceil", 6),       UN("Relu", 6),
+    UN("LeakyRelu", 6),  UN("Sigmoid", 6),
+    UN("Tanh", 6),       UN("Elu", 6),
+    UN("Selu", 6),       UN("HardSigmoid", 6),
+    UN("HardSwish", 14), UN("Softplus", 1),
+    UN("Softsign", 1),   UN("Erf", 9),
+    UN("Clip", 6),       {NULL, 0, 0, NULL, NULL, NULL, NULL},
+};

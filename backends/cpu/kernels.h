@@ -1,0 +1,203 @@
+// Helpers shared by the cpu backend's elementwise, nn and data kernel
+// files: dtype sizes, support answers and parallel loops. Private to
+// eltwise.c, nn.c and data.c; everything here is static inline.
+#ifndef WMAP_BACKENDS_CPU_KERNELS_H_
+#define WMAP_BACKENDS_CPU_KERNELS_H_
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cpu.h"
+
+// ONNX dtype numbers the kernels name.
+enum {
+  K_FLOAT = 1,
+  K_UINT8 = 2,
+  K_INT8 = 3,
+  K_UINT16 = 4,
+  K_INT16 = 5,
+  K_INT32 = 6,
+  K_INT64 = 7,
+  K_STRING = 8,
+  K_BOOL = 9,
+  K_FLOAT16 = 10,
+  K_DOUBLE = 11,
+  K_UINT32 = 12,
+  K_UINT64 = 13,
+  K_COMPLEX64 = 14,
+  K_COMPLEX128 = 15,
+  K_BFLOAT16 = 16,
+};
+
+// Elements per parallel chunk: cheap elementwise work, transcendental
+// work, and rows of a row-wise kernel (scaled by the row length).
+enum { K_GRAIN = 1 << 15, K_GRAIN_HEAVY = 1 << 12 };
+
+// Bytes per element of a plain-data dtype; 0 for strings and unknowns.
+static inline size_t k_dtype_size(uint32_t dtype) {
+  switch (dtype) {
+    case K_UINT8:
+    case K_INT8:
+    case K_BOOL:
+      return 1;
+    case K_UINT16:
+    case K_INT16:
+    case K_FLOAT16:
+    case K_BFLOAT16:
+      return 2;
+    case K_FLOAT:
+    case K_INT32:
+    case K_UINT32:
+      return 4;
+    case K_INT64:
+    case K_DOUBLE:
+    case K_UINT64:
+    case K_COMPLEX64:
+      return 8;
+    case K_COMPLEX128:
+      return 16;
+    default:
+      return 0;
+  }
+}
+
+// Answers NONE with |reason| and |text|.
+static inline uint32_t k_none(uint32_t *why, const char **detail,
+                              uint32_t reason, const char *text) {
+  *why = reason;
+  *detail = text;
+  return WM_SUPPORT_NONE;
+}
+
+// True when every dim of |d| is known (>= 0).
+static inline bool k_dims_known(const wm_tensor_desc *d) {
+  for (uint32_t i = 0; i < d->rank && i < WM_ABI_MAX_RANK; i++) {
+    if (d->dims[i] < 0) {
+      return false;
+    }
+  }
+  return d->rank <= WM_ABI_MAX_RANK;
+}
+
+// True when |op| has output |i| requested.
+static inline bool k_has_output(const wm_op_desc *op, uint32_t i) {
+  return i < op->n_out && op->out[i].dtype != 0;
+}
+
+// Product of dims [from, to) of |t|.
+static inline size_t k_span(const cpu_tensor_t *t, int32_t from, int32_t to) {
+  size_t n = 1;
+  for (int32_t d = from; d < to; d++) {
+    n *= (size_t)t->dims[d];
+  }
+  return n;
+}
+
+// Product of dims [from, to) of a description (dims known).
+static inline size_t k_desc_span(const wm_tensor_desc *d, int32_t from,
+                                 int32_t to) {
+  size_t n = 1;
+  for (int32_t i = from; i < to; i++) {
+    n *= (size_t)d->dims[i];
+  }
+  return n;
+}
+
+// Runs fn over [0, n) on the pool with chunks of at least |grain|; small
+// ranges run inline on the caller.
+static inline void k_for(wm_pool_t *pool, size_t n, size_t grain,
+                         void (*fn)(void *ctx, size_t begin, size_t end),
+                         void *ctx) {
+  if (n == 0) {
+    return;
+  }
+  if (grain == 0) {
+    grain = 1;
+  }
+  if (n <= grain) {
+    fn(ctx, 0, n);
+    return;
+  }
+  wm_pool_for(pool, n, grain, fn, ctx);
+}
+
+// Grain in rows for row-wise kernels whose rows hold |row| elements.
+static inline size_t k_row_grain(size_t row, size_t elems) {
+  size_t g = row ? elems / row : elems;
+  return g ? g : 1;
+}
+
+// Normalizes an axis in [-rank, rank) to [0, rank); false when outside.
+static inline bool k_axis(int64_t axis, int32_t rank, int32_t *out) {
+  if (axis < -(int64_t)rank || axis >= (int64_t)rank) {
+    return false;
+  }
+  *out = (int32_t)(axis < 0 ? axis + rank : axis);
+  return true;
+}
+
+// Reads element |i| of an int32 or int64 tensor's data.
+static inline int64_t k_load_index(const void *data, uint32_t dtype, size_t i) {
+  if (dtype == K_INT32) {
+    int32_t v;
+    memcpy(&v, (const char *)data + i * 4, 4);
+    return v;
+  }
+  int64_t v;
+  memcpy(&v, (const char *)data + i * 8, 8);
+  return v;
+}
+
+enum { K_LANES = 8 };
+
+// Sum of |n| floats in double, over K_LANES partial sums that vectorize.
+static inline double k_row_sum(const float *restrict x, size_t n) {
+  double s[K_LANES] = {0};
+  size_t i = 0;
+  for (; i + K_LANES <= n; i += K_LANES) {
+    for (int l = 0; l < K_LANES; l++) {
+      s[l] += (double)x[i + (size_t)l];
+    }
+  }
+  double r = 0;
+  for (; i < n; i++) {
+    r += (double)x[i];
+  }
+  for (int l = 0; l < K_LANES; l++) {
+    r += s[l];
+  }
+  return r;
+}
+
+// The larger of |m| and |v| where a NaN in either wins (and sticks).
+static inline float k_max_nan(float m, float v) {
+  float r = v > m ? v : m;  // keeps a NaN m: v > NaN is false
+  return v != v ? v : r;
+}
+
+// Maximum of |n| floats (-inf when empty); NaN when any is NaN.
+static inline float k_row_max(const float *restrict x, size_t n) {
+  float m[K_LANES];
+  for (int l = 0; l < K_LANES; l++) {
+    m[l] = -INFINITY;
+  }
+  size_t i = 0;
+  for (; i + K_LANES <= n; i += K_LANES) {
+    for (int l = 0; l < K_LANES; l++) {
+      m[l] = k_max_nan(m[l], x[i + (size_t)l]);
+    }
+  }
+  float r = -INFINITY;
+  for (; i < n; i++) {
+    r = k_max_nan(r, x[i]);
+  }
+  for (int l = 0; l < K_LANES; l++) {
+    r = k_max_nan(r, m[l]);
+  }
+  return r;
+}
+
+#endif  // WMAP_BACKENDS_CPU_KERNELS_H_

@@ -1,0 +1,799 @@
+// Neural-network kernels of the cpu backend: Softmax and LogSoftmax,
+// LayerNormalization, inference BatchNormalization, and 1-D to 3-D max and
+// average pooling with their global forms. float32 throughout.
+//
+// Row-wise kernels (softmax along the last dim, layer norm) split rows
+// over the pool; softmax along an inner axis works on column blocks so the
+// loops stay contiguous. Pools split output rows (plane, output row) and
+// precompute each output column's valid taps once per plan.
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+// e^x for the softmax family; the same polynomial as eltwise.c's, kept
+// local so each file stays self-contained.
+static inline float nn_expf(float x) {
+  union {
+    int32_t i;
+    float f;
+  } u1, u2;
+  float xc = x < -104.0f ? -104.0f : x;
+  xc = xc > 88.72283f ? 88.72283f : xc;
+  float t = xc * 1.44269504088896341f;
+  float n = (t + 12582912.0f) - 12582912.0f;
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float y = p * r * r + r + 1.0f;
+  int32_t ni = (int32_t)n;
+  int32_t n1 = ni / 2;
+  u1.i = (n1 + 127) * (1 << 23);
+  u2.i = (ni - n1 + 127) * (1 << 23);
+  float res = y * u1.f * u2.f;
+  res = x > 88.72283f ? INFINITY : res;
+  res = x < -104.0f ? 0.0f : res;
+  return x != x ? x : res;
+}
+
+// Answers NONE unless input 0 and output 0 are float32.
+static bool f32_io(const wm_op_desc *op) {
+  return op->n_in >= 1 && op->in[0].dtype == K_FLOAT && k_has_output(op, 0) &&
+         op->out[0].dtype == K_FLOAT;
+}
+
+// -------------------------------------------------------------- Softmax
+
+typedef struct sm_plan {
+  bool log;      // LogSoftmax
+  size_t outer;  // rows before the axis
+  size_t n;      // reduced length
+  size_t inner;  // stride of the axis (1 = contiguous rows)
+  size_t count;  // elements
+} sm_plan_t;
+
+static bool sm_shape(const wm_op_desc *op, sm_plan_t *p) {
+  const wm_tensor_desc *x = &op->in[0];
+  int32_t rank = (int32_t)x->rank, axis;
+  bool legacy = op->opset < 13;
+  if (!k_axis(cpu_attr_int(op, "axis", legacy ? 1 : -1), rank, &axis)) {
+    return false;
+  }
+  p->outer = k_desc_span(x, 0, axis);
+  p->n = legacy ? k_desc_span(x, axis, rank) : (size_t)x->dims[axis];
+  p->inner = legacy ? 1 : k_desc_span(x, axis + 1, rank);
+  p->count = cpu_desc_count(x);
+  return true;
+}
+
+static uint32_t sm_query(const wm_op_desc *op, uint32_t *why,
+                         const char **detail) {
+  if (!f32_io(op)) {
+    return k_none(why, detail, WM_WHY_DTYPE, "float32 only");
+  }
+  sm_plan_t p;
+  if (op->in[0].rank == 0 || !sm_shape(op, &p)) {
+    return k_none(why, detail, WM_WHY_ATTR, "axis outside the rank");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *sm_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  sm_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (!k_dims_known(&op->in[0]) || !sm_shape(op, p)) {
+    free(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): axis outside the rank", op->name,
+                     op->op_type);
+  }
+  p->log = op->op_type[0] == 'L';
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct sm_job {
+  const sm_plan_t *p;
+  const float *x;
+  float *y;
+  size_t blocks;  // column blocks per outer row (inner > 1)
+} sm_job_t;
+
+enum { SM_BLOCK = 128 };
+
+static void sm_rows(void *ctx, size_t begin, size_t end) {
+  const sm_job_t *j = ctx;
+  size_t n = j->p->n;
+  for (size_t o = begin; o < end; o++) {
+    const float *restrict x = j->x + o * n;
+    float *restrict y = j->y + o * n;
+    float m = k_row_max(x, n);
+    if (m != m || m == INFINITY || m == -INFINITY) {
+      // A NaN or infinite maximum: follow the reference's arithmetic.
+      double s = 0;
+      for (size_t k = 0; k < n; k++) {
+        s += exp((double)x[k] - (double)m);
+      }
+      for (size_t k = 0; k < n; k++) {
+        double v = (double)x[k] - (double)m;
+        y[k] = (float)(j->p->log ? v - log(s) : exp(v) / s);
+      }
+      continue;
+    }
+    if (j->p->log) {
+      for (size_t k = 0; k < n; k++) {
+        y[k] = nn_expf(x[k] - m);
+      }
+      float ls = (float)log(k_row_sum(y, n));
+      for (size_t k = 0; k < n; k++) {
+        y[k] = (x[k] - m) - ls;
+      }
+    } else {
+      for (size_t k = 0; k < n; k++) {
+        y[k] = nn_expf(x[k] - m);
+      }
+      float inv = (float)(1.0 / k_row_sum(y, n));
+      for (size_t k = 0; k < n; k++) {
+        y[k] *= inv;
+      }
+    }
+  }
+}
+
+static void sm_cols(void *ctx, size_t begin, size_t end) {
+  const sm_job_t *j = ctx;
+  const sm_plan_t *p = j->p;
+  float m[SM_BLOCK];
+  double s[SM_BLOCK];
+  for (size_t item = begin; item < end; item++) {
+    size_t o = item / j->blocks, c0 = (item % j->blocks) * SM_BLOCK;
+    size_t w = p->inner - c0 < SM_BLOCK ? p->inner - c0 : SM_BLOCK;
+    const float *x = j->x + o * p->n * p->inner + c0;
+    float *y = j->y + o * p->n * p->inner + c0;
+    for (size_t c = 0; c < w; c++) {
+      m[c] = -INFINITY;
+      s[c] = 0;
+    }
+    for (size_t k = 0; k < p->n; k++) {
+      const float *restrict xr = x + k * p->inner;
+      for (size_t c = 0; c < w; c++) {
+        m[c] = k_max_nan(m[c], xr[c]);
+      }
+    }
+    for (size_t k = 0; k < p->n; k++) {
+      const float *restrict xr = x + k * p->inner;
+      float *restrict yr = y + k * p->inner;
+      for (size_t c = 0; c < w; c++) {
+        yr[c] = nn_expf(xr[c] - m[c]);
+      }
+      for (size_t c = 0; c < w; c++) {
+        s[c] += (double)yr[c];
+      }
+    }
+    for (size_t k = 0; k < p->n; k++) {
+      const float *restrict xr = x + k * p->inner;
+      float *restrict yr = y + k * p->inner;
+      for (size_t c = 0; c < w; c++) {
+        yr[c] = p->log ? (xr[c] - m[c]) - (float)log(s[c])
+                       : (float)((double)yr[c] / s[c]);
+      }
+    }
+  }
+}
+
+static wm_error *sm_run(void *state, const cpu_run_t *run) {
+  const sm_plan_t *p = state;
+  if (run->in[0].count != p->count || run->out[0].count != p->count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "softmax kernel: tensors do not match the plan");
+  }
+  if (p->count == 0) {
+    return NULL;
+  }
+  sm_job_t j = {p, run->in[0].data, run->out[0].data, 1};
+  if (p->inner == 1) {
+    k_for(run->pool, p->outer, k_row_grain(p->n, K_GRAIN_HEAVY), sm_rows, &j);
+  } else {
+    j.blocks = (p->inner + SM_BLOCK - 1) / SM_BLOCK;
+    size_t w = p->inner < SM_BLOCK ? p->inner : SM_BLOCK;
+    k_for(run->pool, p->outer * j.blocks, k_row_grain(p->n * w, K_GRAIN_HEAVY),
+          sm_cols, &j);
+  }
+  return NULL;
+}
+
+// --------------------------------------------------- LayerNormalization
+
+typedef struct ln_plan {
+  size_t outer;       // rows
+  size_t inner;       // normalized elements per row
+  float eps;          // epsilon
+  bool scale_scalar;  // Scale has one element
+  bool has_bias;      // B present
+  bool bias_scalar;   // B has one element
+  size_t count;       // elements of X
+} ln_plan_t;
+
+// 1 when |d| covers the normalized dims [axis, rank) of |x| exactly (up to
+// leading 1s), 2 when it has one element, 0 otherwise.
+static int ln_param_kind(const wm_tensor_desc *d, const wm_tensor_desc *x,
+                         int32_t axis) {
+  int32_t nr = (int32_t)x->rank - axis;
+  if (cpu_desc_count(d) == 1) {
+    return 2;
+  }
+  if ((int32_t)d->rank > nr) {
+    return 0;
+  }
+  for (int32_t i = 0; i < (int32_t)d->rank; i++) {
+    if (d->dims[i] != x->dims[(int32_t)x->rank - (int32_t)d->rank + i]) {
+      return 0;
+    }
+  }
+  return cpu_desc_count(d) == k_desc_span(x, axis, (int32_t)x->rank) ? 1 : 0;
+}
+
+static uint32_t ln_query(const wm_op_desc *op, uint32_t *why,
+                         const char **detail) {
+  if (!f32_io(op) || op->n_in < 2 || op->in[1].dtype != K_FLOAT ||
+      (op->n_in > 2 && op->in[2].dtype != 0 && op->in[2].dtype != K_FLOAT)) {
+    return k_none(why, detail, WM_WHY_DTYPE, "float32 only");
+  }
+  if (cpu_attr_int(op, "stash_type", K_FLOAT) != K_FLOAT) {
+    return k_none(why, detail, WM_WHY_ATTR, "stash_type float32 only");
+  }
+  for (uint32_t i = 1; i < op->n_out; i++) {
+    if (op->out[i].dtype != 0 && op->out[i].dtype != K_FLOAT) {
+      return k_none(why, detail, WM_WHY_DTYPE, "float32 statistics only");
+    }
+  }
+  int32_t axis;
+  if (op->in[0].rank == 0 ||
+      !k_axis(cpu_attr_int(op, "axis", -1), (int32_t)op->in[0].rank, &axis)) {
+    return k_none(why, detail, WM_WHY_ATTR, "axis outside the rank");
+  }
+  if (!ln_param_kind(&op->in[1], &op->in[0], axis) ||
+      (op->n_in > 2 && op->in[2].dtype != 0 &&
+       !ln_param_kind(&op->in[2], &op->in[0], axis))) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "Scale and B must match the normalized shape or be "
+                  "scalars");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *ln_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0];
+  int32_t axis;
+  int ks = 0, kb = 0;
+  bool has_bias = op->n_in > 2 && op->in[2].dtype != 0;
+  if (k_dims_known(x) && x->rank > 0 &&
+      k_axis(cpu_attr_int(op, "axis", -1), (int32_t)x->rank, &axis)) {
+    ks = ln_param_kind(&op->in[1], x, axis);
+    kb = has_bias ? ln_param_kind(&op->in[2], x, axis) : 1;
+  }
+  if (!ks || !kb) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (LayerNormalization): axis or parameter "
+                     "shapes do not fit",
+                     op->name);
+  }
+  ln_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->outer = k_desc_span(x, 0, axis);
+  p->inner = k_desc_span(x, axis, (int32_t)x->rank);
+  p->eps = cpu_attr_float(op, "epsilon", 1e-5f);
+  p->scale_scalar = ks == 2;
+  p->has_bias = has_bias;
+  p->bias_scalar = kb == 2;
+  p->count = cpu_desc_count(x);
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct ln_job {
+  const ln_plan_t *p;
+  const float *x, *sc, *b;
+  float *y, *mean, *inv;
+} ln_job_t;
+
+static void ln_rows(void *ctx, size_t begin, size_t end) {
+  const ln_job_t *j = ctx;
+  const ln_plan_t *p = j->p;
+  size_t n = p->inner;
+  for (size_t o = begin; o < end; o++) {
+    const float *restrict x = j->x + o * n;
+    float *restrict y = j->y + o * n;
+    double mean = n ? k_row_sum(x, n) / (double)n : 0;
+    float mf = (float)mean;
+    double v[K_LANES] = {0};
+    size_t i = 0;
+    for (; i + K_LANES <= n; i += K_LANES) {
+      for (int l = 0; l < K_LANES; l++) {
+        double d = (double)x[i + (size_t)l] - mean;
+        v[l] += d * d;
+      }
+    }
+    double var = 0;
+    for (; i < n; i++) {
+      double d = (double)x[i] - mean;
+      var += d * d;
+    }
+    for (int l = 0; l < K_LANES; l++) {
+      var += v[l];
+    }
+    double invd = 1.0 / sqrt((n ? var / (double)n : 0) + (double)p->eps);
+    float inv = (float)invd;
+    const float *restrict sc = j->sc;
+    const float *restrict b = j->b;
+    if (!p->scale_scalar && p->has_bias && !p->bias_scalar) {
+      for (size_t k = 0; k < n; k++) {
+        y[k] = (x[k] - mf) * inv * sc[k] + b[k];
+      }
+    } else {
+      float s0 = sc[0], b0 = p->has_bias ? b[0] : 0.0f;
+      for (size_t k = 0; k < n; k++) {
+        float s = p->scale_scalar ? s0 : sc[k];
+        float bb = !p->has_bias ? 0.0f : p->bias_scalar ? b0 : b[k];
+        y[k] = (x[k] - mf) * inv * s + bb;
+      }
+    }
+    if (j->mean) {
+      j->mean[o] = mf;
+    }
+    if (j->inv) {
+      j->inv[o] = inv;
+    }
+  }
+}
+
+static wm_error *ln_run(void *state, const cpu_run_t *run) {
+  const ln_plan_t *p = state;
+  if (run->in[0].count != p->count || run->out[0].count != p->count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "LayerNormalization kernel: tensors do not match the "
+                     "plan");
+  }
+  ln_job_t j = {
+      p, run->in[0].data, run->in[1].data, NULL, run->out[0].data, NULL, NULL};
+  if (p->has_bias) {
+    j.b = run->in[2].data;
+  }
+  for (uint32_t i = 1; i < 3 && i < run->n_out; i++) {
+    if (run->out[i].data && run->out[i].count != p->outer) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "LayerNormalization kernel: output %u has %zu "
+                       "elements, want %zu",
+                       i, run->out[i].count, p->outer);
+    }
+    *(i == 1 ? &j.mean : &j.inv) = run->out[i].data;
+  }
+  if (p->count == 0) {
+    return NULL;
+  }
+  k_for(run->pool, p->outer, k_row_grain(p->inner, K_GRAIN / 2), ln_rows, &j);
+  return NULL;
+}
+
+// --------------------------------------------------- BatchNormalization
+
+typedef struct bn_plan {
+  size_t n, c, inner;  // X as [N, C, inner]
+  float eps;           // epsilon
+} bn_plan_t;
+
+static uint32_t bn_query(const wm_op_desc *op, uint32_t *why,
+                         const char **detail) {
+  if (!f32_io(op) || op->n_in != 5) {
+    return k_none(why, detail, WM_WHY_DTYPE, "float32 only");
+  }
+  if (op->in[0].rank < 2) {
+    return k_none(why, detail, WM_WHY_RANK, "X needs rank at least 2");
+  }
+  for (uint32_t i = 1; i < 5; i++) {
+    const wm_tensor_desc *d = &op->in[i];
+    if (d->dtype != K_FLOAT) {
+      return k_none(why, detail, WM_WHY_DTYPE, "float32 parameters only");
+    }
+    if (d->rank != 1 || d->dims[0] != op->in[0].dims[1]) {
+      return k_none(why, detail, WM_WHY_SHAPE,
+                    "parameters must be 1-D of the channel count");
+    }
+  }
+  for (uint32_t i = 1; i < op->n_out; i++) {
+    if (op->out[i].dtype != 0) {
+      return k_none(why, detail, WM_WHY_ATTR,
+                    "training statistics outputs are not implemented");
+    }
+  }
+  if (op->opset >= 14 && cpu_attr_int(op, "training_mode", 0) != 0) {
+    return k_none(why, detail, WM_WHY_ATTR, "training mode");
+  }
+  if (op->opset < 9 && cpu_attr_int(op, "spatial", 1) != 1) {
+    return k_none(why, detail, WM_WHY_ATTR, "spatial=0");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *bn_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0];
+  if (!k_dims_known(x) || x->rank < 2) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (BatchNormalization): X needs rank 2+",
+                     op->name);
+  }
+  bn_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->n = (size_t)x->dims[0];
+  p->c = (size_t)x->dims[1];
+  p->inner = k_desc_span(x, 2, (int32_t)x->rank);
+  p->eps = cpu_attr_float(op, "epsilon", 1e-5f);
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct bn_job {
+  const bn_plan_t *p;
+  const float *x, *scale, *bias, *mean, *var;
+  float *y;
+} bn_job_t;
+
+static void bn_planes(void *ctx, size_t begin, size_t end) {
+  const bn_job_t *j = ctx;
+  size_t inner = j->p->inner;
+  for (size_t pl = begin; pl < end; pl++) {
+    size_t ch = pl % j->p->c;
+    double inv = 1.0 / sqrt((double)j->var[ch] + (double)j->p->eps);
+    float a = (float)(inv * (double)j->scale[ch]);
+    float m = j->mean[ch], b = j->bias[ch];
+    const float *restrict x = j->x + pl * inner;
+    float *restrict y = j->y + pl * inner;
+    for (size_t i = 0; i < inner; i++) {
+      y[i] = (x[i] - m) * a + b;
+    }
+  }
+}
+
+static wm_error *bn_run(void *state, const cpu_run_t *run) {
+  const bn_plan_t *p = state;
+  size_t count = p->n * p->c * p->inner;
+  if (run->n_in != 5 || run->in[0].count != count ||
+      run->out[0].count != count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "BatchNormalization kernel: tensors do not match the "
+                     "plan");
+  }
+  for (uint32_t i = 1; i < 5; i++) {
+    if (run->in[i].count != p->c) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "BatchNormalization: input %u has %zu elements, want "
+                       "%zu",
+                       i, run->in[i].count, p->c);
+    }
+  }
+  if (count == 0) {
+    return NULL;
+  }
+  bn_job_t j = {p,
+                run->in[0].data,
+                run->in[1].data,
+                run->in[2].data,
+                run->in[3].data,
+                run->in[4].data,
+                run->out[0].data};
+  k_for(run->pool, p->n * p->c, k_row_grain(p->inner, K_GRAIN), bn_planes, &j);
+  return NULL;
+}
+
+// -------------------------------------------------------------- pooling
+
+// The taps of one output position along one spatial dim.
+typedef struct pool_span {
+  int32_t lo, hi;  // valid taps [lo, hi)
+  int32_t padded;  // taps inside input or padding
+  int64_t start;   // input coordinate of tap 0
+} pool_span_t;
+
+typedef struct pool_plan {
+  bool max;                // MaxPool (else AveragePool)
+  bool global;             // window is the whole plane
+  bool count_include_pad;  // average divisor counts padding
+  size_t planes;           // N * C
+  int64_t in[3], out[3];   // spatial sizes as (D, H, W); missing dims are 1
+  int64_t dil[3];          // dilations
+  pool_span_t *span[3];    // per output position of each dim
+} pool_plan_t;
+
+static void pool_destroy(void *state) {
+  pool_plan_t *p = state;
+  if (p) {
+    free(p->span[0]);
+    free(p);
+  }
+}
+
+static bool pool_is_max(const char *op_type) {
+  return strstr(op_type, "Max") != NULL;
+}
+
+static uint32_t pool_query(const wm_op_desc *op, uint32_t *why,
+                           const char **detail) {
+  if (!f32_io(op) || op->n_in != 1) {
+    return k_none(why, detail, WM_WHY_DTYPE, "float32 only");
+  }
+  bool global = strncmp(op->op_type, "Global", 6) == 0;
+  uint32_t rank = op->in[0].rank;
+  if (global) {
+    if (rank < 2) {
+      return k_none(why, detail, WM_WHY_RANK, "X needs rank at least 2");
+    }
+    return WM_SUPPORT_SUPPORTED;
+  }
+  if (rank < 3 || rank > 5) {
+    return k_none(why, detail, WM_WHY_RANK, "1-D, 2-D and 3-D pools only");
+  }
+  for (uint32_t i = 1; i < op->n_out; i++) {
+    if (op->out[i].dtype != 0) {
+      return k_none(why, detail, WM_WHY_OTHER,
+                    "the Indices output is not implemented");
+    }
+  }
+  size_t nsp = rank - 2, n;
+  const int64_t *v;
+  if (!cpu_attr_ints(op, "kernel_shape", &v, &n) || n != nsp) {
+    return k_none(why, detail, WM_WHY_ATTR, "kernel_shape missing or wrong");
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] < 1 || v[i] > INT32_MAX) {
+      return k_none(why, detail, WM_WHY_ATTR, "kernel_shape out of range");
+    }
+  }
+  static const char *const lists[] = {"strides", "dilations", "pads"};
+  for (int k = 0; k < 3; k++) {
+    if (cpu_attr_ints(op, lists[k], &v, &n)) {
+      if (n != (k == 2 ? 2 * nsp : nsp)) {
+        return k_none(why, detail, WM_WHY_ATTR,
+                      "strides, dilations or pads of the wrong length");
+      }
+      for (size_t i = 0; i < n; i++) {
+        if (v[i] < (k == 2 ? 0 : 1) || v[i] > INT32_MAX) {
+          return k_none(why, detail, WM_WHY_ATTR,
+                        "strides, dilations or pads out of range");
+        }
+      }
+    }
+  }
+  const char *ap = cpu_attr_string(op, "auto_pad", "NOTSET");
+  if (*ap && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0 &&
+      strcmp(ap, "SAME_UPPER") != 0 && strcmp(ap, "SAME_LOWER") != 0) {
+    return k_none(why, detail, WM_WHY_ATTR, "unknown auto_pad");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+// Fills the spans of |out| positions of one dim.
+static void pool_spans(pool_span_t *s, int64_t out, int64_t in, int64_t k,
+                       int64_t stride, int64_t dil, int64_t pad_begin,
+                       int64_t pad_end) {
+  for (int64_t o = 0; o < out; o++) {
+    int64_t start = o * stride - pad_begin;
+    int32_t lo = -1, hi = -1, padded = 0;
+    for (int64_t t = 0; t < k; t++) {
+      int64_t q = start + t * dil;
+      if (q >= 0 && q < in) {
+        if (lo < 0) {
+          lo = (int32_t)t;
+        }
+        hi = (int32_t)t + 1;
+      }
+      padded += q >= -pad_begin && q < in + pad_end;
+    }
+    s[o].lo = lo < 0 ? 0 : lo;
+    s[o].hi = lo < 0 ? 0 : hi;
+    s[o].padded = padded;
+    s[o].start = start;
+  }
+}
+
+static wm_error *pool_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0], *y = &op->out[0];
+  bool global = strncmp(op->op_type, "Global", 6) == 0;
+  int32_t rank = (int32_t)x->rank;
+  if (!k_dims_known(x) || !k_dims_known(y) || rank < 2 || y->rank != x->rank ||
+      (!global && (rank < 3 || rank > 5))) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): unsupported shapes", op->name,
+                     op->op_type);
+  }
+  pool_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->max = pool_is_max(op->op_type);
+  p->global = global;
+  p->planes = (size_t)x->dims[0] * (size_t)x->dims[1];
+  if (global) {
+    p->in[0] = (int64_t)k_desc_span(x, 2, rank);
+    *out_state = p;
+    return NULL;
+  }
+  int32_t nsp = rank - 2;
+  int32_t off = 3 - nsp;  // spatial dim i fills slot off + i
+  int64_t kern[3] = {1, 1, 1}, str[3] = {1, 1, 1};
+  int64_t pads[6] = {0, 0, 0, 0, 0, 0};
+  for (int32_t i = 0; i < 3; i++) {
+    p->in[i] = i >= off ? x->dims[2 + i - off] : 1;
+    p->out[i] = i >= off ? y->dims[2 + i - off] : 1;
+    p->dil[i] = 1;
+  }
+  const int64_t *v;
+  size_t n;
+  static const char *const lists[] = {"kernel_shape", "strides", "dilations"};
+  int64_t *dst[] = {kern, str, p->dil};
+  for (int k = 0; k < 3; k++) {
+    if (cpu_attr_ints(op, lists[k], &v, &n)) {
+      for (int32_t i = 0; i < nsp && (size_t)i < n; i++) {
+        dst[k][off + i] = v[i];
+      }
+    }
+  }
+  const char *ap = cpu_attr_string(op, "auto_pad", "NOTSET");
+  if (strncmp(ap, "SAME_", 5) == 0) {
+    for (int32_t i = off; i < 3; i++) {
+      int64_t o = p->in[i] / str[i] + (p->in[i] % str[i] != 0);
+      int64_t ext = (kern[i] - 1) * p->dil[i] + 1;
+      int64_t total = (o > 0 ? o - 1 : 0) * str[i] - p->in[i] + ext;
+      total = total < 0 ? 0 : total;
+      int64_t begin =
+          strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+      pads[i] = begin;
+      pads[3 + i] = total - begin;
+    }
+  } else if (strcmp(ap, "VALID") != 0 && cpu_attr_ints(op, "pads", &v, &n) &&
+             n == 2 * (size_t)nsp) {
+    for (int32_t i = 0; i < nsp; i++) {
+      pads[off + i] = v[i];
+      pads[3 + off + i] = v[nsp + i];
+    }
+  }
+  p->count_include_pad = cpu_attr_int(op, "count_include_pad", 0) != 0;
+  size_t total = (size_t)(p->out[0] + p->out[1] + p->out[2]) + 1;
+  p->span[0] = calloc(total, sizeof(pool_span_t));
+  if (!p->span[0]) {
+    pool_destroy(p);
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->span[1] = p->span[0] + p->out[0];
+  p->span[2] = p->span[1] + p->out[1];
+  for (int32_t i = 0; i < 3; i++) {
+    pool_spans(p->span[i], p->out[i], p->in[i], kern[i], str[i], p->dil[i],
+               pads[i], pads[3 + i]);
+  }
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct pool_job {
+  const pool_plan_t *p;
+  const float *x;
+  float *y;
+} pool_job_t;
+
+static void pool_global(void *ctx, size_t begin, size_t end) {
+  const pool_job_t *j = ctx;
+  size_t n = (size_t)j->p->in[0];
+  for (size_t pl = begin; pl < end; pl++) {
+    const float *x = j->x + pl * n;
+    if (j->p->max) {
+      j->y[pl] = k_row_max(x, n);
+    } else {
+      j->y[pl] = n ? (float)(k_row_sum(x, n) / (double)n) : NAN;
+    }
+  }
+}
+
+// One output row: item = (plane * out depth + depth) * out height + row.
+static void pool_rows(void *ctx, size_t begin, size_t end) {
+  const pool_job_t *j = ctx;
+  const pool_plan_t *p = j->p;
+  int64_t ih = p->in[1], iw = p->in[2];
+  int64_t dd = p->dil[0], dh = p->dil[1], dw = p->dil[2];
+  for (size_t item = begin; item < end; item++) {
+    size_t rows = (size_t)(p->out[0] * p->out[1]);
+    size_t pl = item / rows, rest = item % rows;
+    const pool_span_t *ds = &p->span[0][rest / (size_t)p->out[1]];
+    const pool_span_t *hs = &p->span[1][rest % (size_t)p->out[1]];
+    const float *x = j->x + pl * (size_t)(p->in[0] * ih * iw);
+    float *y = j->y + item * (size_t)p->out[2];
+    // Spans hold exactly the taps inside the input: no checks needed.
+    for (int64_t c = 0; c < p->out[2]; c++) {
+      const pool_span_t *ws = &p->span[2][c];
+      float m = -INFINITY;
+      double s = 0;
+      for (int32_t z = ds->lo; z < ds->hi; z++) {
+        const float *plane = x + (ds->start + z * dd) * ih * iw;
+        for (int32_t a = hs->lo; a < hs->hi; a++) {
+          const float *row = plane + (hs->start + a * dh) * iw + ws->start;
+          if (p->max) {
+            for (int32_t b = ws->lo; b < ws->hi; b++) {
+              m = k_max_nan(m, row[b * dw]);
+            }
+          } else {
+            for (int32_t b = ws->lo; b < ws->hi; b++) {
+              s += (double)row[b * dw];
+            }
+          }
+        }
+      }
+      if (p->max) {
+        y[c] = m;
+        continue;
+      }
+      int64_t div = p->count_include_pad
+                        ? (int64_t)ds->padded * hs->padded * ws->padded
+                        : (int64_t)(ds->hi - ds->lo) * (hs->hi - hs->lo) *
+                              (ws->hi - ws->lo);
+      y[c] = div ? (float)(s / (double)div) : NAN;
+    }
+  }
+}
+
+static wm_error *pool_run(void *state, const cpu_run_t *run) {
+  const pool_plan_t *p = state;
+  size_t in_count = p->planes * (size_t)p->in[0];
+  size_t out_count = p->planes;
+  if (!p->global) {
+    in_count = p->planes * (size_t)(p->in[0] * p->in[1] * p->in[2]);
+    out_count = p->planes * (size_t)(p->out[0] * p->out[1] * p->out[2]);
+  }
+  if (run->in[0].count != in_count || run->out[0].count != out_count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "pool kernel: tensors do not match the plan");
+  }
+  if (out_count == 0) {
+    return NULL;
+  }
+  pool_job_t j = {p, run->in[0].data, run->out[0].data};
+  if (p->global) {
+    k_for(run->pool, p->planes, k_row_grain((size_t)p->in[0], K_GRAIN),
+          pool_global, &j);
+  } else {
+    k_for(run->pool, p->planes * (size_t)(p->out[0] * p->out[1]),
+          k_row_grain((size_t)p->out[2] * 9, K_GRAIN), pool_rows, &j);
+  }
+  return NULL;
+}
+
+// --------------------------------------------------------------- table
+
+#define K(name, since, q, p, r, d) \
+  { name, since, WM_IMPL_NATIVE_KERNEL, q, p, r, d }
+
+const cpu_kernel_t cpu_kernels_nn[] = {
+    K("Softmax", 1, sm_query, sm_plan, sm_run, free),
+    K("LogSoftmax", 1, sm_query, sm_plan, sm_run, free),
+    K("LayerNormalization", 17, ln_query, ln_plan, ln_run, free),
+    K("BatchNormalization", 1, bn_query, bn_plan, bn_run, free),
+    K("MaxPool", 1, pool_query, pool_plan, pool_run, pool_destroy),
+    K("AveragePool", 1, pool_query, pool_plan, pool_run, pool_destroy),
+    K("GlobalMaxPool", 1, pool_query, pool_plan, pool_run, pool_destroy),
+    K("GlobalAveragePool", 1, pool_query, pool_plan, pool_run, pool_destroy),
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,104 @@
+// Helpers shared by the cpu backend's files: plugin errors, attribute
+// lookups on an operator description and description arithmetic.
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+struct wm_error {
+  int32_t code;    // WM_ERR_*
+  char *message;   // heap; NULL when out of memory
+  bool is_static;  // the out-of-memory error, never freed
+};
+
+// The error handed out when even an error cannot be allocated.
+static wm_error cpu_oom_error = {WM_ERR_RESOURCE_EXHAUSTED, NULL, true};
+
+wm_error *cpu_error(int32_t code, const char *fmt, ...) {
+  wm_error *e = malloc(sizeof(*e));
+  if (!e) {
+    return &cpu_oom_error;
+  }
+  e->code = code;
+  e->is_static = false;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  e->message = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (e->message) {
+    va_start(ap, fmt);
+    vsnprintf(e->message, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  return e;
+}
+
+int32_t cpu_error_code(const wm_error *e) {
+  return e->code;
+}
+
+const char *cpu_error_message(const wm_error *e) {
+  return e->message ? e->message : "out of memory";
+}
+
+void cpu_error_destroy(wm_error *e) {
+  if (e && !e->is_static) {
+    free(e->message);
+    free(e);
+  }
+}
+
+const wm_op_attr *cpu_attr(const wm_op_desc *op, const char *name) {
+  for (uint32_t i = 0; i < op->n_attr; i++) {
+    if (op->attrs[i].name && strcmp(op->attrs[i].name, name) == 0) {
+      return &op->attrs[i];
+    }
+  }
+  return NULL;
+}
+
+int64_t cpu_attr_int(const wm_op_desc *op, const char *name, int64_t def) {
+  const wm_op_attr *a = cpu_attr(op, name);
+  return a && a->type == 2 ? a->i : def;
+}
+
+float cpu_attr_float(const wm_op_desc *op, const char *name, float def) {
+  const wm_op_attr *a = cpu_attr(op, name);
+  return a && a->type == 1 ? a->f : def;
+}
+
+const char *cpu_attr_string(const wm_op_desc *op, const char *name,
+                            const char *def) {
+  const wm_op_attr *a = cpu_attr(op, name);
+  return a && a->type == 3 && a->s ? a->s : def;
+}
+
+bool cpu_attr_ints(const wm_op_desc *op, const char *name,
+                   const int64_t **out_values, size_t *out_count) {
+  *out_values = NULL;
+  *out_count = 0;
+  const wm_op_attr *a = cpu_attr(op, name);
+  if (!a || a->type != 7 || (a->count && !a->ints)) {
+    return false;
+  }
+  *out_values = a->ints;
+  *out_count = (size_t)a->count;
+  return true;
+}
+
+bool cpu_has_input(const wm_op_desc *op, uint32_t i) {
+  return i < op->n_in && op->in[i].dtype != 0;
+}
+
+size_t cpu_desc_count(const wm_tensor_desc *d) {
+  size_t n = 1;
+  for (uint32_t i = 0; i < d->rank && i < WM_ABI_MAX_RANK; i++) {
+    if (d->dims[i] < 0 || !wm_checked_mul(n, (size_t)d->dims[i], &n)) {
+      return 0;
+    }
+  }
+  return n;
+}
