@@ -473,14 +473,15 @@ static wm_status_t place_node(wm_session_t *s, size_t index,
     }
   }
   if (!st) {
-    for (size_t k = 0; k < s->n_listed; k++) {
-      if ((int32_t)k != chosen && answers[k].level <= best.level) {
-        wm_placement_refusal_t *r = &rn->refusals[p->refusal_count++];
-        r->backend = wm_backend_name(s->slots[k].backend);
-        r->level = answers[k].level;
-        r->reason = answers[k].reason;
-        r->detail = answers[k].detail ? answers[k].detail : "";
-      }
+    // Backends before the chosen one (all listed ones when nothing or the
+    // fallback took it) explain why they did not get the node.
+    for (size_t k = 0; k < s->n_listed && (chosen < 0 || (int32_t)k < chosen);
+         k++) {
+      wm_placement_refusal_t *r = &rn->refusals[p->refusal_count++];
+      r->backend = wm_backend_name(s->slots[k].backend);
+      r->level = answers[k].level;
+      r->reason = answers[k].reason;
+      r->detail = answers[k].detail ? answers[k].detail : "";
     }
     p->refusals = rn->refusals;
   }
