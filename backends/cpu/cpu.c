@@ -8,23 +8,11 @@
 #include <unistd.h>
 
 #include "cpu.h"
+#include "host_tier.h"
 
 struct wm_device {
   const wm_target_desc *target;  // the one host target
   wm_pool_t *pool;               // kernel threads
-};
-
-struct wm_buffer {
-  void *data;     // 64-byte aligned host memory, zero-filled
-  uint64_t size;  // bytes
-};
-
-struct wm_stream {
-  wm_device *dev;  // owning device; work runs synchronously
-};
-
-struct wm_event {
-  int done;  // always 1: streams are synchronous
 };
 
 struct wm_op_plan {
@@ -208,176 +196,8 @@ static void device_close(wm_device *dev) {
 
 // --------------------------------------------------------- device tier
 
-static wm_error *mem_alloc(wm_device *dev, uint64_t bytes, uint64_t align,
-                           uint32_t kind, wm_buffer **out) {
-  (void)dev;
-  (void)kind;
-  *out = NULL;
-  if (align > 4096 || (align & (align - 1))) {
-    return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                     "mem_alloc: alignment %llu is not a power of two up to "
-                     "4096",
-                     (unsigned long long)align);
-  }
-  uint64_t rounded = (bytes + 63) & ~(uint64_t)63;
-  if (rounded < bytes || rounded > ((uint64_t)1 << 46)) {
-    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "mem_alloc: cannot allocate %llu bytes",
-                     (unsigned long long)bytes);
-  }
-  size_t n = rounded ? (size_t)rounded : 64;
-  wm_buffer *b = malloc(sizeof(*b));
-  void *data = aligned_alloc(align > 64 ? (size_t)align : 64, n);
-  if (!b || !data) {
-    free(b);
-    free(data);
-    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "mem_alloc: out of memory allocating %llu bytes",
-                     (unsigned long long)bytes);
-  }
-  memset(data, 0, n);
-  b->data = data;
-  b->size = bytes;
-  *out = b;
-  return NULL;
-}
-
-static void mem_free(wm_buffer *b) {
-  if (b) {
-    free(b->data);
-    free(b);
-  }
-}
-
-static wm_error *mem_map(wm_buffer *b, void **out) {
-  *out = b->data;
-  return NULL;
-}
-
-static void mem_unmap(wm_buffer *b) {
-  (void)b;
-}
-
-static wm_error *check_range(const wm_buffer *b, uint64_t off, uint64_t n,
-                             const char *what) {
-  if (off > b->size || n > b->size - off) {
-    return cpu_error(WM_ERR_OUT_OF_RANGE,
-                     "%s of %llu bytes at offset %llu exceeds buffer of "
-                     "%llu bytes",
-                     what, (unsigned long long)n, (unsigned long long)off,
-                     (unsigned long long)b->size);
-  }
-  return NULL;
-}
-
-static wm_error *copy_h2d(wm_stream *s, const void *src, wm_buffer *dst,
-                          uint64_t off, uint64_t n) {
-  (void)s;
-  wm_error *e = check_range(dst, off, n, "copy_h2d");
-  if (!e && n) {
-    memcpy((char *)dst->data + off, src, (size_t)n);
-  }
-  return e;
-}
-
-static wm_error *copy_d2h(wm_stream *s, wm_buffer *src, uint64_t off, void *dst,
-                          uint64_t n) {
-  (void)s;
-  wm_error *e = check_range(src, off, n, "copy_d2h");
-  if (!e && n) {
-    memcpy(dst, (char *)src->data + off, (size_t)n);
-  }
-  return e;
-}
-
-static wm_error *copy_d2d(wm_stream *s, wm_buffer *src, uint64_t src_off,
-                          wm_buffer *dst, uint64_t dst_off, uint64_t n) {
-  (void)s;
-  wm_error *e = check_range(src, src_off, n, "copy_d2d source");
-  if (!e) {
-    e = check_range(dst, dst_off, n, "copy_d2d destination");
-  }
-  if (!e && n) {
-    memmove((char *)dst->data + dst_off, (char *)src->data + src_off,
-            (size_t)n);
-  }
-  return e;
-}
-
-static wm_error *stream_create(wm_device *dev, wm_stream **out) {
-  *out = NULL;
-  wm_stream *s = malloc(sizeof(*s));
-  if (!s) {
-    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "out of memory creating a stream");
-  }
-  s->dev = dev;
-  *out = s;
-  return NULL;
-}
-
-static void stream_destroy(wm_stream *s) {
-  free(s);
-}
-
-static wm_error *stream_sync(wm_stream *s) {
-  (void)s;
-  return NULL;
-}
-
-static wm_error *event_create(wm_device *dev, wm_event **out) {
-  (void)dev;
-  *out = NULL;
-  wm_event *e = malloc(sizeof(*e));
-  if (!e) {
-    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "out of memory creating an event");
-  }
-  e->done = 1;
-  *out = e;
-  return NULL;
-}
-
-static wm_error *event_record(wm_event *e, wm_stream *s) {
-  (void)s;
-  e->done = 1;
-  return NULL;
-}
-
-static wm_error *event_wait(wm_stream *s, wm_event *e) {
-  (void)s;
-  (void)e;
-  return NULL;
-}
-
-static wm_error *event_query(wm_event *e, uint32_t *out_done) {
-  *out_done = (uint32_t)e->done;
-  return NULL;
-}
-
-static void event_destroy(wm_event *e) {
-  free(e);
-}
-
-static const wm_device_tier device_tier = {
-    .struct_size = sizeof(wm_device_tier),
-    .mem_alloc = mem_alloc,
-    .mem_free = mem_free,
-    .copy_h2d = copy_h2d,
-    .copy_d2h = copy_d2h,
-    .copy_d2d = copy_d2d,
-    .stream_create = stream_create,
-    .stream_destroy = stream_destroy,
-    .stream_sync = stream_sync,
-    .device_close = device_close,
-    .mem_map = mem_map,
-    .mem_unmap = mem_unmap,
-    .event_create = event_create,
-    .event_record = event_record,
-    .event_wait = event_wait,
-    .event_query = event_query,
-    .event_destroy = event_destroy,
-};
+static const wm_device_tier device_tier = {WM_HOST_DEVICE_TIER_FIELDS,
+                                           .device_close = device_close};
 
 // -------------------------------------------------------- library tier
 
@@ -655,9 +475,7 @@ static wm_plugin_api api_table = {
     .probe_score = probe_score,
     .enumerate = enumerate,
     .device_open = device_open,
-    .error_code = cpu_error_code,
-    .error_message = cpu_error_message,
-    .error_destroy = cpu_error_destroy,
+    WM_HOST_ERROR_FIELDS,
     .device = &device_tier,
     .library = &library_tier,
 };
@@ -672,10 +490,10 @@ WM_EXPORT wm_error *wm_plugin_query(uint32_t host_major,
                                     const wm_host_api *host,
                                     const wm_plugin_api **out_api) {
   *out_api = &api_table;
-  if (host_major != WM_ABI_MAJOR) {
-    return cpu_error(WM_ERR_INCOMPATIBLE,
-                     "cpu speaks ABI %d.%d, host asked for major %u",
-                     WM_ABI_MAJOR, WM_ABI_MINOR, host_major);
+  wm_error *e =
+      wm_host_negotiate("cpu", host_major, host_max_minor, &api_table);
+  if (e) {
+    return e;
   }
   host_api = host && host->struct_size >= WM_STRUCT_SIZE(wm_host_api, ctx)
                  ? host
@@ -683,9 +501,6 @@ WM_EXPORT wm_error *wm_plugin_query(uint32_t host_major,
   host_threads =
       host && WM_HAS(host, wm_host_api, num_threads) ? host->num_threads : 0;
   describe_host();
-  // The table is static: negotiation answers the lower minor.
-  api_table.abi_minor =
-      host_max_minor < WM_ABI_MINOR ? host_max_minor : WM_ABI_MINOR;
   log_line(WM_LOG_LEVEL_DEBUG, "cpu backend loaded");
   return NULL;
 }

@@ -56,13 +56,10 @@ extern const cpu_kernel_t cpu_kernels_eltwise[];  // eltwise.c
 extern const cpu_kernel_t cpu_kernels_nn[];       // nn.c
 extern const cpu_kernel_t cpu_kernels_data[];     // data.c
 
-// Makes a plugin error (never NULL; a static one when out of memory).
+// Makes a plugin error (never NULL; a static one when out of memory) with
+// the shared host tier (backends/host/host_tier.h), which also provides
+// the plugin table's error_code, error_message and error_destroy.
 wm_error *cpu_error(int32_t code, const char *fmt, ...) WM_PRINTF(2, 3);
-// The code and message of an error from cpu_error, and its destructor
-// (accepts NULL); the plugin table's error_* functions.
-int32_t cpu_error_code(const wm_error *error);
-const char *cpu_error_message(const wm_error *error);
-void cpu_error_destroy(wm_error *error);
 
 // Attribute lookups on |op|; return |def| (NULL/false) when absent.
 const wm_op_attr *cpu_attr(const wm_op_desc *op, const char *name);

@@ -1,54 +1,17 @@
 // Helpers shared by the cpu backend's files: plugin errors, attribute
 // lookups on an operator description and description arithmetic.
 #include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
-
-struct wm_error {
-  int32_t code;    // WM_ERR_*
-  char *message;   // heap; NULL when out of memory
-  bool is_static;  // the out-of-memory error, never freed
-};
-
-// The error handed out when even an error cannot be allocated.
-static wm_error cpu_oom_error = {WM_ERR_RESOURCE_EXHAUSTED, NULL, true};
+#include "host_tier.h"
 
 wm_error *cpu_error(int32_t code, const char *fmt, ...) {
-  wm_error *e = malloc(sizeof(*e));
-  if (!e) {
-    return &cpu_oom_error;
-  }
-  e->code = code;
-  e->is_static = false;
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  wm_error *e = wm_host_error_createv(code, fmt, ap);
   va_end(ap);
-  e->message = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (e->message) {
-    va_start(ap, fmt);
-    vsnprintf(e->message, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
   return e;
-}
-
-int32_t cpu_error_code(const wm_error *e) {
-  return e->code;
-}
-
-const char *cpu_error_message(const wm_error *e) {
-  return e->message ? e->message : "out of memory";
-}
-
-void cpu_error_destroy(wm_error *e) {
-  if (e && !e->is_static) {
-    free(e->message);
-    free(e);
-  }
 }
 
 const wm_op_attr *cpu_attr(const wm_op_desc *op, const char *name) {

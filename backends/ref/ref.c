@@ -7,28 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host_tier.h"
 #include "ops/ops.h"
-
-struct wm_error {
-  int32_t code;   // WM_ERR_*
-  char *message;  // heap; NULL when out of memory
-};
 
 struct wm_device {
   const wm_target_desc *target;  // the one host target
-};
-
-struct wm_buffer {
-  void *data;     // 64-byte aligned host memory, zero-filled
-  uint64_t size;  // bytes
-};
-
-struct wm_stream {
-  wm_device *dev;  // owning device; work runs synchronously
-};
-
-struct wm_event {
-  int done;  // always 1: the stream is synchronous
 };
 
 struct wm_op_plan {
@@ -36,52 +19,15 @@ struct wm_op_plan {
   const wm_op_def_t *def;  // registry entry serving it
 };
 
-static wm_error oom_error = {WM_ERR_RESOURCE_EXHAUSTED, NULL};
-
-static wm_error *make_error(int32_t code, const char *fmt, ...) WM_PRINTF(2, 3);
-static wm_error *make_error(int32_t code, const char *fmt, ...) {
-  wm_error *e = malloc(sizeof(*e));
-  if (!e) {
-    return &oom_error;
-  }
-  e->code = code;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  e->message = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (e->message) {
-    va_start(ap, fmt);
-    vsnprintf(e->message, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
-  return e;
-}
-
 // Converts (and frees) a host status into a plugin error.
 static wm_error *from_status(wm_status_t s) {
   if (!s) {
     return NULL;
   }
-  wm_error *e =
-      make_error((int32_t)wm_status_code(s), "%s", wm_status_message(s));
+  wm_error *e = wm_host_error_create((int32_t)wm_status_code(s), "%s",
+                                     wm_status_message(s));
   wm_status_free(s);
   return e;
-}
-
-static int32_t error_code(const wm_error *e) {
-  return e->code;
-}
-
-static const char *error_message(const wm_error *e) {
-  return e->message ? e->message : "out of memory";
-}
-
-static void error_destroy(wm_error *e) {
-  if (e && e != &oom_error) {
-    free(e->message);
-    free(e);
-  }
 }
 
 // ------------------------------------------------------------ metadata
@@ -128,7 +74,7 @@ static wm_error *enumerate(const wm_target_desc *const **out_targets,
 static wm_error *device_open(const wm_target_desc *target, wm_device **out) {
   wm_device *d = malloc(sizeof(*d));
   if (!d) {
-    return &oom_error;
+    return wm_host_error_oom();
   }
   d->target = target;
   *out = d;
@@ -141,168 +87,8 @@ static void device_close(wm_device *dev) {
 
 // --------------------------------------------------------- device tier
 
-static wm_error *mem_alloc(wm_device *dev, uint64_t bytes, uint64_t align,
-                           uint32_t kind, wm_buffer **out) {
-  (void)dev;
-  (void)kind;
-  *out = NULL;
-  if (align > 4096 || (align & (align - 1))) {
-    return make_error(WM_ERR_INVALID_ARGUMENT,
-                      "alignment %llu is not a power of two up to 4096",
-                      (unsigned long long)align);
-  }
-  uint64_t rounded = (bytes + 63) & ~(uint64_t)63;
-  if (rounded < bytes || rounded > ((uint64_t)1 << 46)) {
-    return make_error(WM_ERR_RESOURCE_EXHAUSTED, "cannot allocate %llu bytes",
-                      (unsigned long long)bytes);
-  }
-  wm_buffer *b = malloc(sizeof(*b));
-  void *data = aligned_alloc(align > 64 ? align : 64, rounded ? rounded : 64);
-  if (!b || !data) {
-    free(b);
-    free(data);
-    return make_error(WM_ERR_RESOURCE_EXHAUSTED,
-                      "out of memory allocating %llu bytes",
-                      (unsigned long long)bytes);
-  }
-  memset(data, 0, rounded ? rounded : 64);
-  b->data = data;
-  b->size = bytes;
-  *out = b;
-  return NULL;
-}
-
-static void mem_free(wm_buffer *b) {
-  if (b) {
-    free(b->data);
-    free(b);
-  }
-}
-
-static wm_error *mem_map(wm_buffer *b, void **out) {
-  *out = b->data;
-  return NULL;
-}
-
-static void mem_unmap(wm_buffer *b) {
-  (void)b;
-}
-
-static wm_error *check_range(const wm_buffer *b, uint64_t off, uint64_t n,
-                             const char *what) {
-  if (off > b->size || n > b->size - off) {
-    return make_error(WM_ERR_OUT_OF_RANGE,
-                      "%s of %llu bytes at offset %llu exceeds buffer of "
-                      "%llu bytes",
-                      what, (unsigned long long)n, (unsigned long long)off,
-                      (unsigned long long)b->size);
-  }
-  return NULL;
-}
-
-static wm_error *copy_h2d(wm_stream *s, const void *src, wm_buffer *dst,
-                          uint64_t off, uint64_t n) {
-  (void)s;
-  wm_error *e = check_range(dst, off, n, "copy_h2d");
-  if (!e && n) {
-    memcpy((char *)dst->data + off, src, n);
-  }
-  return e;
-}
-
-static wm_error *copy_d2h(wm_stream *s, wm_buffer *src, uint64_t off, void *dst,
-                          uint64_t n) {
-  (void)s;
-  wm_error *e = check_range(src, off, n, "copy_d2h");
-  if (!e && n) {
-    memcpy(dst, (char *)src->data + off, n);
-  }
-  return e;
-}
-
-static wm_error *copy_d2d(wm_stream *s, wm_buffer *src, uint64_t src_off,
-                          wm_buffer *dst, uint64_t dst_off, uint64_t n) {
-  (void)s;
-  wm_error *e = check_range(src, src_off, n, "copy_d2d source");
-  if (!e) {
-    e = check_range(dst, dst_off, n, "copy_d2d destination");
-  }
-  if (!e && n) {
-    memmove((char *)dst->data + dst_off, (char *)src->data + src_off, n);
-  }
-  return e;
-}
-
-static wm_error *stream_create(wm_device *dev, wm_stream **out) {
-  wm_stream *s = malloc(sizeof(*s));
-  if (!s) {
-    return &oom_error;
-  }
-  s->dev = dev;
-  *out = s;
-  return NULL;
-}
-
-static void stream_destroy(wm_stream *s) {
-  free(s);
-}
-
-static wm_error *stream_sync(wm_stream *s) {
-  (void)s;
-  return NULL;
-}
-
-static wm_error *event_create(wm_device *dev, wm_event **out) {
-  (void)dev;
-  wm_event *e = malloc(sizeof(*e));
-  if (!e) {
-    return &oom_error;
-  }
-  e->done = 1;
-  *out = e;
-  return NULL;
-}
-
-static wm_error *event_record(wm_event *e, wm_stream *s) {
-  (void)s;
-  e->done = 1;
-  return NULL;
-}
-
-static wm_error *event_wait(wm_stream *s, wm_event *e) {
-  (void)s;
-  (void)e;
-  return NULL;
-}
-
-static wm_error *event_query(wm_event *e, uint32_t *out_done) {
-  *out_done = (uint32_t)e->done;
-  return NULL;
-}
-
-static void event_destroy(wm_event *e) {
-  free(e);
-}
-
-static const wm_device_tier device_tier = {
-    .struct_size = sizeof(wm_device_tier),
-    .mem_alloc = mem_alloc,
-    .mem_free = mem_free,
-    .copy_h2d = copy_h2d,
-    .copy_d2h = copy_d2h,
-    .copy_d2d = copy_d2d,
-    .stream_create = stream_create,
-    .stream_destroy = stream_destroy,
-    .stream_sync = stream_sync,
-    .device_close = device_close,
-    .mem_map = mem_map,
-    .mem_unmap = mem_unmap,
-    .event_create = event_create,
-    .event_record = event_record,
-    .event_wait = event_wait,
-    .event_query = event_query,
-    .event_destroy = event_destroy,
-};
+static const wm_device_tier device_tier = {WM_HOST_DEVICE_TIER_FIELDS,
+                                           .device_close = device_close};
 
 // -------------------------------------------------------- library tier
 
@@ -448,14 +234,14 @@ static wm_error *op_plan(wm_device *dev, const wm_op_desc *op,
   *out_ws = 0;
   wm_op_plan *plan = calloc(1, sizeof(*plan));
   if (!plan) {
-    return &oom_error;
+    return wm_host_error_oom();
   }
   plan->def = wm_ops_find(op->domain, op->op_type, (int64_t)op->opset);
   if (!plan->def) {
     free(plan);
-    return make_error(WM_ERR_UNIMPLEMENTED,
-                      "no reference kernel for %s at opset %llu", op->op_type,
-                      (unsigned long long)op->opset);
+    return wm_host_error_create(WM_ERR_UNIMPLEMENTED,
+                                "no reference kernel for %s at opset %llu",
+                                op->op_type, (unsigned long long)op->opset);
   }
   wm_status_t s = build_plan(op, plan);
   if (s) {
@@ -504,10 +290,11 @@ static wm_error *op_run(wm_stream *stream, wm_op_plan *plan,
   const wm_node_t *node = &plan->graph->nodes[0];
   if ((int32_t)n_in != node->input_count ||
       (int32_t)n_out != node->output_count) {
-    return make_error(WM_ERR_INVALID_ARGUMENT,
-                      "op_run got %u inputs and %u outputs, planned %d and "
-                      "%d",
-                      n_in, n_out, node->input_count, node->output_count);
+    return wm_host_error_create(
+        WM_ERR_INVALID_ARGUMENT,
+        "op_run got %u inputs and %u outputs, planned %d and "
+        "%d",
+        n_in, n_out, node->input_count, node->output_count);
   }
   wm_op_ctx_t ctx;
   wm_status_t s = wm_op_ctx_init(&ctx, plan->graph, 0);
@@ -559,9 +346,7 @@ static wm_plugin_api api_table = {
     .probe_score = probe_score,
     .enumerate = enumerate,
     .device_open = device_open,
-    .error_code = error_code,
-    .error_message = error_message,
-    .error_destroy = error_destroy,
+    WM_HOST_ERROR_FIELDS,
     .device = &device_tier,
     .library = &library_tier,
 };
@@ -571,13 +356,6 @@ wm_error *wm_ref_plugin_query(uint32_t host_major, uint32_t host_max_minor,
                               const wm_plugin_api **out_api) {
   (void)host;
   *out_api = &api_table;
-  if (host_major != WM_ABI_MAJOR) {
-    return make_error(WM_ERR_INCOMPATIBLE,
-                      "ref speaks ABI %d.%d, host asked for major %u",
-                      WM_ABI_MAJOR, WM_ABI_MINOR, host_major);
-  }
   // The table is static: negotiation answers the lower minor.
-  api_table.abi_minor =
-      host_max_minor < WM_ABI_MINOR ? host_max_minor : WM_ABI_MINOR;
-  return NULL;
+  return wm_host_negotiate("ref", host_major, host_max_minor, &api_table);
 }

@@ -18,20 +18,10 @@ static wm_error *enumerate(const wm_target_desc *const **out_targets,
 static const wm_device_tier device = {TP_DEVICE_TIER_FIELDS};
 
 static wm_plugin_api api = {
-    .struct_size = sizeof(wm_plugin_api),
     .get_info = get_info,
     .enumerate = enumerate,
-    .device_open = tp_device_open,
-    .error_code = tp_error_code,
-    .error_message = tp_error_message,
-    .error_destroy = tp_error_destroy,
     .device = &device,
+    TP_API_FIELDS,
 };
 
-wm_error *wm_plugin_query(uint32_t host_major, uint32_t host_max_minor,
-                          const wm_host_api *host,
-                          const wm_plugin_api **out_api) {
-  (void)host;
-  *out_api = &api;
-  return tp_negotiate(host_major, host_max_minor, &api);
-}
+TP_PLUGIN_QUERY(api)

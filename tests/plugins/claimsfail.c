@@ -36,7 +36,7 @@ static wm_error *op_plan(wm_device *dev, const wm_op_desc *op,
   (void)op;
   *out_workspace_bytes = 0;
   *out_plan = malloc(sizeof(**out_plan));
-  return *out_plan ? NULL : &tp_oom;
+  return *out_plan ? NULL : wm_host_error_oom();
 }
 
 static wm_error *op_run(wm_stream *stream, wm_op_plan *plan,
@@ -69,21 +69,11 @@ static const wm_library_tier library = {
 };
 
 static wm_plugin_api api = {
-    .struct_size = sizeof(wm_plugin_api),
     .get_info = get_info,
     .enumerate = tp_enumerate,
-    .device_open = tp_device_open,
-    .error_code = tp_error_code,
-    .error_message = tp_error_message,
-    .error_destroy = tp_error_destroy,
     .device = &device,
     .library = &library,
+    TP_API_FIELDS,
 };
 
-wm_error *wm_plugin_query(uint32_t host_major, uint32_t host_max_minor,
-                          const wm_host_api *host,
-                          const wm_plugin_api **out_api) {
-  (void)host;
-  *out_api = &api;
-  return tp_negotiate(host_major, host_max_minor, &api);
-}
+TP_PLUGIN_QUERY(api)

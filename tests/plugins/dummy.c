@@ -18,14 +18,10 @@ static wm_error *get_info(wm_plugin_info *out_info) {
 static const wm_device_tier device = {TP_DEVICE_TIER_FIELDS};
 
 static wm_plugin_api api = {
-    .struct_size = sizeof(wm_plugin_api),
     .get_info = get_info,
     .enumerate = tp_enumerate,
-    .device_open = tp_device_open,
-    .error_code = tp_error_code,
-    .error_message = tp_error_message,
-    .error_destroy = tp_error_destroy,
     .device = &device,
+    TP_API_FIELDS,
 };
 
 wm_error *wm_plugin_query(uint32_t host_major, uint32_t host_max_minor,

@@ -6,9 +6,7 @@ static const wm_plugin_api api = {
     .struct_size = sizeof(wm_plugin_api),
     .abi_major = WM_ABI_MAJOR,
     .abi_minor = WM_ABI_MINOR,
-    .error_code = tp_error_code,
-    .error_message = tp_error_message,
-    .error_destroy = tp_error_destroy,
+    WM_HOST_ERROR_FIELDS,
 };
 
 wm_error *wm_plugin_query(uint32_t host_major, uint32_t host_max_minor,

@@ -10,16 +10,12 @@ static wm_error *get_info(wm_plugin_info *out_info) {
 static const wm_device_tier device = {TP_DEVICE_TIER_FIELDS};
 
 static const wm_plugin_api api = {
-    .struct_size = sizeof(wm_plugin_api),
-    .abi_major = WM_ABI_MAJOR + 1,
+    .abi_major = WM_ABI_MAJOR + 1,  // not negotiated: answers the next major
     .abi_minor = 0,
     .get_info = get_info,
     .enumerate = tp_enumerate,
-    .device_open = tp_device_open,
-    .error_code = tp_error_code,
-    .error_message = tp_error_message,
-    .error_destroy = tp_error_destroy,
     .device = &device,
+    TP_API_FIELDS,
 };
 
 wm_error *wm_plugin_query(uint32_t host_major, uint32_t host_max_minor,

@@ -1,0 +1,110 @@
+// Plugin-side error objects, ABI negotiation and a device tier on host
+// memory, shared by
+// the backends whose device memory is host memory (ref, cpu, the test
+// plugins). Depends on libc and include/wmap/backend.h only; linked
+// statically and hidden, so each plugin carries its own copy.
+//
+// The tier defines wm_error, wm_buffer, wm_stream and wm_event. The
+// plugin defines wm_device (a target, a thread pool, ...) with its own
+// device_open and device_close: mem_alloc and event_create ignore the
+// device and stream_create only keeps the pointer. Streams are
+// synchronous, so events are always done. Thread-safe as the ABI asks:
+// one thread per stream, buffers not shared across concurrent copies.
+#ifndef WMAP_BACKENDS_HOST_HOST_TIER_H_
+#define WMAP_BACKENDS_HOST_HOST_TIER_H_
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "wmap/backend.h"
+
+struct wm_error {
+  int32_t code;   // WM_ERR_*
+  char *message;  // heap; NULL when out of memory
+};
+
+struct wm_buffer {
+  void *data;     // 64-byte aligned host memory, zero-filled
+  uint64_t size;  // bytes
+};
+
+struct wm_stream {
+  wm_device *dev;  // owning device; work runs synchronously
+};
+
+struct wm_event {
+  int done;  // always 1: streams are synchronous
+};
+
+// Makes an error with a printf-formatted message; never NULL (the static
+// out-of-memory error when it cannot be allocated).
+wm_error *wm_host_error_create(int32_t code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+// wm_host_error_create with a va_list.
+wm_error *wm_host_error_createv(int32_t code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+// The static out-of-memory error (RESOURCE_EXHAUSTED); destroying it is a
+// no-op.
+wm_error *wm_host_error_oom(void);
+// The code of |error|; the plugin table's error_code.
+int32_t wm_host_error_code(const wm_error *error);
+// The message of |error|, "out of memory" when it has none; the plugin
+// table's error_message.
+const char *wm_host_error_message(const wm_error *error);
+// Frees |error| (accepts NULL and the static one); the plugin table's
+// error_destroy.
+void wm_host_error_destroy(wm_error *error);
+
+// The plugin table's error functions as designated initializers.
+#define WM_HOST_ERROR_FIELDS                                                \
+  .error_code = wm_host_error_code, .error_message = wm_host_error_message, \
+  .error_destroy = wm_host_error_destroy
+
+// Negotiates the ABI for plugin |name| with its static table |api|: sets
+// abi_major and the lower of the two minors, or returns INCOMPATIBLE
+// naming both versions when the host speaks another major.
+wm_error *wm_host_negotiate(const char *name, uint32_t host_major,
+                            uint32_t host_max_minor, wm_plugin_api *api);
+
+// The device tier's functions (see wm_device_tier in wmap/backend.h).
+// mem_alloc rounds up to the alignment (at least 64 bytes), zero-fills, and
+// refuses an alignment that is not a power of two up to 4096 or a size above
+// 2^46 bytes.
+wm_error *wm_host_mem_alloc(wm_device *dev, uint64_t bytes, uint64_t align,
+                            uint32_t kind, wm_buffer **out_buffer);
+void wm_host_mem_free(wm_buffer *buffer);
+wm_error *wm_host_mem_map(wm_buffer *buffer, void **out_host_ptr);
+void wm_host_mem_unmap(wm_buffer *buffer);
+// Copies refuse ranges outside their buffers with OUT_OF_RANGE.
+wm_error *wm_host_copy_h2d(wm_stream *stream, const void *src, wm_buffer *dst,
+                           uint64_t dst_offset, uint64_t bytes);
+wm_error *wm_host_copy_d2h(wm_stream *stream, wm_buffer *src,
+                           uint64_t src_offset, void *dst, uint64_t bytes);
+wm_error *wm_host_copy_d2d(wm_stream *stream, wm_buffer *src,
+                           uint64_t src_offset, wm_buffer *dst,
+                           uint64_t dst_offset, uint64_t bytes);
+wm_error *wm_host_stream_create(wm_device *dev, wm_stream **out_stream);
+void wm_host_stream_destroy(wm_stream *stream);
+wm_error *wm_host_stream_sync(wm_stream *stream);
+wm_error *wm_host_event_create(wm_device *dev, wm_event **out_event);
+wm_error *wm_host_event_record(wm_event *event, wm_stream *stream);
+wm_error *wm_host_event_wait(wm_stream *stream, wm_event *event);
+wm_error *wm_host_event_query(wm_event *event, uint32_t *out_done);
+void wm_host_event_destroy(wm_event *event);
+
+// Designated initializers of a wm_device_tier with every function above;
+// the plugin adds its own device_close:
+//   static const wm_device_tier tier = {WM_HOST_DEVICE_TIER_FIELDS,
+//                                       .device_close = my_close};
+#define WM_HOST_DEVICE_TIER_FIELDS                                        \
+  .struct_size = sizeof(wm_device_tier), .mem_alloc = wm_host_mem_alloc,  \
+  .mem_free = wm_host_mem_free, .copy_h2d = wm_host_copy_h2d,             \
+  .copy_d2h = wm_host_copy_d2h, .copy_d2d = wm_host_copy_d2d,             \
+  .stream_create = wm_host_stream_create,                                 \
+  .stream_destroy = wm_host_stream_destroy,                               \
+  .stream_sync = wm_host_stream_sync, .mem_map = wm_host_mem_map,         \
+  .mem_unmap = wm_host_mem_unmap, .event_create = wm_host_event_create,   \
+  .event_record = wm_host_event_record, .event_wait = wm_host_event_wait, \
+  .event_query = wm_host_event_query, .event_destroy = wm_host_event_destroy
+
+#endif  // WMAP_BACKENDS_HOST_HOST_TIER_H_
