@@ -1,0 +1,847 @@
+// Operator benchmark: the cpu backend plugin against its peers in one run.
+// GEMM (MatMul) and ResNet-50 convolutions against cblas_sgemm on the same
+// GEMM sizes; Add and Softmax against a STREAM-style triad. Each case is
+// measured two ways on the cpu backend:
+//   op:   op_run through the plugin ABI on buffers filled once beforehand,
+//         then stream_sync: only the kernel runs (the ratio uses this);
+//   sess: wm_session_run of a one-node graph whose inputs are initializers
+//         (uploaded on the first run and kept on the device): the op plus
+//         the output's device allocation, its download into a new host
+//         tensor and the frees, which the session API always does.
+// Variants of a case run interleaved (op, sess, peer, op, ...) in blocks of
+// at least --min-time seconds; the figure is the median over the blocks.
+#include <cblas.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "wmap/backend.h"
+#include "wmap/base.h"
+#include "wmap/graph.h"
+#include "wmap/plugin.h"
+#include "wmap/session.h"
+
+#define MAX_BLOCKS 32
+#define MAX_IN 3
+#define MAX_ATTR 6
+#define MAX_VARIANTS 3
+#define MAX_ROWS 64
+
+// One measured thing: a function run repeatedly.
+typedef struct variant {
+  const char *name;                 // "op", "sess" or "peer"
+  wm_status_t (*fn)(void *ctx);     // one iteration
+  void *ctx;                        // its argument
+  double sec_per_iter[MAX_BLOCKS];  // per block
+  long iters[MAX_BLOCKS];           // iterations per block
+} variant_t;
+
+// An operator instance, for both the graph and the ABI descriptor.
+typedef struct op_spec {
+  const char *op;                  // ONNX op_type
+  int64_t opset;                   // ai.onnx opset
+  uint32_t n_in;                   // inputs
+  wm_shape_t in_shape[MAX_IN];     // input shapes
+  const float *in_data[MAX_IN];    // input values (borrowed)
+  wm_shape_t out_shape;            // the one output's shape
+  uint32_t n_attr;                 // attributes
+  wm_op_attr attrs[MAX_ATTR];      // INT or INTS only
+  int64_t attr_ints[MAX_ATTR][4];  // storage of INTS attributes
+} op_spec_t;
+
+// The cpu backend's op run directly through the ABI.
+typedef struct direct {
+  wm_backend_t *be;                  // borrowed
+  const wm_plugin_api *api;          // borrowed
+  wm_stream *stream;                 // borrowed (the bench's stream)
+  wm_op_plan *plan;                  // owned
+  uint32_t n_in;                     // inputs
+  wm_buffer *bufs[MAX_IN + 1];       // inputs then output, owned
+  wm_buffer_view views[MAX_IN + 1];  // views of |bufs|
+  wm_buffer *ws;                     // workspace or NULL, owned
+  wm_buffer_view ws_view;            // its view
+} direct_t;
+
+// A one-node graph in a session on the cpu backend alone (STRICT).
+typedef struct sess {
+  wm_graph_t *graph;      // owned
+  wm_session_t *session;  // owned
+} sess_t;
+
+// One line of the result table.
+typedef struct row {
+  char name[64];          // case
+  int threads;            // thread count
+  const char *unit;       // "GFLOP/s" or "GB/s"
+  double op;              // cpu backend, op only
+  double sess;            // cpu backend, whole session run (< 0: not measured)
+  double peer;            // the peer
+  const char *peer_name;  // what the peer is
+  long op_iters;          // median iterations per block, op
+  long peer_iters;        // median iterations per block, peer
+  double max_err;         // max |op - peer| / (1 + |peer|), < 0 = not checked
+  double op_spread;       // spread_pct of op
+  double peer_spread;     // spread_pct of the peer
+} row_t;
+
+static const char *g_only;  // --only: run cases whose name has this
+static int g_blocks = 5;
+static double g_min_time = 0.5;
+static row_t g_rows[MAX_ROWS];
+static size_t g_n_rows;
+
+// Prints /proc/loadavg: other processes on the cores skew every figure.
+static void print_load(const char *when) {
+  char buf[128] = "";
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (!fgets(buf, sizeof(buf), f)) {
+      buf[0] = 0;
+    }
+    fclose(f);
+  }
+  buf[strcspn(buf, "\n")] = 0;
+  printf("load average %s: %s\n", when, buf[0] ? buf : "unknown");
+}
+
+static double now_sec(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median_sec(const variant_t *v) {
+  double t[MAX_BLOCKS];
+  memcpy(t, v->sec_per_iter, sizeof(double) * (size_t)g_blocks);
+  qsort(t, (size_t)g_blocks, sizeof(double), cmp_double);
+  return g_blocks % 2 ? t[g_blocks / 2]
+                      : 0.5 * (t[g_blocks / 2 - 1] + t[g_blocks / 2]);
+}
+
+// (slowest - fastest block) / median, in percent: how noisy the blocks were.
+static double spread_pct(const variant_t *v) {
+  double lo = v->sec_per_iter[0], hi = lo;
+  for (int b = 1; b < g_blocks; b++) {
+    lo = v->sec_per_iter[b] < lo ? v->sec_per_iter[b] : lo;
+    hi = v->sec_per_iter[b] > hi ? v->sec_per_iter[b] : hi;
+  }
+  return 100.0 * (hi - lo) / median_sec(v);
+}
+
+static long median_iters(const variant_t *v) {
+  long t[MAX_BLOCKS];
+  memcpy(t, v->iters, sizeof(long) * (size_t)g_blocks);
+  qsort(t, (size_t)g_blocks, sizeof(long), cmp_long);
+  return t[g_blocks / 2];
+}
+
+// Runs every variant once (warm-up), then |g_blocks| interleaved blocks.
+static wm_status_t measure(variant_t *vs, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    WM_RETURN_IF_ERROR(vs[k].fn(vs[k].ctx));
+  }
+  for (int b = 0; b < g_blocks; b++) {
+    for (size_t k = 0; k < n; k++) {
+      long it = 0;
+      double t0 = now_sec(), t1 = t0;
+      while (t1 - t0 < g_min_time) {
+        WM_RETURN_IF_ERROR(vs[k].fn(vs[k].ctx));
+        it++;
+        t1 = now_sec();
+      }
+      vs[k].sec_per_iter[b] = (t1 - t0) / (double)it;
+      vs[k].iters[b] = it;
+    }
+  }
+  return NULL;
+}
+
+// Allocates |n| floats aligned to 64 bytes, as the backend's buffers are,
+// so that alignment favours neither side.
+static float *alloc_floats(size_t n) {
+  size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+  return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+// Deterministic values in [-1, 1).
+static float *random_floats(size_t n, uint32_t seed) {
+  float *p = alloc_floats(n);
+  if (!p) {
+    return NULL;
+  }
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1664525u + 1013904223u;
+    p[i] = (float)(x >> 8) * (2.0f / 16777216.0f) - 1.0f;
+  }
+  return p;
+}
+
+static size_t numel(const wm_shape_t *s) {
+  size_t n = 1;
+  for (int32_t i = 0; i < s->rank; i++) {
+    n *= (size_t)s->dims[i];
+  }
+  return n;
+}
+
+static wm_tensor_desc desc_of(const wm_shape_t *s) {
+  wm_tensor_desc d;
+  memset(&d, 0, sizeof(d));
+  d.struct_size = sizeof(d);
+  d.dtype = WM_DTYPE_FLOAT;
+  d.rank = (uint32_t)s->rank;
+  for (int32_t i = 0; i < s->rank; i++) {
+    d.dims[i] = s->dims[i];
+  }
+  return d;
+}
+
+static void spec_attr_int(op_spec_t *sp, const char *name, int64_t v) {
+  wm_op_attr *a = &sp->attrs[sp->n_attr++];
+  memset(a, 0, sizeof(*a));
+  a->struct_size = sizeof(*a);
+  a->name = name;
+  a->type = WM_ATTR_INT;
+  a->i = v;
+}
+
+static void spec_attr_ints(op_spec_t *sp, const char *name, const int64_t *v,
+                           size_t n) {
+  size_t k = sp->n_attr++;
+  wm_op_attr *a = &sp->attrs[k];
+  memset(a, 0, sizeof(*a));
+  a->struct_size = sizeof(*a);
+  a->name = name;
+  a->type = WM_ATTR_INTS;
+  memcpy(sp->attr_ints[k], v, n * sizeof(int64_t));
+  a->ints = sp->attr_ints[k];
+  a->count = n;
+}
+
+static wm_op_desc op_desc_of(const op_spec_t *sp, wm_tensor_desc *in,
+                             wm_tensor_desc *out) {
+  for (uint32_t i = 0; i < sp->n_in; i++) {
+    in[i] = desc_of(&sp->in_shape[i]);
+  }
+  *out = desc_of(&sp->out_shape);
+  wm_op_desc op;
+  memset(&op, 0, sizeof(op));
+  op.struct_size = sizeof(op);
+  op.domain = "";
+  op.op_type = sp->op;
+  op.opset = (uint64_t)sp->opset;
+  op.name = "bench";
+  op.n_in = sp->n_in;
+  op.n_out = 1;
+  op.in = in;
+  op.out = out;
+  op.n_attr = sp->n_attr;
+  op.attrs = sp->attrs;
+  return op;
+}
+
+// ------------------------------------------------------------ direct
+
+static void direct_deinit(direct_t *d) {
+  if (!d->api) {
+    return;
+  }
+  if (d->plan) {
+    d->api->library->op_plan_destroy(d->plan);
+  }
+  for (uint32_t i = 0; i <= MAX_IN; i++) {
+    if (d->bufs[i]) {
+      d->api->device->mem_free(d->bufs[i]);
+    }
+  }
+  if (d->ws) {
+    d->api->device->mem_free(d->ws);
+  }
+  memset(d, 0, sizeof(*d));
+}
+
+static wm_status_t alloc_view(direct_t *d, wm_device *dev,
+                              const wm_shape_t *shape, wm_buffer **buf,
+                              wm_buffer_view *view) {
+  uint64_t bytes = (uint64_t)numel(shape) * sizeof(float);
+  WM_RETURN_IF_ERROR(wm_backend_error(
+      d->be,
+      d->api->device->mem_alloc(dev, bytes, 64, WM_MEM_DEVICE_LOCAL, buf),
+      "mem_alloc"));
+  memset(view, 0, sizeof(*view));
+  view->struct_size = sizeof(*view);
+  view->buffer = *buf;
+  view->desc = desc_of(shape);
+  return NULL;
+}
+
+// Queries, plans and uploads |sp| on |dev|; the output is allocated and
+// touched once by the warm-up run.
+static wm_status_t direct_init(direct_t *d, wm_backend_t *be, wm_device *dev,
+                               wm_stream *stream, const op_spec_t *sp) {
+  memset(d, 0, sizeof(*d));
+  d->be = be;
+  d->api = wm_backend_api(be);
+  d->stream = stream;
+  d->n_in = sp->n_in;
+  if (!d->api->library) {
+    return WM_ERROR(UNIMPLEMENTED, "backend \"%s\" has no library tier",
+                    wm_backend_name(be));
+  }
+  wm_tensor_desc in[MAX_IN], out;
+  wm_op_desc op = op_desc_of(sp, in, &out);
+  wm_op_support sup;
+  memset(&sup, 0, sizeof(sup));
+  sup.struct_size = sizeof(sup);
+  WM_RETURN_IF_ERROR(wm_backend_error(
+      be, d->api->library->op_query(wm_backend_target(be, 0), &op, &sup),
+      "op_query"));
+  if (sup.level == WM_SUPPORT_NONE) {
+    return WM_ERROR(UNIMPLEMENTED, "backend \"%s\" refuses %s: %s",
+                    wm_backend_name(be), sp->op,
+                    sup.detail ? sup.detail : wm_why_name(sup.reason));
+  }
+  uint64_t ws = 0;
+  WM_RETURN_IF_ERROR(wm_backend_error(
+      be, d->api->library->op_plan(dev, &op, &d->plan, &ws), "op_plan"));
+  for (uint32_t i = 0; i < sp->n_in; i++) {
+    WM_RETURN_IF_ERROR(
+        alloc_view(d, dev, &sp->in_shape[i], &d->bufs[i], &d->views[i]));
+    WM_RETURN_IF_ERROR(wm_backend_error(
+        be,
+        d->api->device->copy_h2d(stream, sp->in_data[i], d->bufs[i], 0,
+                                 numel(&sp->in_shape[i]) * sizeof(float)),
+        "copy_h2d"));
+  }
+  WM_RETURN_IF_ERROR(alloc_view(d, dev, &sp->out_shape, &d->bufs[sp->n_in],
+                                &d->views[sp->n_in]));
+  if (ws > 0) {
+    wm_shape_t s = wm_shape_make(1, (const int64_t[]){(int64_t)(ws / 4 + 1)});
+    WM_RETURN_IF_ERROR(alloc_view(d, dev, &s, &d->ws, &d->ws_view));
+  }
+  return wm_backend_error(be, d->api->device->stream_sync(stream),
+                          "stream_sync");
+}
+
+static wm_status_t direct_run(void *ctx) {
+  direct_t *d = ctx;
+  WM_RETURN_IF_ERROR(
+      wm_backend_error(d->be,
+                       d->api->library->op_run(d->stream, d->plan, d->views,
+                                               d->n_in, d->views + d->n_in, 1,
+                                               d->ws ? &d->ws_view : NULL),
+                       "op_run"));
+  return wm_backend_error(d->be, d->api->device->stream_sync(d->stream),
+                          "stream_sync");
+}
+
+// Reads the direct output back into |dst|.
+static wm_status_t direct_read(direct_t *d, float *dst, size_t n) {
+  return wm_backend_error(d->be,
+                          d->api->device->copy_d2h(d->stream, d->bufs[d->n_in],
+                                                   0, dst, n * sizeof(float)),
+                          "copy_d2h");
+}
+
+// ----------------------------------------------------------- session
+
+static void sess_deinit(sess_t *s) {
+  wm_session_destroy(s->session);
+  wm_graph_destroy(s->graph);
+  memset(s, 0, sizeof(*s));
+}
+
+static wm_status_t sess_init(sess_t *s, wm_backend_t *be, const op_spec_t *sp) {
+  static const char *const names[MAX_IN] = {"x0", "x1", "x2"};
+  memset(s, 0, sizeof(*s));
+  WM_RETURN_IF_ERROR(wm_graph_create("bench", NULL, &s->graph));
+  wm_graph_t *g = s->graph;
+  WM_RETURN_IF_ERROR(wm_graph_set_opset(g, "", sp->opset));
+  for (uint32_t i = 0; i < sp->n_in; i++) {
+    wm_tensor_t *t;
+    WM_RETURN_IF_ERROR(wm_tensor_create(WM_DTYPE_FLOAT, &sp->in_shape[i], &t));
+    memcpy(t->data, sp->in_data[i], t->nbytes);
+    WM_RETURN_IF_ERROR(wm_graph_add_initializer(g, names[i], t, NULL));
+  }
+  const char *outs[1] = {"y"};
+  int32_t node = 0;
+  WM_RETURN_IF_ERROR(wm_graph_add_node(g, sp->op, "", "bench", names,
+                                       (int32_t)sp->n_in, outs, 1, &node));
+  for (uint32_t i = 0; i < sp->n_attr; i++) {
+    const wm_op_attr *a = &sp->attrs[i];
+    if (a->type == WM_ATTR_INT) {
+      WM_RETURN_IF_ERROR(wm_graph_add_attr_int(g, node, a->name, a->i));
+    } else {
+      WM_RETURN_IF_ERROR(
+          wm_graph_add_attr_ints(g, node, a->name, a->ints, a->count));
+    }
+  }
+  WM_RETURN_IF_ERROR(wm_graph_add_output(g, "y", NULL, NULL));
+  WM_RETURN_IF_ERROR(wm_session_create(g, be, &s->session));
+  if (wm_session_nodes_on(s->session, "cpu") != 1) {
+    return WM_ERROR(INTERNAL, "%s is not placed on the cpu backend", sp->op);
+  }
+  return NULL;
+}
+
+static wm_status_t sess_run(void *ctx) {
+  sess_t *s = ctx;
+  wm_tensor_t *out = NULL;
+  WM_RETURN_IF_ERROR(wm_session_run(s->session, NULL, NULL, 0, &out));
+  wm_tensor_destroy(out);
+  return NULL;
+}
+
+// -------------------------------------------------------------- peers
+
+// cblas_sgemm C[M,N] = A[M,K] * B[K,N], row-major, on preloaded matrices.
+typedef struct gemm_peer {
+  int m, n, k;     // sizes
+  const float *a;  // [m, k], borrowed
+  const float *b;  // [k, n], borrowed
+  float *c;        // [m, n], owned
+} gemm_peer_t;
+
+static wm_status_t gemm_run(void *ctx) {
+  gemm_peer_t *g = ctx;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->m, g->n, g->k, 1.0f,
+              g->a, g->k, g->b, g->n, 0.0f, g->c, g->n);
+  return NULL;
+}
+
+// a[i] = b[i] + s * c[i] over the pool's threads.
+typedef struct triad {
+  wm_pool_t *pool;  // borrowed
+  float *a;         // output, owned
+  float *b, *c;     // inputs, owned
+  size_t n;         // elements
+  float s;          // scalar
+} triad_t;
+
+static void triad_range(void *ctx, size_t begin, size_t end) {
+  triad_t *t = ctx;
+  float *restrict a = t->a;
+  const float *restrict b = t->b;
+  const float *restrict c = t->c;
+  float s = t->s;
+  for (size_t i = begin; i < end; i++) {
+    a[i] = b[i] + s * c[i];
+  }
+}
+
+static wm_status_t triad_run(void *ctx) {
+  triad_t *t = ctx;
+  wm_pool_for(t->pool, t->n, 1 << 16, triad_range, t);
+  return NULL;
+}
+
+// Max |x - y| / (1 + |y|).
+static double max_rel_err(const float *x, const float *y, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; i++) {
+    double e = fabs((double)x[i] - (double)y[i]) / (1.0 + fabs((double)y[i]));
+    m = e > m ? e : m;
+  }
+  return m;
+}
+
+static void add_row(const char *name, int threads, const char *unit,
+                    double work, const variant_t *op, const variant_t *sess,
+                    const variant_t *peer, double peer_work,
+                    const char *peer_name, double err) {
+  if (g_n_rows >= MAX_ROWS) {
+    return;
+  }
+  row_t *r = &g_rows[g_n_rows++];
+  snprintf(r->name, sizeof(r->name), "%s", name);
+  r->threads = threads;
+  r->unit = unit;
+  r->op = work / median_sec(op) * 1e-9;
+  r->sess = sess ? work / median_sec(sess) * 1e-9 : -1;
+  r->peer = peer_work / median_sec(peer) * 1e-9;
+  r->peer_name = peer_name;
+  r->op_iters = median_iters(op);
+  r->peer_iters = median_iters(peer);
+  r->max_err = err;
+  r->op_spread = spread_pct(op);
+  r->peer_spread = spread_pct(peer);
+  fprintf(stderr, "  %-30s %d thr  op %8.2f  sess %8.2f  peer %8.2f %s\n", name,
+          threads, r->op, r->sess, r->peer, unit);
+}
+
+// ------------------------------------------------------------- cases
+
+typedef struct bench_env {
+  wm_backend_t *be;   // the cpu backend, borrowed
+  wm_device *dev;     // for the direct runs, owned by the caller
+  wm_stream *stream;  // on |dev|
+  wm_pool_t *pool;    // the triad's threads
+  int threads;        // thread count of this pass
+} bench_env_t;
+
+// Measures |sp| (op and, if |with_sess|, session) against |peer|.
+static wm_status_t run_case(const bench_env_t *env, const char *name,
+                            const op_spec_t *sp, bool with_sess,
+                            variant_t *peer, double work, double peer_work,
+                            const char *unit, const char *peer_name,
+                            const float *check, size_t check_n) {
+  if (g_only && !strstr(name, g_only)) {
+    return NULL;
+  }
+  direct_t d;
+  sess_t s;
+  memset(&s, 0, sizeof(s));
+  wm_status_t st = direct_init(&d, env->be, env->dev, env->stream, sp);
+  if (!st && with_sess) {
+    st = sess_init(&s, env->be, sp);
+  }
+  variant_t vs[MAX_VARIANTS];
+  size_t n = 0;
+  memset(vs, 0, sizeof(vs));
+  vs[n++] = (variant_t){.name = "op", .fn = direct_run, .ctx = &d};
+  if (with_sess) {
+    vs[n++] = (variant_t){.name = "sess", .fn = sess_run, .ctx = &s};
+  }
+  vs[n++] = *peer;
+  if (!st) {
+    st = measure(vs, n);
+  }
+  double err = -1;
+  if (!st && check) {
+    float *got = malloc(check_n * sizeof(float));
+    st = got ? direct_read(&d, got, check_n)
+             : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    if (!st) {
+      err = max_rel_err(got, check, check_n);
+    }
+    free(got);
+  }
+  if (!st) {
+    add_row(name, env->threads, unit, work, &vs[0], with_sess ? &vs[1] : NULL,
+            &vs[n - 1], peer_work, peer_name, err);
+  }
+  sess_deinit(&s);
+  direct_deinit(&d);
+  return st ? wm_status_annotate(st, "case %s", name) : NULL;
+}
+
+static wm_status_t bench_gemm(const bench_env_t *env, int size) {
+  size_t nn = (size_t)size * (size_t)size;
+  float *a = random_floats(nn, 1), *b = random_floats(nn, 2);
+  float *c = alloc_floats(nn);
+  wm_status_t st = NULL;
+  if (!a || !b || !c) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  op_spec_t sp;
+  memset(&sp, 0, sizeof(sp));
+  sp.op = "MatMul";
+  sp.opset = 13;
+  sp.n_in = 2;
+  int64_t dims[2] = {size, size};
+  sp.in_shape[0] = sp.in_shape[1] = sp.out_shape = wm_shape_make(2, dims);
+  sp.in_data[0] = a;
+  sp.in_data[1] = b;
+  gemm_peer_t g = {size, size, size, a, b, c};
+  variant_t peer = {.name = "peer", .fn = gemm_run, .ctx = &g};
+  char name[64];
+  snprintf(name, sizeof(name), "MatMul %dx%dx%d", size, size, size);
+  if (!st) {
+    st = run_case(env, name, &sp, true, &peer,
+                  2.0 * (double)size * (double)size * (double)size,
+                  2.0 * (double)size * (double)size * (double)size, "GFLOP/s",
+                  "cblas_sgemm", c, nn);
+  }
+  free(a);
+  free(b);
+  free(c);
+  return st;
+}
+
+// One convolution shape (batch 1, no bias, group 1).
+typedef struct conv_shape {
+  const char *name;  // what it is in ResNet-50
+  int cin, hw, cout, k, stride, pad;
+} conv_shape_t;
+
+// Lowers x[cin, h, w] to col[cin*k*k, ho*wo] (what an im2col GEMM reads).
+static void im2col(const conv_shape_t *c, int ho, const float *x, float *col) {
+  size_t n = (size_t)ho * (size_t)ho, r = 0;
+  for (int ci = 0; ci < c->cin; ci++) {
+    for (int ky = 0; ky < c->k; ky++) {
+      for (int kx = 0; kx < c->k; kx++, r++) {
+        for (int oy = 0; oy < ho; oy++) {
+          for (int ox = 0; ox < ho; ox++) {
+            int iy = oy * c->stride - c->pad + ky;
+            int ix = ox * c->stride - c->pad + kx;
+            bool in = iy >= 0 && iy < c->hw && ix >= 0 && ix < c->hw;
+            col[r * n + (size_t)oy * (size_t)ho + (size_t)ox] =
+                in ? x[((size_t)ci * (size_t)c->hw + (size_t)iy) *
+                           (size_t)c->hw +
+                       (size_t)ix]
+                   : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+static wm_status_t bench_conv(const bench_env_t *env, const conv_shape_t *c) {
+  int ho = (c->hw + 2 * c->pad - c->k) / c->stride + 1;
+  size_t kk = (size_t)c->cin * (size_t)c->k * (size_t)c->k;
+  size_t n = (size_t)ho * (size_t)ho;
+  float *x = random_floats((size_t)c->cin * (size_t)c->hw * (size_t)c->hw, 3);
+  float *w = random_floats((size_t)c->cout * kk, 4);
+  float *col = alloc_floats(kk * n);
+  float *y = alloc_floats((size_t)c->cout * n);
+  wm_status_t st = NULL;
+  if (!x || !w || !col || !y) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  } else {
+    im2col(c, ho, x, col);
+  }
+  op_spec_t sp;
+  memset(&sp, 0, sizeof(sp));
+  sp.op = "Conv";
+  sp.opset = 11;
+  sp.n_in = 2;
+  sp.in_shape[0] = wm_shape_make(4, (const int64_t[]){1, c->cin, c->hw, c->hw});
+  sp.in_shape[1] =
+      wm_shape_make(4, (const int64_t[]){c->cout, c->cin, c->k, c->k});
+  sp.out_shape = wm_shape_make(4, (const int64_t[]){1, c->cout, ho, ho});
+  sp.in_data[0] = x;
+  sp.in_data[1] = w;
+  spec_attr_ints(&sp, "kernel_shape", (const int64_t[]){c->k, c->k}, 2);
+  spec_attr_ints(&sp, "strides", (const int64_t[]){c->stride, c->stride}, 2);
+  spec_attr_ints(&sp, "pads", (const int64_t[]){c->pad, c->pad, c->pad, c->pad},
+                 4);
+  spec_attr_int(&sp, "group", 1);
+  gemm_peer_t g = {c->cout, (int)n, (int)kk, w, col, y};
+  variant_t peer = {.name = "peer", .fn = gemm_run, .ctx = &g};
+  char name[64];
+  snprintf(name, sizeof(name), "Conv %s", c->name);
+  if (!st) {
+    st = run_case(env, name, &sp, false, &peer,
+                  2.0 * (double)c->cout * (double)n * (double)kk,
+                  2.0 * (double)c->cout * (double)n * (double)kk, "GFLOP/s",
+                  "sgemm M,N,K", y, (size_t)c->cout * n);
+  }
+  free(x);
+  free(w);
+  free(col);
+  free(y);
+  return st;
+}
+
+#define BW_ROWS 16384
+#define BW_COLS 1024
+#define BW_N ((size_t)BW_ROWS * BW_COLS)
+
+static wm_status_t bench_bandwidth(const bench_env_t *env) {
+  if (g_only && !strstr("Add 16384x1024", g_only) &&
+      !strstr("Softmax 16384x1024 axis -1", g_only)) {
+    return NULL;  // no case selected: skip the 200 MB of setup
+  }
+  triad_t t = {env->pool,
+               alloc_floats(BW_N),
+               random_floats(BW_N, 5),
+               random_floats(BW_N, 6),
+               BW_N,
+               3.0f};
+  wm_status_t st = NULL;
+  if (!t.a || !t.b || !t.c) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  // Add and triad move the same bytes: 2 reads and 1 write of 4 B each.
+  variant_t peer = {.name = "peer", .fn = triad_run, .ctx = &t};
+  op_spec_t sp;
+  memset(&sp, 0, sizeof(sp));
+  wm_shape_t shape = wm_shape_make(2, (const int64_t[]){BW_ROWS, BW_COLS});
+  sp.op = "Add";
+  sp.opset = 14;
+  sp.n_in = 2;
+  sp.in_shape[0] = sp.in_shape[1] = sp.out_shape = shape;
+  sp.in_data[0] = t.b;
+  sp.in_data[1] = t.c;
+  if (!st) {
+    st = run_case(env, "Add 16384x1024", &sp, true, &peer, 12.0 * BW_N,
+                  12.0 * BW_N, "GB/s", "triad 12 B/elt", NULL, 0);
+  }
+  memset(&sp, 0, sizeof(sp));
+  sp.op = "Softmax";
+  sp.opset = 13;
+  sp.n_in = 1;
+  sp.in_shape[0] = sp.out_shape = shape;
+  sp.in_data[0] = t.b;
+  spec_attr_int(&sp, "axis", -1);
+  if (!st) {
+    st = run_case(env, "Softmax 16384x1024 axis -1", &sp, true, &peer,
+                  8.0 * BW_N, 12.0 * BW_N, "GB/s", "triad 12 B/elt", NULL, 0);
+  }
+  free(t.a);
+  free(t.b);
+  free(t.c);
+  return st;
+}
+
+static const conv_shape_t conv_shapes[] = {
+    {"conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3},
+    {"3x3 64->64 56", 64, 56, 64, 3, 1, 1},
+    {"1x1 256->64 56", 256, 56, 64, 1, 1, 0},
+    {"3x3/2 128->128 56", 128, 56, 128, 3, 2, 1},
+    {"1x1/2 1024->2048 14", 1024, 14, 2048, 1, 2, 0},
+};
+
+static wm_status_t bench_pass(const char *plugin, int threads) {
+  void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *why = dlerror();
+    return WM_ERROR(UNAVAILABLE, "dlopen \"%s\": %s", plugin,
+                    why ? why : "unknown error");
+  }
+  wm_plugin_query_fn query;
+  *(void **)&query = dlsym(h, WM_PLUGIN_QUERY_SYMBOL);
+  if (!query) {
+    dlclose(h);
+    return WM_ERROR(NOT_FOUND, "\"%s\" exports no %s", plugin,
+                    WM_PLUGIN_QUERY_SYMBOL);
+  }
+  bench_env_t env;
+  memset(&env, 0, sizeof(env));
+  env.threads = threads;
+  WM_RETURN_IF_ERROR(
+      wm_backend_create_ex(query, plugin, (uint32_t)threads, h, &env.be));
+  const wm_plugin_api *api = wm_backend_api(env.be);
+  wm_status_t st = wm_backend_error(
+      env.be, api->device_open(wm_backend_target(env.be, 0), &env.dev),
+      "device_open");
+  if (!st) {
+    st = wm_backend_error(env.be,
+                          api->device->stream_create(env.dev, &env.stream),
+                          "stream_create");
+  }
+  if (!st) {
+    st = wm_pool_create(threads, &env.pool);
+  }
+  // The plugin and this program share one OpenBLAS: same thread count.
+  openblas_set_num_threads(threads);
+  static const int sizes[] = {256, 512, 1024, 2048};
+  for (size_t i = 0; !st && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+    st = bench_gemm(&env, sizes[i]);
+  }
+  for (size_t i = 0; !st && i < sizeof(conv_shapes) / sizeof(conv_shapes[0]);
+       i++) {
+    st = bench_conv(&env, &conv_shapes[i]);
+  }
+  if (!st) {
+    st = bench_bandwidth(&env);
+  }
+  wm_pool_destroy(env.pool);
+  if (env.stream) {
+    api->device->stream_destroy(env.stream);
+  }
+  if (env.dev) {
+    api->device->device_close(env.dev);
+  }
+  wm_backend_destroy(env.be);
+  return st;
+}
+
+static void print_table(void) {
+  printf("%-30s %3s %8s %9s %9s %9s  %-15s %7s %7s %6s %8s %8s\n", "case",
+         "thr", "unit", "cpu op", "cpu sess", "peer", "peer is", "op/peer",
+         "ses/pr", "iters", "max err", "spread%");
+  for (size_t i = 0; i < g_n_rows; i++) {
+    const row_t *r = &g_rows[i];
+    char sess[16], ratio2[16], err[16];
+    snprintf(sess, sizeof(sess), r->sess < 0 ? "-" : "%.2f", r->sess);
+    snprintf(ratio2, sizeof(ratio2), r->sess < 0 ? "-" : "%.3f",
+             r->sess / r->peer);
+    snprintf(err, sizeof(err), r->max_err < 0 ? "-" : "%.1e", r->max_err);
+    char spread[24];
+    snprintf(spread, sizeof(spread), "%.0f/%.0f", r->op_spread, r->peer_spread);
+    printf("%-30s %3d %8s %9.2f %9s %9.2f  %-15s %7.3f %7s %6ld %8s %8s\n",
+           r->name, r->threads, r->unit, r->op, sess, r->peer, r->peer_name,
+           r->op / r->peer, ratio2, r->op_iters, err, spread);
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *plugin = WMAP_CPU_PLUGIN;
+  int max_threads = 2;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--plugin") && i + 1 < argc) {
+      plugin = argv[++i];
+    } else if (!strcmp(argv[i], "--blocks") && i + 1 < argc) {
+      g_blocks = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--min-time") && i + 1 < argc) {
+      g_min_time = atof(argv[++i]);
+    } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+      g_only = argv[++i];
+    } else if (!strcmp(argv[i], "--max-threads") && i + 1 < argc) {
+      max_threads = atoi(argv[++i]);
+    } else {
+      fprintf(stderr,
+              "usage: %s [--plugin FILE] [--blocks N (1..%d, default 5)] "
+              "[--min-time SEC (default 0.5)] [--max-threads N (default "
+              "2)] [--only SUBSTRING-OF-CASE]\n",
+              argv[0], MAX_BLOCKS);
+      return 2;
+    }
+  }
+  if (g_blocks < 1 || g_blocks > MAX_BLOCKS || !(g_min_time > 0) ||
+      max_threads < 1) {
+    fprintf(stderr, "bad --blocks, --min-time or --max-threads\n");
+    return 2;
+  }
+  printf("wmap operator benchmark: cpu backend %s\n", plugin);
+  printf("OpenBLAS core: %s; config: %s\n", openblas_get_corename(),
+         openblas_get_config());
+  printf(
+      "median of %d blocks of >= %.2f s each, variants interleaved "
+      "(op, sess, peer) block by block after one warm-up run each\n",
+      g_blocks, g_min_time);
+  print_load("at start");
+  wm_status_t st = NULL;
+  for (int t = 1; !st && t <= max_threads; t *= 2) {
+    fprintf(stderr, "pass with %d thread(s)\n", t);
+    st = bench_pass(plugin, t);
+  }
+  if (st) {
+    fprintf(stderr, "wmap_ops_bench: %s\n", wm_status_message(st));
+    wm_status_free(st);
+  }
+  print_load("at end");
+  print_table();
+  fputs(
+      "cpu op: op_run + stream_sync through the plugin ABI on inputs and "
+      "output allocated and filled beforehand (kernel only).\n"
+      "cpu sess: wm_session_run of a one-node graph, inputs as initializers "
+      "kept on the device: kernel + output alloc + download into a new host "
+      "tensor + frees.\n"
+      "peers: cblas_sgemm on the same M,N,K (Conv: M=Cout, N=Ho*Wo, "
+      "K=Cin*kh*kw on a prebuilt im2col matrix, im2col not timed); triad "
+      "a=b+s*c over 16 M floats at 12 B/elt (the Add's traffic), same "
+      "threads (wm_pool).\n"
+      "GB/s counts Add 12 B/elt, Softmax 8 B/elt; iters = median "
+      "iterations per block of cpu op; max err = max |op-peer|/(1+|peer|) "
+      "on GEMM outputs; spread% = (slowest - fastest block) / median, cpu "
+      "op / peer.\n",
+      stdout);
+  return st ? 1 : 0;
+}
