@@ -12,6 +12,7 @@ enum { WM_EXIT_OK = 0, WM_EXIT_FAILED = 1, WM_EXIT_USAGE = 2 };
 int wm_cli_run(int argc, char **argv);
 int wm_cli_conform(int argc, char **argv);
 int wm_cli_backends(int argc, char **argv);
+int wm_cli_zoo(int argc, char **argv);
 
 // Prints "wmap: <status message>" on stderr, frees |s|; returns
 // WM_EXIT_FAILED.
