@@ -1,14 +1,17 @@
 // Kernels on OpenBLAS in float32: MatMul (numpy batching), Gemm and Conv
 // (1x1 convolutions as one GEMM per image and group, depthwise ones by a
 // direct kernel, the rest through im2col). OpenBLAS runs its own threads,
-// so the pool only parallelises the work between BLAS calls (im2col and
-// the depthwise kernel) and never calls BLAS from a pool thread.
+// so the pool only parallelises the work between BLAS calls (the depthwise
+// kernel, and im2col while OpenBLAS runs on one thread: its idle workers
+// spin on the cores after a multi-threaded sgemm) and never calls BLAS
+// from a pool thread.
 #include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
+#include "kernels.h"  // K_CLONES
 
 enum { F32 = 1 };  // ONNX dtype of float32
 
@@ -587,13 +590,24 @@ typedef struct conv_job {
   float *y;                // whole output (depthwise)
 } conv_job_t;
 
+// dst[i] = src[i * S] for i in [0, n): S a constant at each call so that
+// the strided loads vectorize (permutes of whole vectors for S = 2).
+static inline __attribute__((always_inline)) void im2col_copy(
+    float *restrict dst, const float *restrict src, int64_t n, int64_t s) {
+  for (int64_t i = 0; i < n; i++) {
+    dst[i] = src[i * s];
+  }
+}
+
 // im2col rows [begin, end) of one image: row (c, kd, kh, kw) holds the
-// input values each output position reads through that tap.
-static void im2col_rows(void *ctx, size_t begin, size_t end) {
+// input values each output position reads through that tap. Built for
+// AVX-512, AVX2 and baseline x86-64 (K_CLONES).
+K_CLONES static void im2col_rows(void *ctx, size_t begin, size_t end) {
   const conv_job_t *job = ctx;
   const conv_state_t *st = job->st;
   const int64_t k1 = st->k[1], k2 = st->k[2];
   const int64_t o0 = st->out[0], o1 = st->out[1], o2 = st->out[2];
+  const int64_t s2 = st->s[2];
   for (size_t r = begin; r < end; r++) {
     int64_t c = (int64_t)r / st->kprod, kk = (int64_t)r % st->kprod;
     int64_t kd = kk / (k1 * k2), kh = (kk / k2) % k1, kw = kk % k2;
@@ -601,7 +615,7 @@ static void im2col_rows(void *ctx, size_t begin, size_t end) {
     const float *xc = job->x + (size_t)(c * st->insz);
     int64_t off2 = kw * st->d[2] - st->pb[2];
     int64_t lo, hi;
-    valid_range(o2, st->s[2], off2, st->in[2], &lo, &hi);
+    valid_range(o2, s2, off2, st->in[2], &lo, &hi);
     for (int64_t od = 0; od < o0; od++) {
       int64_t id = od * st->s[0] - st->pb[0] + kd * st->d[0];
       if (id < 0 || id >= st->in[0]) {
@@ -619,11 +633,15 @@ static void im2col_rows(void *ctx, size_t begin, size_t end) {
         if (lo > 0) {
           memset(dst, 0, (size_t)lo * sizeof(float));
         }
-        if (st->s[2] == 1) {
-          memcpy(dst + lo, src + lo + off2, (size_t)(hi - lo) * sizeof(float));
-        } else {
-          for (int64_t ow = lo; ow < hi; ow++) {
-            dst[ow] = src[ow * st->s[2] + off2];
+        // Input positions lo * s2 + off2 .. (hi - 1) * s2 + off2.
+        if (hi > lo) {
+          const float *from = src + lo * s2 + off2;
+          if (s2 == 1) {
+            memcpy(dst + lo, from, (size_t)(hi - lo) * sizeof(float));
+          } else if (s2 == 2) {
+            im2col_copy(dst + lo, from, hi - lo, 2);
+          } else {
+            im2col_copy(dst + lo, from, hi - lo, s2);
           }
         }
         if (hi < o2) {
@@ -771,7 +789,14 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
       job.x = xi;
       size_t rows = (size_t)(st->c * st->kprod);
       size_t grain = st->outsz >= 16384 ? 1 : 16384 / (size_t)st->outsz;
-      wm_pool_for(run->pool, rows, grain, im2col_rows, &job);
+      if (openblas_get_num_threads() > 1) {
+        // OpenBLAS's idle workers spin for a while after each sgemm: pool
+        // threads next to them would share their cores, so the caller
+        // builds the columns alone (on its own core).
+        im2col_rows(&job, 0, rows);
+      } else {
+        wm_pool_for(run->pool, rows, grain, im2col_rows, &job);
+      }
       cols = st->col;
     }
     for (int64_t g = 0; g < st->group; g++) {

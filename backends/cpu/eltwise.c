@@ -16,43 +16,6 @@
 
 // ------------------------------------------------------- transcendentals
 
-// Reinterprets the bits of |i| as a float.
-static inline float bits_to_float(int32_t i) {
-  union {
-    int32_t i;
-    float f;
-  } u;
-  u.i = i;
-  return u.f;
-}
-
-// e^x to about 1 ulp, branch-free so loops around it vectorize: Cody-Waite
-// reduction by ln 2 and a degree-6 polynomial; 2^n is applied in two
-// halves so results near the overflow and underflow limits stay exact.
-static inline float k_expf(float x) {
-  float xc = x < -104.0f ? -104.0f : x;
-  xc = xc > 88.72283f ? 88.72283f : xc;
-  float t = xc * 1.44269504088896341f;
-  float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = p * r * r + r + 1.0f;
-  int32_t ni = (int32_t)n;
-  int32_t n1 = ni / 2;
-  int32_t n2 = ni - n1;
-  float res = y * bits_to_float((n1 + 127) * (1 << 23)) *
-              bits_to_float((n2 + 127) * (1 << 23));
-  res = x > 88.72283f ? INFINITY : res;
-  res = x < -104.0f ? 0.0f : res;
-  return x != x ? x : res;
-}
-
 // tanh: an odd polynomial near 0, 1 - 2 / (e^2|x| + 1) elsewhere.
 static inline float k_tanhf(float x) {
   float ax = fabsf(x);

@@ -1,6 +1,7 @@
 // Helpers shared by the cpu backend's elementwise, nn and data kernel
 // files: dtype sizes, support answers and parallel loops. Private to
-// eltwise.c, nn.c and data.c; everything here is static inline.
+// eltwise.c, nn.c and data.c (blas.c takes K_CLONES); everything here is
+// static inline.
 #ifndef WMAP_BACKENDS_CPU_KERNELS_H_
 #define WMAP_BACKENDS_CPU_KERNELS_H_
 
@@ -31,6 +32,20 @@ enum {
   K_COMPLEX128 = 15,
   K_BFLOAT16 = 16,
 };
+
+// Builds a hot function for AVX-512, AVX2 and baseline x86-64, picked at
+// load time (the library itself targets baseline x86-64). Only ISAs whose
+// arithmetic is the same: no FMA, so every clone gives the same bits.
+// Defining K_CLONES empty (-DK_CLONES=) builds the plain code only.
+#if !defined(K_CLONES) && defined(__x86_64__) && defined(__ELF__) && \
+    defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define K_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef K_CLONES
+#define K_CLONES
+#endif
 
 // Elements per parallel chunk: cheap elementwise work, transcendental
 // work, and rows of a row-wise kernel (scaled by the row length).
@@ -198,6 +213,45 @@ static inline float k_row_max(const float *restrict x, size_t n) {
     r = k_max_nan(r, m[l]);
   }
   return r;
+}
+
+// ------------------------------------------------------- transcendentals
+
+// Reinterprets the bits of |i| as a float.
+static inline float k_bits_to_float(int32_t i) {
+  union {
+    int32_t i;
+    float f;
+  } u;
+  u.i = i;
+  return u.f;
+}
+
+// e^x to about 1 ulp, branch-free so loops around it vectorize: Cody-Waite
+// reduction by ln 2 and a degree-6 polynomial; 2^n is applied in two
+// halves so results near the overflow and underflow limits stay exact.
+static inline float k_expf(float x) {
+  float xc = x >= -104.0f ? x : -104.0f;  // a NaN x too: n stays in range
+  xc = xc > 88.72283f ? 88.72283f : xc;
+  float t = xc * 1.44269504088896341f;
+  float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float y = p * r * r + r + 1.0f;
+  int32_t ni = (int32_t)n;
+  int32_t n1 = ni / 2;
+  int32_t n2 = ni - n1;
+  float res = y * k_bits_to_float((n1 + 127) * (1 << 23)) *
+              k_bits_to_float((n2 + 127) * (1 << 23));
+  res = x > 88.72283f ? INFINITY : res;
+  res = x < -104.0f ? 0.0f : res;
+  return x != x ? x : res;
 }
 
 #endif  // WMAP_BACKENDS_CPU_KERNELS_H_

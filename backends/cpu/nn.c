@@ -13,36 +13,6 @@
 
 #include "kernels.h"
 
-// e^x for the softmax family; the same polynomial as eltwise.c's, kept
-// local so each file stays self-contained.
-static inline float nn_expf(float x) {
-  union {
-    int32_t i;
-    float f;
-  } u1, u2;
-  float xc = x < -104.0f ? -104.0f : x;
-  xc = xc > 88.72283f ? 88.72283f : xc;
-  float t = xc * 1.44269504088896341f;
-  float n = (t + 12582912.0f) - 12582912.0f;
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = p * r * r + r + 1.0f;
-  int32_t ni = (int32_t)n;
-  int32_t n1 = ni / 2;
-  u1.i = (n1 + 127) * (1 << 23);
-  u2.i = (ni - n1 + 127) * (1 << 23);
-  float res = y * u1.f * u2.f;
-  res = x > 88.72283f ? INFINITY : res;
-  res = x < -104.0f ? 0.0f : res;
-  return x != x ? x : res;
-}
-
 // Answers NONE unless input 0 and output 0 are float32.
 static bool f32_io(const wm_op_desc *op) {
   return op->n_in >= 1 && op->in[0].dtype == K_FLOAT && k_has_output(op, 0) &&
@@ -111,46 +81,203 @@ typedef struct sm_job {
 
 enum { SM_BLOCK = 128 };
 
-static void sm_rows(void *ctx, size_t begin, size_t end) {
-  const sm_job_t *j = ctx;
-  size_t n = j->p->n;
-  for (size_t o = begin; o < end; o++) {
-    const float *restrict x = j->x + o * n;
-    float *restrict y = j->y + o * n;
-    float m = k_row_max(x, n);
-    if (m != m || m == INFINITY || m == -INFINITY) {
-      // A NaN or infinite maximum: follow the reference's arithmetic.
-      double s = 0;
-      for (size_t k = 0; k < n; k++) {
-        s += exp((double)x[k] - (double)m);
-      }
-      for (size_t k = 0; k < n; k++) {
-        double v = (double)x[k] - (double)m;
-        y[k] = (float)(j->p->log ? v - log(s) : exp(v) / s);
-      }
-      continue;
-    }
-    if (j->p->log) {
-      for (size_t k = 0; k < n; k++) {
-        y[k] = nn_expf(x[k] - m);
-      }
-      float ls = (float)log(k_row_sum(y, n));
-      for (size_t k = 0; k < n; k++) {
-        y[k] = (x[k] - m) - ls;
-      }
-    } else {
-      for (size_t k = 0; k < n; k++) {
-        y[k] = nn_expf(x[k] - m);
-      }
-      float inv = (float)(1.0 / k_row_sum(y, n));
-      for (size_t k = 0; k < n; k++) {
-        y[k] *= inv;
-      }
-    }
+// A row whose maximum is NaN or infinite, or that holds a NaN: the
+// reference's arithmetic in double.
+static void sm_row_slow(const float *x, float *y, size_t n, bool log_sm) {
+  float m = k_row_max(x, n);
+  double s = 0;
+  for (size_t k = 0; k < n; k++) {
+    s += exp((double)x[k] - (double)m);
+  }
+  for (size_t k = 0; k < n; k++) {
+    double v = (double)x[k] - (double)m;
+    y[k] = (float)(log_sm ? v - log(s) : exp(v) / s);
   }
 }
 
-static void sm_cols(void *ctx, size_t begin, size_t end) {
+// The row loops run on GNU vectors of SM_LANES floats (one AVX-512
+// register; pairs of AVX2 and quads of SSE ones in the other clones) and
+// sum in a fixed order (below): every clone gives the same bits.
+enum { SM_LANES = 16 };
+typedef float sm_vf __attribute__((vector_size(SM_LANES * 4)));
+typedef int32_t sm_vi __attribute__((vector_size(SM_LANES * 4)));
+typedef float sm_vh __attribute__((vector_size(SM_LANES * 2)));
+typedef double sm_vd __attribute__((vector_size(SM_LANES * 4)));
+
+// k_expf(d) for d <= 0 (not NaN), as a softmax row needs it: the same
+// bits without the selects that only larger arguments take.
+static inline float sm_expf(float d) {
+  union {
+    int32_t i;
+    float f;
+  } u1, u2;
+  float xc = d >= -104.0f ? d : -104.0f;
+  float t = xc * 1.44269504088896341f;
+  float n = (t + 12582912.0f) - 12582912.0f;
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float y = p * r * r + r + 1.0f;
+  int32_t ni = (int32_t)n;
+  int32_t n1 = ni / 2;
+  u1.i = (n1 + 127) * (1 << 23);
+  u2.i = (ni - n1 + 127) * (1 << 23);
+  float res = y * u1.f * u2.f;
+  return d < -104.0f ? 0.0f : res;
+}
+
+// The sum runs in SM_LANES float lanes, each flushed into SM_LANES doubles
+// after at most SM_FLUSH terms in [0, 1] (relative error < 4e-6).
+enum { SM_FLUSH = 64 };
+
+// The running maximum of the non-NaN values of a row and its NaN flag.
+typedef struct sm_max_acc {
+  sm_vf m;
+  sm_vi un;
+} sm_max_acc_t;
+
+static inline __attribute__((always_inline)) void sm_max_init(sm_max_acc_t *a) {
+  a->m = (sm_vf){0} - INFINITY;
+  a->un = (sm_vi){0};
+}
+
+// Folds x[0, SM_LANES) into |a|.
+static inline __attribute__((always_inline)) void sm_max_add(sm_max_acc_t *a,
+                                                             const float *x) {
+  sm_vf v;
+  memcpy(&v, x, sizeof(v));
+  sm_vi gt = v > a->m;  // false for a NaN v: it never wins
+  a->m = (sm_vf)((gt & (sm_vi)v) | (~gt & (sm_vi)a->m));
+  a->un |= v != v;
+}
+
+// Folds the lanes of |a| and x[0, n) (n < SM_LANES): the maximum of the
+// non-NaN values (-inf when there are none), *has_nan when any was NaN.
+static inline __attribute__((always_inline)) float sm_max_end(
+    const sm_max_acc_t *a, const float *x, size_t n, bool *has_nan) {
+  float m = -INFINITY;
+  bool any = false;
+  for (size_t i = 0; i < n; i++) {
+    m = x[i] > m ? x[i] : m;
+    any |= x[i] != x[i];
+  }
+  for (int l = 0; l < SM_LANES; l++) {
+    m = a->m[l] > m ? a->m[l] : m;
+    any |= a->un[l] != 0;
+  }
+  *has_nan = any;
+  return m;
+}
+
+// Sum of e^(x[k] - m) over the row, each term also stored to y[k] when y
+// is not NULL. Meanwhile it takes the maximum of the next row xn (same
+// length; *mn and *nn as sm_max_end sets them), so that its loads overlap
+// this row's arithmetic, and prefetches the row after, pf for reading and
+// py for writing.
+static inline __attribute__((always_inline)) double sm_exp_sum(
+    const float *restrict x, float *restrict y, size_t n, float m,
+    const float *xn, float *mn, bool *nn, const float *pf, const float *py) {
+  sm_vd s0 = {0}, s1 = {0};
+  sm_max_acc_t acc;
+  sm_max_init(&acc);
+  size_t i = 0;
+  while (i + SM_LANES <= n) {
+    sm_vf sf = {0};
+    for (int b = 0; b < SM_FLUSH && i + SM_LANES <= n; b++, i += SM_LANES) {
+      __builtin_prefetch(pf + i, 0, 3);
+      __builtin_prefetch(py + i, 1, 3);
+      sm_max_add(&acc, xn + i);
+      sm_vf e;
+      for (int l = 0; l < SM_LANES; l++) {
+        e[l] = sm_expf(x[i + (size_t)l] - m);
+      }
+      if (y) {
+        memcpy(y + i, &e, sizeof(e));
+      }
+      sf += e;
+    }
+    sm_vh h0, h1;
+    memcpy(&h0, &sf, sizeof(h0));
+    memcpy(&h1, (const char *)&sf + sizeof(h0), sizeof(h1));
+    s0 += __builtin_convertvector(h0, sm_vd);
+    s1 += __builtin_convertvector(h1, sm_vd);
+  }
+  *mn = sm_max_end(&acc, xn + i, n - i, nn);
+  double s = 0;
+  for (; i < n; i++) {
+    float e = sm_expf(x[i] - m);
+    if (y) {
+      y[i] = e;
+    }
+    s += (double)e;
+  }
+  for (int l = 0; l < SM_LANES / 2; l++) {
+    s += s0[l] + s1[l];
+  }
+  return s;
+}
+
+// Rows [begin, end) along the last dim, in three passes over each row
+// (one of up to some thousand floats stays in L1): the maximum with a NaN
+// check (for all rows but the first, taken during the previous row's
+// second pass), e^(x-m) with its sum, and the scaling.
+// Built for AVX-512, AVX2 and baseline x86-64 (K_CLONES).
+K_CLONES static void sm_rows(void *ctx, size_t begin, size_t end) {
+  const sm_job_t *j = ctx;
+  size_t n = j->p->n;
+  bool log_sm = j->p->log;
+  bool has_nan = false, known = false;
+  float m = 0;
+  for (size_t o = begin; o < end; o++) {
+    const float *restrict x = j->x + o * n;
+    float *restrict y = j->y + o * n;
+    if (!known) {
+      sm_max_acc_t acc;
+      sm_max_init(&acc);
+      size_t i = 0;
+      for (; i + SM_LANES <= n; i += SM_LANES) {
+        sm_max_add(&acc, x + i);
+      }
+      m = sm_max_end(&acc, x + i, n - i, &has_nan);
+    }
+    // The next row of this range and the one after (this one again past
+    // the end).
+    size_t next = o + 1 < end ? n : 0;
+    size_t after = o + 2 < j->p->outer ? 2 * n : 0;
+    if (has_nan || m == INFINITY || m == -INFINITY) {
+      sm_row_slow(x, y, n, log_sm);
+      known = false;
+      continue;
+    }
+    // m is finite and no x is NaN: every e^(x-m) lies in [0, 1].
+    float mn;
+    bool nn;
+    double s = log_sm ? sm_exp_sum(x, NULL, n, m, x + next, &mn, &nn, x + after,
+                                   y + after)
+                      : sm_exp_sum(x, y, n, m, x + next, &mn, &nn, x + after,
+                                   y + after);
+    float a = log_sm ? (float)log(s) : (float)(1.0 / s);
+    if (log_sm) {
+      for (size_t k = 0; k < n; k++) {
+        y[k] = (x[k] - m) - a;
+      }
+    } else {
+      for (size_t k = 0; k < n; k++) {
+        y[k] *= a;
+      }
+    }
+    m = mn;
+    has_nan = nn;
+    known = next != 0;
+  }
+}
+
+K_CLONES static void sm_cols(void *ctx, size_t begin, size_t end) {
   const sm_job_t *j = ctx;
   const sm_plan_t *p = j->p;
   float m[SM_BLOCK];
@@ -174,7 +301,7 @@ static void sm_cols(void *ctx, size_t begin, size_t end) {
       const float *restrict xr = x + k * p->inner;
       float *restrict yr = y + k * p->inner;
       for (size_t c = 0; c < w; c++) {
-        yr[c] = nn_expf(xr[c] - m[c]);
+        yr[c] = k_expf(xr[c] - m[c]);
       }
       for (size_t c = 0; c < w; c++) {
         s[c] += (double)yr[c];
