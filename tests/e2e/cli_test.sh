@@ -5,31 +5,7 @@ set -u
 wmap=$1
 src=$2
 data=${WMAP_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-# expect NAME WANT_RC FRAGMENT CMD...: runs CMD, checks its exit code and
-# that stderr (or stdout for rc 0) contains FRAGMENT.
-expect() {
-  local name=$1 want_rc=$2 fragment=$3
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  local text
-  if [ "$want_rc" -eq 0 ]; then text=$(cat "$tmp/out"); else text=$(cat "$tmp/err"); fi
-  if [ "$rc" -ne "$want_rc" ]; then
-    echo "FAIL $name: exit $rc, want $want_rc"; sed 's/^/  /' "$tmp/err" | head -5
-    failed=$((failed + 1)); return
-  fi
-  if ! grep -qF -- "$fragment" <<<"$text"; then
-    echo "FAIL $name: output lacks \"$fragment\":"; sed 's/^/  /' <<<"$text" | head -5
-    failed=$((failed + 1)); return
-  fi
-  echo "ok   $name"
-  passed=$((passed + 1))
-}
+. "$(dirname "$0")/expect.sh"
 
 expect no_command_is_usage_error 2 "usage: wmap" "$wmap"
 expect unknown_command_is_usage_error 2 'unknown command "frobnicate"' "$wmap" frobnicate
