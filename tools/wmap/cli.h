@@ -13,6 +13,7 @@ int wm_cli_run(int argc, char **argv);
 int wm_cli_conform(int argc, char **argv);
 int wm_cli_backends(int argc, char **argv);
 int wm_cli_zoo(int argc, char **argv);
+int wm_cli_probe(int argc, char **argv);
 
 // Prints "wmap: <status message>" on stderr, frees |s|; returns
 // WM_EXIT_FAILED.

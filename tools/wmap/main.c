@@ -17,6 +17,7 @@ static const char usage[] =
     "  conform        run ONNX's backend test suite on a backend\n"
     "  backends       list the backends found and the plugins refused\n"
     "  zoo            list the built-in models or export one as ONNX\n"
+    "  probe          measure this machine's peaks (cached per machine)\n"
     "\n"
     "Run 'wmap <command> --help' for the options of a command.\n"
     "Exit status: 0 ok, 1 failed, 2 usage error.\n";
@@ -206,6 +207,9 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "zoo") == 0) {
     return wm_cli_zoo(argc - 1, argv + 1);
+  }
+  if (strcmp(cmd, "probe") == 0) {
+    return wm_cli_probe(argc - 1, argv + 1);
   }
   fprintf(stderr, "wmap: unknown command \"%s\"\n\n%s", cmd, usage);
   return WM_EXIT_USAGE;
