@@ -60,11 +60,6 @@ wm_status_t wm_cli_backend_list(wm_registry_t *reg, const char *list,
                                 wm_backend_t **out_backends,
                                 size_t *out_count) WM_MUST_USE_RESULT;
 
-// Opens the backend named |name| from a registry with default options;
-// the caller frees it with wm_backend_destroy.
-wm_status_t wm_cli_backend_open(const char *name,
-                                wm_backend_t **out) WM_MUST_USE_RESULT;
-
 // One test_data_set folder: inputs bound to graph input names, expected
 // outputs in graph output order.
 typedef struct wm_cli_dataset {

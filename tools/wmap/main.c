@@ -164,23 +164,6 @@ wm_status_t wm_cli_backend_list(wm_registry_t *reg, const char *list,
   return s;
 }
 
-wm_status_t wm_cli_backend_open(const char *name, wm_backend_t **out) {
-  *out = NULL;
-  wm_cli_backend_options_t opts = {0};
-  opts.quiet = true;  // only the backend asked for matters here
-  wm_registry_t *reg;
-  WM_RETURN_IF_ERROR(wm_cli_registry_open(&opts, &reg));
-  wm_status_t s = wm_registry_take(reg, name, out);
-  if (s && wm_registry_refused_count(reg) > 0) {
-    wm_status_t hint = WM_ERROR(NOT_FOUND, "%s; 'wmap backends' says why",
-                                wm_status_message(s));
-    wm_status_free(s);
-    s = hint;
-  }
-  wm_registry_destroy(reg);
-  return s;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage, stderr);
