@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "wmap/base.h"
+#include "wmap/graph.h"
 #include "wmap/plugin.h"
 
 #ifdef __cplusplus
@@ -102,6 +103,289 @@ double wm_peaks_fp32_gflops(const wm_peaks_t *p, const char *name);
 // Memory bandwidth GB/s for backend |name|: measured triad for a CPU
 // backend, else declared; 0 when unknown.
 double wm_peaks_bandwidth_gbs(const wm_peaks_t *p, const char *name);
+
+// ------------------------------------------------------------- the map
+//
+// wm_map_build analyses a graph without running it: an inventory per node
+// and op type (MACs, FLOPs, transcendentals, bytes split into activations
+// in, weights and outputs, arithmetic intensity, parameters), the memory
+// (weights plus the peak of live activations), a roofline time and class
+// per node on each backend's peaks, coverage per node and backend from
+// op_query on the backend's target description, the critical path, and
+// the collectives of a parallel plan. Conventions: ARCHITECTURE.md
+// decision 8 and docs/map-format.md. A node that cannot be analysed
+// (unknown operator, invalid, unbound dim) is kept and marked; the map of
+// the rest is still built.
+
+#define WM_MAP_FORMAT "wmap.map/1"
+
+// Why a node could not be fully analysed.
+typedef enum wm_map_state {
+  WM_MAP_NODE_OK = 0,
+  WM_MAP_NODE_UNKNOWN_OP = 1,     // no definition for the op at its opset
+  WM_MAP_NODE_INVALID = 2,        // its schema or shape rule refused it
+  WM_MAP_NODE_UNKNOWN_SHAPE = 3,  // an input or output shape is not known
+} wm_map_state_t;
+
+// How one backend would run one node.
+typedef enum wm_map_cover {
+  WM_COVER_VENDOR_LIBRARY = 0,  // reused: the vendor's operator library
+  WM_COVER_NATIVE = 1,          // the backend's own hand-written kernel
+  WM_COVER_GENERATED = 2,       // a kernel generated from the op definition
+  WM_COVER_FALLBACK = 3,        // the backend refuses; the fallback runs it
+  WM_COVER_MISSING = 4,         // nothing here can run it
+  WM_COVER_COUNT = 5,
+} wm_map_cover_t;
+
+// What limits a node's roofline time.
+typedef enum wm_map_bound {
+  WM_BOUND_UNKNOWN = 0,  // no peak known, or the node's work is unknown
+  WM_BOUND_COMPUTE = 1,
+  WM_BOUND_MEMORY = 2,
+  WM_BOUND_COMMUNICATION = 3,  // only under a parallel plan
+} wm_map_bound_t;
+
+// One node on one backend. Times are seconds; 0 when unknown.
+typedef struct wm_map_cell {
+  wm_map_cover_t cover;
+  uint32_t level;      // WM_SUPPORT_* the backend answered
+  uint32_t impl;       // WM_IMPL_* it reported
+  uint32_t reason;     // WM_WHY_* when it refused
+  const char *detail;  // its explanation, or ""
+  double t_comp;       // flops / peak FLOP/s
+  double t_mem;        // bytes / bandwidth
+  double t_comm;       // communication the plan puts after it
+  double t_roof;       // max of the three
+  wm_map_bound_t bound;
+} wm_map_cell_t;
+
+// One node, in execution order. Bytes count each input and output tensor
+// once (unfused, compulsory traffic).
+typedef struct wm_map_node {
+  int32_t index;         // node index in the graph
+  const char *name;      // node name or "#index"
+  const char *op_type;   // ONNX op_type
+  const char *domain;    // "" for ai.onnx
+  wm_map_state_t state;  // OK or why not
+  const char *note;      // what went wrong ("" when OK)
+  const char *inputs;    // input types, e.g. "f32[1,3,224,224], f32[64,3,7,7]"
+  const char *outputs;   // output types
+  double macs;
+  double flops;
+  double transcendentals;
+  uint64_t act_in_bytes;  // inputs that are not initializers
+  uint64_t weight_bytes;  // inputs that are initializers
+  uint64_t out_bytes;     // outputs
+  double intensity;       // flops / (act_in + weight + out bytes); 0 if none
+  int64_t params;         // learnable elements of initializers first read here
+  size_t n_preds;         // producers among the map's nodes
+  const size_t *preds;    // their positions in wm_map_t.nodes
+  double start;           // earliest start on the critical-path backend (s)
+  double slack;           // latest start - earliest start (s)
+  bool critical;          // on the critical path
+  int32_t stage;          // pipeline stage under a plan (0 without)
+  bool sharded;           // tensor-parallel: runs on 1/tp of the work
+  wm_map_cell_t *cells;   // one per wm_map_t.backends entry
+} wm_map_node_t;
+
+// Aggregate of one op type on one backend.
+typedef struct wm_map_type_cell {
+  size_t count[WM_COVER_COUNT];  // nodes per cover kind
+  double t_roof;                 // sum over the type's nodes (s)
+} wm_map_type_cell_t;
+
+// Aggregate of one op type (sorted by FLOPs, then count, then name).
+typedef struct wm_map_optype {
+  const char *op_type;
+  const char *domain;
+  size_t count;
+  double macs;
+  double flops;
+  double transcendentals;
+  uint64_t act_in_bytes;
+  uint64_t weight_bytes;
+  uint64_t out_bytes;
+  int64_t params;
+  wm_map_type_cell_t *cells;  // one per backend
+} wm_map_optype_t;
+
+// An operator a backend still lacks (the "write" half of reuse vs write).
+typedef struct wm_map_todo {
+  const char *op_type;
+  const char *domain;
+  size_t nodes;        // nodes of this type the backend refuses
+  double flops;        // their FLOPs
+  uint32_t reason;     // WM_WHY_* of the first refusal
+  const char *detail;  // its explanation
+} wm_map_todo_t;
+
+// The backend summary (coverage, peaks, collective tier).
+typedef struct wm_map_backend {
+  const char *name;
+  const char *version;
+  const char *target;       // target 0's name
+  bool fallback;            // the fallback backend (ref) itself
+  double peak_gflops;       // fp32 GFLOP/s the roofline uses (0 unknown)
+  double bandwidth_gbs;     // GB/s the roofline uses (0 unknown)
+  const char *peak_source;  // "measured", "declared" or "unknown"
+  double ridge;             // FLOP per byte: peak / bandwidth (0 unknown)
+  size_t count[WM_COVER_COUNT];  // nodes per cover kind
+  size_t nodes_covered;          // vendor + native + generated
+  double flops_covered;          // FLOPs of those nodes
+  double t_roof;                 // sum over all nodes (s)
+  double t_roof_covered;         // over covered nodes (s)
+  size_t partitions;       // runs of consecutive nodes on one side
+  size_t boundary_copies;  // tensors crossing between it and the fallback
+  uint64_t boundary_bytes;
+  const char *suitability;  // "good", "maybe" or "poor" (ORT's rule)
+  size_t n_todo;
+  wm_map_todo_t *todo;      // sorted by FLOPs, then nodes
+  bool has_collectives;     // the plugin has a collective tier
+  uint32_t coll_level[5];   // WM_SUPPORT_* per WM_COLL_* kind (index 1..4)
+} wm_map_backend_t;
+
+// A tensor live at the activation peak.
+typedef struct wm_map_live {
+  const char *name;
+  uint64_t bytes;
+} wm_map_live_t;
+
+typedef struct wm_map_memory {
+  uint64_t weight_bytes;           // every initializer (deduplicated)
+  uint64_t peak_activation_bytes;  // graph inputs and intermediates
+  size_t peak_node;                // position of the node at the peak
+  size_t n_live;
+  wm_map_live_t *live;  // tensors live at the peak, largest first
+} wm_map_memory_t;
+
+typedef struct wm_map_totals {
+  size_t nodes;
+  size_t unmapped;  // nodes whose state is not OK
+  int64_t params;   // learnable parameters (not BN running statistics)
+  double macs;
+  double flops;
+  double transcendentals;
+  uint64_t weight_bytes;  // every initializer
+  uint64_t act_in_bytes;  // sums over nodes
+  uint64_t out_bytes;
+  uint64_t peak_activation_bytes;
+} wm_map_totals_t;
+
+// The longest path through the node DAG on one backend's t_roof.
+typedef struct wm_map_critical {
+  size_t backend;    // index into wm_map_t.backends
+  double length;     // seconds
+  double total;      // sum of every node's t_roof there (s)
+  size_t n_nodes;
+  size_t *nodes;     // positions along the path, in order
+} wm_map_critical_t;
+
+// A parallel strategy: --parallel dp=N,tp=M,pp=K[,microbatches=m]...
+typedef struct wm_map_parallel {
+  int32_t dp;            // data-parallel degree (>= 1)
+  int32_t tp;            // tensor-parallel degree (>= 1)
+  int32_t pp;            // pipeline stages (>= 1)
+  int32_t microbatches;  // per step (>= 1; default pp)
+  bool inference;        // forward only (no gradients); default: training
+  double link_gbs;       // per-rank link bandwidth; 0 = the backend's
+  int32_t grad_bytes;    // bytes per gradient element (default 4)
+} wm_map_parallel_t;
+
+enum { WM_MAP_P2P = 5 };  // a send/recv pair (kind beside WM_COLL_*)
+
+// One collective the plan needs. |bytes| is S as nccl-tests defines it
+// (AllReduce: the buffer per rank; AllGather: the full output).
+typedef struct wm_map_collective {
+  uint32_t kind;       // WM_COLL_* or WM_MAP_P2P
+  const char *why;     // e.g. "tensor-parallel: row-parallel MatMul output"
+  const char *tensor;  // value name, or "" for gradients
+  int64_t node;        // position of the producing node, or -1
+  int32_t ranks;       // group size
+  double per_forward;  // calls per forward pass
+  double per_step;     // calls per step (training: with backward)
+  uint64_t bytes;      // S per call
+  double wire_bytes;   // per rank per step, ring algorithm
+  double t_call;       // seconds per call at the link bandwidth
+} wm_map_collective_t;
+
+typedef struct wm_map_plan {
+  bool enabled;
+  wm_map_parallel_t spec;
+  double link_gbs;       // link bandwidth used (GB/s)
+  size_t n_coll;
+  wm_map_collective_t *coll;
+  double wire_bytes;     // per rank per step, all collectives
+  double t_comm;         // per step (s)
+  double bubble;         // (p-1)/(m+p-1): idle fraction of the step
+  double bubble_ideal;   // (p-1)/m: relative to the ideal time
+  double *stage_t_roof;  // pp entries: t_roof per stage on the
+                         // critical-path backend (s)
+  double *stage_flops;   // pp entries
+} wm_map_plan_t;
+
+// A --dim binding.
+typedef struct wm_map_dim {
+  const char *name;
+  int64_t value;
+} wm_map_dim_t;
+
+typedef struct wm_map_options {
+  const char *model;              // name shown in reports
+  wm_backend_t *const *backends;  // to map onto, in order (borrowed)
+  size_t backend_count;
+  const wm_backend_t *fallback;   // takes what the others refuse, or NULL
+  const wm_peaks_t *peaks;        // measured peaks, or NULL (declared only)
+  const wm_map_dim_t *dims;       // symbolic dim bindings
+  size_t n_dims;
+  const wm_map_parallel_t *parallel;  // NULL = single device
+  size_t critical_backend;        // index into |backends| for the path
+} wm_map_options_t;
+
+typedef struct wm_map {
+  wm_arena_t arena;  // owns everything below
+  const char *model;
+  const char *graph_name;
+  int64_t opset;
+  size_t n_dims;
+  wm_map_dim_t *dims;  // as applied
+  size_t n_nodes;
+  wm_map_node_t *nodes;
+  size_t n_types;
+  wm_map_optype_t *types;
+  size_t n_backends;
+  wm_map_backend_t *backends;
+  wm_map_totals_t totals;
+  wm_map_memory_t memory;
+  wm_map_critical_t critical;
+  wm_map_plan_t plan;
+  size_t n_notes;
+  const char **notes;  // things the reader must know (unmapped nodes...)
+  bool have_machine;
+  wm_machine_t machine;  // from the peaks
+} wm_map_t;
+
+// Binds |dims| in |graph|'s inputs, infers what it can and builds the map.
+// Fails only on a graph that cannot be read at all (cycles, allocation);
+// an unmappable node is marked instead.
+wm_status_t wm_map_build(wm_graph_t *graph, const wm_map_options_t *opts,
+                         wm_map_t **out_map) WM_MUST_USE_RESULT;
+void wm_map_destroy(wm_map_t *map);
+
+// Parses "dp=2,tp=4,pp=1,microbatches=8,inference=1,link=25" into |out|.
+wm_status_t wm_map_parse_parallel(const char *text,
+                                  wm_map_parallel_t *out) WM_MUST_USE_RESULT;
+
+const char *wm_map_cover_name(wm_map_cover_t cover);  // "vendor library"...
+const char *wm_map_cover_key(wm_map_cover_t cover);   // "vendor_library"...
+const char *wm_map_bound_name(wm_map_bound_t bound);  // "compute"...
+const char *wm_map_state_name(wm_map_state_t state);  // "ok", "unknown op"...
+const char *wm_map_coll_name(uint32_t kind);          // "AllReduce"...
+
+// Renderers; each appends to |out|.
+void wm_map_to_json(const wm_map_t *map, wm_strbuf_t *out);
+void wm_map_to_text(const wm_map_t *map, bool color, wm_strbuf_t *out);
+void wm_map_to_markdown(const wm_map_t *map, wm_strbuf_t *out);
+void wm_map_to_html(const wm_map_t *map, wm_strbuf_t *out);
 
 #ifdef __cplusplus
 }

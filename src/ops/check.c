@@ -239,7 +239,9 @@ static bool has_subgraph(const wm_node_t *node) {
   return false;
 }
 
-wm_status_t wm_ops_check_graph(wm_graph_t *graph) {
+// Checks |graph|; with |node_status| a node's failure is stored there (by
+// node index) and the check goes on, else the first failure is returned.
+static wm_status_t check_graph(wm_graph_t *graph, wm_status_t *node_status) {
   int32_t *order;
   WM_RETURN_IF_ERROR(wm_graph_topo_order(graph, &order));
   // Constant values found by folding, per value id (borrowed from
@@ -261,6 +263,11 @@ wm_status_t wm_ops_check_graph(wm_graph_t *graph) {
       for (size_t g = 0; !s && attr->graphs && g < attr->count; g++) {
         s = wm_ops_check_graph(attr->graphs[g]);
       }
+    }
+    if (s && node_status) {
+      node_status[index] = s;
+      s = NULL;
+      continue;
     }
     if (s) {
       break;
@@ -311,6 +318,10 @@ wm_status_t wm_ops_check_graph(wm_graph_t *graph) {
     }
     wm_tensor_destroy(header);
     wm_op_ctx_deinit(&ctx);
+    if (s && node_status) {
+      node_status[index] = s;
+      s = NULL;
+    }
   }
   for (size_t v = 0; known && owned && v < graph->value_count; v++) {
     if (owned[v]) {
@@ -321,4 +332,13 @@ wm_status_t wm_ops_check_graph(wm_graph_t *graph) {
   free(owned);
   free(order);
   return s;
+}
+
+wm_status_t wm_ops_check_graph(wm_graph_t *graph) {
+  return check_graph(graph, NULL);
+}
+
+wm_status_t wm_ops_check_graph_each(wm_graph_t *graph,
+                                    wm_status_t *node_status) {
+  return check_graph(graph, node_status);
 }

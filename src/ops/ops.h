@@ -96,6 +96,12 @@ const wm_op_def_t *wm_ops_at(size_t i);
 // imported opset, arity, dtypes) and infers the types of all values,
 // merging with declared types; recurses into subgraph attributes.
 wm_status_t wm_ops_check_graph(wm_graph_t *graph) WM_MUST_USE_RESULT;
+// Like wm_ops_check_graph, but a node's failure (unknown operator, schema
+// or shape rule) is stored in node_status[node index] (caller frees) and
+// the check goes on with that node's outputs left as declared. Returns
+// only failures of the graph as a whole (cycles, allocation).
+wm_status_t wm_ops_check_graph_each(wm_graph_t *graph, wm_status_t *node_status)
+    WM_MUST_USE_RESULT;
 
 // Builds a context for node |index| with types from the graph's values
 // and constant inputs from initializers. Arrays are allocated in one

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
+#include "opdesc.h"
 #include "wmap/session.h"
 
 // Values at most this large get a host copy on backends whose memory is
@@ -38,15 +39,12 @@ typedef struct rt_value {
 } rt_value_t;
 
 typedef struct rt_node {
-  const wm_op_def_t *def;      // registry entry (shape rules)
-  int32_t slot;                // backend slot that runs it
-  wm_op_attr *attrs;           // ABI view of the node's attributes
-  uint32_t n_attr;             // number of attributes
-  wm_tensor_desc *attr_descs;  // layouts of tensor attributes
-  uint64_t **string_lens;      // per attribute, lengths of STRINGS
-  wm_op_plan *plan;            // current plan or NULL
-  wm_tensor_desc *planned;     // descs (inputs then outputs) of |plan|
-  wm_placement_t placement;    // the report entry
+  const wm_op_def_t *def;    // registry entry (shape rules)
+  int32_t slot;              // backend slot that runs it
+  wm_node_attrs_t attrs;     // ABI view of the node's attributes
+  wm_op_plan *plan;          // current plan or NULL
+  wm_tensor_desc *planned;   // descs (inputs then outputs) of |plan|
+  wm_placement_t placement;  // the report entry
   wm_placement_refusal_t refusals[MAX_SLOTS];  // lower answers
   char label[LABEL_SIZE];                      // "#index" for unnamed nodes
 } rt_node_t;
@@ -66,22 +64,6 @@ struct wm_session {
 static wm_status_t slot_error(const rt_backend_t *b, wm_error *e,
                               const char *what) {
   return wm_backend_error(b->backend, e, what);
-}
-
-static wm_tensor_desc desc_from_type(wm_dtype_t dtype,
-                                     const wm_shape_t *shape) {
-  wm_tensor_desc d;
-  memset(&d, 0, sizeof(d));
-  d.struct_size = sizeof(d);
-  d.dtype = (uint32_t)dtype;
-  d.rank = shape->rank < 0 ? 0 : (uint32_t)shape->rank;
-  int64_t stride = 1;
-  for (int32_t i = (int32_t)d.rank - 1; i >= 0; i--) {
-    d.dims[i] = shape->dims[i];
-    d.strides[i] = stride;
-    stride *= shape->dims[i] > 0 ? shape->dims[i] : 1;
-  }
-  return d;
 }
 
 static wm_shape_t shape_from_desc(const wm_tensor_desc *d) {
@@ -200,7 +182,7 @@ static wm_status_t fill_from_host(wm_session_t *s, size_t slot, rt_copy_t *c,
 // Makes value |v| live on |slot| from host tensor |t|.
 static wm_status_t upload(wm_session_t *s, size_t slot, rt_value_t *v,
                           const wm_tensor_t *t) {
-  v->desc = desc_from_type(t->dtype, &t->shape);
+  v->desc = wm_tensor_desc_from_type(t->dtype, &t->shape);
   rt_copy_t *c = &v->copy[slot];
   wm_status_t st = alloc_copy(s, slot, &v->desc, c);
   if (!st) {
@@ -292,90 +274,6 @@ static const wm_tensor_t *host_view(const wm_session_t *s, int32_t id) {
   }
   return NULL;
 }
-// Builds the ABI view of node |n|'s attributes.
-static wm_status_t convert_attrs(rt_node_t *rn, const wm_node_t *node) {
-  rn->n_attr = (uint32_t)node->attr_count;
-  size_t n = (size_t)node->attr_count;
-  rn->attrs = wm_calloc(n + 1, sizeof(wm_op_attr));
-  rn->attr_descs = wm_calloc(n + 1, sizeof(wm_tensor_desc));
-  rn->string_lens = wm_calloc(n + 1, sizeof(uint64_t *));
-  if (!rn->attrs || !rn->attr_descs || !rn->string_lens) {
-    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  }
-  for (size_t i = 0; i < n; i++) {
-    const wm_attr_t *a = &node->attrs[i];
-    wm_op_attr *o = &rn->attrs[i];
-    o->struct_size = sizeof(*o);
-    o->name = a->name;
-    o->type = (uint32_t)a->type;
-    o->i = a->i;
-    o->f = a->f;
-    o->s = a->s;
-    o->s_len = a->s_len;
-    o->count = a->count;
-    o->ints = a->ints;
-    o->floats = a->floats;
-    o->strings = a->strings;
-    if (a->strings) {
-      rn->string_lens[i] = wm_calloc(a->count + 1, sizeof(uint64_t));
-      if (!rn->string_lens[i]) {
-        return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-      }
-      for (size_t k = 0; k < a->count; k++) {
-        rn->string_lens[i][k] = a->string_lens[k];
-      }
-      o->string_lens = rn->string_lens[i];
-    }
-    if (a->t) {
-      rn->attr_descs[i] = desc_from_type(a->t->dtype, &a->t->shape);
-      o->tensor = &rn->attr_descs[i];
-      o->tensor_data = a->t->data;
-    }
-    o->graph = a->g ? (const void *)a->g : (const void *)a->graphs;
-  }
-  return NULL;
-}
-
-// Fills |op| (with descs in |descs|: inputs then outputs) for node |index|
-// from |ctx|'s types.
-static void make_op_desc(const wm_session_t *s, size_t index,
-                         const wm_op_ctx_t *ctx, wm_tensor_desc *descs,
-                         const void **values, wm_op_desc *op) {
-  const wm_node_t *node = &s->graph->nodes[index];
-  const rt_node_t *rn = &s->nodes[index];
-  for (int32_t i = 0; i < ctx->n_in; i++) {
-    memset(&descs[i], 0, sizeof(descs[i]));
-    descs[i].struct_size = sizeof(descs[i]);
-    values[i] = NULL;
-    if (wm_op_has_input(ctx, i)) {
-      descs[i] =
-          desc_from_type(ctx->in_types[i].dtype, &ctx->in_types[i].shape);
-      values[i] = ctx->in[i] ? ctx->in[i]->data : NULL;
-    }
-  }
-  for (int32_t i = 0; i < ctx->n_out; i++) {
-    wm_tensor_desc *d = &descs[ctx->n_in + i];
-    memset(d, 0, sizeof(*d));
-    d->struct_size = sizeof(*d);
-    if (wm_op_has_output(ctx, i)) {
-      *d = desc_from_type(ctx->out_types[i].dtype, &ctx->out_types[i].shape);
-    }
-  }
-  memset(op, 0, sizeof(*op));
-  op->struct_size = sizeof(*op);
-  op->domain = node->domain;
-  op->op_type = node->op_type;
-  op->opset = (uint64_t)ctx->opset;
-  op->name = ctx->label;
-  op->n_in = (uint32_t)ctx->n_in;
-  op->n_out = (uint32_t)ctx->n_out;
-  op->in = descs;
-  op->out = descs + ctx->n_in;
-  op->in_values = values;
-  op->n_attr = rn->n_attr;
-  op->attrs = rn->attrs;
-}
-
 // ---------------------------------------------------------- placement
 
 const char *wm_impl_name(uint32_t impl) {
@@ -397,27 +295,6 @@ const char *wm_why_name(uint32_t reason) {
   return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "other";
 }
 
-// Asks |slot| about node |index| described by |op|.
-static wm_status_t query_slot(wm_session_t *s, size_t slot,
-                              const wm_op_desc *op, wm_op_support *out) {
-  rt_backend_t *b = &s->slots[slot];
-  memset(out, 0, sizeof(*out));
-  out->struct_size = sizeof(*out);
-  if (!b->api->library) {
-    out->reason = WM_WHY_OP;
-    out->detail = "the backend has no library tier";
-    return NULL;
-  }
-  WM_RETURN_IF_ERROR(
-      slot_error(b, b->api->library->op_query(b->target, op, out), "op_query"));
-  if (out->level > WM_SUPPORT_PREFERRED) {
-    return WM_ERROR(INVALID_ARGUMENT,
-                    "backend \"%s\": op_query answered level %u for %s",
-                    wm_backend_name(b->backend), out->level, op->op_type);
-  }
-  return NULL;
-}
-
 // Places node |index|; appends a line to |unplaced| when nothing takes it.
 static wm_status_t place_node(wm_session_t *s, size_t index,
                               wm_strbuf_t *unplaced, size_t *n_unplaced) {
@@ -428,7 +305,7 @@ static wm_status_t place_node(wm_session_t *s, size_t index,
   snprintf(rn->label, sizeof(rn->label), "%s", ctx.label);
   wm_status_t st = wm_op_find_def(&ctx, &rn->def);
   if (!st) {
-    st = convert_attrs(rn, node);
+    st = wm_node_attrs_init(&rn->attrs, node);
   }
   for (int32_t i = 0; !st && i < ctx.n_out; i++) {
     if (node->outputs[i] >= 0) {
@@ -450,9 +327,9 @@ static wm_status_t place_node(wm_session_t *s, size_t index,
   int32_t chosen = -1;
   wm_op_support answers[MAX_SLOTS];
   if (!st) {
-    make_op_desc(s, index, &ctx, descs, values, &op);
+    wm_node_op_desc(node, &ctx, &rn->attrs, descs, values, &op);
     for (size_t k = 0; !st && k < s->n_listed; k++) {
-      st = query_slot(s, k, &op, &answers[k]);
+      st = wm_backend_op_query(s->slots[k].backend, &op, &answers[k]);
       if (!st && answers[k].level > best.level) {
         best = answers[k];
         chosen = (int32_t)k;
@@ -465,7 +342,7 @@ static wm_status_t place_node(wm_session_t *s, size_t index,
   p->domain = node->domain;
   if (!st && chosen < 0 && s->n_slots > s->n_listed) {
     size_t fb = s->n_listed;
-    st = query_slot(s, fb, &op, &answers[fb]);
+    st = wm_backend_op_query(s->slots[fb].backend, &op, &answers[fb]);
     if (!st && answers[fb].level > WM_SUPPORT_NONE) {
       best = answers[fb];
       chosen = (int32_t)fb;
@@ -652,12 +529,7 @@ void wm_session_destroy(wm_session_t *s) {
     if (rn->plan) {
       s->slots[rn->slot].api->library->op_plan_destroy(rn->plan);
     }
-    for (uint32_t a = 0; rn->string_lens && a < rn->n_attr; a++) {
-      free(rn->string_lens[a]);
-    }
-    free(rn->string_lens);
-    free(rn->attrs);
-    free(rn->attr_descs);
+    wm_node_attrs_deinit(&rn->attrs);
     free(rn->planned);
   }
   for (size_t k = 0; k < s->n_slots; k++) {
@@ -858,7 +730,7 @@ static wm_status_t run_node(wm_session_t *s, size_t index) {
   }
   wm_op_desc op;
   if (!st) {
-    make_op_desc(s, index, &ctx, descs, values, &op);
+    wm_node_op_desc(node, &ctx, &rn->attrs, descs, values, &op);
     st = ensure_plan(s, index, &op, descs);
   }
   for (int32_t i = 0; !st && i < ctx.n_out; i++) {
@@ -875,7 +747,7 @@ static wm_status_t run_node(wm_session_t *s, size_t index) {
       break;
     }
     rt_value_t *v = &s->values[id];
-    v->desc = desc_from_type(t->dtype, &t->shape);
+    v->desc = wm_tensor_desc_from_type(t->dtype, &t->shape);
     st = alloc_copy(s, slot, &v->desc, &v->copy[slot]);
     v->home = (int32_t)slot;
     v->uses = s->use_count[id];

@@ -1,0 +1,42 @@
+// The ABI view of one graph node (wm_op_desc and its attributes) and the
+// op_query call, shared by the session's placement and the workload map.
+#ifndef WMAP_SRC_RUNTIME_OPDESC_H_
+#define WMAP_SRC_RUNTIME_OPDESC_H_
+
+#include "ops/ops.h"
+#include "wmap/backend.h"
+#include "wmap/plugin.h"
+
+// A node's attributes as the ABI sees them (owned arrays).
+typedef struct wm_node_attrs {
+  wm_op_attr *attrs;           // one per attribute
+  uint32_t n_attr;             // number of attributes
+  wm_tensor_desc *attr_descs;  // layouts of tensor attributes
+  uint64_t **string_lens;      // per attribute, lengths of STRINGS
+} wm_node_attrs_t;
+
+// Builds the ABI view of |node|'s attributes; release with
+// wm_node_attrs_deinit (also after a failure).
+wm_status_t wm_node_attrs_init(wm_node_attrs_t *out,
+                               const wm_node_t *node) WM_MUST_USE_RESULT;
+void wm_node_attrs_deinit(wm_node_attrs_t *attrs);
+
+// The row-major layout of a tensor of |dtype| and |shape| (rank 0 when
+// the rank is unknown).
+wm_tensor_desc wm_tensor_desc_from_type(wm_dtype_t dtype,
+                                        const wm_shape_t *shape);
+
+// Fills |op| for |node| from |ctx|'s types: |descs| (n_in + n_out
+// entries, inputs then outputs) and |values| (n_in entries: host data of
+// constant inputs) are caller storage.
+void wm_node_op_desc(const wm_node_t *node, const wm_op_ctx_t *ctx,
+                     const wm_node_attrs_t *attrs, wm_tensor_desc *descs,
+                     const void **values, wm_op_desc *op);
+
+// Asks |backend| (target 0) about |op|: a backend without a library tier
+// answers NONE (operator); a level above PREFERRED is an error.
+wm_status_t wm_backend_op_query(const wm_backend_t *backend,
+                                const wm_op_desc *op,
+                                wm_op_support *out) WM_MUST_USE_RESULT;
+
+#endif  // WMAP_SRC_RUNTIME_OPDESC_H_
