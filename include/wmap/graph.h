@@ -377,6 +377,14 @@ bool wm_node_attr_floats(const wm_node_t *node, const char *name,
 // producer, or an enclosing graph's value), one producer per value, no
 // cycles, outputs produced; recurses into subgraphs.
 wm_status_t wm_graph_verify(const wm_graph_t *graph) WM_MUST_USE_RESULT;
+// Marks the learnable parameters of |graph|, counted the way frameworks
+// do: floating-point initializers of rank >= 1, except BatchNormalization
+// running mean and variance (inputs 3 and 4). *out_mask has value_count
+// entries (true = parameter) and must be freed.
+wm_status_t wm_graph_param_mask(const wm_graph_t *graph,
+                                bool **out_mask) WM_MUST_USE_RESULT;
+// Returns the number of parameter elements (0 when out of memory).
+uint64_t wm_graph_param_count(const wm_graph_t *graph);
 // Computes a topological order of the nodes (stable: file order where
 // possible); *out_order (node_count entries) must be freed.
 wm_status_t wm_graph_topo_order(const wm_graph_t *graph,

@@ -41,12 +41,6 @@ const wm_zoo_model_t *wm_zoo_find(const char *name);
 wm_status_t wm_zoo_build(const char *spec,
                          wm_graph_t **out_graph) WM_MUST_USE_RESULT;
 
-// Returns the learnable parameters of |graph| counted the way frameworks
-// do: the elements of floating-point initializers of rank >= 1, except
-// BatchNormalization running mean and variance (inputs 3 and 4); 0 when
-// out of memory.
-uint64_t wm_zoo_param_count(const wm_graph_t *graph);
-
 #ifdef __cplusplus
 }
 #endif

@@ -635,3 +635,45 @@ bool wm_node_attr_floats(const wm_node_t *node, const char *name,
   *out_count = a->count;
   return true;
 }
+
+wm_status_t wm_graph_param_mask(const wm_graph_t *graph, bool **out_mask) {
+  bool *mask = wm_calloc(graph->value_count + 1, sizeof(bool));
+  if (!mask) {
+    *out_mask = NULL;
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (size_t i = 0; i < graph->value_count; i++) {
+    const wm_tensor_t *t = graph->values[i].initializer;
+    mask[i] = t && wm_dtype_is_float(t->dtype) && t->shape.rank >= 1;
+  }
+  for (size_t i = 0; i < graph->node_count; i++) {
+    const wm_node_t *n = &graph->nodes[i];
+    if (strcmp(n->op_type, "BatchNormalization") == 0 &&
+        wm_domain_is_onnx(n->domain)) {
+      for (int32_t k = 3; k < 5 && k < n->input_count; k++) {
+        if (n->inputs[k] >= 0) {
+          mask[n->inputs[k]] = false;
+        }
+      }
+    }
+  }
+  *out_mask = mask;
+  return NULL;
+}
+
+uint64_t wm_graph_param_count(const wm_graph_t *graph) {
+  bool *mask;
+  wm_status_t s = wm_graph_param_mask(graph, &mask);
+  if (s) {
+    wm_status_free(s);
+    return 0;
+  }
+  uint64_t count = 0;
+  for (size_t i = 0; i < graph->value_count; i++) {
+    if (mask[i]) {
+      count += graph->values[i].initializer->count;
+    }
+  }
+  free(mask);
+  return count;
+}

@@ -197,30 +197,3 @@ wm_status_t wm_zoo_build(const char *spec, wm_graph_t **out_graph) {
   *out_graph = b.g;
   return NULL;
 }
-
-uint64_t wm_zoo_param_count(const wm_graph_t *graph) {
-  bool *stats = wm_calloc(graph->value_count ? graph->value_count : 1, 1);
-  if (!stats) {
-    return 0;
-  }
-  for (size_t i = 0; i < graph->node_count; i++) {
-    const wm_node_t *n = &graph->nodes[i];
-    if (strcmp(n->op_type, "BatchNormalization") == 0 &&
-        wm_domain_is_onnx(n->domain)) {
-      for (int32_t k = 3; k < 5 && k < n->input_count; k++) {
-        if (n->inputs[k] >= 0) {
-          stats[n->inputs[k]] = true;
-        }
-      }
-    }
-  }
-  uint64_t count = 0;
-  for (size_t i = 0; i < graph->value_count; i++) {
-    const wm_tensor_t *t = graph->values[i].initializer;
-    if (t && !stats[i] && wm_dtype_is_float(t->dtype) && t->shape.rank >= 1) {
-      count += t->count;
-    }
-  }
-  free(stats);
-  return count;
-}

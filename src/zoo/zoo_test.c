@@ -60,7 +60,7 @@ WM_TEST(resnet18_has_published_parameters_and_logits) {
   int64_t dims[] = {1, 1000};
   WM_CHECK(shape_is(output(g, 0), 2, dims));
   WM_CHECK(all_known(g));
-  WM_CHECK_INT_EQ(wm_zoo_param_count(g), 11689512);
+  WM_CHECK_INT_EQ(wm_graph_param_count(g), 11689512);
   WM_CHECK_INT_EQ(count_op(g, "Conv"), 20);
   WM_CHECK_INT_EQ(count_op(g, "BatchNormalization"), 20);
   wm_graph_destroy(g);
@@ -72,7 +72,7 @@ WM_TEST(resnet50_has_published_parameters_and_53_convs) {
   int64_t dims[] = {2, 1000};
   WM_CHECK(shape_is(output(g, 0), 2, dims));
   WM_CHECK(all_known(g));
-  WM_CHECK_INT_EQ(wm_zoo_param_count(g), 25557032);
+  WM_CHECK_INT_EQ(wm_graph_param_count(g), 25557032);
   WM_CHECK_INT_EQ(count_op(g, "Conv"), 53);
   // v1.5: the stride sits in the 3x3 of the first bottleneck of layer2.
   int32_t v = wm_graph_find_value(g, "layer2.0.conv2");
@@ -91,7 +91,7 @@ WM_TEST(mobilenetv2_has_published_parameters) {
   int64_t dims[] = {1, 1000};
   WM_CHECK(shape_is(output(g, 0), 2, dims));
   WM_CHECK(all_known(g));
-  WM_CHECK_INT_EQ(wm_zoo_param_count(g), 3504872);
+  WM_CHECK_INT_EQ(wm_graph_param_count(g), 3504872);
   WM_CHECK_INT_EQ(count_op(g, "Conv"), 52);
   WM_CHECK_INT_EQ(count_op(g, "Clip"), 35);
   wm_graph_destroy(g);
@@ -105,7 +105,7 @@ WM_TEST(bert_base_has_published_parameters) {
   WM_CHECK(shape_is(output(g, 0), 3, last));
   WM_CHECK(shape_is(output(g, 1), 2, pooled));
   WM_CHECK(all_known(g));
-  WM_CHECK_INT_EQ(wm_zoo_param_count(g), 109482240);
+  WM_CHECK_INT_EQ(wm_graph_param_count(g), 109482240);
   WM_CHECK_INT_EQ(count_op(g, "LayerNormalization"), 25);
   WM_CHECK_INT_EQ(count_op(g, "Softmax"), 12);
   WM_CHECK_INT_EQ(count_op(g, "Erf"), 12);
@@ -118,7 +118,7 @@ WM_TEST(gpt2_has_published_parameters_with_tied_head) {
   int64_t dims[] = {1, 64, 50257};
   WM_CHECK(shape_is(output(g, 0), 3, dims));
   WM_CHECK(all_known(g));
-  WM_CHECK_INT_EQ(wm_zoo_param_count(g), 124439808);
+  WM_CHECK_INT_EQ(wm_graph_param_count(g), 124439808);
   WM_CHECK_INT_EQ(count_op(g, "Tanh"), 12);
   WM_CHECK_INT_EQ(count_op(g, "Where"), 12);
   wm_graph_destroy(g);
@@ -130,7 +130,7 @@ WM_TEST(mlp_keys_shape_the_model) {
   int64_t dims[] = {4, 5};
   WM_CHECK(shape_is(output(g, 0), 2, dims));
   WM_CHECK_INT_EQ(count_op(g, "Gemm"), 4);
-  WM_CHECK_INT_EQ(wm_zoo_param_count(g),
+  WM_CHECK_INT_EQ(wm_graph_param_count(g),
                   8 * 16 + 16 + 2 * (16 * 16 + 16) + 16 * 5 + 5);
   wm_graph_destroy(g);
 }
@@ -287,7 +287,7 @@ WM_TEST(param_count_skips_batchnorm_statistics_and_constants) {
       with_stats += t->count;
     }
   }
-  uint64_t params = wm_zoo_param_count(g);
+  uint64_t params = wm_graph_param_count(g);
   wm_graph_destroy(g);
   WM_CHECK_INT_EQ(with_stats - params, 2 * 17056);
 }

@@ -68,7 +68,7 @@ static int zoo_export(const char *spec, const char *file) {
     return wm_cli_fail(wm_status_annotate(s, "zoo export \"%s\"", spec));
   }
   printf("wrote %s: %s, %zu nodes, %llu parameters\n", file, spec,
-         g->node_count, (unsigned long long)wm_zoo_param_count(g));
+         g->node_count, (unsigned long long)wm_graph_param_count(g));
   wm_graph_destroy(g);
   return WM_EXIT_OK;
 }
