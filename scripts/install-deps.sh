@@ -11,6 +11,7 @@ packages=(
   libcjson-dev
   clang-format-15 clang-15
   python3-venv
+  chromium  # headless screenshots of the map's HTML report (e2e.html_view)
 )
 
 missing=()

@@ -97,8 +97,9 @@ wm_status_t wm_peaks_save(const char *path,
 wm_status_t wm_peaks_get(const wm_peaks_options_t *opts,
                          wm_peaks_t *out) WM_MUST_USE_RESULT;
 // The fp32 GFLOP/s the map should assume for backend |name| at all cores:
-// GEMM if measured, else the host FMA peak for a CPU backend, else the
-// declared peak; 0 when unknown.
+// for a host (CPU) backend the best GEMM measured through any host backend
+// (they share the hardware), else the host FMA peak; for others their
+// measured GEMM, else the declared peak; 0 when unknown.
 double wm_peaks_fp32_gflops(const wm_peaks_t *p, const char *name);
 // Memory bandwidth GB/s for backend |name|: measured triad for a CPU
 // backend, else declared; 0 when unknown.
@@ -223,25 +224,25 @@ typedef struct wm_map_todo {
 typedef struct wm_map_backend {
   const char *name;
   const char *version;
-  const char *target;       // target 0's name
-  bool fallback;            // the fallback backend (ref) itself
-  double peak_gflops;       // fp32 GFLOP/s the roofline uses (0 unknown)
-  double bandwidth_gbs;     // GB/s the roofline uses (0 unknown)
-  const char *peak_source;  // "measured", "declared" or "unknown"
-  double ridge;             // FLOP per byte: peak / bandwidth (0 unknown)
+  const char *target;            // target 0's name
+  bool fallback;                 // the fallback backend (ref) itself
+  double peak_gflops;            // fp32 GFLOP/s the roofline uses (0 unknown)
+  double bandwidth_gbs;          // GB/s the roofline uses (0 unknown)
+  const char *peak_source;       // "measured", "declared" or "unknown"
+  double ridge;                  // FLOP per byte: peak / bandwidth (0 unknown)
   size_t count[WM_COVER_COUNT];  // nodes per cover kind
   size_t nodes_covered;          // vendor + native + generated
   double flops_covered;          // FLOPs of those nodes
   double t_roof;                 // sum over all nodes (s)
   double t_roof_covered;         // over covered nodes (s)
-  size_t partitions;       // runs of consecutive nodes on one side
-  size_t boundary_copies;  // tensors crossing between it and the fallback
+  size_t partitions;             // runs of consecutive nodes on one side
+  size_t boundary_copies;        // tensors crossing between it and the fallback
   uint64_t boundary_bytes;
   const char *suitability;  // "good", "maybe" or "poor" (ORT's rule)
   size_t n_todo;
-  wm_map_todo_t *todo;      // sorted by FLOPs, then nodes
-  bool has_collectives;     // the plugin has a collective tier
-  uint32_t coll_level[5];   // WM_SUPPORT_* per WM_COLL_* kind (index 1..4)
+  wm_map_todo_t *todo;     // sorted by FLOPs, then nodes
+  bool has_collectives;    // the plugin has a collective tier
+  uint32_t coll_level[5];  // WM_SUPPORT_* per WM_COLL_* kind (index 1..4)
 } wm_map_backend_t;
 
 // A tensor live at the activation peak.
@@ -273,11 +274,11 @@ typedef struct wm_map_totals {
 
 // The longest path through the node DAG on one backend's t_roof.
 typedef struct wm_map_critical {
-  size_t backend;    // index into wm_map_t.backends
-  double length;     // seconds
-  double total;      // sum of every node's t_roof there (s)
+  size_t backend;  // index into wm_map_t.backends
+  double length;   // seconds
+  double total;    // sum of every node's t_roof there (s)
   size_t n_nodes;
-  size_t *nodes;     // positions along the path, in order
+  size_t *nodes;  // positions along the path, in order
 } wm_map_critical_t;
 
 // A parallel strategy: --parallel dp=N,tp=M,pp=K[,microbatches=m]...
@@ -311,7 +312,7 @@ typedef struct wm_map_collective {
 typedef struct wm_map_plan {
   bool enabled;
   wm_map_parallel_t spec;
-  double link_gbs;       // link bandwidth used (GB/s)
+  double link_gbs;  // link bandwidth used (GB/s)
   size_t n_coll;
   wm_map_collective_t *coll;
   double wire_bytes;     // per rank per step, all collectives
@@ -333,12 +334,12 @@ typedef struct wm_map_options {
   const char *model;              // name shown in reports
   wm_backend_t *const *backends;  // to map onto, in order (borrowed)
   size_t backend_count;
-  const wm_backend_t *fallback;   // takes what the others refuse, or NULL
-  const wm_peaks_t *peaks;        // measured peaks, or NULL (declared only)
-  const wm_map_dim_t *dims;       // symbolic dim bindings
+  const wm_backend_t *fallback;  // takes what the others refuse, or NULL
+  const wm_peaks_t *peaks;       // measured peaks, or NULL (declared only)
+  const wm_map_dim_t *dims;      // symbolic dim bindings
   size_t n_dims;
   const wm_map_parallel_t *parallel;  // NULL = single device
-  size_t critical_backend;        // index into |backends| for the path
+  size_t critical_backend;            // index into |backends| for the path
 } wm_map_options_t;
 
 typedef struct wm_map {

@@ -12,7 +12,7 @@ const char *wm_map_fmt_si(double v, char *buf) {
     snprintf(buf, WM_MAP_FMT_LEN, "-");
     return buf;
   }
-  if (a < 1000.0) {
+  if (a < 999.5) {
     if (v == floor(v)) {
       snprintf(buf, WM_MAP_FMT_LEN, "%.0f", v);
     } else {

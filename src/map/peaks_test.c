@@ -95,6 +95,15 @@ WM_TEST(cache_round_trip) {
   WM_CHECK_DBL_NEAR(wm_peaks_bandwidth_gbs(&q, "gpu"), 900, 1e-9);
   WM_CHECK_STR_EQ(q.backends[1].gemm_note, "no device");
   WM_CHECK_DBL_NEAR(wm_peaks_fp32_gflops(&q, "absent"), 0, 0);
+  // A host backend without a GEMM of its own shares the host's best one;
+  // with no GEMM at all the FMA loop is the roof.
+  q.n_backends = 3;
+  snprintf(q.backends[2].name, 64, "ref");
+  q.backends[2].host = true;
+  WM_CHECK_DBL_NEAR(wm_peaks_fp32_gflops(&q, "ref"), 190, 1e-9);
+  q.backends[0].gemm_fp32[1] = 0;
+  WM_CHECK_DBL_NEAR(wm_peaks_fp32_gflops(&q, "ref"), 420.25, 1e-9);
+  WM_CHECK_DBL_NEAR(wm_peaks_fp32_gflops(&q, "cpu"), 420.25, 1e-9);
 }
 
 WM_TEST(corrupt_json_is_data_loss) {

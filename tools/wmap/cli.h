@@ -4,6 +4,7 @@
 #define WMAP_TOOLS_CLI_H_
 
 #include "wmap/graph.h"
+#include "wmap/map.h"
 #include "wmap/plugin.h"
 
 enum { WM_EXIT_OK = 0, WM_EXIT_FAILED = 1, WM_EXIT_USAGE = 2 };
@@ -14,6 +15,7 @@ int wm_cli_conform(int argc, char **argv);
 int wm_cli_backends(int argc, char **argv);
 int wm_cli_zoo(int argc, char **argv);
 int wm_cli_probe(int argc, char **argv);
+int wm_cli_map(int argc, char **argv);
 
 // Prints "wmap: <status message>" on stderr, frees |s|; returns
 // WM_EXIT_FAILED.
@@ -59,6 +61,13 @@ wm_status_t wm_cli_registry_open(const wm_cli_backend_options_t *opts,
 wm_status_t wm_cli_backend_list(wm_registry_t *reg, const char *list,
                                 wm_backend_t **out_backends,
                                 size_t *out_count) WM_MUST_USE_RESULT;
+
+// This machine's peaks for the backends on |opts|'s search path, as
+// `wmap probe` gets them (cache or measurement at all cores and 1 thread);
+// |po| gives refresh/no_cache/quick (its registry fields are set here).
+wm_status_t wm_cli_peaks_get(const wm_cli_backend_options_t *opts,
+                             wm_peaks_options_t *po,
+                             wm_peaks_t *out) WM_MUST_USE_RESULT;
 
 // One test_data_set folder: inputs bound to graph input names, expected
 // outputs in graph output order.

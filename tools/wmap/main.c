@@ -13,6 +13,8 @@ static const char usage[] =
     "usage: wmap <command> [options]\n"
     "\n"
     "Commands:\n"
+    "  map MODEL      the workload map: inventory, memory, roofline,\n"
+    "                 coverage per backend, critical path, parallel plans\n"
     "  run MODEL      run an ONNX model and print or save its outputs\n"
     "  conform        run ONNX's backend test suite on a backend\n"
     "  backends       list the backends found and the plugins refused\n"
@@ -116,6 +118,39 @@ wm_status_t wm_cli_registry_open(const wm_cli_backend_options_t *opts,
   return wm_registry_create(&ro, out);
 }
 
+// Opens the registry again with every CPU backend at 1 thread.
+static wm_status_t open_one_thread(void *ctx, wm_registry_t **out) {
+  wm_cli_backend_options_t one = *(const wm_cli_backend_options_t *)ctx;
+  one.num_threads = 1;
+  one.threads_set = true;
+  return wm_cli_registry_open(&one, out);
+}
+
+wm_status_t wm_cli_peaks_get(const wm_cli_backend_options_t *opts,
+                             wm_peaks_options_t *po, wm_peaks_t *out) {
+  // Always all cores and 1 thread, whatever WMAP_NUM_THREADS says: the
+  // cache holds both and is not keyed by a thread setting.
+  wm_cli_backend_options_t all = {0};
+  if (opts) {
+    all = *opts;
+  }
+  all.quiet = true;
+  all.num_threads = 0;
+  all.threads_set = true;
+  wm_registry_t *reg = NULL;
+  wm_status_t s = wm_cli_registry_open(&all, &reg);
+  if (!s) {
+    po->registry = reg;
+    po->open_one = open_one_thread;
+    po->open_ctx = &all;
+    s = wm_peaks_get(po, out);
+    po->registry = NULL;
+    po->open_ctx = NULL;
+  }
+  wm_registry_destroy(reg);
+  return s;
+}
+
 wm_status_t wm_cli_backend_list(wm_registry_t *reg, const char *list,
                                 wm_backend_t **out_backends,
                                 size_t *out_count) {
@@ -178,6 +213,9 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "--version") == 0) {
     printf("wmap %s\n", WMAP_VERSION);
     return WM_EXIT_OK;
+  }
+  if (strcmp(cmd, "map") == 0) {
+    return wm_cli_map(argc - 1, argv + 1);
   }
   if (strcmp(cmd, "run") == 0) {
     return wm_cli_run(argc - 1, argv + 1);

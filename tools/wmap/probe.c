@@ -69,14 +69,6 @@ static void print_text(const wm_peaks_t *p) {
   }
 }
 
-// Opens the registry again with every CPU backend at 1 thread.
-static wm_status_t open_one_thread(void *ctx, wm_registry_t **out) {
-  wm_cli_backend_options_t one = *(const wm_cli_backend_options_t *)ctx;
-  one.num_threads = 1;
-  one.threads_set = true;
-  return wm_cli_registry_open(&one, out);
-}
-
 int wm_cli_probe(int argc, char **argv) {
   static const struct option long_opts[] = {
       {"refresh", no_argument, NULL, 'r'},
@@ -134,23 +126,9 @@ int wm_cli_probe(int argc, char **argv) {
     return wm_cli_usage_error("probe", "unexpected argument \"%s\"",
                               argv[optind]);
   }
-  // Always all cores and 1 thread, whatever WMAP_NUM_THREADS says: the
-  // cache holds both and is not keyed by a thread setting.
-  bo.quiet = true;
-  bo.num_threads = 0;
-  bo.threads_set = true;
-  wm_registry_t *reg = NULL;
-  wm_status_t s = wm_cli_registry_open(&bo, &reg);
-  wm_peaks_t *p = s ? NULL : wm_malloc(sizeof(*p));
-  if (!s && !p) {
-    s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  }
-  if (!s) {
-    po.registry = reg;
-    po.open_one = open_one_thread;
-    po.open_ctx = &bo;
-    s = wm_peaks_get(&po, p);
-  }
+  wm_peaks_t *p = wm_malloc(sizeof(*p));
+  wm_status_t s = p ? wm_cli_peaks_get(&bo, &po, p)
+                    : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   if (!s) {
     if (json) {
       wm_strbuf_t b;
@@ -163,7 +141,6 @@ int wm_cli_probe(int argc, char **argv) {
     }
   }
   free(p);
-  wm_registry_destroy(reg);
   wm_cli_backend_options_deinit(&bo);
   return s ? wm_cli_fail(s) : WM_EXIT_OK;
 }

@@ -1,0 +1,100 @@
+#!/bin/bash
+# End-to-end tests of `wmap map`: published figures of the zoo in JSON,
+# every format, an unmappable model, bad usage. Peaks come from a fixed
+# file so that nothing is measured.
+# Usage: map_test.sh WMAP_BINARY SOURCE_DIR
+wmap=$1
+src=$2
+here=$(dirname "$0")
+. "$here/expect.sh"
+peaks="$here/map_peaks.json"
+if ! command -v python3 >/dev/null; then
+  echo "skip: python3 is needed to read the JSON reports"
+  exit 77
+fi
+
+# totals.params exact, totals.macs within the tolerance (torchvision).
+check_totals() {
+  local spec=$1 params=$2 gmacs=$3 tol=$4
+  "$wmap" map --zoo "$spec" --peaks "$peaks" --format json -o "$tmp/$spec.json" 2>"$tmp/err"
+  if python3 - "$tmp/$spec.json" "$params" "$gmacs" "$tol" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["totals"]
+assert d["format"] == "wmap.map/1", d["format"]
+assert t["params"] == int(sys.argv[2]), t["params"]
+want = float(sys.argv[3]) * 1e9
+assert abs(t["macs"] - want) <= float(sys.argv[4]) * want, t["macs"]
+assert t["weight_bytes"] >= 4 * t["params"]
+assert t["peak_activation_bytes"] > 0
+assert len(d["nodes"]) == t["nodes"] and t["unmapped"] == 0
+names = [b["name"] for b in d["backends"]]
+assert "ref" in names, names
+for b in d["backends"]:
+    assert b["nodes_covered"] + b["coverage"]["fallback"] + b["coverage"]["missing"] == t["nodes"]
+if "cpu" in names:
+    cpu = d["backends"][names.index("cpu")]
+    assert cpu["coverage"]["vendor_library"] > 0, cpu["coverage"]
+    conv = [n for n in d["nodes"] if n["op_type"] == "Conv"]
+    assert conv and all(n["backends"][names.index("cpu")]["cover"] == "vendor_library" for n in conv)
+cp = d["critical_path"]
+assert 0 < cp["length_s"] <= cp["total_s"] * (1 + 1e-9)
+PY
+  then echo "ok   totals of $spec"; passed=$((passed + 1))
+  else echo "FAIL totals of $spec"; failed=$((failed + 1)); fi
+}
+check_totals resnet50 25557032 4.09 0.01
+check_totals resnet18 11689512 1.81 0.01
+check_totals mobilenetv2 3504872 0.30 0.02
+
+expect "text report" 0 "11,689,512" "$wmap" map --zoo resnet18 --peaks "$peaks"
+"$wmap" map --zoo bert-base:layers=2,seq=32 --peaks "$peaks" --color never >"$tmp/bert.txt"
+if awk 'length($0) > 100 { bad = 1 } END { exit bad }' "$tmp/bert.txt" &&
+   ! grep -q $'\033' "$tmp/bert.txt"; then
+  echo "ok   text fits 100 columns, no colour off a terminal"; passed=$((passed + 1))
+else
+  echo "FAIL text wider than 100 columns or coloured"; failed=$((failed + 1))
+fi
+expect "colour on demand" 0 $'\033[' "$wmap" map --zoo mlp --peaks "$peaks" --color always
+expect "markdown" 0 "| op type" "$wmap" map --zoo mlp --peaks "$peaks" --format md
+expect "html to a file" 0 "" "$wmap" map --zoo mlp --peaks "$peaks" --format html -o "$tmp/m.html"
+if head -c 15 "$tmp/m.html" | grep -qi "<!doctype html" && grep -q "<svg" "$tmp/m.html"; then
+  echo "ok   html page with svg"; passed=$((passed + 1))
+else
+  echo "FAIL html page"; failed=$((failed + 1))
+fi
+expect "parallel plan" 0 "AllReduce" "$wmap" map --zoo bert-base:layers=2,seq=32 \
+  --peaks "$peaks" --parallel dp=2,tp=2 --format json
+
+# A model that cannot be fully mapped still gets a map, with notes.
+model="$here/unmappable.onnx"
+expect "unmappable model is mapped" 0 "use --dim batch=N" "$wmap" map "$model" --peaks "$peaks"
+"$wmap" map "$model" --peaks "$peaks" --dim batch=8 --format json -o "$tmp/u.json"
+if python3 - "$tmp/u.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+st = {n["name"]: n["state"] for n in d["nodes"]}
+assert st == {"proj": "ok", "act": "ok", "fancy": "unknown op", "gate": "unknown shape"}, st
+assert d["dims"] == {"batch": 8}, d["dims"]
+assert d["totals"]["macs"] == 8 * 64 * 16 and d["totals"]["unmapped"] == 2
+assert any("2 of 4 nodes could not be mapped" in n for n in d["notes"]), d["notes"]
+todo = {t["op_type"] for b in d["backends"] for t in b["to_write"]}
+assert "FancyNorm" in todo, todo
+PY
+then echo "ok   unmappable model: marked nodes, the rest mapped"; passed=$((passed + 1))
+else echo "FAIL unmappable model"; failed=$((failed + 1)); fi
+
+# Bad input: a message naming the object, a non-zero exit.
+expect "missing file" 1 "nothing.onnx" "$wmap" map "$tmp/nothing.onnx" --peaks "$peaks"
+expect "no model" 2 "want one MODEL" "$wmap" map
+expect "model and zoo" 2 "exclusive" "$wmap" map "$model" --zoo mlp
+expect "bad format" 2 "--format wants" "$wmap" map --zoo mlp --format pdf
+expect "bad dim" 2 "--dim batch wants" "$wmap" map "$model" --dim batch=x
+expect "unknown dim" 1 "no dim named \"seq\"" "$wmap" map "$model" --peaks "$peaks" --dim seq=3
+expect "bad parallel" 2 "--parallel" "$wmap" map --zoo mlp --parallel dp=0
+expect "unknown critical backend" 1 "--critical gpu" "$wmap" map --zoo mlp --peaks "$peaks" --critical gpu
+expect "bad peaks file" 1 "$model" "$wmap" map --zoo mlp --peaks "$model"
+expect "unknown zoo model" 1 "nosuchnet" "$wmap" map --zoo nosuchnet --peaks "$peaks"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

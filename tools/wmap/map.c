@@ -1,0 +1,378 @@
+// wmap map: the workload map of a model file or a zoo model.
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "wmap/onnx.h"
+#include "wmap/session.h"
+#include "wmap/zoo.h"
+
+static const char map_usage[] =
+    "usage: wmap map MODEL.onnx | --zoo NAME[:key=value,...] [options]\n"
+    "\n"
+    "Maps a model onto the backends without running it: an inventory per\n"
+    "node and op type (MACs, FLOPs = 2 x MACs for contractions,\n"
+    "transcendentals, bytes in/weights/out, arithmetic intensity,\n"
+    "parameters), memory (weights + peak live activations), a roofline time\n"
+    "and class per node on each backend's peaks, coverage per node and\n"
+    "backend (vendor library, native kernel, generated, fallback, missing,\n"
+    "with the reason) from each backend's target description, the critical\n"
+    "path and, with --parallel, the collectives a strategy needs. A node\n"
+    "that cannot be mapped (unknown operator, unbound dim) is marked with a\n"
+    "note; the rest is still mapped. Peaks come from `wmap probe`'s cache\n"
+    "(measured on first use, ~15 s) unless --peaks or --no-probe.\n"
+    "\n"
+    "Options:\n"
+    "  --zoo SPEC           map a built-in model (see `wmap zoo list`)\n"
+    "  --backends LIST      backends to map onto, in order (default: every\n"
+    "                       loaded backend, ref last); ref is the fallback\n"
+    "  --critical NAME      backend whose roofline times weigh the critical\n"
+    "                       path (default: the first listed)\n"
+    "  --dim NAME=VALUE     bind a symbolic dim of the model (repeatable)\n"
+    "  --parallel SPEC      dp=N,tp=M,pp=K[,microbatches=m][,inference=1]\n"
+    "                       [,link=GB/s][,grad_bytes=B]: collectives per "
+    "step,\n"
+    "                       bytes per rank, pipeline bubble\n"
+    "  --peaks FILE         peaks from a wmap.peaks/1 JSON file\n"
+    "                       (`wmap probe --format json`)\n"
+    "  --no-probe           never measure: declared peaks only\n"
+    "  --format FORMAT      text (default), json, md or html\n"
+    "  -o, --output FILE    write the report to FILE instead of stdout\n"
+    "  --html FILE          also write the HTML report to FILE\n"
+    "  --color WHEN         auto (default: on a terminal), always, "
+    "never\n" WM_CLI_BACKEND_OPTIONS_USAGE
+    "  -h, --help           show this help\n";
+
+enum { MAX_DIMS = 64 };
+
+typedef enum { FMT_TEXT, FMT_JSON, FMT_MD, FMT_HTML } map_format_t;
+
+typedef struct map_args {
+  const char *model;
+  const char *zoo;
+  const char *backends;
+  const char *critical;
+  const char *parallel;
+  const char *peaks_file;
+  const char *output;
+  const char *html;
+  bool no_probe;
+  int color;  // -1 auto, 0 never, 1 always
+  map_format_t format;
+  wm_map_dim_t dims[MAX_DIMS];
+  size_t n_dims;
+  wm_cli_backend_options_t bo;
+} map_args_t;
+
+static int parse_dim(const char *text, map_args_t *a) {
+  const char *eq = strchr(text, '=');
+  if (!eq || eq == text) {
+    return wm_cli_usage_error("map", "--dim wants NAME=VALUE, got \"%s\"",
+                              text);
+  }
+  char *end;
+  long long v = strtoll(eq + 1, &end, 10);
+  if (*end || end == eq + 1 || v < 1) {
+    return wm_cli_usage_error(
+        "map", "--dim %.*s wants a whole number >= 1, got \"%s\"",
+        (int)(eq - text), text, eq + 1);
+  }
+  if (a->n_dims == MAX_DIMS) {
+    return wm_cli_usage_error("map", "at most %d --dim options", MAX_DIMS);
+  }
+  char *name = wm_strndup(text, (size_t)(eq - text));
+  if (!name) {
+    return wm_cli_fail(WM_ERROR(RESOURCE_EXHAUSTED, "out of memory"));
+  }
+  for (size_t i = 0; i < a->n_dims; i++) {
+    if (strcmp(a->dims[i].name, name) == 0) {
+      free(name);
+      return wm_cli_usage_error("map", "--dim %s is given twice",
+                                a->dims[i].name);
+    }
+  }
+  a->dims[a->n_dims].name = name;
+  a->dims[a->n_dims++].value = v;
+  return WM_EXIT_OK;
+}
+
+static void args_deinit(map_args_t *a) {
+  for (size_t i = 0; i < a->n_dims; i++) {
+    free((char *)a->dims[i].name);
+  }
+  wm_cli_backend_options_deinit(&a->bo);
+}
+
+static int parse_args(int argc, char **argv, map_args_t *a) {
+  static const struct option long_opts[] = {
+      {"zoo", required_argument, NULL, 'z'},
+      {"backends", required_argument, NULL, 'b'},
+      {"backend", required_argument, NULL, 'b'},
+      {"critical", required_argument, NULL, 'c'},
+      {"dim", required_argument, NULL, 'd'},
+      {"parallel", required_argument, NULL, 'p'},
+      {"peaks", required_argument, NULL, 'k'},
+      {"no-probe", no_argument, NULL, 'n'},
+      {"format", required_argument, NULL, 'f'},
+      {"output", required_argument, NULL, 'o'},
+      {"html", required_argument, NULL, 'H'},
+      {"color", required_argument, NULL, 'C'},
+      {"backend-path", required_argument, NULL, 'P'},
+      {"threads", required_argument, NULL, 'T'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  int c, rc = WM_EXIT_OK;
+  a->color = -1;
+  optind = 1;
+  while (rc == WM_EXIT_OK &&
+         (c = getopt_long(argc, argv, "ho:", long_opts, NULL)) != -1) {
+    switch (c) {
+      case 'z':
+        a->zoo = optarg;
+        break;
+      case 'b':
+        a->backends = optarg;
+        break;
+      case 'c':
+        a->critical = optarg;
+        break;
+      case 'd':
+        rc = parse_dim(optarg, a);
+        break;
+      case 'p':
+        a->parallel = optarg;
+        break;
+      case 'k':
+        a->peaks_file = optarg;
+        break;
+      case 'n':
+        a->no_probe = true;
+        break;
+      case 'f':
+        if (strcmp(optarg, "text") == 0) {
+          a->format = FMT_TEXT;
+        } else if (strcmp(optarg, "json") == 0) {
+          a->format = FMT_JSON;
+        } else if (strcmp(optarg, "md") == 0 ||
+                   strcmp(optarg, "markdown") == 0) {
+          a->format = FMT_MD;
+        } else if (strcmp(optarg, "html") == 0) {
+          a->format = FMT_HTML;
+        } else {
+          rc = wm_cli_usage_error(
+              "map", "--format wants text, json, md or html, got \"%s\"",
+              optarg);
+        }
+        break;
+      case 'o':
+        a->output = optarg;
+        break;
+      case 'H':
+        a->html = optarg;
+        break;
+      case 'C':
+        if (strcmp(optarg, "auto") == 0) {
+          a->color = -1;
+        } else if (strcmp(optarg, "always") == 0) {
+          a->color = 1;
+        } else if (strcmp(optarg, "never") == 0) {
+          a->color = 0;
+        } else {
+          rc = wm_cli_usage_error(
+              "map", "--color wants auto, always or never, got \"%s\"", optarg);
+        }
+        break;
+      case 'P':
+        rc = wm_cli_backend_option("map", "backend-path", optarg, &a->bo);
+        break;
+      case 'T':
+        rc = wm_cli_backend_option("map", "threads", optarg, &a->bo);
+        break;
+      case 'h':
+        fputs(map_usage, stdout);
+        return -1;
+      default:
+        rc = wm_cli_usage_error("map", "unknown option");
+    }
+  }
+  if (rc != WM_EXIT_OK) {
+    return rc;
+  }
+  int rest = argc - optind;
+  if (a->zoo && rest != 0) {
+    return wm_cli_usage_error("map", "--zoo and a MODEL file are exclusive");
+  }
+  if (!a->zoo && rest != 1) {
+    return wm_cli_usage_error(
+        "map", "want one MODEL file or --zoo NAME, got %d arguments", rest);
+  }
+  if (a->no_probe && a->peaks_file) {
+    return wm_cli_usage_error("map", "--no-probe and --peaks are exclusive");
+  }
+  a->model = a->zoo ? NULL : argv[optind];
+  return WM_EXIT_OK;
+}
+
+// The peaks the map uses: --peaks FILE, the probe cache (measuring on
+// first use), or none with --no-probe.
+static wm_status_t get_peaks(const map_args_t *a, wm_peaks_t **out) {
+  *out = NULL;
+  if (a->no_probe) {
+    return NULL;
+  }
+  wm_peaks_t *p = wm_calloc(1, sizeof(*p));
+  if (!p) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  wm_status_t s;
+  if (a->peaks_file) {
+    s = wm_peaks_load(a->peaks_file, p);
+  } else {
+    wm_machine_t machine;
+    wm_machine_get(&machine);
+    char *path = NULL;
+    s = wm_peaks_cache_path(NULL, &machine, &path);
+    if (!s && access(path, R_OK) != 0) {
+      fprintf(stderr,
+              "wmap: measuring this machine's peaks once (~15 s); cached in "
+              "%s\n",
+              path);
+    }
+    free(path);
+    wm_peaks_options_t po = {0};
+    if (!s) {
+      s = wm_cli_peaks_get(&a->bo, &po, p);
+    }
+  }
+  if (s) {
+    free(p);
+    return s;
+  }
+  *out = p;
+  return NULL;
+}
+
+static wm_status_t write_report(const map_args_t *a, const wm_map_t *m) {
+  bool color = false;
+  if (a->format == FMT_TEXT && !a->output) {
+    const char *no = getenv("NO_COLOR");
+    color = a->color == 1 ||
+            (a->color == -1 && isatty(STDOUT_FILENO) && !(no && *no));
+  } else if (a->format == FMT_TEXT) {
+    color = a->color == 1;
+  }
+  wm_strbuf_t out;
+  wm_strbuf_init(&out);
+  switch (a->format) {
+    case FMT_TEXT:
+      wm_map_to_text(m, color, &out);
+      break;
+    case FMT_JSON:
+      wm_map_to_json(m, &out);
+      break;
+    case FMT_MD:
+      wm_map_to_markdown(m, &out);
+      break;
+    case FMT_HTML:
+      wm_map_to_html(m, &out);
+      break;
+  }
+  wm_status_t s = NULL;
+  const char *text = wm_strbuf_str(&out);
+  if (a->output) {
+    s = wm_file_write(a->output, text, strlen(text));
+  } else if (fputs(text, stdout) == EOF || fflush(stdout) != 0) {
+    s = WM_ERROR(UNAVAILABLE, "cannot write the report to stdout");
+  }
+  wm_strbuf_deinit(&out);
+  return s;
+}
+
+int wm_cli_map(int argc, char **argv) {
+  map_args_t a = {0};
+  int rc = parse_args(argc, argv, &a);
+  if (rc != WM_EXIT_OK) {
+    args_deinit(&a);
+    return rc < 0 ? WM_EXIT_OK : rc;
+  }
+  wm_map_parallel_t par;
+  wm_status_t s = NULL;
+  if (a.parallel) {
+    s = wm_map_parse_parallel(a.parallel, &par);
+    if (s) {
+      rc = wm_cli_usage_error("map", "--parallel: %s", wm_status_message(s));
+      wm_status_free(s);
+      args_deinit(&a);
+      return rc;
+    }
+  }
+  wm_peaks_t *peaks = NULL;
+  wm_registry_t *reg = NULL;
+  wm_graph_t *graph = NULL;
+  wm_map_t *map = NULL;
+  wm_backend_t *list[WM_SESSION_MAX_BACKENDS];
+  wm_map_options_t mo = {
+      .model = a.zoo ? a.zoo : a.model,
+      .backends = list,
+      .dims = a.dims,
+      .n_dims = a.n_dims,
+      .parallel = a.parallel ? &par : NULL,
+  };
+  wm_backend_t *fallback = NULL;
+  s = a.zoo ? wm_zoo_build(a.zoo, &graph) : wm_onnx_load(a.model, &graph);
+  if (!s) {
+    s = get_peaks(&a, &peaks);
+  }
+  if (!s) {
+    a.bo.quiet = true;
+    s = wm_cli_registry_open(&a.bo, &reg);
+  }
+  if (!s) {
+    s = wm_cli_backend_list(reg, a.backends, list, &mo.backend_count);
+  }
+  if (!s) {
+    s = wm_registry_find(reg, "ref", &fallback);
+    mo.fallback = fallback;
+  }
+  if (!s && a.critical) {
+    bool found = false;
+    for (size_t k = 0; k < mo.backend_count && !found; k++) {
+      if (strcmp(wm_backend_name(list[k]), a.critical) == 0) {
+        mo.critical_backend = k;
+        found = true;
+      }
+    }
+    if (!found) {
+      s = WM_ERROR(INVALID_ARGUMENT,
+                   "--critical %s: not among the mapped backends", a.critical);
+    }
+  }
+  mo.peaks = peaks;
+  if (!s) {
+    s = wm_map_build(graph, &mo, &map);
+    if (s) {
+      s = wm_status_annotate(s, "mapping \"%s\"", mo.model);
+    }
+  }
+  if (!s) {
+    s = write_report(&a, map);
+  }
+  if (!s && a.html) {
+    wm_strbuf_t page;
+    wm_strbuf_init(&page);
+    wm_map_to_html(map, &page);
+    s = wm_file_write(a.html, wm_strbuf_str(&page),
+                      strlen(wm_strbuf_str(&page)));
+    wm_strbuf_deinit(&page);
+  }
+  wm_map_destroy(map);
+  wm_graph_destroy(graph);
+  wm_registry_destroy(reg);
+  free(peaks);
+  args_deinit(&a);
+  return s ? wm_cli_fail(s) : WM_EXIT_OK;
+}
