@@ -11,6 +11,9 @@
 #include <stdint.h>
 
 #include "wmap/base.h"
+#include "wmap/graph.h"
+#include "wmap/map.h"
+#include "wmap/plugin.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -216,6 +219,61 @@ void wm_baseline_to_text(const wm_baseline_t *b, bool color, wm_strbuf_t *out);
 // One self-contained HTML page: latency histogram and CDF with P50/P90/P99,
 // run-order plot with blocks, per-op Pareto chart, scaling curve.
 void wm_baseline_to_html(const wm_baseline_t *b, wm_strbuf_t *out);
+
+// --------------------------------------------------------------- runner
+
+// Opens the backends of one configuration inside a block's process:
+// |list| is the comma-separated backend list, |threads| the thread count;
+// fills the registry (destroyed by the runner), the backends in order
+// (borrowed from it, at most 8) and the fallback (ref, or NULL).
+typedef wm_status_t (*wm_bench_open_fn)(void *ctx, const char *list,
+                                        uint32_t threads,
+                                        wm_registry_t **out_registry,
+                                        wm_backend_t **out_backends,
+                                        size_t *out_count,
+                                        wm_backend_t **out_fallback);
+
+typedef struct wm_bench_options {
+  wm_graph_t *graph;          // the model, dims bound (read in children)
+  const char *model_name;     // as given on the command line
+  const char *model_sha256;   // of the file, or of the exported zoo model
+  const wm_bench_kv_t *dims;  // bindings, for the record
+  size_t n_dims;
+  const char *const *lists;  // backend lists, one per configuration
+  size_t n_lists;            //   group (each runs at every thread count)
+  const uint32_t *threads;   // thread counts (0 = all cores)
+  size_t n_threads;
+  int32_t blocks;                  // per configuration (>= 1)
+  double min_time_s;               // per block
+  int32_t min_iters;               // per block
+  bool profile;                    // time every node in each config's last
+                                   //   block (extra runs, not samples)
+  const char *const *input_names;  // inputs, or NULL: generated
+  const wm_tensor_t *const *inputs;
+  size_t n_inputs;
+  const wm_peaks_t *peaks;  // for t_roof in the profile, or NULL
+  double model_flops;       // the map's totals.flops (0 = unknown)
+  wm_bench_open_fn open;
+  void *open_ctx;
+  // Called in the parent after each block (done of total), or NULL.
+  void (*progress)(void *ctx, size_t done, size_t total, const char *label);
+  void *progress_ctx;
+} wm_bench_options_t;
+
+// Runs every configuration's blocks interleaved, each block in a fresh
+// child process, and returns the finished baseline (environment collected,
+// model recorded). A block that fails fails the run with its message.
+wm_status_t wm_bench_run(const wm_bench_options_t *opts,
+                         wm_baseline_t **out) WM_MUST_USE_RESULT;
+
+// Deterministic inputs for every graph input that is not an initializer:
+// floats from a fixed sine pattern in [-1, 1]; integer inputs feeding a
+// Gather's indices stay below that table's size (token ids), inputs named
+// like "*mask*" are ones, other integers 0. Shapes must be known (bind
+// dims first). The caller destroys the tensors and frees the arrays.
+wm_status_t wm_bench_make_inputs(const wm_graph_t *graph, char ***out_names,
+                                 wm_tensor_t ***out_inputs,
+                                 size_t *out_count) WM_MUST_USE_RESULT;
 
 // ----------------------------------------------------------- comparison
 

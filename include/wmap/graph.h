@@ -377,6 +377,11 @@ bool wm_node_attr_floats(const wm_node_t *node, const char *name,
 // producer, or an enclosing graph's value), one producer per value, no
 // cycles, outputs produced; recurses into subgraphs.
 wm_status_t wm_graph_verify(const wm_graph_t *graph) WM_MUST_USE_RESULT;
+// Binds the symbolic dim |name| to |value| (>= 1) in every value type of
+// |graph|; INVALID_ARGUMENT naming the model's symbolic dims when none is
+// called |name|.
+wm_status_t wm_graph_bind_dim(wm_graph_t *graph, const char *name,
+                              int64_t value) WM_MUST_USE_RESULT;
 // Marks the learnable parameters of |graph|, counted the way frameworks
 // do: floating-point initializers of rank >= 1, except BatchNormalization
 // running mean and variance (inputs 3 and 4). *out_mask has value_count

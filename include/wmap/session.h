@@ -90,6 +90,13 @@ const wm_placement_t *wm_session_placement(const wm_session_t *session,
 size_t wm_session_nodes_on(const wm_session_t *session, const char *backend);
 // Returns the counters of the last run (partitions are known at creation).
 wm_session_stats_t wm_session_stats(const wm_session_t *session);
+// Profiling: while on, every node of later runs is followed by a sync of
+// its backend's stream and its wall time (ns) is added to the node's total.
+wm_status_t wm_session_set_profiling(wm_session_t *session,
+                                     bool on) WM_MUST_USE_RESULT;
+// Total profiled ns per node (graph node index; NULL before profiling was
+// first turned on) and the number of runs that added to it.
+const double *wm_session_node_ns(const wm_session_t *session, size_t *out_runs);
 // Returns the name of an implementation kind ("vendor library"...).
 const char *wm_impl_name(uint32_t impl);
 // Returns the name of a support level ("supported"...).

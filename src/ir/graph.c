@@ -677,3 +677,48 @@ uint64_t wm_graph_param_count(const wm_graph_t *graph) {
   free(mask);
   return count;
 }
+
+wm_status_t wm_graph_bind_dim(wm_graph_t *graph, const char *name,
+                              int64_t value) {
+  if (value < 1) {
+    return WM_ERROR(INVALID_ARGUMENT, "--dim %s=%lld: the value must be >= 1",
+                    name, (long long)value);
+  }
+  size_t hits = 0;
+  for (size_t v = 0; v < graph->value_count; v++) {
+    wm_type_t t = graph->values[v].type;
+    bool changed = false;
+    for (int32_t i = 0; i < t.shape.rank; i++) {
+      if (t.dim_params[i] && strcmp(t.dim_params[i], name) == 0) {
+        t.shape.dims[i] = value;
+        t.dim_params[i] = NULL;
+        changed = true;
+      }
+    }
+    if (changed) {
+      hits++;
+      WM_RETURN_IF_ERROR(wm_graph_set_type(graph, (int32_t)v, &t));
+    }
+  }
+  if (hits > 0) {
+    return NULL;
+  }
+  wm_strbuf_t names;
+  wm_strbuf_init(&names);
+  size_t listed = 0;
+  for (size_t v = 0; v < graph->value_count; v++) {
+    const wm_type_t *t = &graph->values[v].type;
+    for (int32_t i = 0; i < t->shape.rank; i++) {
+      const char *p = t->dim_params[i];
+      if (p && !strstr(wm_strbuf_str(&names), p) && listed < 8) {
+        wm_strbuf_printf(&names, "%s%s", listed++ ? ", " : "", p);
+      }
+    }
+  }
+  wm_status_t s = WM_ERROR(
+      INVALID_ARGUMENT, "--dim %s: the model has no dim named \"%s\" (%s%s)",
+      name, name, listed ? "its symbolic dims: " : "it has none",
+      wm_strbuf_str(&names));
+  wm_strbuf_deinit(&names);
+  return s;
+}

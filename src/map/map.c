@@ -131,47 +131,7 @@ static wm_status_t bind_dims(build_t *b) {
   }
   for (size_t d = 0; d < o->n_dims; d++) {
     const wm_map_dim_t *dim = &o->dims[d];
-    if (dim->value < 1) {
-      return WM_ERROR(INVALID_ARGUMENT, "--dim %s=%lld: the value must be >= 1",
-                      dim->name, (long long)dim->value);
-    }
-    size_t hits = 0;
-    for (size_t v = 0; v < g->value_count; v++) {
-      wm_type_t t = g->values[v].type;
-      bool changed = false;
-      for (int32_t i = 0; i < t.shape.rank; i++) {
-        if (t.dim_params[i] && strcmp(t.dim_params[i], dim->name) == 0) {
-          t.shape.dims[i] = dim->value;
-          t.dim_params[i] = NULL;
-          changed = true;
-        }
-      }
-      if (changed) {
-        hits++;
-        WM_RETURN_IF_ERROR(wm_graph_set_type(g, (int32_t)v, &t));
-      }
-    }
-    if (hits == 0) {
-      wm_strbuf_t names;
-      wm_strbuf_init(&names);
-      size_t listed = 0;
-      for (size_t v = 0; v < g->value_count; v++) {
-        const wm_type_t *t = &g->values[v].type;
-        for (int32_t i = 0; i < t->shape.rank; i++) {
-          const char *p = t->dim_params[i];
-          if (p && !strstr(wm_strbuf_str(&names), p) && listed < 8) {
-            wm_strbuf_printf(&names, "%s%s", listed++ ? ", " : "", p);
-          }
-        }
-      }
-      wm_status_t s = WM_ERROR(
-          INVALID_ARGUMENT,
-          "--dim %s: the model has no dim named \"%s\" (%s%s)", dim->name,
-          dim->name, listed ? "its symbolic dims: " : "it has none",
-          wm_strbuf_str(&names));
-      wm_strbuf_deinit(&names);
-      return s;
-    }
+    WM_RETURN_IF_ERROR(wm_graph_bind_dim(g, dim->name, dim->value));
     m->dims[m->n_dims].name = wm_arena_strdup(&m->arena, dim->name);
     m->dims[m->n_dims++].value = dim->value;
   }

@@ -16,6 +16,14 @@ enum { HOST_COPY_LIMIT = 1 << 16 };
 enum { MAX_SLOTS = WM_SESSION_MAX_BACKENDS + 1 };  // listed + fallback
 enum { LABEL_SIZE = 32 };
 
+// A device buffer kept for reuse: later runs allocate the same sizes, and
+// fresh memory costs page faults (host) or allocator calls (devices).
+typedef struct rt_free {
+  wm_buffer *buf;  // the buffer
+  void *host;      // its mapping when the backend maps, else NULL
+  uint64_t bytes;  // its size class
+} rt_free_t;
+
 typedef struct rt_backend {
   wm_backend_t *backend;         // borrowed
   const wm_plugin_api *api;      // its table
@@ -23,10 +31,15 @@ typedef struct rt_backend {
   wm_device *dev;                // opened lazily when a node runs here
   wm_stream *stream;             // one stream per backend
   bool mappable;                 // buffers are host-visible
+  rt_free_t *pool;               // freed buffers kept for reuse
+  size_t n_pool;                 // entries in |pool|
+  size_t pool_cap;               // allocated entries
+  uint64_t pool_bytes;           // bytes held by |pool|
 } rt_backend_t;
 
 typedef struct rt_copy {
   wm_buffer *buf;     // device memory on one backend, or NULL
+  uint64_t bytes;     // its size (a size class)
   wm_tensor_t *host;  // host view (mapped) or small host copy, or NULL
 } rt_copy_t;
 
@@ -59,7 +72,16 @@ struct wm_session {
   rt_value_t *values;             // per value id
   int32_t *use_count;             // consumers per value (+1 for outputs)
   wm_session_stats_t stats;       // counters
+  uint64_t live_bytes;            // device bytes in use (not pooled)
+  uint64_t peak_live_bytes;       // the most |live_bytes| has been
+  bool profiling;                 // time every node (stream sync after it)
+  double *node_ns;                // per node: profiled time
+  size_t profiled_runs;           // runs that added to |node_ns|
 };
+
+// The pool keeps at most this many bytes per backend, or twice the peak of
+// live bytes when that is more.
+enum { POOL_FLOOR_BYTES = 256 << 20 };
 
 static wm_status_t slot_error(const rt_backend_t *b, wm_error *e,
                               const char *what) {
@@ -78,6 +100,24 @@ static wm_shape_t shape_from_desc(const wm_tensor_desc *d) {
 
 // ------------------------------------------------------------- values
 
+static void free_buffer(rt_backend_t *b, wm_buffer *buf) {
+  if (b->mappable && b->api->device->mem_unmap) {
+    b->api->device->mem_unmap(buf);
+  }
+  b->api->device->mem_free(buf);
+}
+
+// Rounds |bytes| up to its size class: 8 classes per power of two (at
+// most 12.5 % slack), so tensors of nearby sizes share pooled buffers.
+static uint64_t size_class(uint64_t bytes) {
+  if (bytes <= 256) {
+    return 256;
+  }
+  int top = 63 - __builtin_clzll(bytes - 1);  // 2^top < bytes <= 2^(top+1)
+  uint64_t step = (uint64_t)1 << (top - 2);
+  return (bytes + step - 1) / step * step;
+}
+
 static void release_copy(wm_session_t *s, size_t slot, rt_copy_t *c,
                          uint32_t dtype) {
   rt_backend_t *b = &s->slots[slot];
@@ -88,15 +128,28 @@ static void release_copy(wm_session_t *s, size_t slot, rt_copy_t *c,
       items[i] = NULL;
     }
   }
+  void *mapped = b->mappable && c->host ? c->host->data : NULL;
   wm_tensor_destroy(c->host);
   c->host = NULL;
-  if (c->buf) {
-    if (b->mappable && b->api->device->mem_unmap) {
-      b->api->device->mem_unmap(c->buf);
-    }
-    b->api->device->mem_free(c->buf);
-    c->buf = NULL;
+  if (!c->buf) {
+    return;
   }
+  s->live_bytes -= c->bytes;
+  uint64_t cap = 2 * s->peak_live_bytes;
+  if (cap < POOL_FLOOR_BYTES) {
+    cap = POOL_FLOOR_BYTES;
+  }
+  if (dtype != WM_DTYPE_STRING && (mapped || !b->mappable) &&
+      b->pool_bytes + c->bytes <= cap &&
+      !wm_grow((void **)&b->pool, &b->pool_cap, b->n_pool + 1,
+               sizeof(rt_free_t))) {
+    b->pool[b->n_pool++] = (rt_free_t){c->buf, mapped, c->bytes};
+    b->pool_bytes += c->bytes;
+  } else {
+    free_buffer(b, c->buf);
+  }
+  c->buf = NULL;
+  c->bytes = 0;
 }
 
 static void release_value(wm_session_t *s, rt_value_t *v) {
@@ -138,20 +191,42 @@ static wm_status_t alloc_copy(wm_session_t *s, size_t slot,
                     "is not host-visible)",
                     wm_backend_name(b->backend));
   }
-  WM_RETURN_IF_ERROR(
-      slot_error(b,
-                 b->api->device->mem_alloc(b->dev, bytes, 64,
-                                           WM_MEM_DEVICE_LOCAL, &c->buf),
-                 "mem_alloc"));
+  uint64_t want = dtype == WM_DTYPE_STRING ? bytes : size_class(bytes);
+  void *ptr = NULL;
+  c->buf = NULL;
+  for (size_t k = b->n_pool; dtype != WM_DTYPE_STRING && k-- > 0;) {
+    if (b->pool[k].bytes == want) {
+      c->buf = b->pool[k].buf;
+      ptr = b->pool[k].host;
+      b->pool_bytes -= want;
+      b->pool[k] = b->pool[--b->n_pool];
+      break;
+    }
+  }
+  if (!c->buf) {
+    WM_RETURN_IF_ERROR(
+        slot_error(b,
+                   b->api->device->mem_alloc(b->dev, want ? want : 1, 64,
+                                             WM_MEM_DEVICE_LOCAL, &c->buf),
+                   "mem_alloc"));
+  }
+  c->bytes = want;
+  s->live_bytes += want;
+  if (s->live_bytes > s->peak_live_bytes) {
+    s->peak_live_bytes = s->live_bytes;
+  }
   if (b->mappable) {
-    void *ptr;
     wm_status_t st =
-        slot_error(b, b->api->device->mem_map(c->buf, &ptr), "mem_map");
+        ptr ? NULL
+            : slot_error(b, b->api->device->mem_map(c->buf, &ptr), "mem_map");
     if (!st) {
       st = wm_tensor_wrap(dtype, &shape, ptr, &c->host);
     }
     if (st) {
-      release_copy(s, slot, c, 0);
+      s->live_bytes -= want;
+      free_buffer(b, c->buf);
+      c->buf = NULL;
+      c->bytes = 0;
       return st;
     }
   }
@@ -534,6 +609,10 @@ void wm_session_destroy(wm_session_t *s) {
   }
   for (size_t k = 0; k < s->n_slots; k++) {
     rt_backend_t *b = &s->slots[k];
+    for (size_t i = 0; i < b->n_pool; i++) {
+      free_buffer(b, b->pool[i].buf);
+    }
+    free(b->pool);
     if (b->stream) {
       b->api->device->stream_destroy(b->stream);
     }
@@ -545,6 +624,7 @@ void wm_session_destroy(wm_session_t *s) {
   free(s->values);
   free(s->use_count);
   free(s->order);
+  free(s->node_ns);
   free(s);
 }
 
@@ -875,8 +955,16 @@ wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
     }
   }
   for (size_t k = 0; !st && k < g->node_count; k++) {
-    st = run_node(s, (size_t)s->order[k]);
+    size_t index = (size_t)s->order[k];
+    uint64_t t0 = s->profiling ? wm_now_ns() : 0;
+    st = run_node(s, index);
+    if (!st && s->profiling) {
+      rt_backend_t *b = &s->slots[s->nodes[index].slot];
+      st = slot_error(b, b->api->device->stream_sync(b->stream), "stream_sync");
+      s->node_ns[index] += (double)(wm_now_ns() - t0);
+    }
   }
+  s->profiled_runs += s->profiling && !st;
   for (size_t k = 0; !st && k < s->n_slots; k++) {
     rt_backend_t *b = &s->slots[k];
     if (b->stream) {
@@ -911,4 +999,20 @@ wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
     }
   }
   return st;
+}
+
+wm_status_t wm_session_set_profiling(wm_session_t *s, bool on) {
+  if (on && !s->node_ns) {
+    s->node_ns = wm_calloc(s->graph->node_count + 1, sizeof(double));
+    if (!s->node_ns) {
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+  }
+  s->profiling = on;
+  return NULL;
+}
+
+const double *wm_session_node_ns(const wm_session_t *s, size_t *out_runs) {
+  *out_runs = s->profiled_runs;
+  return s->node_ns;
 }

@@ -16,6 +16,8 @@ int wm_cli_backends(int argc, char **argv);
 int wm_cli_zoo(int argc, char **argv);
 int wm_cli_probe(int argc, char **argv);
 int wm_cli_map(int argc, char **argv);
+int wm_cli_bench(int argc, char **argv);
+int wm_cli_compare(int argc, char **argv);
 
 // Prints "wmap: <status message>" on stderr, frees |s|; returns
 // WM_EXIT_FAILED.
@@ -68,6 +70,22 @@ wm_status_t wm_cli_backend_list(wm_registry_t *reg, const char *list,
 wm_status_t wm_cli_peaks_get(const wm_cli_backend_options_t *opts,
                              wm_peaks_options_t *po,
                              wm_peaks_t *out) WM_MUST_USE_RESULT;
+
+// --dim NAME=VALUE bindings shared by the commands that take them.
+#define WM_CLI_MAX_DIMS 64
+typedef struct wm_cli_dims {
+  size_t n;
+  char *names[WM_CLI_MAX_DIMS];  // owned
+  int64_t values[WM_CLI_MAX_DIMS];
+} wm_cli_dims_t;
+// Parses one --dim value into |dims|; returns WM_EXIT_OK or prints a usage
+// error for |cmd| and returns WM_EXIT_USAGE.
+int wm_cli_dim_option(const char *cmd, const char *text, wm_cli_dims_t *dims);
+void wm_cli_dims_deinit(wm_cli_dims_t *dims);
+
+// Loads a model: the zoo spec |zoo| when not NULL, else the file |path|.
+wm_status_t wm_cli_model_load(const char *zoo, const char *path,
+                              wm_graph_t **out) WM_MUST_USE_RESULT;
 
 // One test_data_set folder: inputs bound to graph input names, expected
 // outputs in graph output order.

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "wmap/onnx.h"
+#include "wmap/zoo.h"
 #include "wmap/session.h"
 #include "ref.h"
 
@@ -15,6 +17,10 @@ static const char usage[] =
     "Commands:\n"
     "  map MODEL      the workload map: inventory, memory, roofline,\n"
     "                 coverage per backend, critical path, parallel plans\n"
+    "  bench MODEL    latency distributions in interleaved blocks; baseline\n"
+    "                 JSON for wmap compare\n"
+    "  compare A B    two baselines: the change per metric with its\n"
+    "                 interval, a U test and a verdict\n"
     "  run MODEL      run an ONNX model and print or save its outputs\n"
     "  conform        run ONNX's backend test suite on a backend\n"
     "  backends       list the backends found and the plugins refused\n"
@@ -118,6 +124,49 @@ wm_status_t wm_cli_registry_open(const wm_cli_backend_options_t *opts,
   return wm_registry_create(&ro, out);
 }
 
+int wm_cli_dim_option(const char *cmd, const char *text, wm_cli_dims_t *d) {
+  const char *eq = strchr(text, '=');
+  if (!eq || eq == text) {
+    return wm_cli_usage_error(cmd, "--dim wants NAME=VALUE, got \"%s\"", text);
+  }
+  char *end;
+  errno = 0;
+  long long v = strtoll(eq + 1, &end, 10);
+  if (*end || end == eq + 1 || errno || v < 1) {
+    return wm_cli_usage_error(
+        cmd, "--dim %.*s wants a whole number >= 1, got \"%s\"",
+        (int)(eq - text), text, eq + 1);
+  }
+  if (d->n == WM_CLI_MAX_DIMS) {
+    return wm_cli_usage_error(cmd, "at most %d --dim options", WM_CLI_MAX_DIMS);
+  }
+  for (size_t i = 0; i < d->n; i++) {
+    if (strlen(d->names[i]) == (size_t)(eq - text) &&
+        strncmp(d->names[i], text, (size_t)(eq - text)) == 0) {
+      return wm_cli_usage_error(cmd, "--dim %s is given twice", d->names[i]);
+    }
+  }
+  char *name = wm_strndup(text, (size_t)(eq - text));
+  if (!name) {
+    return wm_cli_fail(WM_ERROR(RESOURCE_EXHAUSTED, "out of memory"));
+  }
+  d->names[d->n] = name;
+  d->values[d->n++] = v;
+  return WM_EXIT_OK;
+}
+
+void wm_cli_dims_deinit(wm_cli_dims_t *d) {
+  for (size_t i = 0; i < d->n; i++) {
+    free(d->names[i]);
+  }
+  d->n = 0;
+}
+
+wm_status_t wm_cli_model_load(const char *zoo, const char *path,
+                              wm_graph_t **out) {
+  return zoo ? wm_zoo_build(zoo, out) : wm_onnx_load(path, out);
+}
+
 // Opens the registry again with every CPU backend at 1 thread.
 static wm_status_t open_one_thread(void *ctx, wm_registry_t **out) {
   wm_cli_backend_options_t one = *(const wm_cli_backend_options_t *)ctx;
@@ -216,6 +265,12 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "map") == 0) {
     return wm_cli_map(argc - 1, argv + 1);
+  }
+  if (strcmp(cmd, "bench") == 0) {
+    return wm_cli_bench(argc - 1, argv + 1);
+  }
+  if (strcmp(cmd, "compare") == 0) {
+    return wm_cli_compare(argc - 1, argv + 1);
   }
   if (strcmp(cmd, "run") == 0) {
     return wm_cli_run(argc - 1, argv + 1);

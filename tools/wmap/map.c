@@ -6,9 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "wmap/onnx.h"
 #include "wmap/session.h"
-#include "wmap/zoo.h"
 
 static const char map_usage[] =
     "usage: wmap map MODEL.onnx | --zoo NAME[:key=value,...] [options]\n"
@@ -46,8 +44,6 @@ static const char map_usage[] =
     "never\n" WM_CLI_BACKEND_OPTIONS_USAGE
     "  -h, --help           show this help\n";
 
-enum { MAX_DIMS = 64 };
-
 typedef enum { FMT_TEXT, FMT_JSON, FMT_MD, FMT_HTML } map_format_t;
 
 typedef struct map_args {
@@ -62,47 +58,12 @@ typedef struct map_args {
   bool no_probe;
   int color;  // -1 auto, 0 never, 1 always
   map_format_t format;
-  wm_map_dim_t dims[MAX_DIMS];
-  size_t n_dims;
+  wm_cli_dims_t dims;
   wm_cli_backend_options_t bo;
 } map_args_t;
 
-static int parse_dim(const char *text, map_args_t *a) {
-  const char *eq = strchr(text, '=');
-  if (!eq || eq == text) {
-    return wm_cli_usage_error("map", "--dim wants NAME=VALUE, got \"%s\"",
-                              text);
-  }
-  char *end;
-  long long v = strtoll(eq + 1, &end, 10);
-  if (*end || end == eq + 1 || v < 1) {
-    return wm_cli_usage_error(
-        "map", "--dim %.*s wants a whole number >= 1, got \"%s\"",
-        (int)(eq - text), text, eq + 1);
-  }
-  if (a->n_dims == MAX_DIMS) {
-    return wm_cli_usage_error("map", "at most %d --dim options", MAX_DIMS);
-  }
-  char *name = wm_strndup(text, (size_t)(eq - text));
-  if (!name) {
-    return wm_cli_fail(WM_ERROR(RESOURCE_EXHAUSTED, "out of memory"));
-  }
-  for (size_t i = 0; i < a->n_dims; i++) {
-    if (strcmp(a->dims[i].name, name) == 0) {
-      free(name);
-      return wm_cli_usage_error("map", "--dim %s is given twice",
-                                a->dims[i].name);
-    }
-  }
-  a->dims[a->n_dims].name = name;
-  a->dims[a->n_dims++].value = v;
-  return WM_EXIT_OK;
-}
-
 static void args_deinit(map_args_t *a) {
-  for (size_t i = 0; i < a->n_dims; i++) {
-    free((char *)a->dims[i].name);
-  }
+  wm_cli_dims_deinit(&a->dims);
   wm_cli_backend_options_deinit(&a->bo);
 }
 
@@ -141,7 +102,7 @@ static int parse_args(int argc, char **argv, map_args_t *a) {
         a->critical = optarg;
         break;
       case 'd':
-        rc = parse_dim(optarg, a);
+        rc = wm_cli_dim_option("map", optarg, &a->dims);
         break;
       case 'p':
         a->parallel = optarg;
@@ -310,6 +271,11 @@ int wm_cli_map(int argc, char **argv) {
       return rc;
     }
   }
+  wm_map_dim_t dims[WM_CLI_MAX_DIMS];
+  for (size_t i = 0; i < a.dims.n; i++) {
+    dims[i].name = a.dims.names[i];
+    dims[i].value = a.dims.values[i];
+  }
   wm_peaks_t *peaks = NULL;
   wm_registry_t *reg = NULL;
   wm_graph_t *graph = NULL;
@@ -318,12 +284,12 @@ int wm_cli_map(int argc, char **argv) {
   wm_map_options_t mo = {
       .model = a.zoo ? a.zoo : a.model,
       .backends = list,
-      .dims = a.dims,
-      .n_dims = a.n_dims,
+      .dims = dims,
+      .n_dims = a.dims.n,
       .parallel = a.parallel ? &par : NULL,
   };
   wm_backend_t *fallback = NULL;
-  s = a.zoo ? wm_zoo_build(a.zoo, &graph) : wm_onnx_load(a.model, &graph);
+  s = wm_cli_model_load(a.zoo, a.model, &graph);
   if (!s) {
     s = get_peaks(&a, &peaks);
   }

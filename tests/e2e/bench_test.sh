@@ -1,0 +1,85 @@
+#!/bin/bash
+# End-to-end tests of `wmap bench`: the baseline JSON of interleaved
+# blocks, several configurations, the profile, bad usage. Short blocks:
+# the figures are not checked, only their structure and consistency.
+# Usage: bench_test.sh WMAP_BINARY
+wmap=$1
+here=$(dirname "$0")
+. "$here/expect.sh"
+if ! command -v python3 >/dev/null; then
+  echo "skip: python3 is needed to read the baselines"
+  exit 77
+fi
+
+check() {
+  local name=$1 file=$2
+  shift 2
+  if python3 - "$file" "$@" >"$tmp/py" 2>&1; then
+    echo "ok   $name"; passed=$((passed + 1))
+  else
+    echo "FAIL $name"; sed 's/^/  /' "$tmp/py" | tail -5; failed=$((failed + 1))
+  fi
+}
+
+"$wmap" bench --zoo mlp --backends ref --threads 1 --blocks 3 --min-time 0.05 \
+  -o "$tmp/one.json" >"$tmp/one.txt" 2>"$tmp/err" || cat "$tmp/err"
+check "one configuration" "$tmp/one.json" <<'PY'
+import json, sys, math
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "wmap.baseline/1", d["format"]
+assert len(d["environment"]["fingerprint"]) == 64
+assert "cpu.model" in d["environment"]["critical"]
+assert d["environment"]["critical"]["model.sha256"] == d["model"]["sha256"]
+(c,) = d["configurations"]
+assert c["label"] == "ref@t1" and c["threads"] == 1 and c["backends"] == ["ref"], c["label"]
+r = c["results"]
+assert len(r["blocks"]) == 3 and len(r["samples_ns"]) == 3
+n = sum(len(b) for b in r["samples_ns"])
+assert r["latency"]["n"] == n and n >= 30, n
+flat = sorted(x for b in r["samples_ns"] for x in b)
+assert r["latency"]["p50_ns"] == flat[math.ceil(0.5 * n) - 1], (r["latency"]["p50_ns"], flat[math.ceil(0.5 * n) - 1])
+assert r["latency"]["min_ns"] == flat[0] and r["latency"]["max_ns"] == flat[-1]
+assert r["latency"]["supported"]["p99"] == (n >= 662)
+assert d["results"]["latency"]["p50_ns"] == r["latency"]["p50_ns"]
+assert "few_blocks" in r["warnings"]
+PY
+if grep -q "P50" "$tmp/one.txt"; then
+  echo "ok   text summary"; passed=$((passed + 1))
+else
+  echo "FAIL text summary"; head -5 "$tmp/one.txt"; failed=$((failed + 1))
+fi
+
+"$wmap" bench --zoo mlp --backends ref --backends cpu,ref --threads 1,2 --blocks 2 \
+  --min-time 0.05 --profile -o "$tmp/four.json" --html "$tmp/four.html" \
+  >/dev/null 2>"$tmp/err" || cat "$tmp/err"
+check "interleaved configurations, scaling and profile" "$tmp/four.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+labels = [c["label"] for c in d["configurations"]]
+assert labels == ["ref@t1", "ref@t2", "cpu,ref@t1", "cpu,ref@t2"], labels
+orders = sorted((b["order"], c["label"], b["index"]) for c in d["configurations"]
+                for b in c["results"]["blocks"])
+# Block k of every configuration runs before block k + 1 of any.
+assert [o[2] for o in orders] == [0, 0, 0, 0, 1, 1, 1, 1], orders
+t2 = d["configurations"][1]["results"]["scaling"]
+assert t2 and t2["base_threads"] == 1 and t2["efficiency"] > 0, t2
+prof = d["configurations"][3]["results"]["profile"]
+assert prof and len(prof) == 5, prof  # mlp: 2 Gemm + Relu ... per node
+assert all(p["mean_ns"] > 0 for p in prof)
+assert {p["backend"] for p in prof} <= {"cpu", "ref"}
+PY
+if [ -s "$tmp/four.html" ] && grep -q "<svg" "$tmp/four.html"; then
+  echo "ok   html report"; passed=$((passed + 1))
+else
+  echo "FAIL html report"; failed=$((failed + 1))
+fi
+
+expect "bad threads" 2 "--threads wants" "$wmap" bench --zoo mlp --threads x
+expect "bad blocks" 2 "--blocks wants" "$wmap" bench --zoo mlp --blocks 0
+expect "no model" 2 "want one MODEL" "$wmap" bench
+expect "missing file" 1 "nothing.onnx" "$wmap" bench "$tmp/nothing.onnx"
+expect "unknown backend" 1 "nosuch" "$wmap" bench --zoo mlp --backends nosuch --blocks 1 --min-time 0.01
+expect "unknown dim" 1 "no dim named" "$wmap" bench --zoo mlp --dim seq=3
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,521 @@
+// wmap bench: latency distributions of a model on configurations of
+// backends and thread counts, measured in interleaved blocks.
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ref.h"
+#include "wmap/bench.h"
+#include "wmap/onnx.h"
+#include "wmap/session.h"
+
+static const char bench_usage[] =
+    "usage: wmap bench MODEL.onnx | --zoo NAME[:key=value,...] [options]\n"
+    "\n"
+    "Measures the latency of whole runs of a model. Each configuration (a\n"
+    "backend list at a thread count) runs --blocks blocks; the blocks of all\n"
+    "configurations are interleaved (A B A B ...) and each is a fresh\n"
+    "process: open the backends, prepare, warm up, then time iterations for\n"
+    "at least --min-time seconds and --min-iters iterations. Prints per\n"
+    "configuration n, min, nearest-rank P50/P90/P95/P99/P99.9 (a percentile\n"
+    "is marked unsupported below 64/662/6636 samples), max, mean, sd, CV,\n"
+    "MAD, outliers (Tukey, counted, never dropped), throughput, GFLOP/s and\n"
+    "strong-scaling efficiency, with warnings for CV > 10 % and a slow first\n"
+    "block. The baseline JSON (wmap.baseline/1, docs/baseline-format.md)\n"
+    "records every sample and the environment; `wmap compare` reads it.\n"
+    "\n"
+    "Options:\n"
+    "  --zoo SPEC           benchmark a built-in model (see `wmap zoo list`)\n"
+    "  --backends LIST      one configuration's backends, in order; repeat\n"
+    "                       the option to measure several side by side\n"
+    "                       (default: every loaded backend, ref last; nodes\n"
+    "                       no listed backend takes run on ref)\n"
+    "  --threads LIST       thread counts, e.g. 1,2 (0 = all cores; default\n"
+    "                       all cores)\n"
+    "  --blocks N           blocks per configuration (default 10)\n"
+    "  --min-time S         timed seconds per block (default 1)\n"
+    "  --min-iters N        timed iterations per block at least (default 10)\n"
+    "  --profile            time every node in each configuration's last\n"
+    "                       block (extra runs, not samples) against t_roof\n"
+    "  --inputs DIR         inputs from a test_data_set folder (default:\n"
+    "                       deterministic generated inputs)\n"
+    "  --dim NAME=VALUE     bind a symbolic dim of the model (repeatable)\n"
+    "  --peaks FILE         peaks for the profile's roofline times (default:\n"
+    "                       `wmap probe`'s cache when present)\n"
+    "  -o, --output FILE    write the baseline JSON to FILE\n"
+    "  --html FILE          write the HTML report to FILE\n"
+    "  --format FORMAT      stdout: text (default) or json\n"
+    "  --color WHEN         auto (default: on a terminal), always, never\n"
+    "  --backend-path DIR   also look for backends in DIR (repeatable)\n"
+    "  -h, --help           show this help\n";
+
+enum { MAX_LISTS = 16, MAX_THREADS = 16 };
+
+typedef struct bench_args {
+  const char *model;
+  const char *zoo;
+  const char *lists[MAX_LISTS];
+  size_t n_lists;
+  uint32_t threads[MAX_THREADS];
+  size_t n_threads;
+  int32_t blocks;
+  double min_time;
+  int32_t min_iters;
+  bool profile;
+  const char *inputs_dir;
+  const char *peaks_file;
+  const char *output;
+  const char *html;
+  bool json;
+  int color;
+  wm_cli_dims_t dims;
+  wm_cli_backend_options_t bo;
+} bench_args_t;
+
+static int parse_threads_list(const char *text, bench_args_t *a) {
+  const char *p = text;
+  a->n_threads = 0;
+  while (*p) {
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (end == p || errno || v < 0 || v > 4096 || (*end && *end != ',') ||
+        a->n_threads == MAX_THREADS) {
+      return wm_cli_usage_error(
+          "bench",
+          "--threads wants up to %d counts from 0 to 4096 like 1,2, got "
+          "\"%s\"",
+          MAX_THREADS, text);
+    }
+    for (size_t i = 0; i < a->n_threads; i++) {
+      if (a->threads[i] == (uint32_t)v) {
+        return wm_cli_usage_error("bench", "--threads lists %ld twice", v);
+      }
+    }
+    a->threads[a->n_threads++] = (uint32_t)v;
+    p = *end ? end + 1 : end;
+  }
+  if (a->n_threads == 0) {
+    return wm_cli_usage_error("bench", "--threads wants counts like 1,2");
+  }
+  return WM_EXIT_OK;
+}
+
+static int parse_number(const char *opt, const char *text, double lo, double hi,
+                        double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || *end || errno || !(v >= lo && v <= hi)) {
+    return wm_cli_usage_error("bench",
+                              "--%s wants a number from %g to %g, got \"%s\"",
+                              opt, lo, hi, text);
+  }
+  *out = v;
+  return WM_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, bench_args_t *a) {
+  static const struct option long_opts[] = {
+      {"zoo", required_argument, NULL, 'z'},
+      {"backends", required_argument, NULL, 'b'},
+      {"backend", required_argument, NULL, 'b'},
+      {"threads", required_argument, NULL, 't'},
+      {"blocks", required_argument, NULL, 'k'},
+      {"min-time", required_argument, NULL, 'm'},
+      {"min-iters", required_argument, NULL, 'i'},
+      {"profile", no_argument, NULL, 'p'},
+      {"inputs", required_argument, NULL, 'I'},
+      {"dim", required_argument, NULL, 'd'},
+      {"peaks", required_argument, NULL, 'K'},
+      {"output", required_argument, NULL, 'o'},
+      {"html", required_argument, NULL, 'H'},
+      {"format", required_argument, NULL, 'f'},
+      {"color", required_argument, NULL, 'C'},
+      {"backend-path", required_argument, NULL, 'P'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  a->blocks = 10;
+  a->min_time = 1.0;
+  a->min_iters = 10;
+  a->color = -1;
+  int c, rc = WM_EXIT_OK;
+  double v;
+  optind = 1;
+  while (rc == WM_EXIT_OK &&
+         (c = getopt_long(argc, argv, "ho:", long_opts, NULL)) != -1) {
+    switch (c) {
+      case 'z':
+        a->zoo = optarg;
+        break;
+      case 'b':
+        if (a->n_lists == MAX_LISTS) {
+          rc = wm_cli_usage_error("bench", "at most %d --backends options",
+                                  MAX_LISTS);
+        } else if (!*optarg) {
+          rc = wm_cli_usage_error("bench", "--backends wants names");
+        } else {
+          a->lists[a->n_lists++] = optarg;
+        }
+        break;
+      case 't':
+        rc = parse_threads_list(optarg, a);
+        break;
+      case 'k':
+        rc = parse_number("blocks", optarg, 1, 100000, &v);
+        a->blocks = (int32_t)v;
+        if (!rc && v != (double)a->blocks) {
+          rc = wm_cli_usage_error("bench", "--blocks wants a whole number");
+        }
+        break;
+      case 'm':
+        rc = parse_number("min-time", optarg, 0.001, 3600, &a->min_time);
+        break;
+      case 'i':
+        rc = parse_number("min-iters", optarg, 1, 1000000, &v);
+        a->min_iters = (int32_t)v;
+        break;
+      case 'p':
+        a->profile = true;
+        break;
+      case 'I':
+        a->inputs_dir = optarg;
+        break;
+      case 'd':
+        rc = wm_cli_dim_option("bench", optarg, &a->dims);
+        break;
+      case 'K':
+        a->peaks_file = optarg;
+        break;
+      case 'o':
+        a->output = optarg;
+        break;
+      case 'H':
+        a->html = optarg;
+        break;
+      case 'f':
+        if (strcmp(optarg, "json") == 0 || strcmp(optarg, "text") == 0) {
+          a->json = strcmp(optarg, "json") == 0;
+        } else {
+          rc = wm_cli_usage_error(
+              "bench", "--format wants text or json, got \"%s\"", optarg);
+        }
+        break;
+      case 'C':
+        a->color = strcmp(optarg, "always") == 0  ? 1
+                   : strcmp(optarg, "never") == 0 ? 0
+                   : strcmp(optarg, "auto") == 0  ? -1
+                                                  : -2;
+        if (a->color == -2) {
+          rc = wm_cli_usage_error(
+              "bench", "--color wants auto, always or never, got \"%s\"",
+              optarg);
+        }
+        break;
+      case 'P':
+        rc = wm_cli_backend_option("bench", "backend-path", optarg, &a->bo);
+        break;
+      case 'h':
+        fputs(bench_usage, stdout);
+        return -1;
+      default:
+        rc = wm_cli_usage_error("bench", "unknown option");
+    }
+  }
+  if (rc != WM_EXIT_OK) {
+    return rc;
+  }
+  int rest = argc - optind;
+  if (a->zoo && rest != 0) {
+    return wm_cli_usage_error("bench", "--zoo and a MODEL file are exclusive");
+  }
+  if (!a->zoo && rest != 1) {
+    return wm_cli_usage_error(
+        "bench", "want one MODEL file or --zoo NAME, got %d arguments", rest);
+  }
+  a->model = a->zoo ? NULL : argv[optind];
+  if (a->n_threads == 0) {
+    a->threads[a->n_threads++] = 0;
+  }
+  return WM_EXIT_OK;
+}
+
+// Opens a configuration's backends in a block's process.
+static wm_status_t open_config(void *ctx, const char *list, uint32_t threads,
+                               wm_registry_t **out_reg, wm_backend_t **out,
+                               size_t *out_count, wm_backend_t **fallback) {
+  wm_cli_backend_options_t bo = *(const wm_cli_backend_options_t *)ctx;
+  bo.num_threads = threads;
+  bo.threads_set = true;
+  bo.quiet = true;
+  WM_RETURN_IF_ERROR(wm_cli_registry_open(&bo, out_reg));
+  wm_status_t s = wm_cli_backend_list(*out_reg, list, out, out_count);
+  if (!s) {
+    s = wm_registry_find(*out_reg, "ref", fallback);
+  }
+  if (s) {
+    wm_registry_destroy(*out_reg);
+    *out_reg = NULL;
+  }
+  return s;
+}
+
+// The default backend list ("every loaded backend, ref last"), found in a
+// child process so that this one never loads a plugin (blocks fork from
+// it, and a plugin's threads do not survive a fork).
+static wm_status_t default_list(const wm_cli_backend_options_t *bo,
+                                char **out) {
+  *out = NULL;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    return WM_ERROR(UNAVAILABLE, "pipe: %s", strerror(errno));
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return WM_ERROR(UNAVAILABLE, "fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    wm_registry_t *reg = NULL;
+    wm_backend_t *list[WM_SESSION_MAX_BACKENDS];
+    size_t n = 0;
+    wm_cli_backend_options_t quiet = *bo;
+    quiet.quiet = true;
+    wm_status_t s = wm_cli_registry_open(&quiet, &reg);
+    if (!s) {
+      s = wm_cli_backend_list(reg, NULL, list, &n);
+    }
+    wm_strbuf_t buf;
+    wm_strbuf_init(&buf);
+    for (size_t k = 0; !s && k < n; k++) {
+      wm_strbuf_printf(&buf, "%s%s", k ? "," : "", wm_backend_name(list[k]));
+    }
+    const char *text = s ? "" : wm_strbuf_str(&buf);
+    ssize_t w = write(fds[1], text, strlen(text));
+    (void)w;
+    wm_status_free(s);
+    wm_registry_destroy(reg);
+    _exit(0);
+  }
+  close(fds[1]);
+  char text[1024];
+  size_t len = 0;
+  ssize_t r;
+  while (len + 1 < sizeof(text) &&
+         (r = read(fds[0], text + len, sizeof(text) - 1 - len)) != 0) {
+    if (r < 0 && errno == EINTR) {
+      continue;
+    }
+    if (r < 0) {
+      break;
+    }
+    len += (size_t)r;
+  }
+  text[len] = '\0';
+  close(fds[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (len == 0) {
+    return WM_ERROR(UNAVAILABLE, "no backend could be opened");
+  }
+  *out = wm_strdup(text);
+  return *out ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+}
+
+// SHA-256 of the model: the file's bytes, or the zoo model's ONNX bytes.
+static wm_status_t model_digest(const bench_args_t *a, const wm_graph_t *g,
+                                char hex[65]) {
+  uint8_t *data = NULL;
+  size_t size = 0;
+  wm_status_t s = a->zoo ? wm_onnx_save_buffer(g, &data, &size)
+                         : wm_file_read(a->model, &data, &size);
+  if (!s) {
+    wm_sha256_hex(data, size, hex);
+  }
+  free(data);
+  return s;
+}
+
+// The model's FLOPs from its map on the built-in ref backend (0 when the
+// map cannot be made); no plugin is loaded here.
+static double model_flops(const bench_args_t *a, wm_graph_t *g) {
+  wm_backend_t *ref = NULL;
+  wm_map_t *map = NULL;
+  wm_status_t s = wm_backend_create(wm_ref_plugin_query, "built-in", &ref);
+  if (!s) {
+    wm_map_options_t mo = {.model = a->zoo ? a->zoo : a->model,
+                           .backends = &ref,
+                           .backend_count = 1,
+                           .fallback = ref};
+    s = wm_map_build(g, &mo, &map);
+  }
+  double flops = s || map->totals.unmapped ? 0.0 : map->totals.flops;
+  wm_status_free(s);
+  wm_map_destroy(map);
+  wm_backend_destroy(ref);
+  return flops;
+}
+
+static void progress(void *ctx, size_t done, size_t total, const char *label) {
+  (void)ctx;
+  int width = 30, filled = (int)(width * done / (total ? total : 1));
+  fprintf(stderr, "\r[%.*s%*s] %zu/%zu blocks  %-24.24s", filled,
+          "##############################", width - filled, "", done, total,
+          label);
+  if (done == total) {
+    fputc('\n', stderr);
+  }
+  fflush(stderr);
+}
+
+// Peaks for the profile: --peaks FILE, else the probe's cache if present.
+static wm_peaks_t *load_peaks(const char *file) {
+  wm_peaks_t *p = wm_calloc(1, sizeof(*p));
+  if (!p) {
+    return NULL;
+  }
+  char *path = NULL;
+  wm_status_t s = NULL;
+  if (!file) {
+    wm_machine_t m;
+    wm_machine_get(&m);
+    s = wm_peaks_cache_path(NULL, &m, &path);
+    if (!s && access(path, R_OK) != 0) {
+      free(path);
+      free(p);
+      return NULL;
+    }
+  }
+  if (!s) {
+    s = wm_peaks_load(file ? file : path, p);
+  }
+  free(path);
+  if (s) {
+    fprintf(stderr, "wmap: warning: %s; no roofline times\n",
+            wm_status_message(s));
+    wm_status_free(s);
+    free(p);
+    return NULL;
+  }
+  return p;
+}
+
+static wm_status_t write_outputs(const bench_args_t *a,
+                                 const wm_baseline_t *b) {
+  wm_strbuf_t buf;
+  wm_strbuf_init(&buf);
+  wm_status_t s = NULL;
+  if (a->output) {
+    wm_baseline_to_json(b, &buf);
+    s = wm_file_write(a->output, wm_strbuf_str(&buf),
+                      strlen(wm_strbuf_str(&buf)));
+  }
+  if (!s && a->html) {
+    wm_strbuf_deinit(&buf);
+    wm_strbuf_init(&buf);
+    wm_baseline_to_html(b, &buf);
+    s = wm_file_write(a->html, wm_strbuf_str(&buf),
+                      strlen(wm_strbuf_str(&buf)));
+  }
+  if (!s) {
+    wm_strbuf_deinit(&buf);
+    wm_strbuf_init(&buf);
+    if (a->json) {
+      wm_baseline_to_json(b, &buf);
+    } else {
+      const char *no = getenv("NO_COLOR");
+      bool color = a->color == 1 ||
+                   (a->color == -1 && isatty(STDOUT_FILENO) && !(no && *no));
+      wm_baseline_to_text(b, color, &buf);
+    }
+    if (fputs(wm_strbuf_str(&buf), stdout) == EOF || fflush(stdout) != 0) {
+      s = WM_ERROR(UNAVAILABLE, "cannot write to stdout");
+    }
+  }
+  wm_strbuf_deinit(&buf);
+  return s;
+}
+
+int wm_cli_bench(int argc, char **argv) {
+  bench_args_t a = {0};
+  int rc = parse_args(argc, argv, &a);
+  if (rc != WM_EXIT_OK) {
+    wm_cli_dims_deinit(&a.dims);
+    wm_cli_backend_options_deinit(&a.bo);
+    return rc < 0 ? WM_EXIT_OK : rc;
+  }
+  wm_graph_t *graph = NULL;
+  wm_baseline_t *baseline = NULL;
+  wm_cli_dataset_t ds = {0};
+  char *deflist = NULL;
+  char sha[65] = "";
+  wm_bench_kv_t dims[WM_CLI_MAX_DIMS];
+  char values[WM_CLI_MAX_DIMS][24];
+  wm_status_t s = wm_cli_model_load(a.zoo, a.model, &graph);
+  for (size_t i = 0; !s && i < a.dims.n; i++) {
+    s = wm_graph_bind_dim(graph, a.dims.names[i], a.dims.values[i]);
+    snprintf(values[i], sizeof(values[i]), "%lld", (long long)a.dims.values[i]);
+    dims[i].key = a.dims.names[i];
+    dims[i].value = values[i];
+  }
+  if (!s) {
+    s = model_digest(&a, graph, sha);
+  }
+  if (!s && a.inputs_dir) {
+    s = wm_cli_dataset_load(a.inputs_dir, graph, &ds);
+  }
+  if (!s && a.n_lists == 0) {
+    s = default_list(&a.bo, &deflist);
+    a.lists[a.n_lists++] = deflist;
+  }
+  wm_peaks_t *peaks = s || !a.profile ? NULL : load_peaks(a.peaks_file);
+  double flops = s ? 0 : model_flops(&a, graph);
+  wm_bench_options_t o = {
+      .graph = graph,
+      .model_name = a.zoo ? a.zoo : a.model,
+      .model_sha256 = sha,
+      .dims = dims,
+      .n_dims = a.dims.n,
+      .lists = a.lists,
+      .n_lists = a.n_lists,
+      .threads = a.threads,
+      .n_threads = a.n_threads,
+      .blocks = a.blocks,
+      .min_time_s = a.min_time,
+      .min_iters = a.min_iters,
+      .profile = a.profile,
+      .input_names = a.inputs_dir ? (const char *const *)ds.input_names : NULL,
+      .inputs = a.inputs_dir ? (const wm_tensor_t *const *)ds.inputs : NULL,
+      .n_inputs = ds.n_inputs,
+      .peaks = peaks,
+      .model_flops = flops,
+      .open = open_config,
+      .open_ctx = &a.bo,
+      .progress = isatty(STDERR_FILENO) ? progress : NULL,
+  };
+  if (!s) {
+    s = wm_bench_run(&o, &baseline);
+  }
+  if (!s) {
+    s = write_outputs(&a, baseline);
+  }
+  wm_baseline_destroy(baseline);
+  free(peaks);
+  free(deflist);
+  wm_cli_dataset_deinit(&ds);
+  wm_graph_destroy(graph);
+  wm_cli_dims_deinit(&a.dims);
+  wm_cli_backend_options_deinit(&a.bo);
+  return s ? wm_cli_fail(s) : WM_EXIT_OK;
+}
