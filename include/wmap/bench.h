@@ -24,6 +24,7 @@ extern "C" {
 // Sample counts a percentile needs before it is reported (MLPerf's
 // early-stopping minimums at 99 % confidence).
 #define WM_STATS_MIN_P90 64
+#define WM_STATS_MIN_P95 130  // the same rule at q = 0.95
 #define WM_STATS_MIN_P99 662
 #define WM_STATS_MIN_P999 6636
 
@@ -40,7 +41,7 @@ typedef struct wm_stats {
   double q1, q3;  // P25, P75 by nearest rank
   double iqr;     // q3 - q1
   double p50, p90, p95, p99, p999;
-  bool p90_ok, p99_ok, p999_ok;
+  bool p90_ok, p95_ok, p99_ok, p999_ok;
   size_t outliers_mild;    // outside [q1 - 1.5 iqr, q3 + 1.5 iqr]
   size_t outliers_severe;  // outside [q1 - 3 iqr, q3 + 3 iqr]
 } wm_stats_t;

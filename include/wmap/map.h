@@ -181,6 +181,8 @@ typedef struct wm_map_node {
   int64_t params;         // learnable elements of initializers first read here
   size_t n_preds;         // producers among the map's nodes
   const size_t *preds;    // their positions in wm_map_t.nodes
+  double weight;          // critical-path weight: t_roof on the critical-path
+                          // backend, or the measured time (s)
   double start;           // earliest start on the critical-path backend (s)
   double slack;           // latest start - earliest start (s)
   bool critical;          // on the critical path
@@ -272,11 +274,13 @@ typedef struct wm_map_totals {
   uint64_t peak_activation_bytes;
 } wm_map_totals_t;
 
-// The longest path through the node DAG on one backend's t_roof.
+// The longest path through the node DAG, weighted by one backend's
+// t_roof or by measured times.
 typedef struct wm_map_critical {
-  size_t backend;  // index into wm_map_t.backends
-  double length;   // seconds
-  double total;    // sum of every node's t_roof there (s)
+  size_t backend;       // index into wm_map_t.backends
+  const char *weights;  // "t_roof" or "measured: <source>"
+  double length;        // seconds
+  double total;         // sum of every node's weight (s)
   size_t n_nodes;
   size_t *nodes;  // positions along the path, in order
 } wm_map_critical_t;
@@ -340,6 +344,9 @@ typedef struct wm_map_options {
   size_t n_dims;
   const wm_map_parallel_t *parallel;  // NULL = single device
   size_t critical_backend;            // index into |backends| for the path
+  const double *node_seconds;  // per graph node index: measured times that
+                               // weigh the path instead, or NULL
+  const char *times_source;    // where they come from, for the record
 } wm_map_options_t;
 
 typedef struct wm_map {

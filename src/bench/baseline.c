@@ -466,6 +466,8 @@ static void latency_json(wm_strbuf_t *o, const wm_stats_t *l) {
   wm_strbuf_printf(o, ", \"supported\": {");
   kbool(o, "p90", l->p90_ok);
   sep(o);
+  kbool(o, "p95", l->p95_ok);
+  sep(o);
   kbool(o, "p99", l->p99_ok);
   sep(o);
   kbool(o, "p999", l->p999_ok);
@@ -1037,6 +1039,11 @@ static wm_status_t parse_latency(const cJSON *res, const char *where,
   char q[300];
   join(q, sizeof(q), p, "supported");
   WM_RETURN_IF_ERROR(get_bool(sup, q, "p90", &l->p90_ok));
+  // p95 came after the first files of this version: optional.
+  l->p95_ok = l->n >= WM_STATS_MIN_P95;
+  if (cJSON_GetObjectItemCaseSensitive(sup, "p95")) {
+    WM_RETURN_IF_ERROR(get_bool(sup, q, "p95", &l->p95_ok));
+  }
   WM_RETURN_IF_ERROR(get_bool(sup, q, "p99", &l->p99_ok));
   WM_RETURN_IF_ERROR(get_bool(sup, q, "p999", &l->p999_ok));
   WM_RETURN_IF_ERROR(get_object(o, p, "outliers", false, &out));

@@ -493,7 +493,8 @@ WM_TEST(json_follows_the_documented_layout) {
       "\"mean_ns\": 108.4, ",
       "\"median_ns\": 102, ",
       "\"p50_ns\": 102, ",
-      "\"supported\": {\"p90\": false, \"p99\": false, \"p999\": false}, "
+      "\"supported\": {\"p90\": false, \"p95\": false, \"p99\": false, "
+      "\"p999\": false}, "
       "\"outliers\": {",
       "{\"index\": 1, \"order\": 2, \"n\": 4, \"median_ns\": 101, "
       "\"mean_ns\": 101.75, \"min_ns\": 100, \"max_ns\": 104}",

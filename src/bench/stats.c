@@ -203,6 +203,7 @@ static void summarize(const double *s, size_t n, wm_stats_t *out) {
   out->p99 = wm_stats_percentile(s, n, 0.99);
   out->p999 = wm_stats_percentile(s, n, 0.999);
   out->p90_ok = n >= WM_STATS_MIN_P90;
+  out->p95_ok = n >= WM_STATS_MIN_P95;
   out->p99_ok = n >= WM_STATS_MIN_P99;
   out->p999_ok = n >= WM_STATS_MIN_P999;
   double mild_lo = out->q1 - 1.5 * out->iqr, mild_hi = out->q3 + 1.5 * out->iqr;

@@ -188,7 +188,11 @@ WM_TEST(percentile_support_needs_minimum_counts) {
   WM_CHECK_OK(wm_stats_compute(x, 63, &s));
   WM_CHECK(!s.p90_ok);
   WM_CHECK_OK(wm_stats_compute(x, 64, &s));
-  WM_CHECK(s.p90_ok && !s.p99_ok);
+  WM_CHECK(s.p90_ok && !s.p95_ok && !s.p99_ok);
+  WM_CHECK_OK(wm_stats_compute(x, 129, &s));
+  WM_CHECK(!s.p95_ok);
+  WM_CHECK_OK(wm_stats_compute(x, 130, &s));
+  WM_CHECK(s.p95_ok && !s.p99_ok);
   WM_CHECK_OK(wm_stats_compute(x, 661, &s));
   WM_CHECK(!s.p99_ok);
   WM_CHECK_OK(wm_stats_compute(x, 662, &s));

@@ -38,23 +38,23 @@ static void esc_op(wm_strbuf_t *out, const char *domain, const char *op) {
 }
 
 static void put_si(wm_strbuf_t *out, double v) {
-  char b[WM_MAP_FMT_LEN];
-  wm_strbuf_printf(out, "%s", wm_map_fmt_si(v, b));
+  char b[WM_REPORT_FMT_LEN];
+  wm_strbuf_printf(out, "%s", wm_report_fmt_si(v, b));
 }
 
 static void put_bytes(wm_strbuf_t *out, double v) {
-  char b[WM_MAP_FMT_LEN];
-  wm_strbuf_printf(out, "%s", wm_map_fmt_bytes(v, b));
+  char b[WM_REPORT_FMT_LEN];
+  wm_strbuf_printf(out, "%s", wm_report_fmt_bytes(v, b));
 }
 
 static void put_time(wm_strbuf_t *out, double v) {
-  char b[WM_MAP_FMT_LEN];
-  wm_strbuf_printf(out, "%s", wm_map_fmt_time(v, b));
+  char b[WM_REPORT_FMT_LEN];
+  wm_strbuf_printf(out, "%s", wm_report_fmt_time(v, b));
 }
 
 static void put_pct(wm_strbuf_t *out, double part, double whole) {
-  char b[WM_MAP_FMT_LEN];
-  wm_strbuf_printf(out, "%s", wm_map_fmt_pct(part, whole, b));
+  char b[WM_REPORT_FMT_LEN];
+  wm_strbuf_printf(out, "%s", wm_report_fmt_pct(part, whole, b));
 }
 
 // A table cell holding a number (right-aligned).
@@ -407,8 +407,8 @@ static void roofline_roof(const wm_map_backend_t *be, const wm_report_plot_t *p,
   }
   wm_strbuf_printf(out, " %.1f,%.1f\"/>\n", wm_report_plot_x(p, xb),
                    wm_report_plot_y(p, fmin(peak, bw * xb)));
-  char lab[96], b1[WM_MAP_FMT_LEN];
-  snprintf(lab, sizeof(lab), "peak %sFLOP/s", wm_map_fmt_si(peak * 1e9, b1));
+  char lab[96], b1[WM_REPORT_FMT_LEN];
+  snprintf(lab, sizeof(lab), "peak %sFLOP/s", wm_report_fmt_si(peak * 1e9, b1));
   bool inside = ridge > xa && ridge < xb;
   double ry = wm_report_plot_y(p, peak);
   if (inside && wm_report_plot_x(p, ridge) - p->x0 > 150) {
@@ -443,7 +443,7 @@ static void roofline_roof(const wm_map_backend_t *be, const wm_report_plot_t *p,
   double dx = p->w / (p->lx1 - p->lx0), dy = p->h / (p->ly1 - p->ly0);
   double ang = -atan2(dy, dx) * 57.29577951308232;  // degrees
   double tx = wm_report_plot_x(p, xm), ty = wm_report_plot_y(p, bw * xm);
-  snprintf(lab, sizeof(lab), "%sB/s", wm_map_fmt_si(bw * 1e9, b1));
+  snprintf(lab, sizeof(lab), "%sB/s", wm_report_fmt_si(bw * 1e9, b1));
   char rot[96];
   snprintf(rot, sizeof(rot), " transform=\"rotate(%.1f %.1f %.1f)\"", ang, tx,
            ty);
@@ -822,7 +822,9 @@ static void section_critical(const wm_map_t *map, wm_strbuf_t *out) {
   put_time(out, c->length);
   wm_strbuf_printf(out, " of ");
   put_time(out, c->total);
-  wm_strbuf_printf(out, " total roofline time (");
+  wm_strbuf_printf(
+      out, " total %s (",
+      strcmp(c->weights, "t_roof") == 0 ? "roofline time" : "measured time");
   put_pct(out, c->length, c->total);
   wm_strbuf_printf(out, "); the rest could overlap with it.</p>\n");
   // Rows shown: every node, or the longest CRITICAL_MAX_ROWS in path order.
@@ -838,8 +840,7 @@ static void section_critical(const wm_map_t *map, wm_strbuf_t *out) {
     }
     for (size_t k = 0; k < c->n_nodes; k++) {
       size_t i = c->nodes[k];
-      order[k].key =
-          i < map->n_nodes ? map->nodes[i].cells[c->backend].t_roof : 0;
+      order[k].key = i < map->n_nodes ? map->nodes[i].weight : 0;
       order[k].index = k;
     }
     qsort(order, c->n_nodes, sizeof(*order), cmp_ranked_desc);
@@ -859,8 +860,9 @@ static void section_critical(const wm_map_t *map, wm_strbuf_t *out) {
   }
   wm_strbuf_printf(out,
                    "<table>\n<tr><th>step</th><th>node</th>"
-                   "<th>op type</th><th>t_roof</th><th>share of path</th>"
-                   "<th>cumulative</th></tr>\n");
+                   "<th>op type</th><th>%s</th><th>share of path</th>"
+                   "<th>cumulative</th></tr>\n",
+                   strcmp(c->weights, "t_roof") == 0 ? "t_roof" : "time");
   double cum = 0;
   for (size_t k = 0; k < c->n_nodes; k++) {
     size_t i = c->nodes[k];
@@ -868,7 +870,7 @@ static void section_critical(const wm_map_t *map, wm_strbuf_t *out) {
       continue;
     }
     const wm_map_node_t *n = &map->nodes[i];
-    double t = n->cells[c->backend].t_roof;
+    double t = n->weight;
     cum += t;
     if (!shown[k]) {
       continue;
@@ -1015,7 +1017,7 @@ static void plan_stage_bars(const wm_map_plan_t *pl, wm_strbuf_t *out) {
                      "t_roof per pipeline stage");
   for (int s = 0; s < shown; s++) {
     double y = 6 + row * s, bw = pl->stage_t_roof[s] / tmax * w;
-    char lab[64], b1[WM_MAP_FMT_LEN], b2[WM_MAP_FMT_LEN];
+    char lab[64], b1[WM_REPORT_FMT_LEN], b2[WM_REPORT_FMT_LEN];
     snprintf(lab, sizeof(lab), "stage %d", s);
     wm_report_svg_text(out, x0 - 8, y + 15, "end", NULL, lab);
     wm_strbuf_printf(out,
@@ -1023,8 +1025,8 @@ static void plan_stage_bars(const wm_map_plan_t *pl, wm_strbuf_t *out) {
                      "height=\"%.1f\" fill=\"#4e79a7\"/>\n",
                      x0, y + 2, bw, row - 6);
     snprintf(lab, sizeof(lab), "%s, %sFLOP",
-             wm_map_fmt_time(pl->stage_t_roof[s], b1),
-             wm_map_fmt_si(pl->stage_flops ? pl->stage_flops[s] : 0, b2));
+             wm_report_fmt_time(pl->stage_t_roof[s], b1),
+             wm_report_fmt_si(pl->stage_flops ? pl->stage_flops[s] : 0, b2));
     wm_report_svg_text(out, x0 + bw + 6, y + 15, "start", NULL, lab);
   }
   wm_strbuf_printf(out, "</svg>\n");

@@ -236,6 +236,7 @@ static void nodes(const wm_map_t *m, wm_strbuf_t *o, bool *f) {
     knum(o, &g, "out_bytes", (double)n->out_bytes);
     knum(o, &g, "intensity", n->intensity);
     knum(o, &g, "params", (double)n->params);
+    knum(o, &g, "weight_s", n->weight);
     knum(o, &g, "start_s", n->start);
     knum(o, &g, "slack_s", n->slack);
     kbool(o, &g, "critical", n->critical);
@@ -275,7 +276,7 @@ static void critical(const wm_map_t *m, wm_strbuf_t *o, bool *f) {
   bool g = true;
   wm_strbuf_printf(o, "{");
   kstr(o, &g, "backend", m->n_backends ? m->backends[c->backend].name : "");
-  kstr(o, &g, "weights", "t_roof");
+  kstr(o, &g, "weights", c->weights);
   knum(o, &g, "length_s", c->length);
   knum(o, &g, "total_s", c->total);
   key(o, &g, "nodes");

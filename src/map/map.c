@@ -839,8 +839,21 @@ static wm_status_t memory_pass(build_t *b) {
 
 // Longest path on the t_roof of backend map->critical.backend; each node's
 // earliest start and slack (latest start - earliest start).
-static wm_status_t critical_pass(wm_map_t *m) {
+static wm_status_t critical_pass(wm_map_t *m, const wm_map_options_t *o) {
   size_t nn = m->n_nodes, cb = m->critical.backend;
+  char weights[300];
+  snprintf(weights, sizeof(weights), "measured: %s",
+           o->times_source ? o->times_source : "given times");
+  m->critical.weights =
+      wm_arena_strdup(&m->arena, o->node_seconds ? weights : "t_roof");
+  if (!m->critical.weights) {
+    return oom();
+  }
+  for (size_t i = 0; i < nn; i++) {
+    wm_map_node_t *n = &m->nodes[i];
+    n->weight =
+        o->node_seconds ? o->node_seconds[n->index] : n->cells[cb].t_roof;
+  }
   double *finish = wm_calloc(nn + 1, sizeof(double));
   double *latest = wm_calloc(nn + 1, sizeof(double));
   if (!finish || !latest) {
@@ -856,9 +869,9 @@ static wm_status_t critical_pass(wm_map_t *m) {
       start = fmax(start, finish[n->preds[p]]);
     }
     n->start = start;
-    finish[i] = start + n->cells[cb].t_roof;
+    finish[i] = start + n->weight;
     length = fmax(length, finish[i]);
-    m->critical.total += n->cells[cb].t_roof;
+    m->critical.total += n->weight;
   }
   // Latest finish: a node must end before its readers' latest start.
   for (size_t i = 0; i < nn; i++) {
@@ -866,7 +879,7 @@ static wm_status_t critical_pass(wm_map_t *m) {
   }
   for (size_t i = nn; i-- > 0;) {
     wm_map_node_t *n = &m->nodes[i];
-    double latest_start = latest[i] - n->cells[cb].t_roof;
+    double latest_start = latest[i] - n->weight;
     n->slack = latest_start - n->start;
     for (size_t p = 0; p < n->n_preds; p++) {
       latest[n->preds[p]] = fmin(latest[n->preds[p]], latest_start);
@@ -1041,7 +1054,7 @@ static wm_status_t build_map(build_t *b) {
   WM_RETURN_IF_ERROR(memory_pass(b));
   m->totals.weight_bytes = m->memory.weight_bytes;
   m->totals.peak_activation_bytes = m->memory.peak_activation_bytes;
-  return critical_pass(m);
+  return critical_pass(m, o);
 }
 
 wm_status_t wm_map_build(wm_graph_t *graph, const wm_map_options_t *opts,

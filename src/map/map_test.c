@@ -266,22 +266,6 @@ WM_TEST(missing_peaks_are_noted_not_guessed) {
   wm_backend_destroy(f.ref);
 }
 
-WM_TEST(formatting_helpers) {
-  char buf[WM_MAP_FMT_LEN];
-  WM_CHECK_STR_EQ(wm_map_fmt_si(4089184256.0, buf), "4.09 G");
-  WM_CHECK_STR_EQ(wm_map_fmt_si(812e6, buf), "812 M");
-  WM_CHECK_STR_EQ(wm_map_fmt_si(12000, buf), "12.0 k");
-  WM_CHECK_STR_EQ(wm_map_fmt_si(7, buf), "7");
-  WM_CHECK_STR_EQ(wm_map_fmt_si(999.6, buf), "1.00 k");
-  WM_CHECK_STR_EQ(wm_map_fmt_bytes(512, buf), "512 B");
-  WM_CHECK_STR_EQ(wm_map_fmt_bytes(98e6, buf), "98.0 MB");
-  WM_CHECK_STR_EQ(wm_map_fmt_time(0.0123, buf), "12.3 ms");
-  WM_CHECK_STR_EQ(wm_map_fmt_time(4.56e-5, buf), "45.6 us");
-  WM_CHECK_STR_EQ(wm_map_fmt_time(0, buf), "0");
-  WM_CHECK_STR_EQ(wm_map_fmt_pct(1, 8, buf), "12.5%");
-  WM_CHECK_STR_EQ(wm_map_fmt_pct(1, 0, buf), "-");
-}
-
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(zoo_matches_published_params_and_macs),
@@ -289,7 +273,6 @@ int main(void) {
       WM_CASE(unbound_dim_is_marked_and_binding_it_maps),
       WM_CASE(memory_peak_and_critical_path_by_hand),
       WM_CASE(missing_peaks_are_noted_not_guessed),
-      WM_CASE(formatting_helpers),
       {NULL, NULL},
   };
   return wm_test_main(cases);

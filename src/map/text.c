@@ -58,24 +58,24 @@ static const char *nz(const char *s) {
 }
 
 static const char *fmt_si(double v, char *buf) {
-  return wm_map_fmt_si(v, buf);
+  return wm_report_fmt_si(v, buf);
 }
 
 // FLOP per byte, "-" when no bytes move.
 static const char *fmt_intensity(double flops, double bytes, char *buf) {
   if (!(bytes > 0)) {
-    snprintf(buf, WM_MAP_FMT_LEN, "-");
+    snprintf(buf, WM_REPORT_FMT_LEN, "-");
     return buf;
   }
-  return wm_map_fmt_si(flops / bytes, buf);
+  return wm_report_fmt_si(flops / bytes, buf);
 }
 
 // GFLOP/s or GB/s, "-" when unknown.
 static const char *fmt_rate(double v, char *buf) {
   if (!(v > 0)) {
-    snprintf(buf, WM_MAP_FMT_LEN, "-");
+    snprintf(buf, WM_REPORT_FMT_LEN, "-");
   } else {
-    snprintf(buf, WM_MAP_FMT_LEN, v >= 100 ? "%.0f" : "%.1f", v);
+    snprintf(buf, WM_REPORT_FMT_LEN, v >= 100 ? "%.0f" : "%.1f", v);
   }
   return buf;
 }
@@ -132,7 +132,7 @@ static void section_header(wm_report_writer_t *r, const wm_map_t *m) {
 static void section_totals(wm_report_writer_t *r, const wm_map_t *m) {
   const wm_map_totals_t *tt = &m->totals;
   const wm_map_memory_t *mem = &m->memory;
-  char a[WM_MAP_FMT_LEN], b[WM_MAP_FMT_LEN];
+  char a[WM_REPORT_FMT_LEN], b[WM_REPORT_FMT_LEN];
   wm_report_write_title(r, "Totals");
   wm_report_table_t t;
   wm_report_table_init(&t);
@@ -163,7 +163,7 @@ static void section_totals(wm_report_writer_t *r, const wm_map_t *m) {
   }
   wm_report_table_add_row(&t);
   wm_report_table_set_cell(&t, 0, "bytes moved");
-  wm_report_table_set_cell(&t, 1, "%s", wm_map_fmt_bytes(traffic, a));
+  wm_report_table_set_cell(&t, 1, "%s", wm_report_fmt_bytes(traffic, a));
   wm_report_table_set_cell(
       &t, 2, "every node's inputs, weights and outputs, each once");
   wm_report_table_add_row(&t);
@@ -173,12 +173,12 @@ static void section_totals(wm_report_writer_t *r, const wm_map_t *m) {
   wm_report_table_add_row(&t);
   wm_report_table_set_cell(&t, 0, "weight bytes");
   wm_report_table_set_cell(&t, 1, "%s",
-                           wm_map_fmt_bytes((double)mem->weight_bytes, a));
+                           wm_report_fmt_bytes((double)mem->weight_bytes, a));
   wm_report_table_set_cell(&t, 2, "every initializer");
   wm_report_table_add_row(&t);
   wm_report_table_set_cell(&t, 0, "peak activations");
   wm_report_table_set_cell(
-      &t, 1, "%s", wm_map_fmt_bytes((double)mem->peak_activation_bytes, a));
+      &t, 1, "%s", wm_report_fmt_bytes((double)mem->peak_activation_bytes, a));
   if (mem->peak_node < m->n_nodes && mem->peak_activation_bytes > 0) {
     const wm_map_node_t *pn = &m->nodes[mem->peak_node];
     wm_report_table_set_cell(&t, 2, "at node \"%s\" (%s)", nz(pn->name),
@@ -188,7 +188,7 @@ static void section_totals(wm_report_writer_t *r, const wm_map_t *m) {
   wm_report_table_set_cell(&t, 0, "weights + peak");
   wm_report_table_set_cell(
       &t, 1, "%s",
-      wm_map_fmt_bytes(
+      wm_report_fmt_bytes(
           (double)mem->weight_bytes + (double)mem->peak_activation_bytes, a));
   wm_report_table_set_cell(&t, 2, "memory the run needs at least");
   wm_report_table_add_row(&t);
@@ -209,12 +209,12 @@ static void section_totals(wm_report_writer_t *r, const wm_map_t *m) {
   for (size_t i = 0; i < n; i++) {
     wm_report_table_add_row(&t);
     wm_report_table_set_cell(&t, 0, "%s", nz(mem->live[i].name));
-    wm_report_table_set_cell(&t, 1, "%s",
-                             wm_map_fmt_bytes((double)mem->live[i].bytes, a));
+    wm_report_table_set_cell(
+        &t, 1, "%s", wm_report_fmt_bytes((double)mem->live[i].bytes, a));
     wm_report_table_set_cell(
         &t, 2, "%s",
-        wm_map_fmt_pct((double)mem->live[i].bytes,
-                       (double)mem->peak_activation_bytes, b));
+        wm_report_fmt_pct((double)mem->live[i].bytes,
+                          (double)mem->peak_activation_bytes, b));
   }
   emit_table(r, &t);
 }
@@ -263,7 +263,7 @@ static const char *type_label(const char *op, const char *domain, char *buf,
 }
 
 static void section_inventory(wm_report_writer_t *r, const wm_map_t *m) {
-  char a[WM_MAP_FMT_LEN], lbl[160];
+  char a[WM_REPORT_FMT_LEN], lbl[160];
   size_t cb = crit_backend(m);
   wm_report_write_title(r, "Operators by type");
   // Roofline time per bound class of each type on the critical backend.
@@ -307,8 +307,8 @@ static void section_inventory(wm_report_writer_t *r, const wm_map_t *m) {
     wm_report_table_set_cell(&t, 2, "%s", fmt_si(ty->macs, a));
     wm_report_table_set_cell(&t, 3, "%s", fmt_si(ty->flops, a));
     wm_report_table_set_cell(&t, 4, "%s",
-                             wm_map_fmt_pct(ty->flops, m->totals.flops, a));
-    wm_report_table_set_cell(&t, 5, "%s", wm_map_fmt_bytes(bytes, a));
+                             wm_report_fmt_pct(ty->flops, m->totals.flops, a));
+    wm_report_table_set_cell(&t, 5, "%s", wm_report_fmt_bytes(bytes, a));
     wm_report_table_set_cell(&t, 6, "%s", fmt_intensity(ty->flops, bytes, a));
     wm_report_table_set_cell(&t, 7, "%s", fmt_si((double)ty->params, a));
     if (by_bound) {
@@ -351,7 +351,7 @@ static void section_inventory(wm_report_writer_t *r, const wm_map_t *m) {
 }
 
 static void section_roofline(wm_report_writer_t *r, const wm_map_t *m) {
-  char a[WM_MAP_FMT_LEN];
+  char a[WM_REPORT_FMT_LEN];
   if (m->n_backends == 0) {
     return;
   }
@@ -393,15 +393,16 @@ static void section_roofline(wm_report_writer_t *r, const wm_map_t *m) {
       wm_report_table_set_cell(&t, 4, "-");
     }
     wm_report_table_set_cell(&t, 5, "%s", nz(be->peak_source));
-    wm_report_table_set_cell(&t, 6, "%s", wm_map_fmt_time(be->t_roof, a));
-    wm_report_table_set_cell(&t, 7, "%s",
-                             wm_map_fmt_pct(split[WM_BOUND_COMPUTE], whole, a));
-    wm_report_table_set_cell(&t, 8, "%s",
-                             wm_map_fmt_pct(split[WM_BOUND_MEMORY], whole, a));
+    wm_report_table_set_cell(&t, 6, "%s", wm_report_fmt_time(be->t_roof, a));
     wm_report_table_set_cell(
-        &t, 9, "%s", wm_map_fmt_pct(split[WM_BOUND_COMMUNICATION], whole, a));
-    wm_report_table_set_cell(&t, 10, "%s",
-                             wm_map_fmt_pct(split[WM_BOUND_UNKNOWN], whole, a));
+        &t, 7, "%s", wm_report_fmt_pct(split[WM_BOUND_COMPUTE], whole, a));
+    wm_report_table_set_cell(
+        &t, 8, "%s", wm_report_fmt_pct(split[WM_BOUND_MEMORY], whole, a));
+    wm_report_table_set_cell(
+        &t, 9, "%s",
+        wm_report_fmt_pct(split[WM_BOUND_COMMUNICATION], whole, a));
+    wm_report_table_set_cell(
+        &t, 10, "%s", wm_report_fmt_pct(split[WM_BOUND_UNKNOWN], whole, a));
   }
   emit_table(r, &t);
   wm_report_write_para(
@@ -413,7 +414,7 @@ static void section_roofline(wm_report_writer_t *r, const wm_map_t *m) {
 }
 
 static void section_coverage(wm_report_writer_t *r, const wm_map_t *m) {
-  char a[WM_MAP_FMT_LEN], b2[WM_MAP_FMT_LEN], lbl[160];
+  char a[WM_REPORT_FMT_LEN], b2[WM_REPORT_FMT_LEN], lbl[160];
   if (m->n_backends == 0) {
     return;
   }
@@ -441,18 +442,18 @@ static void section_coverage(wm_report_writer_t *r, const wm_map_t *m) {
     wm_report_table_set_cell(&t, 1, "%zu/%zu", be->nodes_covered, m->n_nodes);
     wm_report_table_set_cell(
         &t, 2, "%s",
-        wm_map_fmt_pct((double)be->nodes_covered, (double)m->n_nodes, a));
+        wm_report_fmt_pct((double)be->nodes_covered, (double)m->n_nodes, a));
     for (int k = 0; k < WM_COVER_COUNT; k++) {
       wm_report_table_set_cell(&t, 3 + (size_t)k, "%zu", be->count[k]);
     }
     wm_report_table_set_cell(
-        &t, 8, "%s", wm_map_fmt_pct(be->flops_covered, m->totals.flops, a));
-    wm_report_table_set_cell(&t, 9, "%s",
-                             wm_map_fmt_pct(be->t_roof_covered, be->t_roof, a));
+        &t, 8, "%s", wm_report_fmt_pct(be->flops_covered, m->totals.flops, a));
+    wm_report_table_set_cell(
+        &t, 9, "%s", wm_report_fmt_pct(be->t_roof_covered, be->t_roof, a));
     wm_report_table_set_cell(&t, 10, "%zu", be->partitions);
     wm_report_table_set_cell(&t, 11, "%zu", be->boundary_copies);
-    wm_report_table_set_cell(&t, 12, "%s",
-                             wm_map_fmt_bytes((double)be->boundary_bytes, a));
+    wm_report_table_set_cell(
+        &t, 12, "%s", wm_report_fmt_bytes((double)be->boundary_bytes, a));
     wm_report_table_set_cell(&t, 13, "%s", nz(be->suitability));
   }
   emit_table(r, &t);
@@ -493,8 +494,8 @@ static void section_coverage(wm_report_writer_t *r, const wm_map_t *m) {
           &t, 0, "%s", type_label(td->op_type, td->domain, lbl, sizeof(lbl)));
       wm_report_table_set_cell(&t, 1, "%zu", td->nodes);
       wm_report_table_set_cell(&t, 2, "%s", fmt_si(td->flops, a));
-      wm_report_table_set_cell(&t, 3, "%s",
-                               wm_map_fmt_pct(td->flops, m->totals.flops, b2));
+      wm_report_table_set_cell(
+          &t, 3, "%s", wm_report_fmt_pct(td->flops, m->totals.flops, b2));
       wm_report_table_set_cell(&t, 4, "%s", wm_why_name(td->reason));
       wm_report_table_set_cell(&t, 5, "%s", nz(td->detail));
     }
@@ -517,7 +518,7 @@ static int ranked_cmp(const void *pa, const void *pb) {
 }
 
 static void section_top(wm_report_writer_t *r, const wm_map_t *m) {
-  char a[WM_MAP_FMT_LEN];
+  char a[WM_REPORT_FMT_LEN];
   size_t cb = crit_backend(m);
   if (cb == SIZE_MAX || m->n_nodes == 0) {
     return;
@@ -556,16 +557,16 @@ static void section_top(wm_report_writer_t *r, const wm_map_t *m) {
     wm_report_table_set_cell(&t, 0, "%s", nz(nd->name));
     wm_report_table_set_cell(&t, 1, "%s", nz(nd->op_type));
     wm_report_table_set_cell(&t, 2, "%s", fmt_si(nd->flops, a));
-    wm_report_table_set_cell(&t, 3, "%s", wm_map_fmt_bytes(bytes, a));
+    wm_report_table_set_cell(&t, 3, "%s", wm_report_fmt_bytes(bytes, a));
     wm_report_table_set_cell(&t, 4, "%s", fmt_intensity(nd->flops, bytes, a));
     wm_report_table_set_cell(&t, 5, "%s",
                              c ? wm_map_bound_name(c->bound) : "-");
-    wm_report_table_set_cell(&t, 6, "%s", wm_map_fmt_time(rk[k].t, a));
+    wm_report_table_set_cell(&t, 6, "%s", wm_report_fmt_time(rk[k].t, a));
     wm_report_table_set_cell(&t, 7, "%s",
-                             wm_map_fmt_pct(rk[k].t, be->t_roof, a));
+                             wm_report_fmt_pct(rk[k].t, be->t_roof, a));
     // Slack below a millionth of the path is rounding, not time.
     double slack = nd->slack > 1e-6 * m->critical.length ? nd->slack : 0;
-    wm_report_table_set_cell(&t, 8, "%s", wm_map_fmt_time(slack, a));
+    wm_report_table_set_cell(&t, 8, "%s", wm_report_fmt_time(slack, a));
     wm_report_table_set_cell(&t, 9, "%s", nd->critical ? "*" : "");
   }
   free(rk);
@@ -574,23 +575,29 @@ static void section_top(wm_report_writer_t *r, const wm_map_t *m) {
       r,
       "%%: of the serial t_roof %s; slack: how much later the node could "
       "start without lengthening the path; cp: * on the critical path",
-      wm_map_fmt_time(be->t_roof, a));
+      wm_report_fmt_time(be->t_roof, a));
 }
 
 static void section_critical(wm_report_writer_t *r, const wm_map_t *m) {
-  char a[WM_MAP_FMT_LEN], b[WM_MAP_FMT_LEN], c2[WM_MAP_FMT_LEN];
+  char a[WM_REPORT_FMT_LEN], b[WM_REPORT_FMT_LEN], c2[WM_REPORT_FMT_LEN];
   size_t cb = crit_backend(m);
   const wm_map_critical_t *cr = &m->critical;
   if (cb == SIZE_MAX) {
     return;
   }
-  wm_report_write_title(r, "Critical path on %s", nz(m->backends[cb].name));
+  bool measured = cr->weights && strcmp(cr->weights, "t_roof") != 0;
+  if (measured) {
+    wm_report_write_title(r, "Critical path (%s)", cr->weights);
+  } else {
+    wm_report_write_title(r, "Critical path on %s", nz(m->backends[cb].name));
+  }
   wm_report_write_para(
       r,
-      "length %s of %s serial t_roof: %s of the serial time lies on the "
+      "length %s of %s serial %s: %s of the serial time lies on the "
       "path (%zu of %zu nodes); the rest could overlap with it",
-      wm_map_fmt_time(cr->length, a), wm_map_fmt_time(cr->total, b),
-      wm_map_fmt_pct(cr->length, cr->total, c2), cr->n_nodes, m->n_nodes);
+      wm_report_fmt_time(cr->length, a), wm_report_fmt_time(cr->total, b),
+      measured ? "time" : "t_roof",
+      wm_report_fmt_pct(cr->length, cr->total, c2), cr->n_nodes, m->n_nodes);
   if (cr->n_nodes == 0 || !cr->nodes) {
     return;
   }
@@ -601,8 +608,7 @@ static void section_critical(wm_report_writer_t *r, const wm_map_t *m) {
   size_t n = 0;
   for (size_t i = 0; i < cr->n_nodes; i++) {
     if (cr->nodes[i] < m->n_nodes) {
-      const wm_map_cell_t *c = cell(m, cr->nodes[i], cb);
-      rk[n].t = c ? c->t_roof : 0;
+      rk[n].t = m->nodes[cr->nodes[i]].weight;
       rk[n].pos = cr->nodes[i];
       n++;
     }
@@ -610,14 +616,15 @@ static void section_critical(wm_report_writer_t *r, const wm_map_t *m) {
   qsort(rk, n, sizeof(ranked_t), ranked_cmp);
   size_t shown = n < TOP_PATH ? n : TOP_PATH;
   wm_report_write_label(
-      r, "path nodes by t_roof%s:", shown < n ? " (largest first)" : "");
+      r, "path nodes by %s%s:", measured ? "measured time" : "t_roof",
+      shown < n ? " (largest first)" : "");
   wm_report_table_t t;
   wm_report_table_init(&t);
   wm_report_table_add_col(&t, "#", WM_REPORT_RIGHT);
   wm_report_table_add_col(&t, "node", WM_REPORT_SHRINK);
   wm_report_table_add_col(&t, "op", WM_REPORT_SHRINK);
   wm_report_table_add_col(&t, "bound", WM_REPORT_WORDS);
-  wm_report_table_add_col(&t, "t_roof", WM_REPORT_RIGHT);
+  wm_report_table_add_col(&t, measured ? "time" : "t_roof", WM_REPORT_RIGHT);
   wm_report_table_add_col(&t, "cumulative", WM_REPORT_RIGHT);
   wm_report_table_add_col(&t, "% of path", WM_REPORT_RIGHT);
   double cum = 0;
@@ -631,9 +638,10 @@ static void section_critical(wm_report_writer_t *r, const wm_map_t *m) {
     wm_report_table_set_cell(&t, 2, "%s", nz(nd->op_type));
     wm_report_table_set_cell(&t, 3, "%s",
                              c ? wm_map_bound_name(c->bound) : "-");
-    wm_report_table_set_cell(&t, 4, "%s", wm_map_fmt_time(rk[k].t, a));
-    wm_report_table_set_cell(&t, 5, "%s", wm_map_fmt_time(cum, a));
-    wm_report_table_set_cell(&t, 6, "%s", wm_map_fmt_pct(cum, cr->length, a));
+    wm_report_table_set_cell(&t, 4, "%s", wm_report_fmt_time(rk[k].t, a));
+    wm_report_table_set_cell(&t, 5, "%s", wm_report_fmt_time(cum, a));
+    wm_report_table_set_cell(&t, 6, "%s",
+                             wm_report_fmt_pct(cum, cr->length, a));
   }
   free(rk);
   emit_table(r, &t);
@@ -650,8 +658,8 @@ static bool same_group(const wm_map_collective_t *x,
 }
 
 static void section_plan(wm_report_writer_t *r, const wm_map_t *m) {
-  char a[WM_MAP_FMT_LEN], b[WM_MAP_FMT_LEN], pc[WM_MAP_FMT_LEN],
-      pd[WM_MAP_FMT_LEN];
+  char a[WM_REPORT_FMT_LEN], b[WM_REPORT_FMT_LEN], pc[WM_REPORT_FMT_LEN],
+      pd[WM_REPORT_FMT_LEN];
   const wm_map_plan_t *p = &m->plan;
   if (!p->enabled) {
     return;
@@ -706,9 +714,9 @@ static void section_plan(wm_report_writer_t *r, const wm_map_t *m) {
       wm_report_table_set_cell(&t, 3, "%g", c->per_forward);
       wm_report_table_set_cell(&t, 4, "%g", c->per_step);
       wm_report_table_set_cell(&t, 5, "%s",
-                               wm_map_fmt_bytes((double)c->bytes, a));
-      wm_report_table_set_cell(&t, 6, "%s", wm_map_fmt_bytes(wire, a));
-      wm_report_table_set_cell(&t, 7, "%s", wm_map_fmt_time(c->t_call, a));
+                               wm_report_fmt_bytes((double)c->bytes, a));
+      wm_report_table_set_cell(&t, 6, "%s", wm_report_fmt_bytes(wire, a));
+      wm_report_table_set_cell(&t, 7, "%s", wm_report_fmt_time(c->t_call, a));
       if (c->tensor && *c->tensor && count > 1) {
         wm_report_table_set_cell(&t, 8, "%s (%s, first of %zu)", nz(c->why),
                                  c->tensor, count);
@@ -728,15 +736,16 @@ static void section_plan(wm_report_writer_t *r, const wm_map_t *m) {
         r,
         "per step: %s on the wire per rank, t_comm %s; pipeline bubble %s "
         "of the step ((p-1)/(m+p-1)), %s over the ideal time ((p-1)/m)",
-        wm_map_fmt_bytes(p->wire_bytes, a), wm_map_fmt_time(p->t_comm, b),
-        wm_map_fmt_pct(p->bubble, 1.0, pc),
-        wm_map_fmt_pct(p->bubble_ideal, 1.0, pd));
+        wm_report_fmt_bytes(p->wire_bytes, a), wm_report_fmt_time(p->t_comm, b),
+        wm_report_fmt_pct(p->bubble, 1.0, pc),
+        wm_report_fmt_pct(p->bubble_ideal, 1.0, pd));
   } else {
     wm_report_write_para(
         r,
         "per step: %s on the wire per rank, t_comm %s; one stage: no "
         "pipeline bubble",
-        wm_map_fmt_bytes(p->wire_bytes, a), wm_map_fmt_time(p->t_comm, b));
+        wm_report_fmt_bytes(p->wire_bytes, a),
+        wm_report_fmt_time(p->t_comm, b));
   }
   size_t cb = crit_backend(m);
   if (sp->pp > 1 && p->stage_t_roof && p->stage_flops) {
@@ -756,10 +765,10 @@ static void section_plan(wm_report_writer_t *r, const wm_map_t *m) {
       wm_report_table_add_row(&t);
       wm_report_table_set_cell(&t, 0, "%d", (int)s);
       wm_report_table_set_cell(&t, 1, "%s",
-                               wm_map_fmt_time(p->stage_t_roof[s], a));
+                               wm_report_fmt_time(p->stage_t_roof[s], a));
       wm_report_table_set_cell(&t, 2, "%s", fmt_si(p->stage_flops[s], a));
       wm_report_table_set_cell(&t, 3, "%s",
-                               wm_map_fmt_pct(p->stage_flops[s], whole, a));
+                               wm_report_fmt_pct(p->stage_flops[s], whole, a));
     }
     emit_table(r, &t);
   }

@@ -108,6 +108,9 @@ WM_TEST(numbers_are_formatted_with_units) {
   WM_CHECK_STR_EQ(wm_report_fmt_si(4.0919e9, b), "4.09 G");
   WM_CHECK_STR_EQ(wm_report_fmt_si(7, b), "7");
   WM_CHECK_STR_EQ(wm_report_fmt_si(NAN, b), "-");
+  WM_CHECK_STR_EQ(wm_report_fmt_si(812e6, b), "812 M");
+  WM_CHECK_STR_EQ(wm_report_fmt_si(12000, b), "12.0 k");
+  WM_CHECK_STR_EQ(wm_report_fmt_si(999.6, b), "1.00 k");  // rounds up a prefix
   WM_CHECK_STR_EQ(wm_report_fmt_bytes(512, b), "512 B");
   WM_CHECK_STR_EQ(wm_report_fmt_bytes(98.0e6, b), "98.0 MB");
   WM_CHECK_STR_EQ(wm_report_fmt_time(0.0123, b), "12.3 ms");

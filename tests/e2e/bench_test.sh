@@ -74,6 +74,23 @@ else
   echo "FAIL html report"; failed=$((failed + 1))
 fi
 
+# The profile weighs the map's critical path.
+"$wmap" map --zoo mlp --times "$tmp/four.json" --no-probe --format json -o "$tmp/map.json" 2>"$tmp/err" ||
+  cat "$tmp/err"
+check "map --times: measured critical path" "$tmp/map.json" "$tmp/four.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+b = json.load(open(sys.argv[2]))
+cp = m["critical_path"]
+assert cp["weights"].startswith("measured: ") and "ref@t1" in cp["weights"], cp["weights"]
+prof = {p["node"]: p["mean_ns"] for p in b["configurations"][0]["results"]["profile"]}
+for n in m["nodes"]:
+    assert abs(n["weight_s"] - prof[n["name"]] * 1e-9) <= 1e-5 * n["weight_s"] + 1e-15, n["name"]
+assert abs(cp["total_s"] - sum(prof.values()) * 1e-9) <= 1e-5 * cp["total_s"]
+PY
+expect "map --times of another model" 1 "has no node" "$wmap" map --zoo resnet18 --no-probe \
+  --times "$tmp/four.json"
+
 expect "bad threads" 2 "--threads wants" "$wmap" bench --zoo mlp --threads x
 expect "bad blocks" 2 "--blocks wants" "$wmap" bench --zoo mlp --blocks 0
 expect "no model" 2 "want one MODEL" "$wmap" bench

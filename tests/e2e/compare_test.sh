@@ -30,7 +30,7 @@ baseline() {
 {"latency": {"n": $k, "min_ns": $1, "max_ns": $1, "mean_ns": $1, "sd_ns": 0,
   "cv": 0, "median_ns": $1, "mad_ns": 0, "iqr_ns": 0, "p50_ns": $1, "p90_ns": $1,
   "p95_ns": $1, "p99_ns": $1, "p999_ns": $1,
-  "supported": {"p90": false, "p99": false, "p999": false},
+  "supported": {"p90": false, "p95": false, "p99": false, "p999": false},
   "outliers": {"mild": 0, "severe": 0}},
  "blocks": [$blocks],
  "samples_ns": [$samples],

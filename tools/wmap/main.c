@@ -28,7 +28,7 @@ static const char usage[] =
     "  probe          measure this machine's peaks (cached per machine)\n"
     "\n"
     "Run 'wmap <command> --help' for the options of a command.\n"
-    "Exit status: 0 ok, 1 failed, 2 usage error.\n";
+    "Exit status: 0 ok, 1 failed, 2 usage error, 3 a compare --fail-on gate.\n";
 
 int wm_cli_fail(wm_status_t s) {
   fprintf(stderr, "wmap: %s\n", wm_status_message(s));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "wmap/bench.h"
 #include "wmap/session.h"
 
 static const char map_usage[] =
@@ -29,6 +30,9 @@ static const char map_usage[] =
     "                       loaded backend, ref last); ref is the fallback\n"
     "  --critical NAME      backend whose roofline times weigh the critical\n"
     "                       path (default: the first listed)\n"
+    "  --times FILE         weigh the critical path by measured times: the\n"
+    "                       per-node profile of a baseline (`wmap bench\n"
+    "                       --profile -o FILE`), its first profiled config\n"
     "  --dim NAME=VALUE     bind a symbolic dim of the model (repeatable)\n"
     "  --parallel SPEC      dp=N,tp=M,pp=K[,microbatches=m][,inference=1]\n"
     "                       [,link=GB/s][,grad_bytes=B]: collectives per "
@@ -53,6 +57,7 @@ typedef struct map_args {
   const char *critical;
   const char *parallel;
   const char *peaks_file;
+  const char *times_file;
   const char *output;
   const char *html;
   bool no_probe;
@@ -76,6 +81,7 @@ static int parse_args(int argc, char **argv, map_args_t *a) {
       {"dim", required_argument, NULL, 'd'},
       {"parallel", required_argument, NULL, 'p'},
       {"peaks", required_argument, NULL, 'k'},
+      {"times", required_argument, NULL, 'M'},
       {"no-probe", no_argument, NULL, 'n'},
       {"format", required_argument, NULL, 'f'},
       {"output", required_argument, NULL, 'o'},
@@ -109,6 +115,9 @@ static int parse_args(int argc, char **argv, map_args_t *a) {
         break;
       case 'k':
         a->peaks_file = optarg;
+        break;
+      case 'M':
+        a->times_file = optarg;
         break;
       case 'n':
         a->no_probe = true;
@@ -217,6 +226,62 @@ static wm_status_t get_peaks(const map_args_t *a, wm_peaks_t **out) {
   return NULL;
 }
 
+// Per-node times (s, by graph node index) from the first profiled
+// configuration of the baseline |path|; *out_source names it.
+static wm_status_t load_times(const char *path, const wm_graph_t *g,
+                              double **out, char **out_source) {
+  *out = NULL;
+  *out_source = NULL;
+  wm_baseline_t *b = NULL;
+  WM_RETURN_IF_ERROR(wm_baseline_load(path, &b));
+  const wm_bench_config_t *cfg = NULL;
+  for (size_t c = 0; c < b->n_configs && !cfg; c++) {
+    if (b->configs[c].n_ops > 0) {
+      cfg = &b->configs[c];
+    }
+  }
+  wm_status_t s = NULL;
+  double *t = wm_calloc(g->node_count + 1, sizeof(double));
+  if (!cfg) {
+    s = WM_ERROR(INVALID_ARGUMENT,
+                 "--times %s: the baseline has no per-node profile (measure "
+                 "it with wmap bench --profile)",
+                 path);
+  } else if (!t) {
+    s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  wm_strmap_t by_name;
+  wm_strmap_init(&by_name);
+  for (size_t i = 0; !s && i < cfg->n_ops; i++) {
+    s = wm_strmap_put(&by_name, cfg->ops[i].node, (int64_t)i);
+  }
+  for (size_t i = 0; !s && i < g->node_count; i++) {
+    char label[64];
+    const char *name = wm_node_label(g, i, label, sizeof(label));
+    int64_t k;
+    if (!wm_strmap_get(&by_name, name, &k)) {
+      s = WM_ERROR(INVALID_ARGUMENT,
+                   "--times %s: the profile of %s has no node \"%s\"; was it "
+                   "measured on this model?",
+                   path, cfg->label, name);
+      break;
+    }
+    t[i] = cfg->ops[k].mean_ns * 1e-9;
+  }
+  wm_strmap_deinit(&by_name);
+  if (!s) {
+    *out_source = wm_cli_path("%s, %s", path, cfg->label);
+    s = *out_source ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  wm_baseline_destroy(b);
+  if (s) {
+    free(t);
+    return s;
+  }
+  *out = t;
+  return NULL;
+}
+
 static wm_status_t write_report(const map_args_t *a, const wm_map_t *m) {
   bool color = false;
   if (a->format == FMT_TEXT && !a->output) {
@@ -318,6 +383,13 @@ int wm_cli_map(int argc, char **argv) {
     }
   }
   mo.peaks = peaks;
+  double *times = NULL;
+  char *times_source = NULL;
+  if (!s && a.times_file) {
+    s = load_times(a.times_file, graph, &times, &times_source);
+    mo.node_seconds = times;
+    mo.times_source = times_source;
+  }
   if (!s) {
     s = wm_map_build(graph, &mo, &map);
     if (s) {
@@ -336,6 +408,8 @@ int wm_cli_map(int argc, char **argv) {
     wm_strbuf_deinit(&page);
   }
   wm_map_destroy(map);
+  free(times);
+  free(times_source);
   wm_graph_destroy(graph);
   wm_registry_destroy(reg);
   free(peaks);
