@@ -21,7 +21,7 @@ check() {
   fi
 }
 
-"$wmap" bench --zoo mlp --backends ref --threads 1 --blocks 3 --min-time 0.05 \
+"$wmap" bench --zoo mlp --backends ref --threads 1 --blocks 3 --min-time 0.05 --no-profile \
   -o "$tmp/one.json" >"$tmp/one.txt" 2>"$tmp/err" || cat "$tmp/err"
 check "one configuration" "$tmp/one.json" <<'PY'
 import json, sys, math
@@ -42,6 +42,7 @@ assert r["latency"]["min_ns"] == flat[0] and r["latency"]["max_ns"] == flat[-1]
 assert r["latency"]["supported"]["p99"] == (n >= 662)
 assert d["results"]["latency"]["p50_ns"] == r["latency"]["p50_ns"]
 assert "few_blocks" in r["warnings"]
+assert r["profile"] is None  # --no-profile
 PY
 if grep -q "P50" "$tmp/one.txt"; then
   echo "ok   text summary"; passed=$((passed + 1))

@@ -40,8 +40,10 @@ static const char bench_usage[] =
     "  --blocks N           blocks per configuration (default 10)\n"
     "  --min-time S         timed seconds per block (default 1)\n"
     "  --min-iters N        timed iterations per block at least (default 10)\n"
-    "  --profile            time every node in each configuration's last\n"
-    "                       block (extra runs, not samples) against t_roof\n"
+    "  --no-profile         skip the per-node profile (by default every node\n"
+    "                       is timed in extra runs after each configuration's\n"
+    "                       last block, not among the samples, against "
+    "t_roof)\n"
     "  --inputs DIR         inputs from a test_data_set folder (default:\n"
     "                       deterministic generated inputs)\n"
     "  --dim NAME=VALUE     bind a symbolic dim of the model (repeatable)\n"
@@ -130,6 +132,7 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
       {"min-time", required_argument, NULL, 'm'},
       {"min-iters", required_argument, NULL, 'i'},
       {"profile", no_argument, NULL, 'p'},
+      {"no-profile", no_argument, NULL, 'n'},
       {"inputs", required_argument, NULL, 'I'},
       {"dim", required_argument, NULL, 'd'},
       {"peaks", required_argument, NULL, 'K'},
@@ -142,6 +145,7 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
       {NULL, 0, NULL, 0},
   };
   a->blocks = 10;
+  a->profile = true;
   a->min_time = 1.0;
   a->min_iters = 10;
   a->color = -1;
@@ -183,6 +187,9 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         break;
       case 'p':
         a->profile = true;
+        break;
+      case 'n':
+        a->profile = false;
         break;
       case 'I':
         a->inputs_dir = optarg;

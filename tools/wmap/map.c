@@ -31,8 +31,8 @@ static const char map_usage[] =
     "  --critical NAME      backend whose roofline times weigh the critical\n"
     "                       path (default: the first listed)\n"
     "  --times FILE         weigh the critical path by measured times: the\n"
-    "                       per-node profile of a baseline (`wmap bench\n"
-    "                       --profile -o FILE`), its first profiled config\n"
+    "                       per-node profile of a baseline (`wmap bench -o\n"
+    "                       FILE`), its first profiled configuration\n"
     "  --dim NAME=VALUE     bind a symbolic dim of the model (repeatable)\n"
     "  --parallel SPEC      dp=N,tp=M,pp=K[,microbatches=m][,inference=1]\n"
     "                       [,link=GB/s][,grad_bytes=B]: collectives per "
@@ -245,7 +245,7 @@ static wm_status_t load_times(const char *path, const wm_graph_t *g,
   if (!cfg) {
     s = WM_ERROR(INVALID_ARGUMENT,
                  "--times %s: the baseline has no per-node profile (measure "
-                 "it with wmap bench --profile)",
+                 "it with wmap bench, without --no-profile)",
                  path);
   } else if (!t) {
     s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
