@@ -297,7 +297,7 @@ static void fake_init(fake_t *f) {
   m->totals =
       (wm_map_totals_t){4, 1, 524288, 3e9, 6e9, 0, 2 << 20, 16384, 16384, 8192};
   m->memory = (wm_map_memory_t){2 << 20, 8192, 1, 2, f->live};
-  m->critical = (wm_map_critical_t){1, 8e-2, 8e-2 + 1e-6, 3, f->path};
+  m->critical = (wm_map_critical_t){1, "t_roof", 8e-2, 8e-2 + 1e-6, 3, f->path};
   m->plan.enabled = true;
   m->plan.spec = (wm_map_parallel_t){1, 2, 2, 4, false, 25, 4};
   m->plan.link_gbs = 25;
