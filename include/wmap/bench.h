@@ -50,6 +50,9 @@ typedef struct wm_stats {
 // n = 0 or a value that is not finite.
 wm_status_t wm_stats_compute(const double *x, size_t n,
                              wm_stats_t *out) WM_MUST_USE_RESULT;
+// The 1-based nearest rank ceil(q*n) of a percentile, within [1, n]
+// (n >= 1), robust to rounding in q*n (0.07 * 100 gives rank 7).
+size_t wm_stats_rank(size_t n, double q);
 // Nearest-rank percentile of an ascending |sorted| sample: x_(ceil(q*n)),
 // q in [0, 1]; q = 0 gives the minimum.
 double wm_stats_percentile(const double *sorted, size_t n, double q);

@@ -255,6 +255,17 @@ double wm_report_svg_pareto(wm_strbuf_t *out, const wm_report_bar_t *bars,
                             size_t n, const char *ytitle,
                             const char *other_what, const char *label);
 
+// ------------------------------------------------------------- sorting
+
+// An index with the value it is ranked by.
+typedef struct wm_report_rank {
+  double key;
+  size_t index;
+} wm_report_rank_t;
+
+// qsort comparator: larger keys first, equal keys by index (deterministic).
+int wm_report_rank_desc(const void *a, const void *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -77,13 +77,6 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-// x_(ceil(q n)) of an ascending sample, 1-based; n >= 1.
-static double nearest_rank(const double *sorted, size_t n, double q) {
-  double r = ceil(q * (double)n);
-  size_t i = r < 1.0 ? 1 : (size_t)r;
-  return sorted[(i > n ? n : i) - 1];
-}
-
 // Block figures from |blk|'s samples; |scratch| holds blk->n doubles and
 // is left holding them sorted.
 static wm_status_t finish_block(wm_bench_block_t *blk, double *scratch) {
@@ -102,7 +95,7 @@ static wm_status_t finish_block(wm_bench_block_t *blk, double *scratch) {
     scratch[i] = v;
   }
   qsort(scratch, blk->n, sizeof(double), cmp_double);
-  blk->median_ns = nearest_rank(scratch, blk->n, 0.5);
+  blk->median_ns = wm_stats_percentile(scratch, blk->n, 0.5);
   blk->mean_ns = sum / (double)blk->n;
   blk->min_ns = scratch[0];
   blk->max_ns = scratch[blk->n - 1];
@@ -128,7 +121,7 @@ static bool first_block_slow(const wm_bench_config_t *c, double *tmp) {
     return false;
   }
   qsort(tmp, n, sizeof(double), cmp_double);
-  return first->median_ns > 1.10 * nearest_rank(tmp, n, 0.5);
+  return first->median_ns > 1.10 * wm_stats_percentile(tmp, n, 0.5);
 }
 
 static wm_status_t set_warnings(wm_arena_t *arena, wm_bench_config_t *c,
@@ -1121,8 +1114,8 @@ static wm_status_t quartiles(const char *where, wm_bench_config_t *c) {
     at += c->blocks[i].n;
   }
   qsort(all, total, sizeof(double), cmp_double);
-  c->latency.q1 = nearest_rank(all, total, 0.25);
-  c->latency.q3 = nearest_rank(all, total, 0.75);
+  c->latency.q1 = wm_stats_percentile(all, total, 0.25);
+  c->latency.q3 = wm_stats_percentile(all, total, 0.75);
   free(all);
   return NULL;
 }

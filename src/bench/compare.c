@@ -65,34 +65,11 @@ static int cmp_double(const void *pa, const void *pb) {
   return (a > b) - (a < b);
 }
 
-// The 1-based nearest rank ceil(q * n) of a sample of |n| >= 1, as
-// wm_stats_percentile takes it: exact for q with up to 6 decimals, else
-// with a relative tolerance of 1e-9 in q * n.
-static size_t nearest_rank(double q, size_t n) {
-  if (!(q > 0.0)) {
-    return 1;
-  }
-  if (q >= 1.0) {
-    return n;
-  }
-  double micro = q * 1e6;
-  double k = floor(micro + 0.5);
-  size_t rank;
-  if (fabs(micro - k) < 1e-6 && n <= (SIZE_MAX - 999999) / 1000000) {
-    rank = ((size_t)k * n + 999999) / 1000000;
-  } else {
-    double t = q * (double)n;
-    double r = ceil(t - 1e-9 * t);
-    rank = r >= (double)n ? n : (size_t)r;
-  }
-  return rank < 1 ? 1 : (rank > n ? n : rank);
-}
-
 // Nearest-rank percentile of |n| >= 1 values (copied and sorted in |tmp|).
 static double percentile_of(const double *x, size_t n, double q, double *tmp) {
   memcpy(tmp, x, n * sizeof(*x));
   qsort(tmp, n, sizeof(*tmp), cmp_double);
-  return tmp[nearest_rank(q, n) - 1];
+  return wm_stats_percentile(tmp, n, q);
 }
 
 // A splitmix64 stream for the block bootstrap of P99.
@@ -185,7 +162,7 @@ static double pooled_percentile(const side_t *s, const size_t *count,
   for (size_t j = 0; j < s->n_blocks; j++) {
     n += (count ? count[j] : 1) * s->n[j];
   }
-  size_t r = nearest_rank(q, n);
+  size_t r = wm_stats_rank(n, q);
   size_t lo = 0, hi = s->total - 1;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -267,7 +244,7 @@ static wm_status_t side_init(const wm_bench_config_t *cfg, const char *who,
     s->sorted[j] = s->buf + at;
     memcpy(s->sorted[j], b->samples, b->n * sizeof(double));
     qsort(s->sorted[j], b->n, sizeof(double), cmp_double);
-    s->block_p99[j] = s->sorted[j][nearest_rank(0.99, b->n) - 1];
+    s->block_p99[j] = wm_stats_percentile(s->sorted[j], b->n, 0.99);
     at += b->n;
   }
   memcpy(s->all, s->buf, total * sizeof(double));

@@ -351,20 +351,6 @@ static void op_type_table(const wm_bench_config_t *c, wm_report_table_t *t) {
   }
 }
 
-// A node index with its time, for sorting.
-typedef struct ranked {
-  double key;
-  size_t index;
-} ranked_t;
-
-static int cmp_ranked_desc(const void *pa, const void *pb) {
-  const ranked_t *x = pa, *y = pb;
-  if (x->key != y->key) {
-    return x->key < y->key ? 1 : -1;
-  }
-  return (x->index > y->index) - (x->index < y->index);
-}
-
 // The TOP_NODES slowest nodes of |c|; returns how many were listed.
 static size_t node_table(const wm_bench_config_t *c, wm_report_table_t *t) {
   char a[WM_REPORT_FMT_LEN];
@@ -376,7 +362,7 @@ static size_t node_table(const wm_bench_config_t *c, wm_report_table_t *t) {
   wm_report_table_add_col(t, "share", WM_REPORT_RIGHT);
   wm_report_table_add_col(t, "t_roof", WM_REPORT_RIGHT);
   wm_report_table_add_col(t, "efficiency", WM_REPORT_RIGHT);
-  ranked_t *rk = wm_calloc(c->n_ops ? c->n_ops : 1, sizeof(*rk));
+  wm_report_rank_t *rk = wm_calloc(c->n_ops ? c->n_ops : 1, sizeof(*rk));
   if (!rk) {
     return 0;
   }
@@ -384,7 +370,7 @@ static size_t node_table(const wm_bench_config_t *c, wm_report_table_t *t) {
     rk[i].key = isfinite(c->ops[i].mean_ns) ? c->ops[i].mean_ns : 0;
     rk[i].index = i;
   }
-  qsort(rk, c->n_ops, sizeof(*rk), cmp_ranked_desc);
+  qsort(rk, c->n_ops, sizeof(*rk), wm_report_rank_desc);
   size_t n = c->n_ops < TOP_NODES ? c->n_ops : TOP_NODES;
   for (size_t k = 0; k < n; k++) {
     const wm_bench_op_t *op = &c->ops[rk[k].index];
@@ -1088,7 +1074,7 @@ static void html_scaling(wm_strbuf_t *out, const wm_baseline_t *b) {
     const wm_bench_config_t *c = &b->configs[i];
     const char *color = wm_report_color(i);
     // The group: every configuration with these backends, by threads.
-    ranked_t pts[64];
+    wm_report_rank_t pts[64];
     size_t n = 0;
     for (size_t j = 0; j < b->n_configs && n < 64; j++) {
       if (!done[j] && same_backends(&b->configs[j], c)) {
@@ -1098,7 +1084,7 @@ static void html_scaling(wm_strbuf_t *out, const wm_baseline_t *b) {
         n++;
       }
     }
-    qsort(pts, n, sizeof(pts[0]), cmp_ranked_desc);
+    qsort(pts, n, sizeof(pts[0]), wm_report_rank_desc);
     wm_strbuf_printf(out,
                      "<line class=\"ideal\" x1=\"%.1f\" y1=\"%.1f\" "
                      "x2=\"%.1f\" y2=\"%.1f\"/>\n",

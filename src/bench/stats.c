@@ -85,11 +85,11 @@ static wm_status_t sort_copy(const double *x, size_t n, double *out) {
 
 // ------------------------------------------------------------ summary
 
-// The 1-based nearest rank ceil(q * n), within [1, n]. Quantiles that are
-// multiples of 1e-6 (0.5, 0.999, (1 - 0.95) / 2, ...) use integer maths,
-// so that a product such as 0.07 * 100 = 7.000000000000001 stays at rank 7;
-// other quantiles allow a relative error of 1e-9 in q * n.
-static size_t nearest_rank(size_t n, double q) {
+// Quantiles that are multiples of 1e-6 (0.5, 0.999, (1 - 0.95) / 2, ...)
+// use integer maths, so that a product such as 0.07 * 100 =
+// 7.000000000000001 stays at rank 7; other quantiles allow a relative
+// error of 1e-9 in q * n.
+size_t wm_stats_rank(size_t n, double q) {
   if (!(q > 0)) {  // q <= 0 or NaN
     return 1;
   }
@@ -113,7 +113,7 @@ double wm_stats_percentile(const double *sorted, size_t n, double q) {
   if (n == 0 || !sorted) {
     return NAN;
   }
-  return sorted[nearest_rank(n, q) - 1];
+  return sorted[wm_stats_rank(n, q) - 1];
 }
 
 // INVALID_ARGUMENT naming the first value of |x| that is not finite.
@@ -156,7 +156,7 @@ static wm_status_t sorted_copy(const char *what, const double *x, size_t n,
 // read downwards, and of those above it, read upwards, are both ascending,
 // so walking the merge of the two finds the k-th smallest without sorting.
 static double mad_sorted(const double *s, size_t n, double med) {
-  size_t k = nearest_rank(n, 0.5);
+  size_t k = wm_stats_rank(n, 0.5);
   size_t lo = 0;
   while (lo < n && s[lo] <= med) {
     lo++;
@@ -488,7 +488,7 @@ static double resample_median(rng_t *r, const double *sorted, size_t n,
   for (size_t i = 0; i < n; i++) {
     counts[rng_below(r, n)]++;
   }
-  size_t k = nearest_rank(n, 0.5), seen = 0;
+  size_t k = wm_stats_rank(n, 0.5), seen = 0;
   for (size_t i = 0; i < n; i++) {
     seen += counts[i];
     if (seen >= k) {

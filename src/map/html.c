@@ -145,21 +145,6 @@ static void cover_counts(wm_strbuf_t *out, const size_t *count) {
 
 // ---------------------------------------------------------- sorting
 
-// An index with the value it is sorted by.
-typedef struct ranked {
-  double key;
-  size_t index;
-} ranked_t;
-
-// Larger keys first; equal keys in index order (deterministic).
-static int cmp_ranked_desc(const void *a, const void *b) {
-  const ranked_t *x = a, *y = b;
-  if (x->key != y->key) {
-    return x->key < y->key ? 1 : -1;
-  }
-  return (x->index > y->index) - (x->index < y->index);
-}
-
 // ----------------------------------------------------------- header
 
 // Map-only chart rules of the shared style sheet.
@@ -454,7 +439,8 @@ static void roofline_roof(const wm_map_backend_t *be, const wm_report_plot_t *p,
 static void roofline_dots(const wm_map_t *map, size_t b,
                           const wm_report_plot_t *p, wm_strbuf_t *out) {
   const wm_map_backend_t *be = &map->backends[b];
-  ranked_t *order = calloc(map->n_nodes ? map->n_nodes : 1, sizeof(*order));
+  wm_report_rank_t *order =
+      calloc(map->n_nodes ? map->n_nodes : 1, sizeof(*order));
   if (!order) {
     wm_report_svg_text(out, p->x0 + 10, p->y0 + 20, "start", NULL,
                        "out of memory");
@@ -468,7 +454,7 @@ static void roofline_dots(const wm_map_t *map, size_t b,
       n_dots++;
     }
   }
-  qsort(order, n_dots, sizeof(*order), cmp_ranked_desc);
+  qsort(order, n_dots, sizeof(*order), wm_report_rank_desc);
   wm_strbuf_printf(out, "<g class=\"dots\">\n");
   for (size_t k = 0; k < n_dots; k++) {
     const wm_map_node_t *n = &map->nodes[order[k].index];
@@ -833,7 +819,7 @@ static void section_critical(const wm_map_t *map, wm_strbuf_t *out) {
     return;
   }
   if (c->n_nodes > CRITICAL_MAX_ROWS) {
-    ranked_t *order = calloc(c->n_nodes, sizeof(*order));
+    wm_report_rank_t *order = calloc(c->n_nodes, sizeof(*order));
     if (!order) {
       free(shown);
       return;
@@ -843,7 +829,7 @@ static void section_critical(const wm_map_t *map, wm_strbuf_t *out) {
       order[k].key = i < map->n_nodes ? map->nodes[i].weight : 0;
       order[k].index = k;
     }
-    qsort(order, c->n_nodes, sizeof(*order), cmp_ranked_desc);
+    qsort(order, c->n_nodes, sizeof(*order), wm_report_rank_desc);
     for (size_t k = 0; k < CRITICAL_MAX_ROWS; k++) {
       shown[order[k].index] = true;
     }

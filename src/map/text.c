@@ -503,20 +503,6 @@ static void section_coverage(wm_report_writer_t *r, const wm_map_t *m) {
   }
 }
 
-// A node position with its roofline time, for sorting.
-typedef struct ranked {
-  double t;
-  size_t pos;
-} ranked_t;
-
-static int ranked_cmp(const void *pa, const void *pb) {
-  const ranked_t *x = pa, *y = pb;
-  if (x->t != y->t) {
-    return x->t > y->t ? -1 : 1;
-  }
-  return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 static void section_top(wm_report_writer_t *r, const wm_map_t *m) {
   char a[WM_REPORT_FMT_LEN];
   size_t cb = crit_backend(m);
@@ -524,16 +510,16 @@ static void section_top(wm_report_writer_t *r, const wm_map_t *m) {
     return;
   }
   const wm_map_backend_t *be = &m->backends[cb];
-  ranked_t *rk = wm_calloc(m->n_nodes, sizeof(ranked_t));
+  wm_report_rank_t *rk = wm_calloc(m->n_nodes, sizeof(wm_report_rank_t));
   if (!rk) {
     return;
   }
   for (size_t i = 0; i < m->n_nodes; i++) {
     const wm_map_cell_t *c = cell(m, i, cb);
-    rk[i].t = c ? c->t_roof : 0;
-    rk[i].pos = i;
+    rk[i].key = c ? c->t_roof : 0;
+    rk[i].index = i;
   }
-  qsort(rk, m->n_nodes, sizeof(ranked_t), ranked_cmp);
+  qsort(rk, m->n_nodes, sizeof(wm_report_rank_t), wm_report_rank_desc);
   size_t n = m->n_nodes < TOP_NODES ? m->n_nodes : TOP_NODES;
   wm_report_write_title(r, "Top %zu nodes by roofline time on %s", n,
                         nz(be->name));
@@ -550,8 +536,8 @@ static void section_top(wm_report_writer_t *r, const wm_map_t *m) {
   wm_report_table_add_col(&t, "slack", WM_REPORT_RIGHT);
   wm_report_table_add_col(&t, "cp", 0);
   for (size_t k = 0; k < n; k++) {
-    const wm_map_node_t *nd = &m->nodes[rk[k].pos];
-    const wm_map_cell_t *c = cell(m, rk[k].pos, cb);
+    const wm_map_node_t *nd = &m->nodes[rk[k].index];
+    const wm_map_cell_t *c = cell(m, rk[k].index, cb);
     double bytes = node_bytes(nd);
     wm_report_table_add_row(&t);
     wm_report_table_set_cell(&t, 0, "%s", nz(nd->name));
@@ -561,9 +547,9 @@ static void section_top(wm_report_writer_t *r, const wm_map_t *m) {
     wm_report_table_set_cell(&t, 4, "%s", fmt_intensity(nd->flops, bytes, a));
     wm_report_table_set_cell(&t, 5, "%s",
                              c ? wm_map_bound_name(c->bound) : "-");
-    wm_report_table_set_cell(&t, 6, "%s", wm_report_fmt_time(rk[k].t, a));
+    wm_report_table_set_cell(&t, 6, "%s", wm_report_fmt_time(rk[k].key, a));
     wm_report_table_set_cell(&t, 7, "%s",
-                             wm_report_fmt_pct(rk[k].t, be->t_roof, a));
+                             wm_report_fmt_pct(rk[k].key, be->t_roof, a));
     // Slack below a millionth of the path is rounding, not time.
     double slack = nd->slack > 1e-6 * m->critical.length ? nd->slack : 0;
     wm_report_table_set_cell(&t, 8, "%s", wm_report_fmt_time(slack, a));
@@ -601,19 +587,19 @@ static void section_critical(wm_report_writer_t *r, const wm_map_t *m) {
   if (cr->n_nodes == 0 || !cr->nodes) {
     return;
   }
-  ranked_t *rk = wm_calloc(cr->n_nodes, sizeof(ranked_t));
+  wm_report_rank_t *rk = wm_calloc(cr->n_nodes, sizeof(wm_report_rank_t));
   if (!rk) {
     return;
   }
   size_t n = 0;
   for (size_t i = 0; i < cr->n_nodes; i++) {
     if (cr->nodes[i] < m->n_nodes) {
-      rk[n].t = m->nodes[cr->nodes[i]].weight;
-      rk[n].pos = cr->nodes[i];
+      rk[n].key = m->nodes[cr->nodes[i]].weight;
+      rk[n].index = cr->nodes[i];
       n++;
     }
   }
-  qsort(rk, n, sizeof(ranked_t), ranked_cmp);
+  qsort(rk, n, sizeof(wm_report_rank_t), wm_report_rank_desc);
   size_t shown = n < TOP_PATH ? n : TOP_PATH;
   wm_report_write_label(
       r, "path nodes by %s%s:", measured ? "measured time" : "t_roof",
@@ -629,16 +615,16 @@ static void section_critical(wm_report_writer_t *r, const wm_map_t *m) {
   wm_report_table_add_col(&t, "% of path", WM_REPORT_RIGHT);
   double cum = 0;
   for (size_t k = 0; k < shown; k++) {
-    const wm_map_node_t *nd = &m->nodes[rk[k].pos];
-    const wm_map_cell_t *c = cell(m, rk[k].pos, cb);
-    cum += rk[k].t;
+    const wm_map_node_t *nd = &m->nodes[rk[k].index];
+    const wm_map_cell_t *c = cell(m, rk[k].index, cb);
+    cum += rk[k].key;
     wm_report_table_add_row(&t);
     wm_report_table_set_cell(&t, 0, "%zu", k + 1);
     wm_report_table_set_cell(&t, 1, "%s", nz(nd->name));
     wm_report_table_set_cell(&t, 2, "%s", nz(nd->op_type));
     wm_report_table_set_cell(&t, 3, "%s",
                              c ? wm_map_bound_name(c->bound) : "-");
-    wm_report_table_set_cell(&t, 4, "%s", wm_report_fmt_time(rk[k].t, a));
+    wm_report_table_set_cell(&t, 4, "%s", wm_report_fmt_time(rk[k].key, a));
     wm_report_table_set_cell(&t, 5, "%s", wm_report_fmt_time(cum, a));
     wm_report_table_set_cell(&t, 6, "%s",
                              wm_report_fmt_pct(cum, cr->length, a));

@@ -278,15 +278,8 @@ void wm_report_svg_axes(wm_strbuf_t *out, const wm_report_plot_t *p,
 
 // ---------------------------------------------------------------- Pareto
 
-// A bar's index with its value, for sorting.
-typedef struct ranked {
-  double key;
-  size_t index;
-} ranked_t;
-
-// Larger keys first; equal keys in index order (deterministic).
-static int cmp_ranked_desc(const void *a, const void *b) {
-  const ranked_t *x = a, *y = b;
+int wm_report_rank_desc(const void *a, const void *b) {
+  const wm_report_rank_t *x = a, *y = b;
   if (x->key != y->key) {
     return x->key < y->key ? 1 : -1;
   }
@@ -321,7 +314,7 @@ double wm_report_svg_pareto(wm_strbuf_t *out, const wm_report_bar_t *bars,
                             size_t n_bars, const char *ytitle,
                             const char *other_what, const char *label) {
   char b1[WM_REPORT_FMT_LEN];
-  ranked_t *order = calloc(n_bars ? n_bars : 1, sizeof(*order));
+  wm_report_rank_t *order = calloc(n_bars ? n_bars : 1, sizeof(*order));
   if (!order) {
     return 0;
   }
@@ -340,7 +333,7 @@ double wm_report_svg_pareto(wm_strbuf_t *out, const wm_report_bar_t *bars,
     free(order);
     return 0;
   }
-  qsort(order, n, sizeof(*order), cmp_ranked_desc);
+  qsort(order, n, sizeof(*order), wm_report_rank_desc);
   size_t shown = n > PARETO_MAX_BARS ? PARETO_MAX_BARS - 1 : n;
   double other = 0;
   for (size_t k = shown; k < n; k++) {

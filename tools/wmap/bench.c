@@ -215,15 +215,7 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         }
         break;
       case 'C':
-        a->color = strcmp(optarg, "always") == 0  ? 1
-                   : strcmp(optarg, "never") == 0 ? 0
-                   : strcmp(optarg, "auto") == 0  ? -1
-                                                  : -2;
-        if (a->color == -2) {
-          rc = wm_cli_usage_error(
-              "bench", "--color wants auto, always or never, got \"%s\"",
-              optarg);
-        }
+        rc = wm_cli_color_option("bench", optarg, &a->color);
         break;
       case 'P':
         rc = wm_cli_backend_option("bench", "backend-path", optarg, &a->bo);
@@ -425,15 +417,13 @@ static wm_status_t write_outputs(const bench_args_t *a,
   wm_status_t s = NULL;
   if (a->output) {
     wm_baseline_to_json(b, &buf);
-    s = wm_file_write(a->output, wm_strbuf_str(&buf),
-                      strlen(wm_strbuf_str(&buf)));
+    s = wm_cli_write_report(a->output, &buf);
   }
   if (!s && a->html) {
     wm_strbuf_deinit(&buf);
     wm_strbuf_init(&buf);
     wm_baseline_to_html(b, &buf);
-    s = wm_file_write(a->html, wm_strbuf_str(&buf),
-                      strlen(wm_strbuf_str(&buf)));
+    s = wm_cli_write_report(a->html, &buf);
   }
   if (!s) {
     wm_strbuf_deinit(&buf);
@@ -441,14 +431,9 @@ static wm_status_t write_outputs(const bench_args_t *a,
     if (a->json) {
       wm_baseline_to_json(b, &buf);
     } else {
-      const char *no = getenv("NO_COLOR");
-      bool color = a->color == 1 ||
-                   (a->color == -1 && isatty(STDOUT_FILENO) && !(no && *no));
-      wm_baseline_to_text(b, color, &buf);
+      wm_baseline_to_text(b, wm_cli_use_color(a->color, false), &buf);
     }
-    if (fputs(wm_strbuf_str(&buf), stdout) == EOF || fflush(stdout) != 0) {
-      s = WM_ERROR(UNAVAILABLE, "cannot write to stdout");
-    }
+    s = wm_cli_write_report(NULL, &buf);
   }
   wm_strbuf_deinit(&buf);
   return s;

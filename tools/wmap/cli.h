@@ -87,6 +87,17 @@ void wm_cli_dims_deinit(wm_cli_dims_t *dims);
 wm_status_t wm_cli_model_load(const char *zoo, const char *path,
                               wm_graph_t **out) WM_MUST_USE_RESULT;
 
+// --color WHEN: sets *out to -1 (auto), 0 (never) or 1 (always); returns
+// WM_EXIT_OK or prints a usage error for |cmd| and returns WM_EXIT_USAGE.
+int wm_cli_color_option(const char *cmd, const char *value, int *out);
+// Whether a text report goes out coloured: always/never as asked; auto
+// only to a terminal (stdout, not a file) and when NO_COLOR is unset.
+bool wm_cli_use_color(int color, bool to_file);
+// Writes a report to |path|, or to stdout when |path| is NULL; fails when
+// the buffer ran out of memory while it was built.
+wm_status_t wm_cli_write_report(const char *path,
+                                const wm_strbuf_t *report) WM_MUST_USE_RESULT;
+
 // One test_data_set folder: inputs bound to graph input names, expected
 // outputs in graph output order.
 typedef struct wm_cli_dataset {

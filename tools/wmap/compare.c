@@ -193,17 +193,7 @@ static int parse_args(int argc, char **argv, compare_args_t *a) {
         }
         break;
       case 'C':
-        if (strcmp(optarg, "auto") == 0) {
-          a->color = -1;
-        } else if (strcmp(optarg, "always") == 0) {
-          a->color = 1;
-        } else if (strcmp(optarg, "never") == 0) {
-          a->color = 0;
-        } else {
-          rc = wm_cli_usage_error(
-              "compare", "--color wants auto, always or never, got \"%s\"",
-              optarg);
-        }
+        rc = wm_cli_color_option("compare", optarg, &a->color);
         break;
       case 'h':
         fputs(compare_usage, stdout);
@@ -228,14 +218,8 @@ static int parse_args(int argc, char **argv, compare_args_t *a) {
 
 static wm_status_t write_report(const compare_args_t *a,
                                 const wm_compare_t *c) {
-  bool color = false;
-  if (a->format == FMT_TEXT && !a->output) {
-    const char *no = getenv("NO_COLOR");
-    color = a->color == 1 ||
-            (a->color == -1 && isatty(STDOUT_FILENO) && !(no && *no));
-  } else if (a->format == FMT_TEXT) {
-    color = a->color == 1;
-  }
+  bool color =
+      a->format == FMT_TEXT && wm_cli_use_color(a->color, a->output != NULL);
   wm_strbuf_t out;
   wm_strbuf_init(&out);
   switch (a->format) {
@@ -249,15 +233,7 @@ static wm_status_t write_report(const compare_args_t *a,
       wm_compare_to_html(c, &out);
       break;
   }
-  wm_status_t s = NULL;
-  const char *text = wm_strbuf_str(&out);
-  if (out.failed) {
-    s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the report");
-  } else if (a->output) {
-    s = wm_file_write(a->output, text, strlen(text));
-  } else if (fputs(text, stdout) == EOF || fflush(stdout) != 0) {
-    s = WM_ERROR(UNAVAILABLE, "cannot write the report to stdout");
-  }
+  wm_status_t s = wm_cli_write_report(a->output, &out);
   wm_strbuf_deinit(&out);
   return s;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "wmap/onnx.h"
@@ -165,6 +166,42 @@ void wm_cli_dims_deinit(wm_cli_dims_t *d) {
 wm_status_t wm_cli_model_load(const char *zoo, const char *path,
                               wm_graph_t **out) {
   return zoo ? wm_zoo_build(zoo, out) : wm_onnx_load(path, out);
+}
+
+int wm_cli_color_option(const char *cmd, const char *value, int *out) {
+  if (strcmp(value, "auto") == 0) {
+    *out = -1;
+  } else if (strcmp(value, "always") == 0) {
+    *out = 1;
+  } else if (strcmp(value, "never") == 0) {
+    *out = 0;
+  } else {
+    return wm_cli_usage_error(
+        cmd, "--color wants auto, always or never, got \"%s\"", value);
+  }
+  return WM_EXIT_OK;
+}
+
+bool wm_cli_use_color(int color, bool to_file) {
+  if (color >= 0) {
+    return color == 1;
+  }
+  const char *no = getenv("NO_COLOR");
+  return !to_file && isatty(STDOUT_FILENO) && !(no && *no);
+}
+
+wm_status_t wm_cli_write_report(const char *path, const wm_strbuf_t *report) {
+  const char *text = wm_strbuf_str(report);
+  if (report->failed) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the report");
+  }
+  if (path) {
+    return wm_file_write(path, text, strlen(text));
+  }
+  if (fputs(text, stdout) == EOF || fflush(stdout) != 0) {
+    return WM_ERROR(UNAVAILABLE, "cannot write the report to stdout");
+  }
+  return NULL;
 }
 
 // Opens the registry again with every CPU backend at 1 thread.

@@ -145,16 +145,7 @@ static int parse_args(int argc, char **argv, map_args_t *a) {
         a->html = optarg;
         break;
       case 'C':
-        if (strcmp(optarg, "auto") == 0) {
-          a->color = -1;
-        } else if (strcmp(optarg, "always") == 0) {
-          a->color = 1;
-        } else if (strcmp(optarg, "never") == 0) {
-          a->color = 0;
-        } else {
-          rc = wm_cli_usage_error(
-              "map", "--color wants auto, always or never, got \"%s\"", optarg);
-        }
+        rc = wm_cli_color_option("map", optarg, &a->color);
         break;
       case 'P':
         rc = wm_cli_backend_option("map", "backend-path", optarg, &a->bo);
@@ -283,14 +274,8 @@ static wm_status_t load_times(const char *path, const wm_graph_t *g,
 }
 
 static wm_status_t write_report(const map_args_t *a, const wm_map_t *m) {
-  bool color = false;
-  if (a->format == FMT_TEXT && !a->output) {
-    const char *no = getenv("NO_COLOR");
-    color = a->color == 1 ||
-            (a->color == -1 && isatty(STDOUT_FILENO) && !(no && *no));
-  } else if (a->format == FMT_TEXT) {
-    color = a->color == 1;
-  }
+  bool color =
+      a->format == FMT_TEXT && wm_cli_use_color(a->color, a->output != NULL);
   wm_strbuf_t out;
   wm_strbuf_init(&out);
   switch (a->format) {
@@ -307,13 +292,7 @@ static wm_status_t write_report(const map_args_t *a, const wm_map_t *m) {
       wm_map_to_html(m, &out);
       break;
   }
-  wm_status_t s = NULL;
-  const char *text = wm_strbuf_str(&out);
-  if (a->output) {
-    s = wm_file_write(a->output, text, strlen(text));
-  } else if (fputs(text, stdout) == EOF || fflush(stdout) != 0) {
-    s = WM_ERROR(UNAVAILABLE, "cannot write the report to stdout");
-  }
+  wm_status_t s = wm_cli_write_report(a->output, &out);
   wm_strbuf_deinit(&out);
   return s;
 }
@@ -403,8 +382,7 @@ int wm_cli_map(int argc, char **argv) {
     wm_strbuf_t page;
     wm_strbuf_init(&page);
     wm_map_to_html(map, &page);
-    s = wm_file_write(a.html, wm_strbuf_str(&page),
-                      strlen(wm_strbuf_str(&page)));
+    s = wm_cli_write_report(a.html, &page);
     wm_strbuf_deinit(&page);
   }
   wm_map_destroy(map);
