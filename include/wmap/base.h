@@ -195,6 +195,10 @@ typedef struct wm_pool wm_pool_t;
 
 // Returns the number of cores this process may run on.
 int32_t wm_cpu_count(void);
+// Copies the value of the first /proc/cpuinfo line whose key is |key|
+// ("model name", "flags", "cpu MHz"), without blanks around it, into |out|
+// (truncated to |cap|); false when the file or the key is missing.
+bool wm_cpuinfo_get(const char *key, char *out, size_t cap);
 // Creates a pool of |threads| threads in all, the caller of wm_pool_for
 // included (<= 0: wm_cpu_count()).
 wm_status_t wm_pool_create(int32_t threads,

@@ -130,6 +130,12 @@ WM_TEST(pool_for_covers_every_index_exactly_once) {
   }
   wm_pool_destroy(pool);
   WM_CHECK(wm_cpu_count() >= 1);
+  char v[256];
+  if (wm_cpuinfo_get("processor", v, sizeof(v))) {  // Linux: "0"
+    WM_CHECK_STR_EQ(v, "0");
+  }
+  WM_CHECK(!wm_cpuinfo_get("no such key", v, sizeof(v)));
+  WM_CHECK_STR_EQ(v, "");
 }
 
 WM_TEST(pool_for_without_a_pool_runs_inline) {

@@ -168,3 +168,39 @@ uint64_t wm_now_ns(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+bool wm_cpuinfo_get(const char *key, char *out, size_t cap) {
+  if (cap == 0) {
+    return false;
+  }
+  out[0] = '\0';
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) {
+    return false;
+  }
+  size_t klen = strlen(key);
+  bool found = false;
+  char line[16384];
+  while (!found && fgets(line, sizeof(line), f)) {
+    const char *colon = strchr(line, ':');
+    if (!colon || strncmp(line, key, klen) != 0 ||
+        strspn(line + klen, " \t") !=
+            (size_t)(colon - line - (ptrdiff_t)klen)) {
+      continue;
+    }
+    const char *v = colon + 1;
+    v += strspn(v, " \t");
+    size_t n = strcspn(v, "\n");
+    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t')) {
+      n--;
+    }
+    if (n >= cap) {
+      n = cap - 1;
+    }
+    memcpy(out, v, n);
+    out[n] = '\0';
+    found = true;
+  }
+  fclose(f);
+  return found;
+}

@@ -163,22 +163,6 @@ void wm_env_finish(wm_env_t *env) {
 
 // ------------------------------------------------------------- system
 
-// Copies the text after ':' of a /proc/cpuinfo |line|, trimmed.
-static void colon_value(const char *line, char *dst, size_t cap) {
-  const char *v = strchr(line, ':');
-  v = v ? v + 1 : line;
-  v += strspn(v, " \t");
-  size_t n = strcspn(v, "\n");
-  while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t')) {
-    n--;
-  }
-  if (n >= cap) {
-    n = cap - 1;
-  }
-  memcpy(dst, v, n);
-  dst[n] = '\0';
-}
-
 // Reads the first line of |path| without its newline and trailing blanks;
 // false when the file cannot be read or the line is empty.
 static bool read_line(const char *path, char *dst, size_t cap) {
@@ -203,22 +187,9 @@ static bool read_line(const char *path, char *dst, size_t cap) {
 
 // The first "cpu MHz" of /proc/cpuinfo (x86 only), or "unknown".
 static void read_cpu_mhz(char *dst, size_t cap) {
-  copy_text(dst, cap, UNKNOWN);
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) {
-    return;
+  if (!wm_cpuinfo_get("cpu MHz", dst, cap) || !dst[0]) {
+    copy_text(dst, cap, UNKNOWN);
   }
-  char line[8192];
-  while (fgets(line, sizeof(line), f)) {
-    if (strncmp(line, "cpu MHz", 7) == 0) {
-      colon_value(line, dst, cap);
-      if (dst[0] == '\0') {
-        copy_text(dst, cap, UNKNOWN);
-      }
-      break;
-    }
-  }
-  fclose(f);
 }
 
 static const char *compiler_name(void) {

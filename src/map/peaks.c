@@ -23,46 +23,19 @@ static uint64_t fnv1a(uint64_t h, const char *s, size_t n) {
 
 #define WM_FNV_SEED 14695981039346656037ull
 
-// Copies the value after ':' of |line| (trimmed) into |dst|.
-static void cpuinfo_value(const char *line, char *dst, size_t cap) {
-  const char *v = strchr(line, ':');
-  v = v ? v + 1 : line;
-  while (*v == ' ' || *v == '\t') {
-    v++;
-  }
-  size_t n = strcspn(v, "\n");
-  while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t')) {
-    n--;
-  }
-  if (n >= cap) {
-    n = cap - 1;
-  }
-  memcpy(dst, v, n);
-  dst[n] = '\0';
-}
-
 void wm_machine_get(wm_machine_t *out) {
   memset(out, 0, sizeof(*out));
-  snprintf(out->model, sizeof(out->model), "unknown");
   out->cores = wm_cpu_count();
   out->flags_hash = WM_FNV_SEED;
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (f) {
-    char line[8192];
-    bool have_model = false, have_flags = false;
-    while (fgets(line, sizeof(line), f) && !(have_model && have_flags)) {
-      if (!have_model && strncmp(line, "model name", 10) == 0) {
-        cpuinfo_value(line, out->model, sizeof(out->model));
-        have_model = true;
-      } else if (!have_flags && strncmp(line, "flags", 5) == 0) {
-        char *v = strchr(line, ':');
-        v = v ? v + 1 : line;
-        out->flags_hash = fnv1a(WM_FNV_SEED, v, strcspn(v, "\n"));
-        have_flags = true;
-      }
-    }
-    fclose(f);
+  if (!wm_cpuinfo_get("model name", out->model, sizeof(out->model)) ||
+      !out->model[0]) {
+    snprintf(out->model, sizeof(out->model), "unknown");
   }
+  char *flags = wm_malloc(16384);
+  if (flags && wm_cpuinfo_get("flags", flags, 16384)) {
+    out->flags_hash = fnv1a(WM_FNV_SEED, flags, strlen(flags));
+  }
+  free(flags);
   struct utsname u;
   snprintf(out->kernel, sizeof(out->kernel), "%s",
            uname(&u) == 0 ? u.release : "unknown");

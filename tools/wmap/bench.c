@@ -230,19 +230,10 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
   if (rc != WM_EXIT_OK) {
     return rc;
   }
-  int rest = argc - optind;
-  if (a->zoo && rest != 0) {
-    return wm_cli_usage_error("bench", "--zoo and a MODEL file are exclusive");
-  }
-  if (!a->zoo && rest != 1) {
-    return wm_cli_usage_error(
-        "bench", "want one MODEL file or --zoo NAME, got %d arguments", rest);
-  }
-  a->model = a->zoo ? NULL : argv[optind];
   if (a->n_threads == 0) {
     a->threads[a->n_threads++] = 0;
   }
-  return WM_EXIT_OK;
+  return wm_cli_model_operand("bench", a->zoo, argc, argv, optind, &a->model);
 }
 
 // Opens a configuration's backends in a block's process.

@@ -83,6 +83,11 @@ typedef struct wm_cli_dims {
 int wm_cli_dim_option(const char *cmd, const char *text, wm_cli_dims_t *dims);
 void wm_cli_dims_deinit(wm_cli_dims_t *dims);
 
+// Checks the operands after the options: none with --zoo, else exactly one
+// MODEL file (*out_model; NULL with --zoo). Returns WM_EXIT_OK or prints a
+// usage error for |cmd| and returns WM_EXIT_USAGE.
+int wm_cli_model_operand(const char *cmd, const char *zoo, int argc,
+                         char **argv, int first, const char **out_model);
 // Loads a model: the zoo spec |zoo| when not NULL, else the file |path|.
 wm_status_t wm_cli_model_load(const char *zoo, const char *path,
                               wm_graph_t **out) WM_MUST_USE_RESULT;

@@ -163,6 +163,21 @@ void wm_cli_dims_deinit(wm_cli_dims_t *d) {
   d->n = 0;
 }
 
+int wm_cli_model_operand(const char *cmd, const char *zoo, int argc,
+                         char **argv, int first, const char **out_model) {
+  int rest = argc - first;
+  *out_model = NULL;
+  if (zoo && rest != 0) {
+    return wm_cli_usage_error(cmd, "--zoo and a MODEL file are exclusive");
+  }
+  if (!zoo && rest != 1) {
+    return wm_cli_usage_error(
+        cmd, "want one MODEL file or --zoo NAME, got %d arguments", rest);
+  }
+  *out_model = zoo ? NULL : argv[first];
+  return WM_EXIT_OK;
+}
+
 wm_status_t wm_cli_model_load(const char *zoo, const char *path,
                               wm_graph_t **out) {
   return zoo ? wm_zoo_build(zoo, out) : wm_onnx_load(path, out);

@@ -163,19 +163,10 @@ static int parse_args(int argc, char **argv, map_args_t *a) {
   if (rc != WM_EXIT_OK) {
     return rc;
   }
-  int rest = argc - optind;
-  if (a->zoo && rest != 0) {
-    return wm_cli_usage_error("map", "--zoo and a MODEL file are exclusive");
-  }
-  if (!a->zoo && rest != 1) {
-    return wm_cli_usage_error(
-        "map", "want one MODEL file or --zoo NAME, got %d arguments", rest);
-  }
   if (a->no_probe && a->peaks_file) {
     return wm_cli_usage_error("map", "--no-probe and --peaks are exclusive");
   }
-  a->model = a->zoo ? NULL : argv[optind];
-  return WM_EXIT_OK;
+  return wm_cli_model_operand("map", a->zoo, argc, argv, optind, &a->model);
 }
 
 // The peaks the map uses: --peaks FILE, the probe cache (measuring on
