@@ -1,6 +1,7 @@
 // Operators of the generator family: Constant, ConstantOfShape, Range,
-// OneHot, Trilu and EyeLike. They make tensors from attributes, shapes or
-// scalars; only Range does arithmetic.
+// OneHot, Trilu, EyeLike and the random generators (RandomUniform,
+// RandomNormal, their *Like forms, Bernoulli, Multinomial). They make
+// tensors from attributes, shapes or scalars.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -612,6 +613,199 @@ static wm_status_t eyelike_run(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// ---------------------------------------------------------------- random
+//
+// RandomUniform, RandomNormal, their *Like forms, Bernoulli and
+// Multinomial. With a "seed" attribute the stream is a deterministic
+// function of it (xoshiro256** seeded by splitmix64 of the seed's bits);
+// without one each node run draws a fresh seed (wm_op_rng_* in util.c). Values
+// cannot match another library's generator: ONNX's test data for these ops is
+// listed as such in tests/conform/expected_fail.txt.
+
+// The output dtype: attribute "dtype" (a float type for the ops that draw
+// floats), else |def|.
+static wm_status_t random_dtype(const wm_op_ctx_t *ctx, wm_dtype_t def,
+                                bool floats_only, wm_dtype_t *out) {
+  const wm_attr_t *a = wm_node_attr(ctx->node, "dtype");
+  wm_dtype_t dt = def;
+  if (a) {
+    if (a->type != WM_ATTR_INT || !wm_dtype_is_valid(a->i)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "attribute \"dtype\" is not a data type");
+    }
+    dt = (wm_dtype_t)a->i;
+  }
+  bool is_float = dt == WM_DTYPE_FLOAT || dt == WM_DTYPE_DOUBLE ||
+                  dt == WM_DTYPE_FLOAT16 || dt == WM_DTYPE_BFLOAT16;
+  bool ok = floats_only ? is_float
+                        : is_float || dt == WM_DTYPE_INT32 ||
+                              dt == WM_DTYPE_INT64 || dt == WM_DTYPE_BOOL ||
+                              dt == WM_DTYPE_UINT8 || dt == WM_DTYPE_INT8 ||
+                              dt == WM_DTYPE_INT16 || dt == WM_DTYPE_UINT16;
+  if (!ok) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "output dtype %s is not supported here",
+                       wm_dtype_name(dt));
+  }
+  *out = dt;
+  return NULL;
+}
+
+static bool is_like(const wm_op_ctx_t *ctx) {
+  return strstr(ctx->node->op_type, "Like") != NULL;
+}
+
+// RandomUniform(Like) and RandomNormal(Like): the shape comes from the
+// "shape" attribute or the input.
+static wm_status_t random_infer(wm_op_ctx_t *ctx) {
+  wm_dtype_t dt;
+  if (is_like(ctx)) {
+    WM_RETURN_IF_ERROR(random_dtype(ctx, wm_op_in_dtype(ctx, 0), true, &dt));
+    wm_op_set_out(ctx, 0, dt, wm_op_in_shape(ctx, 0));
+    return NULL;
+  }
+  WM_RETURN_IF_ERROR(random_dtype(ctx, WM_DTYPE_FLOAT, true, &dt));
+  const int64_t *dims;
+  size_t n;
+  if (!wm_node_attr_ints(ctx->node, "shape", &dims, &n)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute \"shape\" is required");
+  }
+  if (n > WM_MAX_RANK) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute \"shape\" has %zu dims, at most %d", n,
+                       WM_MAX_RANK);
+  }
+  wm_shape_t shape = {.rank = (int32_t)n};
+  for (size_t i = 0; i < n; i++) {
+    if (dims[i] < 0) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "attribute \"shape\" has dim %zu = %lld", i,
+                         (long long)dims[i]);
+    }
+    shape.dims[i] = dims[i];
+  }
+  wm_op_set_out(ctx, 0, dt, &shape);
+  return NULL;
+}
+
+static wm_status_t random_run(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(random_infer(ctx));
+  wm_tensor_t *y = ctx->out[0];
+  if (!y) {
+    return NULL;
+  }
+  bool normal = strncmp(ctx->node->op_type, "RandomNormal", 12) == 0;
+  double a = wm_node_attr_float(ctx->node, normal ? "mean" : "low", 0.0f);
+  double b = wm_node_attr_float(ctx->node, normal ? "scale" : "high", 1.0f);
+  wm_op_rng_t r;
+  wm_op_rng_seed(&r, ctx);
+  for (size_t i = 0; i < y->count; i++) {
+    double v = normal ? a + b * wm_op_rng_normal(&r)
+                      : a + (b - a) * wm_op_rng_uniform(&r);
+    wm_tensor_set_f64(y, i, v);
+  }
+  return NULL;
+}
+
+static wm_status_t bernoulli_infer(wm_op_ctx_t *ctx) {
+  wm_dtype_t dt;
+  WM_RETURN_IF_ERROR(random_dtype(ctx, wm_op_in_dtype(ctx, 0), false, &dt));
+  wm_op_set_out(ctx, 0, dt, wm_op_in_shape(ctx, 0));
+  return NULL;
+}
+
+static wm_status_t bernoulli_run(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(bernoulli_infer(ctx));
+  const wm_tensor_t *p = ctx->in[0];
+  wm_tensor_t *y = ctx->out[0];
+  if (!y) {
+    return NULL;
+  }
+  wm_op_rng_t r;
+  wm_op_rng_seed(&r, ctx);
+  for (size_t i = 0; i < y->count; i++) {
+    double q = wm_tensor_get_f64(p, i);
+    if (!(q >= 0.0 && q <= 1.0)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "probability %zu is %g, want a value in [0, 1]", i, q);
+    }
+    wm_tensor_set_f64(y, i, wm_op_rng_uniform(&r) < q ? 1.0 : 0.0);
+  }
+  return NULL;
+}
+
+// Multinomial: input [batch, classes] of unnormalized log-probabilities;
+// output [batch, sample_size] class indices.
+static wm_status_t multinomial_infer(wm_op_ctx_t *ctx) {
+  const wm_shape_t *x = wm_op_in_shape(ctx, 0);
+  if (x->rank >= 0 && x->rank != 2) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "input 0 has rank %d, want 2",
+                       x->rank);
+  }
+  int64_t samples = wm_node_attr_int(ctx->node, "sample_size", 1);
+  if (samples < 1) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute \"sample_size\" is %lld, want >= 1",
+                       (long long)samples);
+  }
+  wm_dtype_t dt =
+      (wm_dtype_t)wm_node_attr_int(ctx->node, "dtype", WM_DTYPE_INT32);
+  if (dt != WM_DTYPE_INT32 && dt != WM_DTYPE_INT64) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute \"dtype\" is %d, want int32 or int64",
+                       (int)dt);
+  }
+  wm_shape_t y = {.rank = 2, .dims = {x->rank == 2 ? x->dims[0] : -1, samples}};
+  wm_op_set_out(ctx, 0, dt, &y);
+  return NULL;
+}
+
+static wm_status_t multinomial_run(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(multinomial_infer(ctx));
+  const wm_tensor_t *x = ctx->in[0];
+  wm_tensor_t *y = ctx->out[0];
+  if (!y) {
+    return NULL;
+  }
+  size_t batch = (size_t)x->shape.dims[0], classes = (size_t)x->shape.dims[1];
+  size_t samples = (size_t)y->shape.dims[1];
+  if (classes == 0 && samples > 0 && batch > 0) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "input 0 has no classes");
+  }
+  double *cdf = wm_calloc(classes + 1, sizeof(double));
+  if (!cdf) {
+    return WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED, "out of memory");
+  }
+  wm_op_rng_t r;
+  wm_op_rng_seed(&r, ctx);
+  for (size_t b = 0; b < batch; b++) {
+    double max = -INFINITY, sum = 0.0;
+    for (size_t c = 0; c < classes; c++) {
+      max = fmax(max, wm_tensor_get_f64(x, b * classes + c));
+    }
+    for (size_t c = 0; c < classes; c++) {
+      sum += exp(wm_tensor_get_f64(x, b * classes + c) - max);
+      cdf[c] = sum;
+    }
+    for (size_t k = 0; k < samples; k++) {
+      double u = wm_op_rng_uniform(&r) * sum;
+      size_t lo = 0, hi = classes - 1;  // first c with cdf[c] > u
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cdf[mid] > u) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      wm_tensor_set_i64(y, b * samples + k, (int64_t)lo);
+    }
+  }
+  free(cdf);
+  return NULL;
+}
+
 #define RANGE_TYPES \
   (WM_T(FLOAT) | WM_T(DOUBLE) | WM_T(INT16) | WM_T(INT32) | WM_T(INT64))
 
@@ -627,5 +821,15 @@ const wm_op_def_t wm_ops_generator[] = {
      wm_op_cost_zero},
     {"EyeLike", "", 9, 1, 1, 1, 1, WM_TYPES_NUMERIC | WM_T(BOOL), eyelike_infer,
      eyelike_run, wm_op_cost_zero},
+    {"RandomUniform", "", 1, 0, 0, 1, 1, 0, random_infer, random_run, NULL},
+    {"RandomNormal", "", 1, 0, 0, 1, 1, 0, random_infer, random_run, NULL},
+    {"RandomUniformLike", "", 1, 1, 1, 1, 1, WM_TYPES_ALL, random_infer,
+     random_run, NULL},
+    {"RandomNormalLike", "", 1, 1, 1, 1, 1, WM_TYPES_ALL, random_infer,
+     random_run, NULL},
+    {"Bernoulli", "", 15, 1, 1, 1, 1, WM_TYPES_FLOAT, bernoulli_infer,
+     bernoulli_run, NULL},
+    {"Multinomial", "", 7, 1, 1, 1, 1, WM_TYPES_FLOAT, multinomial_infer,
+     multinomial_run, NULL},
     WM_OPS_END,
 };

@@ -1,5 +1,5 @@
 // Tests of the generator family: Constant's attribute forms,
-// ConstantOfShape, Range, OneHot, Trilu and EyeLike.
+// ConstantOfShape, Range, OneHot, Trilu, EyeLike and the random generators.
 #include <math.h>
 #include <stdlib.h>
 
@@ -207,6 +207,131 @@ WM_TEST(eyelike_places_shifted_diagonal_in_requested_dtype) {
   WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
 }
 
+// Runs RandomUniform of |n| values with |seed| into *out (caller frees).
+static wm_status_t uniform(double seed, int64_t n, wm_tensor_t **out) {
+  wm_op_fixture_t f;
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(&f, 13));
+  wm_status_t s = wm_op_fixture_add_node(&f, "RandomUniform", NULL, 0, 1);
+  if (!s) {
+    s = wm_op_fixture_attr_ints(&f, "shape", &n, 1);
+  }
+  if (!s) {
+    s = wm_op_fixture_attr_float(&f, "seed", (float)seed);
+  }
+  if (!s) {
+    s = wm_op_fixture_attr_float(&f, "low", -2.0f);
+  }
+  if (!s) {
+    s = wm_op_fixture_attr_float(&f, "high", 3.0f);
+  }
+  if (!s) {
+    s = wm_op_fixture_run(&f);
+  }
+  if (!s) {
+    s = wm_tensor_clone(f.out[0], out);
+  }
+  wm_op_fixture_deinit(&f);
+  return s;
+}
+
+WM_TEST(random_uniform_is_seeded_and_in_range) {
+  wm_tensor_t *a = NULL, *b = NULL, *c = NULL;
+  WM_CHECK_OK(uniform(7, 10000, &a));
+  WM_CHECK_OK(uniform(7, 10000, &b));
+  WM_CHECK_OK(uniform(8, 10000, &c));
+  double sum = 0;
+  size_t same_c = 0;
+  for (size_t i = 0; i < a->count; i++) {
+    double v = wm_tensor_get_f64(a, i);
+    WM_CHECK(v >= -2.0 && v < 3.0);
+    WM_CHECK(v == wm_tensor_get_f64(b, i));  // same seed, same stream
+    same_c += v == wm_tensor_get_f64(c, i);
+    sum += v;
+  }
+  WM_CHECK(same_c < 10);                      // another seed differs
+  WM_CHECK_DBL_NEAR(sum / 10000, 0.5, 0.05);  // mean of U(-2, 3)
+  wm_tensor_destroy(a);
+  wm_tensor_destroy(b);
+  wm_tensor_destroy(c);
+}
+
+WM_TEST(random_normal_like_has_the_moments_asked) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  int64_t d[1] = {20000};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_DOUBLE, 1, d, NULL));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "RandomNormalLike", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_float(&f, "mean", 4.0f));
+  WM_CHECK_OK(wm_op_fixture_attr_float(&f, "scale", 0.5f));
+  WM_CHECK_OK(wm_op_fixture_attr_float(&f, "seed", 1.0f));
+  wm_status_t s = wm_op_fixture_run(&f);
+  double m = 0, v = 0;
+  bool ok = !s && f.out[0]->dtype == WM_DTYPE_DOUBLE;
+  for (size_t i = 0; ok && i < f.out[0]->count; i++) {
+    m += wm_tensor_get_f64(f.out[0], i);
+  }
+  m /= 20000;
+  for (size_t i = 0; ok && i < f.out[0]->count; i++) {
+    double e = wm_tensor_get_f64(f.out[0], i) - m;
+    v += e * e;
+  }
+  ok = ok && fabs(m - 4.0) < 0.02 && fabs(sqrt(v / 19999) - 0.5) < 0.02;
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(bernoulli_follows_its_probabilities_and_checks_them) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 15));
+  static const double p[4] = {0, 1, 1, 0};
+  int64_t d[1] = {4};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "p", WM_DTYPE_FLOAT, 1, d, p));
+  const char *in[1] = {"p"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Bernoulli", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "dtype", WM_DTYPE_INT64));
+  wm_status_t s = wm_op_fixture_run(&f);
+  bool ok = !s && f.out[0]->dtype == WM_DTYPE_INT64 &&
+            wm_op_fixture_values_near(f.out[0], p, 4, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  WM_CHECK_OK(wm_op_fixture_init(&f, 15));
+  static const double bad[2] = {0.5, 1.5};
+  d[0] = 2;
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "p", WM_DTYPE_FLOAT, 1, d, bad));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Bernoulli", in, 1, 1));
+  ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f),
+                                "probability 1 is 1.5, want a value in [0, 1]");
+  WM_OP_FIXTURE_CHECK_DONE(&f, NULL, ok);
+}
+
+WM_TEST(multinomial_samples_the_classes_that_have_mass) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  // Row 0: all mass on class 2; row 1: on class 0.
+  static const double logp[6] = {-1e30, -1e30, 0, 0, -1e30, -1e30};
+  int64_t d[2] = {2, 3};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 2, d, logp));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Multinomial", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "sample_size", 4));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "dtype", WM_DTYPE_INT64));
+  wm_status_t s = wm_op_fixture_run(&f);
+  static const double want[8] = {2, 2, 2, 2, 0, 0, 0, 0};
+  int64_t shape[2] = {2, 4};
+  bool ok = !s && wm_op_fixture_shape_is(f.out[0], 2, shape) &&
+            wm_op_fixture_values_near(f.out[0], want, 8, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(random_uniform_needs_a_shape) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "RandomUniform", NULL, 0, 1));
+  bool ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f),
+                                     "attribute \"shape\" is required");
+  WM_OP_FIXTURE_CHECK_DONE(&f, NULL, ok);
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(constant_accepts_each_value_attribute_form),
     WM_CASE(constant_rejects_two_values_and_sparse_value),
@@ -215,6 +340,11 @@ static const wm_test_case_t cases[] = {
     WM_CASE(onehot_wraps_negative_indices_and_ignores_out_of_range),
     WM_CASE(trilu_keeps_upper_or_lower_band),
     WM_CASE(eyelike_places_shifted_diagonal_in_requested_dtype),
+    WM_CASE(random_uniform_is_seeded_and_in_range),
+    WM_CASE(random_normal_like_has_the_moments_asked),
+    WM_CASE(bernoulli_follows_its_probabilities_and_checks_them),
+    WM_CASE(multinomial_samples_the_classes_that_have_mass),
+    WM_CASE(random_uniform_needs_a_shape),
     {NULL, NULL},
 };
 

@@ -1758,6 +1758,25 @@ static wm_status_t dropout_infer(wm_op_ctx_t *ctx) {
 // treated as inference (is_test of opset < 7 is ignored, as runtimes do);
 // training mode is supported only for ratio 0, since a random mask cannot
 // serve as a reference.
+// Training mode: each element is kept with probability 1 - ratio and
+// scaled by 1 / (1 - ratio); the mask says which were kept.
+static wm_status_t dropout_train(wm_op_ctx_t *ctx, double ratio) {
+  const wm_tensor_t *x = ctx->in[0];
+  wm_tensor_t *y = ctx->out[0];
+  wm_tensor_t *m = wm_op_has_output(ctx, 1) ? ctx->out[1] : NULL;
+  wm_op_rng_t r;
+  wm_op_rng_seed(&r, ctx);
+  double scale = 1.0 / (1.0 - ratio);
+  for (size_t i = 0; i < x->count; i++) {
+    bool keep = wm_op_rng_uniform(&r) >= ratio;
+    wm_tensor_set_f64(y, i, keep ? wm_tensor_get_f64(x, i) * scale : 0.0);
+    if (m) {
+      wm_tensor_set_f64(m, i, keep ? 1.0 : 0.0);
+    }
+  }
+  return NULL;
+}
+
 static wm_status_t dropout_run(wm_op_ctx_t *ctx) {
   WM_RETURN_IF_ERROR(dropout_infer(ctx));
   if (ctx->opset >= 12) {
@@ -1773,10 +1792,7 @@ static wm_status_t dropout_run(wm_op_ctx_t *ctx) {
                          ratio);
     }
     if (training && ratio != 0) {
-      return WM_OP_ERROR(ctx, UNIMPLEMENTED,
-                         "training-mode dropout with ratio %g is random; "
-                         "only ratio 0 is supported",
-                         ratio);
+      return dropout_train(ctx, ratio);
     }
   }
   const wm_tensor_t *x = ctx->in[0];

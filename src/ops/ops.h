@@ -132,6 +132,18 @@ void wm_op_cost(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
 // Cost function for pure data movement (Reshape, Transpose...): no work.
 void wm_op_cost_zero(const wm_op_ctx_t *ctx, wm_op_cost_t *out);
 
+// A random stream for the ops that draw (Random*, Bernoulli, Multinomial,
+// training-mode Dropout): xoshiro256** seeded by splitmix64 of the node's
+// "seed" attribute when it has one, else of the clock and a counter.
+typedef struct wm_op_rng {
+  uint64_t s[4];
+} wm_op_rng_t;
+void wm_op_rng_seed(wm_op_rng_t *r, const wm_op_ctx_t *ctx);
+// A double in [0, 1) with 53 random bits.
+double wm_op_rng_uniform(wm_op_rng_t *r);
+// A standard normal value (Box-Muller).
+double wm_op_rng_normal(wm_op_rng_t *r);
+
 // Makes an error prefixed with the node: `node "x" (Conv): ...`.
 wm_status_t wm_op_error(const wm_op_ctx_t *ctx, wm_status_code_t code,
                         const char *fmt, ...) WM_PRINTF(3, 4);

@@ -1,5 +1,7 @@
 // Helpers shared by the operator files: errors, axes, broadcasting,
 // reading shape-like inputs, and the common shape rules.
+#include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,4 +176,54 @@ void wm_op_cost(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
 void wm_op_cost_zero(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   (void)ctx;
   memset(out, 0, sizeof(*out));
+}
+
+// ---------------------------------------------------------------- random
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static uint64_t rotl64(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(wm_op_rng_t *r) {
+  uint64_t result = rotl64(r->s[1] * 5, 7) * 9, t = r->s[1] << 17;
+  r->s[2] ^= r->s[0];
+  r->s[3] ^= r->s[1];
+  r->s[1] ^= r->s[2];
+  r->s[0] ^= r->s[3];
+  r->s[2] ^= t;
+  r->s[3] = rotl64(r->s[3], 45);
+  return result;
+}
+
+double wm_op_rng_uniform(wm_op_rng_t *r) {
+  return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+double wm_op_rng_normal(wm_op_rng_t *r) {
+  double u1 = wm_op_rng_uniform(r), u2 = wm_op_rng_uniform(r);
+  return sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2);
+}
+
+void wm_op_rng_seed(wm_op_rng_t *r, const wm_op_ctx_t *ctx) {
+  static _Atomic uint64_t counter = 0;
+  uint64_t x;
+  const wm_attr_t *a = wm_node_attr(ctx->node, "seed");
+  if (a && a->type == WM_ATTR_FLOAT) {  // Random*, Bernoulli, Multinomial
+    double seed = a->f;
+    memcpy(&x, &seed, sizeof(x));
+  } else if (a && a->type == WM_ATTR_INT) {  // Dropout
+    x = (uint64_t)a->i;
+  } else {
+    x = wm_now_ns() ^ (++counter * 0x2545f4914f6cdd1dull);
+  }
+  for (int i = 0; i < 4; i++) {
+    r->s[i] = splitmix64(&x);
+  }
 }
