@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs `wmap conform` and fails when a case of the expected-pass list does
-# not pass or a node was claimed but failed. Extra arguments go to conform
+# Runs `wmap conform` and fails when a case does not do what the
+# expectations file says (a case not listed fails, or a listed one passes)
+# or a node was claimed but failed. Extra arguments go to conform
 # (e.g. --backend cpu). Skips (77) when the test data is not installed.
 set -u
 wmap=$1
@@ -11,4 +12,4 @@ if [ ! -d "$data/node" ]; then
   echo "skip: ONNX test data not found at $data (package libonnx-testdata)"
   exit 77
 fi
-"$wmap" conform --quiet --data "$data" --expect-pass "$expected" "$@"
+"$wmap" conform --quiet --data "$data" --expect "$expected" "$@"

@@ -36,15 +36,19 @@ static const char conform_usage[] =
     "  --filter REGEX       only cases whose name or suite/name matches\n"
     "  --quiet              print only cases that do not pass\n"
     "  --json FILE          write one record per case as JSON\n"
-    "  --expect-pass FILE   fail (exit 1) when a case listed in FILE\n"
-    "                       (suite/name per line) does not pass\n"
-    "  --write-pass FILE    write the cases that passed, in that "
+    "  --expect FILE        the cases expected NOT to pass, one per line as\n"
+    "                       `suite/name: reason`; fail (exit 1) on any\n"
+    "                       unexpected failure (a case not listed that does\n"
+    "                       not pass) or unexpected pass (a listed case that\n"
+    "                       passes)\n"
+    "  --write-expect FILE  write the cases that did not pass, with their\n"
+    "                       reasons, in that "
     "format\n" WM_CLI_BACKEND_OPTIONS_USAGE
     "  -h, --help           show this help\n"
     "\n"
     "Exit status: 0 when no case failed (unsupported cases are not\n"
-    "failures) or, with --expect-pass, every listed case passed and none\n"
-    "was claimed but failed; 1 otherwise.\n";
+    "failures) or, with --expect, every case did as the file expects and\n"
+    "none was claimed but failed; 1 otherwise.\n";
 
 static const char *const all_suites[] = {"node", "pytorch-converted",
                                          "pytorch-operator", "simple", "real"};
@@ -431,44 +435,68 @@ static void print_coverage(const case_result_t *rs, size_t n) {
   free(stats);
 }
 
-// Reads the expected-pass list; returns the number of listed cases that
-// did not pass (printing each), or -1 when the file cannot be read.
-static int check_expected(const char *file, const case_result_t *rs, size_t n) {
-  FILE *f = fopen(file, "r");
-  if (!f) {
-    fprintf(stderr, "wmap: cannot open expected-pass list \"%s\"\n", file);
+// Compares the run with the expectations file (cases expected not to pass,
+// `suite/name: reason` per line); prints every unexpected failure and
+// unexpected pass and returns their number, or -1 when the file cannot be
+// read or has a malformed line. Listed cases the run did not include
+// (filtered out) are not counted.
+static int check_expectations(const char *file, const case_result_t *rs,
+                              size_t n) {
+  uint8_t *data = NULL;
+  size_t size = 0;
+  wm_status_t s = wm_file_read(file, &data, &size);
+  if (s) {
+    fprintf(stderr, "wmap: expectations: %s\n", wm_status_message(s));
+    wm_status_free(s);
     return -1;
   }
-  char line[1024];
-  int missing = 0;
-  while (fgets(line, sizeof(line), f)) {
-    line[strcspn(line, "\r\n")] = '\0';
+  wm_strmap_t listed;
+  wm_strmap_init(&listed);
+  char *text = (char *)data;
+  int bad = 0, lineno = 0;
+  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    lineno++;
+    line[strcspn(line, "\r")] = '\0';
     if (!line[0] || line[0] == '#') {
       continue;
     }
-    bool found = false;
-    for (size_t i = 0; i < n && !found; i++) {
-      size_t len = strlen(rs[i].suite);
-      if (strncmp(line, rs[i].suite, len) == 0 && line[len] == '/' &&
-          strcmp(line + len + 1, rs[i].name) == 0) {
-        found = true;
-        if (rs[i].status != ST_PASS) {
-          printf("REGRESSION %s: %s: %s\n", line, status_names[rs[i].status],
-                 rs[i].reason ? rs[i].reason : "");
-          missing++;
-        }
-      }
+    char *colon = strstr(line, ": ");
+    if (!colon || colon == line || !colon[2] || !strchr(line, '/')) {
+      fprintf(stderr,
+              "wmap: expectations \"%s\" line %d: want \"suite/name: "
+              "reason\", got \"%s\"\n",
+              file, lineno, line);
+      bad = -1;
+      break;
     }
-    if (!found) {
-      printf(
-          "REGRESSION %s: case not run (missing from the data or "
-          "filtered out)\n",
-          line);
-      missing++;
+    *colon = '\0';
+    wm_status_t ps = wm_strmap_put(&listed, line, 1);
+    if (ps) {
+      wm_status_free(ps);
+      bad = -1;
+      break;
     }
   }
-  fclose(f);
-  return missing;
+  int unexpected = 0;
+  for (size_t i = 0; bad == 0 && i < n; i++) {
+    char key[1024];
+    snprintf(key, sizeof(key), "%s/%s", rs[i].suite, rs[i].name);
+    int64_t v;
+    bool is_listed = wm_strmap_get(&listed, key, &v);
+    if (rs[i].status == ST_PASS && is_listed) {
+      printf("UNEXPECTED PASS %s: listed in %s as not passing; remove it\n",
+             key, file);
+      unexpected++;
+    } else if (rs[i].status != ST_PASS && !is_listed) {
+      printf("UNEXPECTED %s %s: %s\n", status_names[rs[i].status], key,
+             rs[i].reason ? rs[i].reason : "");
+      unexpected++;
+    }
+  }
+  wm_strmap_deinit(&listed);
+  free(data);
+  return bad < 0 ? -1 : unexpected;
 }
 
 int wm_cli_conform(int argc, char **argv) {
@@ -479,8 +507,8 @@ int wm_cli_conform(int argc, char **argv) {
       {"filter", required_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'q'},
       {"json", required_argument, NULL, 'j'},
-      {"expect-pass", required_argument, NULL, 'e'},
-      {"write-pass", required_argument, NULL, 'w'},
+      {"expect", required_argument, NULL, 'e'},
+      {"write-expect", required_argument, NULL, 'w'},
       {"strict", no_argument, NULL, 'S'},
       {"backend-path", required_argument, NULL, 'P'},
       {"threads", required_argument, NULL, 'T'},
@@ -488,7 +516,7 @@ int wm_cli_conform(int argc, char **argv) {
       {NULL, 0, NULL, 0}};
   const char *backend_name = "ref", *data = getenv("WMAP_ONNX_TESTDATA");
   const char *suites_arg = NULL, *filter = NULL, *json = NULL;
-  const char *expect = NULL, *write_pass = NULL;
+  const char *expect = NULL, *write_expect = NULL;
   bool quiet = false, strict = false;
   wm_cli_backend_options_t bo = {.quiet = true};
   optind = 1;
@@ -517,7 +545,7 @@ int wm_cli_conform(int argc, char **argv) {
         expect = optarg;
         break;
       case 'w':
-        write_pass = optarg;
+        write_expect = optarg;
         break;
       case 'S':
         strict = true;
@@ -709,29 +737,35 @@ int wm_cli_conform(int argc, char **argv) {
       fclose(f);
     }
   }
-  if (write_pass) {
-    FILE *f = fopen(write_pass, "w");
+  if (write_expect) {
+    FILE *f = fopen(write_expect, "w");
     if (!f) {
-      fprintf(stderr, "wmap: cannot write \"%s\"\n", write_pass);
+      fprintf(stderr, "wmap: cannot write \"%s\"\n", write_expect);
       rc = WM_EXIT_FAILED;
     } else {
+      fprintf(f,
+              "# Cases expected not to pass on %s, as `suite/name: reason`.\n",
+              backend_name);
       for (size_t i = 0; i < n; i++) {
-        if (rs[i].status == ST_PASS) {
-          fprintf(f, "%s/%s\n", rs[i].suite, rs[i].name);
+        if (rs[i].status != ST_PASS) {
+          const char *r =
+              rs[i].reason ? rs[i].reason : status_names[rs[i].status];
+          fprintf(f, "%s/%s: %.*s\n", rs[i].suite, rs[i].name,
+                  (int)strcspn(r, "\n"), r);
         }
       }
       fclose(f);
     }
   }
   if (expect) {
-    int missing = check_expected(expect, rs, n);
-    if (missing != 0) {
+    int unexpected = check_expectations(expect, rs, n);
+    if (unexpected != 0) {
       rc = WM_EXIT_FAILED;
-      if (missing > 0) {
-        printf("%d case(s) of the expected-pass list did not pass\n", missing);
+      if (unexpected > 0) {
+        printf("%d case(s) did not do what %s expects\n", unexpected, expect);
       }
-    } else if (counts[ST_FAIL] && !counts[ST_CLAIMED_FAILED]) {
-      rc = WM_EXIT_OK;  // known failures outside the list are tolerated
+    } else if (!counts[ST_CLAIMED_FAILED]) {
+      rc = WM_EXIT_OK;  // every failure is an expected one
     }
   }
   printf("%d passed, %d failed, %d skipped\n", counts[ST_PASS],
