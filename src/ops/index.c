@@ -1,7 +1,8 @@
 // Operators of the index family: Slice, Gather, GatherElements, GatherND,
-// ScatterElements (and its deprecated alias Scatter), ScatterND and
-// Compress. Indices that come from data wrap when negative and are checked
-// against their bound before any element is read or written.
+// ScatterElements (and its deprecated alias Scatter), ScatterND, Compress,
+// Unique and NonZero. Indices that come from data wrap when negative and
+// are checked against their bound before any element is read or written.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -764,6 +765,365 @@ static wm_status_t compress_run(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// ---------------------------------------------------------------- Unique
+
+// Compares two doubles with NaN after every number and equal to NaN.
+static int cmp_f64(double a, double b) {
+  bool na = a != a, nb = b != b;
+  if (na || nb) {
+    return (int)na - (int)nb;
+  }
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+// Compares elements |i| and |j| of |t| in ascending order.
+static int elem_cmp(const wm_tensor_t *t, size_t i, size_t j) {
+  switch (t->dtype) {
+    case WM_DTYPE_STRING: {
+      int c = strcmp(((char *const *)t->data)[i], ((char *const *)t->data)[j]);
+      return (c > 0) - (c < 0);
+    }
+    case WM_DTYPE_COMPLEX64: {
+      const float *v = t->data;
+      int c = cmp_f64(v[2 * i], v[2 * j]);
+      return c ? c : cmp_f64(v[2 * i + 1], v[2 * j + 1]);
+    }
+    case WM_DTYPE_COMPLEX128: {
+      const double *v = t->data;
+      int c = cmp_f64(v[2 * i], v[2 * j]);
+      return c ? c : cmp_f64(v[2 * i + 1], v[2 * j + 1]);
+    }
+    case WM_DTYPE_UINT64: {
+      uint64_t a = ((const uint64_t *)t->data)[i];
+      uint64_t b = ((const uint64_t *)t->data)[j];
+      return (a > b) - (a < b);
+    }
+    default:
+      break;
+  }
+  if (wm_dtype_is_float(t->dtype)) {
+    return cmp_f64(wm_tensor_get_f64(t, i), wm_tensor_get_f64(t, j));
+  }
+  int64_t a = wm_tensor_get_i64(t, i), b = wm_tensor_get_i64(t, j);
+  return (a > b) - (a < b);
+}
+
+// The items Unique compares: item k (< count) is the slice made of the
+// elements (o * count + k) * inner + i for o < outer and i < inner, in
+// that order, compared lexicographically.
+typedef struct unique_items {
+  const wm_tensor_t *x;  // input
+  size_t outer;          // elements before the axis (1 when flattened)
+  size_t count;          // items: axis length, or every element
+  size_t inner;          // elements after the axis (1 when flattened)
+} unique_items_t;
+
+static int item_cmp(const unique_items_t *it, size_t a, size_t b) {
+  for (size_t o = 0; o < it->outer; o++) {
+    size_t base = o * it->count;
+    for (size_t i = 0; i < it->inner; i++) {
+      int c = elem_cmp(it->x, (base + a) * it->inner + i,
+                       (base + b) * it->inner + i);
+      if (c) {
+        return c;
+      }
+    }
+  }
+  return 0;
+}
+
+// Stable bottom-up merge sort of the |n| item indices in |v| (|tmp| is
+// scratch of the same size): O(n log n) item comparisons.
+static void item_sort(const unique_items_t *it, size_t *v, size_t *tmp,
+                      size_t n) {
+  size_t *src = v, *dst = tmp;
+  for (size_t width = 1; width < n; width *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * width) {
+      size_t mid = n - lo > width ? lo + width : n;
+      size_t hi = n - mid > width ? mid + width : n;
+      size_t a = lo, b = mid, o = lo;
+      while (a < mid && b < hi) {
+        dst[o++] = item_cmp(it, src[b], src[a]) < 0 ? src[b++] : src[a++];
+      }
+      while (a < mid) {
+        dst[o++] = src[a++];
+      }
+      while (b < hi) {
+        dst[o++] = src[b++];
+      }
+    }
+    size_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != v && n) {
+    memcpy(v, src, n * sizeof(size_t));
+  }
+}
+
+// The answer of Unique: output position p holds item first[p], seen
+// counts[p] times; item k is at output position inverse[k].
+typedef struct unique_result {
+  size_t groups;    // unique items
+  size_t *first;    // per output position: first occurrence
+  size_t *counts;   // per output position: occurrences
+  size_t *inverse;  // per item: output position
+} unique_result_t;
+
+static void unique_result_deinit(unique_result_t *r) {
+  free(r->first);
+  free(r->counts);
+  free(r->inverse);
+  memset(r, 0, sizeof(*r));
+}
+
+// Finds the unique items of |it|, in ascending order or, unless |sorted|,
+// in the order of their first occurrence.
+static wm_status_t unique_compute(const wm_op_ctx_t *ctx,
+                                  const unique_items_t *it, bool sorted,
+                                  unique_result_t *r) {
+  memset(r, 0, sizeof(*r));
+  size_t n = it->count, bytes;
+  if (!wm_checked_mul(n ? n : 1, sizeof(size_t), &bytes)) {
+    return WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED, "%zu items do not fit", n);
+  }
+  size_t *order = wm_malloc(bytes), *rank = wm_malloc(bytes);
+  size_t *group_of = wm_malloc(bytes), *gfirst = wm_malloc(bytes);
+  size_t *gcount = wm_malloc(bytes);
+  r->first = wm_malloc(bytes);
+  r->counts = wm_malloc(bytes);
+  r->inverse = wm_malloc(bytes);
+  wm_status_t st = NULL;
+  if (!order || !rank || !group_of || !gfirst || !gcount || !r->first ||
+      !r->counts || !r->inverse) {
+    st = WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED, "out of memory sorting %zu items",
+                     n);
+    unique_result_deinit(r);
+    goto done;
+  }
+  for (size_t k = 0; k < n; k++) {
+    order[k] = k;
+  }
+  item_sort(it, order, rank, n);
+  // Groups in ascending order; the sort is stable, so the first entry of
+  // a group is its first occurrence.
+  size_t g = 0;
+  for (size_t p = 0; p < n; p++) {
+    if (p == 0 || item_cmp(it, order[p - 1], order[p]) != 0) {
+      gfirst[g] = order[p];
+      gcount[g] = 0;
+      g++;
+    }
+    gcount[g - 1]++;
+    group_of[order[p]] = g - 1;
+  }
+  r->groups = g;
+  if (sorted) {
+    for (size_t k = 0; k < g; k++) {
+      rank[k] = k;
+    }
+  } else {
+    size_t next = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (gfirst[group_of[k]] == k) {
+        rank[group_of[k]] = next++;
+      }
+    }
+  }
+  for (size_t k = 0; k < g; k++) {
+    r->first[rank[k]] = gfirst[k];
+    r->counts[rank[k]] = gcount[k];
+  }
+  for (size_t k = 0; k < n; k++) {
+    r->inverse[k] = rank[group_of[k]];
+  }
+done:
+  free(order);
+  free(rank);
+  free(group_of);
+  free(gfirst);
+  free(gcount);
+  return st;
+}
+
+// Reads Unique's attributes against input shape |x| (rank known): sets
+// *out_axis (-1 when flattened) and *out_sorted.
+static wm_status_t unique_attrs(const wm_op_ctx_t *ctx, const wm_shape_t *x,
+                                int32_t *out_axis, bool *out_sorted) {
+  int64_t sorted = wm_node_attr_int(ctx->node, "sorted", 1);
+  if (sorted != 0 && sorted != 1) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "sorted is %lld, want 0 or 1",
+                       (long long)sorted);
+  }
+  *out_sorted = sorted == 1;
+  *out_axis = -1;
+  const wm_attr_t *axis = wm_node_attr(ctx->node, "axis");
+  if (axis && x->rank >= 0) {
+    return wm_op_axis(ctx, axis->i, x->rank, "axis", out_axis);
+  }
+  return NULL;
+}
+
+// Describes the items of |x| along |axis| (-1: every element).
+static unique_items_t unique_items(const wm_tensor_t *x, int32_t axis) {
+  unique_items_t it = {x, 1, x->count, 1};
+  if (axis >= 0) {
+    it.outer = dims_count(&x->shape, 0, axis);
+    it.count = (size_t)x->shape.dims[axis];
+    it.inner = dims_count(&x->shape, axis + 1, x->shape.rank);
+  }
+  return it;
+}
+
+static wm_status_t unique_infer(wm_op_ctx_t *ctx) {
+  const wm_shape_t *x = wm_op_in_shape(ctx, 0);
+  wm_dtype_t dtype = wm_op_in_dtype(ctx, 0);
+  bool has_axis = wm_node_attr(ctx->node, "axis") != NULL;
+  int32_t a = -1;
+  bool sorted = true;
+  WM_RETURN_IF_ERROR(unique_attrs(ctx, x, &a, &sorted));
+  int64_t items = -1, groups = -1;
+  if (a >= 0) {
+    items = x->dims[a];
+  } else if (!has_axis && x->rank >= 0) {
+    size_t n;
+    items = wm_shape_numel(x, &n) ? (int64_t)n : -1;
+  }
+  if (ctx->in[0]) {
+    unique_items_t it = unique_items(ctx->in[0], a);
+    unique_result_t r;
+    WM_RETURN_IF_ERROR(unique_compute(ctx, &it, sorted, &r));
+    groups = (int64_t)r.groups;
+    unique_result_deinit(&r);
+  }
+  if (has_axis && x->rank < 0) {
+    wm_op_set_out_unknown(ctx, 0, dtype);
+  } else {
+    wm_shape_t y = {1, {groups}};
+    if (has_axis) {
+      y = *x;
+      y.dims[a] = groups;
+    }
+    wm_op_set_out(ctx, 0, dtype, &y);
+  }
+  wm_shape_t g = {1, {groups}}, n = {1, {items}};
+  wm_op_set_out(ctx, 1, WM_DTYPE_INT64, &g);
+  wm_op_set_out(ctx, 2, WM_DTYPE_INT64, &n);
+  wm_op_set_out(ctx, 3, WM_DTYPE_INT64, &g);
+  return NULL;
+}
+
+static wm_status_t unique_run(wm_op_ctx_t *ctx) {
+  const wm_tensor_t *x = ctx->in[0];
+  int32_t a = -1;
+  bool sorted = true;
+  WM_RETURN_IF_ERROR(unique_attrs(ctx, &x->shape, &a, &sorted));
+  unique_items_t it = unique_items(x, a);
+  unique_result_t r;
+  WM_RETURN_IF_ERROR(unique_compute(ctx, &it, sorted, &r));
+  wm_status_t st = NULL;
+  wm_tensor_t *y = ctx->out[0];
+  for (size_t o = 0; y && o < it.outer && !st; o++) {
+    for (size_t p = 0; p < r.groups && !st; p++) {
+      st = copy_block(y, (o * r.groups + p) * it.inner, x,
+                      (o * it.count + r.first[p]) * it.inner, it.inner);
+    }
+  }
+  for (size_t p = 0; p < r.groups; p++) {
+    if (wm_op_has_output(ctx, 1) && ctx->out[1]) {
+      wm_tensor_set_i64(ctx->out[1], p, (int64_t)r.first[p]);
+    }
+    if (wm_op_has_output(ctx, 3) && ctx->out[3]) {
+      wm_tensor_set_i64(ctx->out[3], p, (int64_t)r.counts[p]);
+    }
+  }
+  for (size_t k = 0; k < it.count && wm_op_has_output(ctx, 2) && ctx->out[2];
+       k++) {
+    wm_tensor_set_i64(ctx->out[2], k, (int64_t)r.inverse[k]);
+  }
+  unique_result_deinit(&r);
+  return st;
+}
+
+static void unique_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  memset(out, 0, sizeof(*out));
+  size_t n;
+  if (wm_shape_numel(wm_op_in_shape(ctx, 0), &n) && n > 1) {
+    out->flops = (double)n * log2((double)n);  // comparisons of the sort
+  }
+}
+
+// --------------------------------------------------------------- NonZero
+
+// Returns true when element |i| of |t| is not zero (not empty for
+// strings; either part for complex numbers; NaN counts as non-zero).
+static bool elem_nonzero(const wm_tensor_t *t, size_t i) {
+  switch (t->dtype) {
+    case WM_DTYPE_STRING:
+      return ((char *const *)t->data)[i][0] != '\0';
+    case WM_DTYPE_COMPLEX64: {
+      const float *v = t->data;
+      return v[2 * i] != 0.0f || v[2 * i + 1] != 0.0f;
+    }
+    case WM_DTYPE_COMPLEX128: {
+      const double *v = t->data;
+      return v[2 * i] != 0.0 || v[2 * i + 1] != 0.0;
+    }
+    default:
+      break;
+  }
+  if (wm_dtype_is_float(t->dtype)) {
+    return wm_tensor_get_f64(t, i) != 0.0;
+  }
+  return wm_tensor_get_i64(t, i) != 0;
+}
+
+static wm_status_t nonzero_infer(wm_op_ctx_t *ctx) {
+  const wm_shape_t *x = wm_op_in_shape(ctx, 0);
+  wm_shape_t y = {2, {x->rank >= 0 ? x->rank : -1, -1}};
+  const wm_tensor_t *t = ctx->in[0];
+  if (t) {
+    int64_t n = 0;
+    for (size_t i = 0; i < t->count; i++) {
+      n += elem_nonzero(t, i);
+    }
+    y.dims[1] = n;
+  }
+  wm_op_set_out(ctx, 0, WM_DTYPE_INT64, &y);
+  return NULL;
+}
+
+static wm_status_t nonzero_run(wm_op_ctx_t *ctx) {
+  const wm_tensor_t *x = ctx->in[0];
+  wm_tensor_t *y = ctx->out[0];
+  if (!y) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  int32_t rank = x->shape.rank;
+  size_t nnz = y->shape.dims[1] >= 0 ? (size_t)y->shape.dims[1] : 0, j = 0;
+  int64_t coord[WM_MAX_RANK] = {0};
+  for (size_t i = 0; i < x->count; i++) {
+    if (elem_nonzero(x, i)) {
+      if (j >= nnz) {
+        return WM_OP_ERROR(ctx, INTERNAL,
+                           "more non-zero elements than the %zu counted", nnz);
+      }
+      for (int32_t d = 0; d < rank; d++) {
+        wm_tensor_set_i64(y, (size_t)d * nnz + j, coord[d]);
+      }
+      j++;
+    }
+    // Advance the row-major coordinate of element i + 1.
+    for (int32_t d = rank - 1; d >= 0; d--) {
+      if (++coord[d] < x->shape.dims[d]) {
+        break;
+      }
+      coord[d] = 0;
+    }
+  }
+  return NULL;
+}
+
 // ------------------------------------------------------------------ table
 
 #define INDEX_OP(name, since, min_in, max_in, infer, run) \
@@ -780,5 +1140,7 @@ const wm_op_def_t wm_ops_index[] = {
              scatter_elements_run),
     INDEX_OP("ScatterND", 11, 3, 3, scatter_nd_infer, scatter_nd_run),
     INDEX_OP("Compress", 9, 2, 2, compress_infer, compress_run),
+    {"Unique", "", 11, 1, 1, 1, 4, 0, unique_infer, unique_run, unique_cost},
+    INDEX_OP("NonZero", 9, 1, 1, nonzero_infer, nonzero_run),
     WM_OPS_END,
 };

@@ -1,6 +1,7 @@
-// Tests of the index operators (Slice, Gather*, Scatter*, Compress):
-// kernels against hand-computed values, index wrapping, and the errors for
-// indices out of range.
+// Tests of the index operators (Slice, Gather*, Scatter*, Compress, Unique,
+// NonZero): kernels against hand-computed values, index wrapping, and the
+// errors for indices out of range.
+#include <math.h>
 #include <stdlib.h>
 
 #include "op_fixture.h"
@@ -256,6 +257,135 @@ WM_TEST(static_shapes_with_unknown_index_values) {
   WM_CHECK_INT_EQ(t.shape.dims[0], -1);
 }
 
+WM_TEST(unique_strings_in_first_occurrence_order) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  int64_t dx[1] = {5};
+  WM_CHECK_OK(wm_op_fixture_add_strings(
+      &f, "x", 1, dx, (const char *const[]){"b", "a", "b", "c", "a"}));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Unique", in, 1, 3));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "sorted", 0));
+  wm_status_t s = wm_op_fixture_run(&f);
+  static const char *const want[3] = {"b", "a", "c"};
+  bool ok =
+      !s && wm_op_fixture_strings_are(f.out[0], want, 3) &&
+      wm_op_fixture_values_near(f.out[1], (const double[]){0, 1, 3}, 3, 0) &&
+      wm_op_fixture_values_near(f.out[2], (const double[]){0, 1, 0, 2, 1}, 5,
+                                0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(unique_sorts_nan_last_and_merges_signed_zeros) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  int64_t dx[1] = {5};
+  WM_CHECK_OK(
+      wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, dx,
+                              (const double[]){NAN, 1.0, -0.0, NAN, 0.0}));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Unique", in, 1, 3));
+  wm_status_t s = wm_op_fixture_run(&f);
+  bool ok =
+      !s && wm_op_fixture_shape_is(f.out[0], 1, (const int64_t[]){3}) &&
+      wm_tensor_get_f64(f.out[0], 0) == 0.0 &&
+      wm_tensor_get_f64(f.out[0], 1) == 1.0 &&
+      isnan(wm_tensor_get_f64(f.out[0], 2)) &&
+      wm_op_fixture_values_near(f.out[1], (const double[]){2, 1, 0}, 3, 0) &&
+      wm_op_fixture_values_near(f.out[2], (const double[]){2, 1, 0, 2, 0}, 5,
+                                0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(unique_along_axis_compares_whole_slices) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  int64_t dx[2] = {2, 3};
+  // Columns [1,2], [1,2], [0,5]: sorted unique columns [0,5], [1,2].
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_INT64, 2, dx,
+                                      (const double[]){1, 1, 0, 2, 2, 5}));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Unique", in, 1, 3));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "axis", -1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  bool ok =
+      !s && wm_op_fixture_shape_is(f.out[0], 2, (const int64_t[]){2, 2}) &&
+      wm_op_fixture_values_near(f.out[0], (const double[]){0, 1, 5, 2}, 4, 0) &&
+      wm_op_fixture_values_near(f.out[1], (const double[]){2, 0}, 2, 0) &&
+      wm_op_fixture_values_near(f.out[2], (const double[]){1, 1, 0}, 3, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(unique_rejects_bad_attributes_and_shapes_statically) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  int64_t dx[2] = {2, 3};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 2, dx, NULL));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Unique", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "axis", 2));
+  bool ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f),
+                                     "axis 2 is out of range for rank 2");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 2, dx, NULL));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Unique", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "sorted", 3));
+  ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f),
+                                "sorted is 3, want 0 or 1");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  // Unknown values: the unique count is unknown, the other dims stay.
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 2, dx));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Unique", in, 1, 3));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "axis", 0));
+  wm_type_t t;
+  wm_status_t s = wm_op_fixture_infer(&f, &t);
+  int32_t inv = wm_graph_find_value(f.graph, "y2");
+  int64_t inv_dim = inv >= 0 ? f.graph->values[inv].type.shape.dims[0] : -9;
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(s);
+  WM_CHECK_INT_EQ(t.shape.rank, 2);
+  WM_CHECK_INT_EQ(t.shape.dims[0], -1);
+  WM_CHECK_INT_EQ(t.shape.dims[1], 3);
+  WM_CHECK_INT_EQ(inv_dim, 2);
+}
+
+WM_TEST(nonzero_lists_coordinates_for_floats_strings_and_scalars) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  int64_t dx[3] = {2, 1, 2};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 3, dx,
+                                      (const double[]){0, NAN, -0.0, 3}));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "NonZero", in, 1, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  bool ok = !s &&
+            wm_op_fixture_shape_is(f.out[0], 2, (const int64_t[]){3, 2}) &&
+            wm_op_fixture_values_near(f.out[0],
+                                      (const double[]){0, 1, 0, 0, 1, 1}, 6, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  int64_t ds[2] = {2, 2};
+  WM_CHECK_OK(wm_op_fixture_add_strings(
+      &f, "x", 2, ds, (const char *const[]){"", "x", "y", ""}));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "NonZero", in, 1, 1));
+  s = wm_op_fixture_run(&f);
+  ok = !s && wm_op_fixture_shape_is(f.out[0], 2, (const int64_t[]){2, 2}) &&
+       wm_op_fixture_values_near(f.out[0], (const double[]){0, 1, 1, 0}, 4, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  // A scalar gives shape [0, N].
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_INT32, 0, ds,
+                                      (const double[]){5}));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "NonZero", in, 1, 1));
+  s = wm_op_fixture_run(&f);
+  ok = !s && wm_op_fixture_shape_is(f.out[0], 2, (const int64_t[]){0, 1});
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(static_shapes_with_unknown_index_values),
     WM_CASE(slice_negative_steps_and_clamping),
@@ -269,6 +399,11 @@ static const wm_test_case_t cases[] = {
     WM_CASE(scatter_nd_rejects_index_out_of_range),
     WM_CASE(scatter_elements_rejects_mismatched_updates),
     WM_CASE(compress_selects_along_axis_and_flattened),
+    WM_CASE(unique_strings_in_first_occurrence_order),
+    WM_CASE(unique_sorts_nan_last_and_merges_signed_zeros),
+    WM_CASE(unique_along_axis_compares_whole_slices),
+    WM_CASE(unique_rejects_bad_attributes_and_shapes_statically),
+    WM_CASE(nonzero_lists_coordinates_for_floats_strings_and_scalars),
     {NULL, NULL},
 };
 

@@ -1,6 +1,6 @@
-// Operators of the linalg family: Gemm, MatMul and Einsum. The reference
-// kernels accumulate in double for floating-point types and in wrapping
-// int64 for integer types, so integer products are exact.
+// Operators of the linalg family: Gemm, MatMul, Einsum and Det. The
+// reference kernels accumulate in double for floating-point types and in
+// wrapping int64 for integer types, so integer products are exact.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -813,6 +813,122 @@ static void einsum_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   }
 }
 
+// ------------------------------------------------------------------- Det
+
+// Checks that |x| (when its rank is known) is a batch of square matrices.
+static wm_status_t det_check(const wm_op_ctx_t *ctx, const wm_shape_t *x) {
+  if (x->rank < 0) {
+    return NULL;
+  }
+  char buf[128];
+  if (x->rank < 2) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input %s has rank %d, want at least 2",
+                       wm_shape_format(x, buf, sizeof(buf)), x->rank);
+  }
+  int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1];
+  if (m >= 0 && n >= 0 && m != n) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input %s holds %lldx%lld matrices, want square ones",
+                       wm_shape_format(x, buf, sizeof(buf)), (long long)m,
+                       (long long)n);
+  }
+  return NULL;
+}
+
+static wm_status_t det_infer(wm_op_ctx_t *ctx) {
+  const wm_shape_t *x = wm_op_in_shape(ctx, 0);
+  wm_dtype_t dtype = wm_op_in_dtype(ctx, 0);
+  WM_RETURN_IF_ERROR(det_check(ctx, x));
+  if (x->rank < 0) {
+    wm_op_set_out_unknown(ctx, 0, dtype);
+    return NULL;
+  }
+  wm_shape_t y = wm_shape_make(x->rank - 2, x->dims);
+  wm_op_set_out(ctx, 0, dtype, &y);
+  return NULL;
+}
+
+// Returns the determinant of the n x n row-major matrix |a| (destroyed)
+// by LU decomposition with partial pivoting.
+static double det_lu(double *a, size_t n) {
+  double det = 1.0;
+  for (size_t k = 0; k < n; k++) {
+    size_t piv = k;
+    double best = fabs(a[k * n + k]);
+    for (size_t r = k + 1; r < n; r++) {
+      double v = fabs(a[r * n + k]);
+      if (v > best) {
+        best = v;
+        piv = r;
+      }
+    }
+    if (best == 0.0) {
+      return 0.0;  // singular (a NaN pivot falls through and propagates)
+    }
+    if (piv != k) {
+      for (size_t c = k; c < n; c++) {
+        double t = a[k * n + c];
+        a[k * n + c] = a[piv * n + c];
+        a[piv * n + c] = t;
+      }
+      det = -det;
+    }
+    double p = a[k * n + k];
+    det *= p;
+    for (size_t r = k + 1; r < n; r++) {
+      double f = a[r * n + k] / p;
+      if (f == 0.0) {
+        continue;
+      }
+      for (size_t c = k + 1; c < n; c++) {
+        a[r * n + c] -= f * a[k * n + c];
+      }
+    }
+  }
+  return det;
+}
+
+static wm_status_t det_run(wm_op_ctx_t *ctx) {
+  const wm_tensor_t *x = ctx->in[0];
+  wm_tensor_t *y = ctx->out[0];
+  if (!y) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  WM_RETURN_IF_ERROR(det_check(ctx, &x->shape));
+  size_t n = (size_t)x->shape.dims[x->shape.rank - 1], nn = n * n;
+  if (y->count == 0) {
+    return NULL;
+  }
+  double *a = wm_malloc((nn ? nn : 1) * sizeof(double));
+  if (!a) {
+    return WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED,
+                       "out of memory for a %zux%zu matrix", n, n);
+  }
+  for (size_t b = 0; b < y->count; b++) {
+    for (size_t i = 0; i < nn; i++) {
+      a[i] = wm_tensor_get_f64(x, b * nn + i);
+    }
+    wm_tensor_set_f64(y, b, det_lu(a, n));
+  }
+  free(a);
+  return NULL;
+}
+
+static void det_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  memset(out, 0, sizeof(*out));
+  const wm_shape_t *x = wm_op_in_shape(ctx, 0);
+  if (!wm_shape_is_known(x) || x->rank < 2) {
+    return;
+  }
+  double batch = 1.0, n = (double)x->dims[x->rank - 1];
+  for (int32_t d = 0; d < x->rank - 2; d++) {
+    batch *= (double)x->dims[d];
+  }
+  out->macs = batch * n * n * n / 3.0;
+  out->flops = 2.0 * out->macs;
+}
+
 // Gemm accepts integer types from opset 11; the mask is the union and
 // older models with integer Gemm are rare enough not to split on it.
 #define GEMM_TYPES \
@@ -825,5 +941,6 @@ const wm_op_def_t wm_ops_linalg[] = {
      matmul_cost},
     {"Einsum", "", 12, 1, -1, 1, 1, WM_TYPES_NUMERIC, einsum_infer, einsum_run,
      einsum_cost},
+    {"Det", "", 11, 1, 1, 1, 1, WM_TYPES_FLOAT, det_infer, det_run, det_cost},
     WM_OPS_END,
 };

@@ -1,4 +1,4 @@
-// Tests of the linalg operators (Gemm, MatMul, Einsum): reference kernels
+// Tests of the linalg operators (Gemm, MatMul, Einsum, Det): reference kernels
 // against hand-computed values, static shape rules, and error messages.
 #include <stdlib.h>
 
@@ -215,6 +215,56 @@ WM_TEST(einsum_rejects_malformed_equations) {
   }
 }
 
+WM_TEST(det_batched_with_pivoting_singular_and_empty_matrices) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  int64_t dx[3] = {3, 3, 3};
+  static const double x[27] = {0, 2, 1, 1, 0, 0, 0, 0, 3,   // needs a swap
+                               1, 2, 3, 2, 4, 6, 1, 1, 1,   // singular
+                               2, 0, 0, 0, 3, 0, 0, 0, 4};  // diagonal
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_DOUBLE, 3, dx, x));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Det", in, 1, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  bool ok = !s && wm_op_fixture_shape_is(f.out[0], 1, (const int64_t[]){3}) &&
+            wm_op_fixture_values_near(f.out[0], (const double[]){-6, 0, 24}, 3,
+                                      1e-12);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  // A batch of 0x0 matrices: each determinant is 1.
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  int64_t de[3] = {2, 0, 0};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 3, de, NULL));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Det", in, 1, 1));
+  s = wm_op_fixture_run(&f);
+  ok = !s && wm_op_fixture_values_near(f.out[0], (const double[]){1, 1}, 2,
+                                       WM_OP_FIXTURE_TOL);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(det_rejects_non_square_and_keeps_unknown_batch) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  int64_t dx[2] = {2, 3};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 2, dx, NULL));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Det", in, 1, 1));
+  bool ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f),
+                                     "holds 2x3 matrices, want square ones");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  int64_t du[4] = {-1, 5, 4, 4};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 4, du));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Det", in, 1, 1));
+  wm_type_t t;
+  wm_status_t s = wm_op_fixture_infer(&f, &t);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(s);
+  WM_CHECK_INT_EQ(t.shape.rank, 2);
+  WM_CHECK_INT_EQ(t.shape.dims[0], -1);
+  WM_CHECK_INT_EQ(t.shape.dims[1], 5);
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(matmul_2d_matches_hand_computed),
     WM_CASE(matmul_promotes_vector_and_broadcasts_batch),
@@ -226,6 +276,8 @@ static const wm_test_case_t cases[] = {
     WM_CASE(einsum_matches_matmul_transpose_trace_and_outer),
     WM_CASE(einsum_rejects_implicit_output_above_max_rank),
     WM_CASE(einsum_rejects_malformed_equations),
+    WM_CASE(det_batched_with_pivoting_singular_and_empty_matrices),
+    WM_CASE(det_rejects_non_square_and_keeps_unknown_batch),
     {NULL, NULL},
 };
 

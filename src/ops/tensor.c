@@ -1,6 +1,7 @@
 // Operators of the tensor family: shape manipulation and data movement
 // (Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split, Expand,
-// Tile, Pad, Shape, Size, Identity, DepthToSpace, SpaceToDepth). Every
+// Tile, Pad, Shape, Size, Identity, DepthToSpace, SpaceToDepth,
+// ReverseSequence). Every
 // kernel works on any dtype by copying whole elements; strings are copied
 // with wm_tensor_set_string.
 #include <stdio.h>
@@ -1281,6 +1282,116 @@ static wm_status_t space_to_depth_run(wm_op_ctx_t *ctx) {
   return wm_op_copy_strided(out, 0, dst, in, 0, src, 6, view.dims);
 }
 
+// ------------------------------------------------------- ReverseSequence
+
+// Reads and checks the batch and time axes against |in| (rank known).
+static wm_status_t reverse_sequence_axes(const wm_op_ctx_t *ctx,
+                                         const wm_shape_t *in,
+                                         int32_t *out_batch,
+                                         int32_t *out_time) {
+  int64_t batch = wm_node_attr_int(ctx->node, "batch_axis", 1);
+  int64_t time = wm_node_attr_int(ctx->node, "time_axis", 0);
+  if ((batch != 0 && batch != 1) || (time != 0 && time != 1) || batch == time) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "batch_axis %lld and time_axis %lld must be 0 and 1 "
+                       "in some order",
+                       (long long)batch, (long long)time);
+  }
+  if (in->rank >= 0 && in->rank < 2) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input has rank %d, want at least 2", in->rank);
+  }
+  *out_batch = (int32_t)batch;
+  *out_time = (int32_t)time;
+  return NULL;
+}
+
+static wm_status_t reverse_sequence_infer(wm_op_ctx_t *ctx) {
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  const wm_shape_t *lens = wm_op_in_shape(ctx, 1);
+  wm_dtype_t ldt = wm_op_in_dtype(ctx, 1);
+  int32_t batch = 1, time = 0;
+  WM_RETURN_IF_ERROR(reverse_sequence_axes(ctx, in, &batch, &time));
+  if (ldt != WM_DTYPE_UNDEFINED && ldt != WM_DTYPE_INT64 &&
+      ldt != WM_DTYPE_INT32) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "sequence_lens is %s, want int64",
+                       wm_dtype_name(ldt));
+  }
+  char b1[128], b2[128];
+  if (lens->rank >= 0 &&
+      (lens->rank != 1 ||
+       (in->rank >= 2 && lens->dims[0] >= 0 && in->dims[batch] >= 0 &&
+        lens->dims[0] != in->dims[batch]))) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "sequence_lens %s does not match batch axis %d of "
+                       "input %s",
+                       wm_shape_format(lens, b1, sizeof(b1)), batch,
+                       wm_shape_format(in, b2, sizeof(b2)));
+  }
+  return wm_op_infer_same(ctx);
+}
+
+// Copies the |n| elements at |si| of |src| to |di| of |dst|.
+static wm_status_t copy_run(wm_tensor_t *dst, size_t di, const wm_tensor_t *src,
+                            size_t si, size_t n) {
+  if (dst->dtype == WM_DTYPE_STRING) {
+    for (size_t k = 0; k < n; k++) {
+      WM_RETURN_IF_ERROR(copy_elem(dst, di + k, src, si + k));
+    }
+    return NULL;
+  }
+  size_t es = wm_dtype_size(dst->dtype);
+  if (n) {
+    memcpy((char *)dst->data + di * es, (const char *)src->data + si * es,
+           n * es);
+  }
+  return NULL;
+}
+
+static wm_status_t reverse_sequence_run(wm_op_ctx_t *ctx) {
+  const wm_tensor_t *in = ctx->in[0];
+  const wm_tensor_t *lens = ctx->in[1];
+  wm_tensor_t *out = ctx->out[0];
+  if (!out) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  int32_t batch = 1, time = 0;
+  WM_RETURN_IF_ERROR(reverse_sequence_axes(ctx, &in->shape, &batch, &time));
+  int64_t nb = in->shape.dims[batch], nt = in->shape.dims[time];
+  if (lens->shape.rank != 1 || lens->shape.dims[0] != nb) {
+    char b1[128], b2[128];
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "sequence_lens %s does not match batch axis %d of "
+                       "input %s",
+                       wm_shape_format(&lens->shape, b1, sizeof(b1)), batch,
+                       wm_shape_format(&in->shape, b2, sizeof(b2)));
+  }
+  WM_RETURN_IF_ERROR(wm_op_copy_all(out, in));
+  size_t inner = 1;
+  for (int32_t d = 2; d < in->shape.rank; d++) {
+    inner *= (size_t)in->shape.dims[d];
+  }
+  // Offset of (b, t) in elements: axes 0 and 1 are batch and time in
+  // either order.
+  size_t sb = (size_t)(batch == 0 ? nt : 1) * inner;
+  size_t st = (size_t)(time == 0 ? nb : 1) * inner;
+  for (int64_t b = 0; b < nb; b++) {
+    int64_t len = wm_tensor_get_i64(lens, (size_t)b);
+    if (len < 0 || len > nt) {
+      return WM_OP_ERROR(ctx, OUT_OF_RANGE,
+                         "sequence_lens[%lld] is %lld, outside [0, %lld] "
+                         "(the time axis %d)",
+                         (long long)b, (long long)len, (long long)nt, time);
+    }
+    for (int64_t t = 0; t < len; t++) {
+      size_t di = (size_t)b * sb + (size_t)t * st;
+      size_t si = (size_t)b * sb + (size_t)(len - 1 - t) * st;
+      WM_RETURN_IF_ERROR(copy_run(out, di, in, si, inner));
+    }
+  }
+  return NULL;
+}
+
 // ------------------------------------------------------------------ table
 
 #define MOVE(name, since, min_in, max_in, min_out, max_out, infer, run) \
@@ -1307,5 +1418,7 @@ const wm_op_def_t wm_ops_tensor[] = {
          depth_to_space_run),
     MOVE("SpaceToDepth", 1, 1, 1, 1, 1, space_to_depth_infer,
          space_to_depth_run),
+    MOVE("ReverseSequence", 10, 2, 2, 1, 1, reverse_sequence_infer,
+         reverse_sequence_run),
     WM_OPS_END,
 };

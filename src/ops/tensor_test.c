@@ -1,6 +1,6 @@
-// Tests of the tensor operators (Reshape ... SpaceToDepth): kernels
-// against hand-computed values on several dtypes, static shape rules with
-// unknown inputs, and error messages.
+// Tests of the tensor operators (Reshape ... SpaceToDepth,
+// ReverseSequence): kernels against hand-computed values on several dtypes,
+// static shape rules with unknown inputs, and error messages.
 #include <stdlib.h>
 
 #include "op_fixture.h"
@@ -423,6 +423,77 @@ WM_TEST(tile_and_pad_reject_impossible_sizes) {
   WM_CHECK(ok);
 }
 
+WM_TEST(reverse_sequence_reverses_prefixes_on_either_axis) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 10));
+  int64_t dx[3] = {2, 3, 2};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 3, dx, NULL));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "l", 2, (const int64_t[]){3, 0}));
+  const char *in[2] = {"x", "l"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "ReverseSequence", in, 2, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "batch_axis", 0));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "time_axis", 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  static const double want[12] = {4, 5, 2, 3, 0, 1, 6, 7, 8, 9, 10, 11};
+  bool ok = !s && wm_op_fixture_shape_is(f.out[0], 3, dx) &&
+            wm_op_fixture_values_near(f.out[0], want, 12, WM_OP_FIXTURE_TOL);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  // Strings, time axis 0 (the defaults): columns are the sequences.
+  WM_CHECK_OK(wm_op_fixture_init(&f, 10));
+  int64_t ds[2] = {3, 2};
+  WM_CHECK_OK(wm_op_fixture_add_strings(
+      &f, "x", 2, ds, (const char *const[]){"a", "b", "c", "d", "e", "f"}));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "l", 2, (const int64_t[]){2, 3}));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "ReverseSequence", in, 2, 1));
+  s = wm_op_fixture_run(&f);
+  static const char *const want_s[6] = {"c", "f", "a", "d", "e", "b"};
+  ok = !s && wm_op_fixture_strings_are(f.out[0], want_s, 6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+// Runs ReverseSequence on a [3, 2] input with |lens| (2 values) and the
+// given axes; returns the status.
+static wm_status_t reverse_sequence_try(const int64_t *lens, size_t n_lens,
+                                        int64_t batch_axis, int64_t time_axis) {
+  wm_op_fixture_t f;
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(&f, 10));
+  int64_t dx[2] = {3, 2};
+  const char *in[2] = {"x", "l"};
+  wm_status_t s = wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 2, dx, NULL);
+  if (!s) {
+    s = wm_op_fixture_add_ints(&f, "l", n_lens, lens);
+  }
+  if (!s) {
+    s = wm_op_fixture_add_node(&f, "ReverseSequence", in, 2, 1);
+  }
+  if (!s) {
+    s = wm_op_fixture_attr_int(&f, "batch_axis", batch_axis);
+  }
+  if (!s) {
+    s = wm_op_fixture_attr_int(&f, "time_axis", time_axis);
+  }
+  if (!s) {
+    s = wm_op_fixture_run(&f);
+  }
+  wm_op_fixture_deinit(&f);
+  return s;
+}
+
+WM_TEST(reverse_sequence_rejects_bad_lengths_and_axes) {
+  WM_CHECK(wm_op_fixture_fails_with(
+      reverse_sequence_try((const int64_t[]){1, 4}, 2, 1, 0),
+      "sequence_lens[1] is 4, outside [0, 3]"));
+  WM_CHECK(wm_op_fixture_fails_with(
+      reverse_sequence_try((const int64_t[]){-1, 1}, 2, 1, 0),
+      "sequence_lens[0] is -1"));
+  WM_CHECK(wm_op_fixture_fails_with(
+      reverse_sequence_try((const int64_t[]){1, 1}, 2, 1, 1),
+      "batch_axis 1 and time_axis 1 must be 0 and 1"));
+  WM_CHECK(wm_op_fixture_fails_with(
+      reverse_sequence_try((const int64_t[]){1, 1, 1}, 3, 1, 0),
+      "sequence_lens [3] does not match batch axis 1"));
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(tile_and_pad_reject_impossible_sizes),
     WM_CASE(reshape_copies_zero_dims_and_infers_minus_one),
@@ -442,6 +513,8 @@ static const wm_test_case_t cases[] = {
     WM_CASE(shape_honours_start_and_end_and_size_counts),
     WM_CASE(depth_to_space_dcr_crd_and_space_to_depth),
     WM_CASE(depth_to_space_crd_differs_with_more_channels),
+    WM_CASE(reverse_sequence_reverses_prefixes_on_either_axis),
+    WM_CASE(reverse_sequence_rejects_bad_lengths_and_axes),
     {NULL, NULL},
 };
 

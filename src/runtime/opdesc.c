@@ -1,4 +1,5 @@
 // The ABI view of one graph node and the op_query call.
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,12 @@ wm_tensor_desc wm_tensor_desc_from_type(wm_dtype_t dtype,
   for (int32_t i = (int32_t)d.rank - 1; i >= 0; i--) {
     d.dims[i] = shape->dims[i];
     d.strides[i] = stride;
-    stride *= shape->dims[i] > 0 ? shape->dims[i] : 1;
+    // A shape too large to allocate still gets a description (saturated
+    // strides); allocation refuses it later with a message.
+    if (__builtin_mul_overflow(stride, shape->dims[i] > 0 ? shape->dims[i] : 1,
+                               &stride)) {
+      stride = INT64_MAX;
+    }
   }
   return d;
 }
