@@ -36,17 +36,40 @@ typedef enum wm_dtype {
   WM_DTYPE_COMPLEX64 = 14,
   WM_DTYPE_COMPLEX128 = 15,
   WM_DTYPE_BFLOAT16 = 16,
-  WM_DTYPE_COUNT = 17,  // one past the last known value
+  WM_DTYPE_FLOAT8E4M3FN = 17,    // 4-bit exponent, 3-bit mantissa, NaN, no inf
+  WM_DTYPE_FLOAT8E4M3FNUZ = 18,  // like E4M3FN, no -0, NaN is 0x80
+  WM_DTYPE_FLOAT8E5M2 = 19,      // IEEE-like: inf and NaN
+  WM_DTYPE_FLOAT8E5M2FNUZ = 20,  // no inf, no -0, NaN is 0x80
+  WM_DTYPE_UINT4 = 21,           // one byte per element in memory
+  WM_DTYPE_INT4 = 22,            // one byte per element in memory
+  WM_DTYPE_FLOAT4E2M1 = 23,      // the 4-bit code in one byte
+  WM_DTYPE_FLOAT8E8M0 = 24,      // exponent only: 2^(code - 127)
+  WM_DTYPE_UINT2 = 25,           // one byte per element in memory
+  WM_DTYPE_INT2 = 26,            // one byte per element in memory
+  WM_DTYPE_COUNT = 27,           // one past the last known value
 } wm_dtype_t;
 
-// Returns the size in bytes of one element (sizeof(char *) for STRING,
-// 0 for UNDEFINED or unknown values).
+// The 4- and 2-bit types (UINT4, INT4, FLOAT4E2M1, UINT2, INT2) are held
+// unpacked in memory, one byte per element (integers sign- or
+// zero-extended, FLOAT4E2M1 as its 4-bit code), so that sizes and offsets
+// stay whole bytes; they are packed only in ONNX files.
+
+// Returns the size in bytes of one element in memory (sizeof(char *) for
+// STRING, 1 for the 4- and 2-bit types, 0 for UNDEFINED or unknown values).
 size_t wm_dtype_size(wm_dtype_t dtype);
+// Returns the bits of one element in ONNX files: 4 or 2 for the packed
+// types, 8 * wm_dtype_size otherwise (0 for UNDEFINED, STRING, unknown).
+size_t wm_dtype_bits(wm_dtype_t dtype);
 // Returns the ONNX name, e.g. "float", "int64"; "undefined" if unknown.
 const char *wm_dtype_name(wm_dtype_t dtype);
-// Returns true for float, double, float16 and bfloat16.
+// Returns true for the floating-point types: float, double, float16,
+// bfloat16 and the minifloats.
 bool wm_dtype_is_float(wm_dtype_t dtype);
-// Returns true for the signed and unsigned integer types (not bool).
+// Returns true for the float types of one byte or less (the four FLOAT8
+// types, FLOAT8E8M0 and FLOAT4E2M1), held as their bit pattern.
+bool wm_dtype_is_minifloat(wm_dtype_t dtype);
+// Returns true for the signed and unsigned integer types (not bool),
+// the 4- and 2-bit ones included.
 bool wm_dtype_is_int(wm_dtype_t dtype);
 // Returns true for the unsigned integer types.
 bool wm_dtype_is_unsigned(wm_dtype_t dtype);
@@ -58,6 +81,25 @@ float wm_f16_to_f32(uint16_t h);
 uint16_t wm_f32_to_f16(float f);
 float wm_bf16_to_f32(uint16_t h);
 uint16_t wm_f32_to_bf16(float f);
+
+// Rounding of a conversion to FLOAT8E8M0 (Cast's "round_mode"). Numbered;
+// only ever appended to.
+typedef enum wm_round_mode {
+  WM_ROUND_UP = 0,       // away from zero (Cast's default)
+  WM_ROUND_DOWN = 1,     // toward zero
+  WM_ROUND_NEAREST = 2,  // nearest, ties up
+} wm_round_mode_t;
+
+// Returns the exact value of |code| of minifloat |dtype| (NaN for NaN
+// codes; 0 when |dtype| is not a minifloat).
+double wm_minifloat_to_f64(wm_dtype_t dtype, uint8_t code);
+// Encodes |v| as minifloat |dtype| the way ONNX Cast does: round to
+// nearest even (E8M0: |round|); |saturate| clamps values beyond the
+// largest finite one (infinities included) to it, else they give inf or
+// NaN as the format allows. FLOAT4E2M1 always saturates and takes NaN to
+// 0. Returns 0 when |dtype| is not a minifloat.
+uint8_t wm_f64_to_minifloat(wm_dtype_t dtype, double v, bool saturate,
+                            wm_round_mode_t round);
 
 // ----------------------------------------------------------------- shape
 
@@ -115,6 +157,9 @@ wm_status_t wm_tensor_set_string(wm_tensor_t *t, size_t i, const char *s,
                                  size_t n) WM_MUST_USE_RESULT;
 
 // Element access converting through double / int64 (numeric dtypes only).
+// Stores to a minifloat saturate (Cast's default); stores of a double to a
+// 4- or 2-bit integer round to nearest even and give 0 out of range (NaN
+// too); stores of an int64 to any integer type keep its low bits.
 double wm_tensor_get_f64(const wm_tensor_t *t, size_t i);
 void wm_tensor_set_f64(wm_tensor_t *t, size_t i, double v);
 int64_t wm_tensor_get_i64(const wm_tensor_t *t, size_t i);

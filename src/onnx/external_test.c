@@ -82,8 +82,13 @@ static void remove_tree(void) {
   rmdir(root);
 }
 
+// dtype and element count of the initializer write_model describes.
+static int32_t w_dtype = WM_DTYPE_FLOAT;
+static int64_t w_count = 4;
+
 // Writes model.onnx with one external float[4] initializer "w" (also the
-// graph output); |offset|/|length| may be NULL. Returns the packed model.
+// graph output; w_dtype and w_count change it); |offset|/|length| may be
+// NULL. Returns the packed model.
 static uint8_t *write_model(const char *location, const char *offset,
                             const char *length, size_t *out_size) {
   Onnx__StringStringEntryProto loc = ONNX__STRING_STRING_ENTRY_PROTO__INIT;
@@ -103,11 +108,11 @@ static uint8_t *write_model(const char *location, const char *offset,
     len.value = (char *)length;
     entries[n_entries++] = &len;
   }
-  int64_t dims[1] = {4};
+  int64_t dims[1] = {w_count};
   Onnx__TensorProto w = ONNX__TENSOR_PROTO__INIT;
   w.name = "w";
   w.has_data_type = true;
-  w.data_type = WM_DTYPE_FLOAT;
+  w.data_type = w_dtype;
   w.dims = dims;
   w.n_dims = 1;
   w.has_data_location = true;
@@ -239,12 +244,39 @@ WM_TEST(external_data_needs_a_folder_when_loading_from_memory) {
   WM_CHECK(loaded);
 }
 
+WM_TEST(external_packed_data_holds_two_int4_per_byte) {
+  WITH_TREE();
+  // Bytes 8..11 of weights.bin are 00 00 80 3f (the float 1): seven int4
+  // elements take 4 bytes, low nibble first, the last nibble padding.
+  w_dtype = WM_DTYPE_INT4;
+  w_count = 7;
+  wm_graph_t *g = NULL, *g2 = NULL;
+  wm_status_t s = load_with("weights.bin", "8", "4", &g);
+  wm_status_t s2 = load_with("weights.bin", "8", "7", &g2);
+  w_dtype = WM_DTYPE_FLOAT;
+  w_count = 4;
+  remove_tree();
+  WM_CHECK_OK(s);
+  int32_t id = wm_graph_find_value(g, "w");
+  const wm_tensor_t *t = id >= 0 ? g->values[id].initializer : NULL;
+  int64_t want[7] = {0, 0, 0, 0, 0, -8, -1};
+  bool ok = t && t->dtype == WM_DTYPE_INT4 && t->count == 7;
+  for (size_t i = 0; ok && i < 7; i++) {
+    ok = wm_tensor_get_i64(t, i) == want[i];
+  }
+  wm_graph_destroy(g);
+  WM_CHECK(g2 == NULL);
+  WM_CHECK_ERR(s2, INVALID_ARGUMENT, "length is 7 bytes, want 4 for int4[7]");
+  WM_CHECK(ok);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(external_data_is_read_relative_to_the_model_folder),
       WM_CASE(external_locations_leaving_the_folder_are_refused),
       WM_CASE(external_files_missing_short_or_misdescribed_are_refused),
       WM_CASE(external_data_needs_a_folder_when_loading_from_memory),
+      WM_CASE(external_packed_data_holds_two_int4_per_byte),
       {NULL, NULL}};
   return wm_test_main(cases);
 }

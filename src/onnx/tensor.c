@@ -60,6 +60,54 @@ static const char *describe(wm_dtype_t dtype, const wm_shape_t *shape,
   return buf;
 }
 
+// ------------------------------------------------------- packed types
+
+// True for the types packed several elements per byte in files.
+static bool is_packed(wm_dtype_t dtype) {
+  return wm_dtype_bits(dtype) < 8 && dtype != WM_DTYPE_STRING;
+}
+
+// Bytes of |count| elements of |dtype| in a file (packed types round up).
+static size_t file_bytes(wm_dtype_t dtype, size_t count) {
+  size_t bits = wm_dtype_bits(dtype);
+  if (is_packed(dtype)) {
+    size_t per = 8 / bits;
+    return count / per + (count % per != 0);
+  }
+  return count * wm_dtype_size(dtype);
+}
+
+// Unpacks the first file_bytes(t->dtype, t->count) bytes of |src| into the
+// elements of |t|, lowest bits first, each widened to its in-memory byte.
+// |src| may be t->data itself: elements are written from the last one
+// down, and element i only reads byte i / per <= i.
+static void unpack_elements(wm_tensor_t *t, const uint8_t *src) {
+  unsigned bits = (unsigned)wm_dtype_bits(t->dtype);
+  unsigned per = 8 / bits, mask = (1u << bits) - 1;
+  uint8_t *d = t->data;
+  for (size_t i = t->count; i-- > 0;) {
+    unsigned code = (src[i / per] >> (bits * (unsigned)(i % per))) & mask;
+    if (t->dtype == WM_DTYPE_FLOAT4E2M1) {
+      d[i] = (uint8_t)code;
+    } else {
+      uint8_t one = (uint8_t)code;
+      wm_store_i64(t->dtype, d, i, wm_load_i64(t->dtype, &one, 0));
+    }
+  }
+}
+
+// Packs the elements of |t| into |dst| (file_bytes long), lowest bits
+// first, zero padding.
+static void pack_elements(const wm_tensor_t *t, uint8_t *dst) {
+  unsigned bits = (unsigned)wm_dtype_bits(t->dtype);
+  unsigned per = 8 / bits, mask = (1u << bits) - 1;
+  const uint8_t *d = t->data;
+  memset(dst, 0, file_bytes(t->dtype, t->count));
+  for (size_t i = 0; i < t->count; i++) {
+    dst[i / per] |= (uint8_t)((d[i] & mask) << (bits * (unsigned)(i % per)));
+  }
+}
+
 // Reads data_type and dims, checking rank, signs and the element count.
 static wm_status_t proto_shape(const Onnx__TensorProto *p,
                                wm_dtype_t *out_dtype, wm_shape_t *out_shape,
@@ -171,6 +219,9 @@ static wm_status_t int32_entry(const Onnx__TensorProto *p, wm_dtype_t dtype,
       lo = 0, hi = 1;
       break;
     default:
+      if (wm_dtype_is_minifloat(dtype) || is_packed(dtype)) {
+        lo = 0, hi = UINT8_MAX;  // a bit pattern or a packed byte
+      }
       break;
   }
   if (v < lo || v > hi) {
@@ -232,8 +283,19 @@ static wm_status_t fill_typed(const Onnx__TensorProto *p, wm_tensor_t *t) {
     default:
       break;
   }
-  // int32_data carries the narrow integer types, bool and the 16-bit
-  // float bit patterns.
+  if (is_packed(t->dtype)) {
+    // Each int32_data entry holds one packed byte.
+    size_t bytes = file_bytes(t->dtype, n);
+    for (size_t i = 0; i < bytes; i++) {
+      int64_t v = 0;
+      WM_RETURN_IF_ERROR(int32_entry(p, t->dtype, i, &v));
+      d[i] = (uint8_t)v;
+    }
+    unpack_elements(t, d);
+    return NULL;
+  }
+  // int32_data carries the narrow integer types, bool and the 16- and
+  // 8-bit float bit patterns.
   for (size_t i = 0; i < n; i++) {
     int64_t v = 0;
     WM_RETURN_IF_ERROR(int32_entry(p, t->dtype, i, &v));
@@ -245,6 +307,11 @@ static wm_status_t fill_typed(const Onnx__TensorProto *p, wm_tensor_t *t) {
       }
       case WM_DTYPE_UINT8:
       case WM_DTYPE_BOOL:
+      case WM_DTYPE_FLOAT8E4M3FN:
+      case WM_DTYPE_FLOAT8E4M3FNUZ:
+      case WM_DTYPE_FLOAT8E5M2:
+      case WM_DTYPE_FLOAT8E5M2FNUZ:
+      case WM_DTYPE_FLOAT8E8M0:
         d[i] = (uint8_t)v;
         break;
       case WM_DTYPE_INT16: {
@@ -405,7 +472,7 @@ static wm_status_t read_external(const Onnx__TensorProto *p,
                     "external data needs the model's folder (the model was "
                     "loaded from memory)");
   }
-  size_t want = count * wm_dtype_size(dtype);
+  size_t want = file_bytes(dtype, count);
   char desc[160], loc[96];
   describe(dtype, shape, desc, sizeof(desc));
   wm_onnx_safe(location, loc, sizeof(loc));
@@ -454,7 +521,9 @@ static wm_status_t read_external(const Onnx__TensorProto *p,
     done += (size_t)n;
   }
   close(fd);
-  if (!s) {
+  if (!s && is_packed(dtype)) {
+    unpack_elements(*out, (*out)->data);
+  } else if (!s) {
     copy_le((*out)->data, (*out)->data, want, dtype);
   }
   return s;
@@ -499,7 +568,7 @@ static wm_status_t tensor_from_proto(Onnx__TensorProto *p, const char *base_dir,
                       p->has_raw_data ? " besides raw_data" : "");
     }
   }
-  size_t want = count * wm_dtype_size(dtype);
+  size_t want = file_bytes(dtype, count);
   if (p->has_raw_data) {
     if (dtype == WM_DTYPE_STRING) {
       return WM_ERROR(INVALID_ARGUMENT,
@@ -510,6 +579,11 @@ static wm_status_t tensor_from_proto(Onnx__TensorProto *p, const char *base_dir,
       return WM_ERROR(INVALID_ARGUMENT,
                       "raw_data holds %zu bytes, want %zu for %s",
                       p->raw_data.len, want, desc);
+    }
+    if (want && p->raw_data.data && is_packed(dtype)) {
+      WM_RETURN_IF_ERROR(wm_tensor_create(dtype, &shape, out));
+      unpack_elements(*out, p->raw_data.data);
+      return NULL;
     }
     if (want && p->raw_data.data) {
       // Take protobuf-c's own copy of the bytes (a separate wm_malloc
@@ -525,9 +599,11 @@ static wm_status_t tensor_from_proto(Onnx__TensorProto *p, const char *base_dir,
   }
   size_t per =
       (dtype == WM_DTYPE_COMPLEX64 || dtype == WM_DTYPE_COMPLEX128) ? 2 : 1;
-  if (counts[field] / per != count || counts[field] % per != 0) {
+  // The packed types hold one packed byte per int32_data entry.
+  size_t entries = is_packed(dtype) ? file_bytes(dtype, count) : count;
+  if (counts[field] / per != entries || counts[field] % per != 0) {
     return WM_ERROR(INVALID_ARGUMENT, "%s has %zu values, want %zu for %s",
-                    field_names[field], counts[field], count * per, desc);
+                    field_names[field], counts[field], entries * per, desc);
   }
   WM_RETURN_IF_ERROR(wm_tensor_create(dtype, &shape, out));
   wm_status_t s = fill_typed(p, *out);
@@ -586,6 +662,15 @@ wm_status_t wm_onnx_tensor_to_proto(const wm_tensor_t *tensor, const char *name,
   }
   proto->has_raw_data = true;
   proto->raw_data.len = tensor->nbytes;
+  if (is_packed(tensor->dtype)) {
+    proto->raw_data.len = file_bytes(tensor->dtype, tensor->count);
+    proto->raw_data.data = wm_arena_alloc(arena, proto->raw_data.len + 1);
+    if (!proto->raw_data.data) {
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    pack_elements(tensor, proto->raw_data.data);
+    return NULL;
+  }
 #if WM_ONNX_BIG_ENDIAN
   proto->raw_data.data = wm_arena_alloc(arena, tensor->nbytes);
   if (!proto->raw_data.data) {

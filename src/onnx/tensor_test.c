@@ -1,5 +1,6 @@
 // TensorProto reading: raw_data, every typed field, malformed tensors,
 // SequenceProto/OptionalProto files and tensor files written by wmap.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,8 @@ WM_TEST(saved_tensors_of_every_dtype_load_back_equal) {
         char s[32];
         snprintf(s, sizeof(s), "s%zu", i);
         WM_CHECK_OK(wm_tensor_set_string(t, i, s, strlen(s)));
+      } else if (wm_dtype_bits((wm_dtype_t)d) < 8) {
+        wm_tensor_set_i64(t, i, (int64_t)i + 1);  // packed types wrap
       } else {
         ((uint8_t *)t->data)[i * wm_dtype_size((wm_dtype_t)d)] =
             (uint8_t)(i + 1);
@@ -319,6 +322,113 @@ WM_TEST(saved_tensors_of_every_dtype_load_back_equal) {
   unlink(path);
 }
 
+// Packs |t| through the exporter and returns its raw_data bytes.
+static wm_status_t exported_raw(const wm_tensor_t *t, wm_arena_t *arena,
+                                ProtobufCBinaryData *out) {
+  Onnx__TensorProto p = ONNX__TENSOR_PROTO__INIT;
+  WM_RETURN_IF_ERROR(wm_onnx_tensor_to_proto(t, "t", arena, &p));
+  *out = p.raw_data;
+  return NULL;
+}
+
+WM_TEST(four_and_two_bit_raw_data_unpacks_low_bits_first) {
+  // 5 int4: -1 7 -8 0 3 -> bytes 0x7f 0x08 0x03 (high nibble of the
+  // last byte is padding).
+  int64_t d5[1] = {5};
+  uint8_t raw4[3] = {0x7f, 0x08, 0xf3};
+  Onnx__TensorProto p = make(WM_DTYPE_INT4, d5, 1);
+  p.has_raw_data = true;
+  p.raw_data.data = raw4;
+  p.raw_data.len = 3;
+  wm_tensor_t *t;
+  WM_CHECK_OK(load(&p, &t));
+  int64_t want4[5] = {-1, 7, -8, 0, 3};
+  for (size_t i = 0; i < 5; i++) {
+    WM_CHECK_INT_EQ(wm_tensor_get_i64(t, i), want4[i]);
+  }
+  wm_arena_t arena;
+  wm_arena_init(&arena);
+  ProtobufCBinaryData back;
+  WM_CHECK_OK(exported_raw(t, &arena, &back));
+  WM_CHECK_INT_EQ(back.len, 3);
+  WM_CHECK_INT_EQ(back.data[0], 0x7f);
+  WM_CHECK_INT_EQ(back.data[1], 0x08);
+  WM_CHECK_INT_EQ(back.data[2], 0x03);  // padding written as zero
+  wm_tensor_destroy(t);
+  // 6 uint2: 1 2 3 0 3 1 -> 0b00111001 0b0111.
+  int64_t d6[1] = {6};
+  uint8_t raw2[2] = {0x39, 0x07};
+  p = make(WM_DTYPE_UINT2, d6, 1);
+  p.has_raw_data = true;
+  p.raw_data.data = raw2;
+  p.raw_data.len = 2;
+  WM_CHECK_OK(load(&p, &t));
+  int64_t want2[6] = {1, 2, 3, 0, 3, 1};
+  for (size_t i = 0; i < 6; i++) {
+    WM_CHECK_INT_EQ(wm_tensor_get_i64(t, i), want2[i]);
+  }
+  WM_CHECK_OK(exported_raw(t, &arena, &back));
+  WM_CHECK_INT_EQ(back.len, 2);
+  WM_CHECK_INT_EQ(back.data[0], 0x39);
+  WM_CHECK_INT_EQ(back.data[1], 0x07);
+  wm_tensor_destroy(t);
+  // 3 float4e2m1: 0.5 -6 1.5 -> codes 1 f 3.
+  int64_t d3[1] = {3};
+  uint8_t rawf[2] = {0xf1, 0x03};
+  p = make(WM_DTYPE_FLOAT4E2M1, d3, 1);
+  p.has_raw_data = true;
+  p.raw_data.data = rawf;
+  p.raw_data.len = 2;
+  WM_CHECK_OK(load(&p, &t));
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(t, 0), 0.5, 0);
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(t, 1), -6, 0);
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(t, 2), 1.5, 0);
+  wm_tensor_destroy(t);
+  wm_arena_deinit(&arena);
+  // The byte count is that of the packed form.
+  p = make(WM_DTYPE_INT4, d5, 1);
+  p.has_raw_data = true;
+  p.raw_data.data = raw4;
+  p.raw_data.len = 2;
+  WM_CHECK_ERR(load(&p, &t), INVALID_ARGUMENT,
+               "raw_data holds 2 bytes, want 3 for int4[5]");
+}
+
+WM_TEST(int32_data_carries_float8_codes_and_packed_bytes) {
+  int64_t d3[1] = {3};
+  int32_t f8[3] = {0x7e, 0xfe, 0x7f};
+  Onnx__TensorProto p = make(WM_DTYPE_FLOAT8E4M3FN, d3, 1);
+  p.int32_data = f8;
+  p.n_int32_data = 3;
+  wm_tensor_t *t;
+  WM_CHECK_OK(load(&p, &t));
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(t, 0), 448, 0);
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(t, 1), -448, 0);
+  WM_CHECK(isnan(wm_tensor_get_f64(t, 2)));
+  wm_tensor_destroy(t);
+  // 3 uint4 in two packed entries.
+  int32_t u4[2] = {0x21, 0x0f};
+  p = make(WM_DTYPE_UINT4, d3, 1);
+  p.int32_data = u4;
+  p.n_int32_data = 2;
+  WM_CHECK_OK(load(&p, &t));
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(t, 0), 1);
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(t, 1), 2);
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(t, 2), 15);
+  wm_tensor_destroy(t);
+  p.n_int32_data = 3;
+  int32_t u4_3[3] = {1, 2, 3};
+  p.int32_data = u4_3;
+  WM_CHECK_ERR(load(&p, &t), INVALID_ARGUMENT,
+               "int32_data has 3 values, want 2 for uint4[3]");
+  int32_t bad[3] = {0x7e, 256, 0};
+  p = make(WM_DTYPE_FLOAT8E5M2, d3, 1);
+  p.int32_data = bad;
+  p.n_int32_data = 3;
+  WM_CHECK_ERR(load(&p, &t), INVALID_ARGUMENT,
+               "int32_data[1] = 256 does not fit float8e5m2");
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(int32_data_carries_narrow_ints_bool_and_half_float_bits),
@@ -330,6 +440,8 @@ int main(void) {
       WM_CASE(garbage_and_truncated_buffers_are_data_loss),
       WM_CASE(sequence_and_optional_files_are_refused_as_such),
       WM_CASE(saved_tensors_of_every_dtype_load_back_equal),
+      WM_CASE(four_and_two_bit_raw_data_unpacks_low_bits_first),
+      WM_CASE(int32_data_carries_float8_codes_and_packed_bytes),
       {NULL, NULL}};
   return wm_test_main(cases);
 }

@@ -1,6 +1,7 @@
-// Operators of the activation family: elementwise activations driven by
-// one table (a function per op, with its attributes and their defaults),
-// PRelu, and the Softmax/LogSoftmax/Hardmax reductions along an axis.
+// Operators of the activation family: elementwise activations (Gelu and
+// Swish among them) driven by one table (a function per op, with its
+// attributes and their defaults), PRelu, SwiGLU, and the
+// Softmax/LogSoftmax/Hardmax reductions along an axis.
 #include <math.h>
 #include <string.h>
 
@@ -70,6 +71,17 @@ static double f_mish(double x, const double *p) {
   (void)p;
   return x * tanh(softplus(x));
 }
+static double f_swish(double x, const double *p) {
+  return x * f_sigmoid(p[0] * x, NULL);
+}
+// p[0] is 1 for the tanh approximation (see act_params), else 0.
+static double f_gelu(double x, const double *p) {
+  if (p[0] != 0) {
+    double k = 0.79788456080286535588;  // sqrt(2 / pi)
+    return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
+  }
+  return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+}
 static int64_t i_relu(int64_t x, const double *p) {
   (void)p;
   return x > 0 ? x : 0;
@@ -112,6 +124,9 @@ static const act_op_t act_ops[] = {
     {"ThresholdedRelu", f_thresholded, NULL, {"alpha", NULL}, {1.0f, 0}, 1, 0},
     {"Shrink", f_shrink, i_shrink, {"bias", "lambd"}, {0.0f, 0.5f}, 2, 0},
     {"Mish", f_mish, NULL, {NULL, NULL}, {0, 0}, 2, 3},
+    {"Swish", f_swish, NULL, {"alpha", NULL}, {1.0f, 0}, 4, 1},
+    // Gelu's string attribute "approximate" is read by act_params.
+    {"Gelu", f_gelu, NULL, {NULL, NULL}, {0, 0}, 4, 1},
     {NULL, NULL, NULL, {NULL, NULL}, {0, 0}, 0, 0},
 };
 
@@ -135,12 +150,34 @@ static wm_status_t check_input(const wm_op_ctx_t *ctx, bool ints) {
                      wm_dtype_name(dt));
 }
 
+// Reads the attributes of |op| into p[0], p[1]: its float attributes,
+// and for Gelu the approximation ("none" 0 or "tanh" 1).
+static wm_status_t act_params(const wm_op_ctx_t *ctx, const act_op_t *op,
+                              double p[2]) {
+  for (int k = 0; k < 2; k++) {
+    p[k] = op->attrs[k]
+               ? wm_node_attr_float(ctx->node, op->attrs[k], op->defs[k])
+               : 0.0;
+  }
+  if (strcmp(op->name, "Gelu") == 0) {
+    const char *a = wm_node_attr_string(ctx->node, "approximate", "none");
+    if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "approximate \"%s\" is not \"none\" or \"tanh\"", a);
+    }
+    p[0] = strcmp(a, "tanh") == 0;
+  }
+  return NULL;
+}
+
 static wm_status_t infer_act(wm_op_ctx_t *ctx) {
   const act_op_t *op = find_act(ctx->node->op_type);
   if (!op) {
     return WM_OP_ERROR(ctx, INTERNAL, "no activation kernel");
   }
   WM_RETURN_IF_ERROR(check_input(ctx, op->i != NULL));
+  double p[2];
+  WM_RETURN_IF_ERROR(act_params(ctx, op, p));
   return wm_op_infer_same(ctx);
 }
 
@@ -154,11 +191,7 @@ static wm_status_t run_act(wm_op_ctx_t *ctx) {
   }
   WM_RETURN_IF_ERROR(check_input(ctx, op->i != NULL));
   double p[2];
-  for (int k = 0; k < 2; k++) {
-    p[k] = op->attrs[k]
-               ? wm_node_attr_float(ctx->node, op->attrs[k], op->defs[k])
-               : 0.0;
-  }
+  WM_RETURN_IF_ERROR(act_params(ctx, op, p));
   const wm_tensor_t *x = ctx->in[0];
   wm_tensor_t *y = ctx->out[0];
   bool ints = wm_dtype_is_int(x->dtype);
@@ -251,6 +284,59 @@ static wm_status_t run_prelu(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// --------------------------------------------------------------- SwiGLU
+
+// SwiGLU(A, B) = Swish_alpha(A) * B; A and B have one shape (no
+// broadcasting) and one dtype.
+static wm_status_t infer_swiglu(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(check_input(ctx, false));
+  wm_dtype_t a = wm_op_in_dtype(ctx, 0), b = wm_op_in_dtype(ctx, 1);
+  if (a != WM_DTYPE_UNDEFINED && b != WM_DTYPE_UNDEFINED && a != b) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input 1 (B) has type %s, want %s like input 0 (A)",
+                       wm_dtype_name(b), wm_dtype_name(a));
+  }
+  const wm_shape_t *sa = wm_op_in_shape(ctx, 0), *sb = wm_op_in_shape(ctx, 1);
+  bool differ = sa->rank >= 0 && sb->rank >= 0 && sa->rank != sb->rank;
+  for (int32_t d = 0; !differ && sa->rank >= 0 && d < sa->rank; d++) {
+    differ = sa->dims[d] >= 0 && sb->dims[d] >= 0 && sa->dims[d] != sb->dims[d];
+  }
+  if (differ) {
+    char ba[96], bb[96];
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "A %s and B %s must have the same shape",
+                       wm_shape_format(sa, ba, sizeof(ba)),
+                       wm_shape_format(sb, bb, sizeof(bb)));
+  }
+  wm_shape_t s = sa->rank >= 0 ? *sa : *sb;
+  for (int32_t d = 0; sa->rank >= 0 && sb->rank >= 0 && d < s.rank; d++) {
+    s.dims[d] = sa->dims[d] >= 0 ? sa->dims[d] : sb->dims[d];
+  }
+  wm_op_set_out(ctx, 0, a != WM_DTYPE_UNDEFINED ? a : b, &s);
+  return NULL;
+}
+
+static wm_status_t run_swiglu(wm_op_ctx_t *ctx) {
+  if (!ctx->out[0]) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  double p[2] = {wm_node_attr_float(ctx->node, "alpha", 1.0f), 0};
+  const wm_tensor_t *a = ctx->in[0], *b = ctx->in[1];
+  wm_tensor_t *y = ctx->out[0];
+  for (size_t i = 0; i < y->count; i++) {
+    wm_tensor_set_f64(
+        y, i, f_swish(wm_tensor_get_f64(a, i), p) * wm_tensor_get_f64(b, i));
+  }
+  return NULL;
+}
+
+static void cost_swiglu(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  memset(out, 0, sizeof(*out));
+  double n = (double)wm_op_out_numel(ctx);
+  out->flops = 5 * n;
+  out->transcendentals = n;
+}
+
 // ------------------------------------------------------- Softmax family
 
 // The rows a Softmax-like op normalizes: |outer| x |n| x |inner| elements,
@@ -290,8 +376,36 @@ static wm_status_t infer_softmax(wm_op_ctx_t *ctx) {
   return wm_op_infer_same(ctx);
 }
 
-// Softmax, LogSoftmax and Hardmax in double, shifted by the row maximum;
-// Hardmax marks the first maximum.
+// |v| rounded to |dtype| (a floating type).
+static double round_to(wm_dtype_t dtype, double v) {
+  if (dtype == WM_DTYPE_DOUBLE) {
+    return v;
+  }
+  uint64_t tmp = 0;
+  wm_store_f64(dtype, &tmp, 0, v);
+  return wm_load_f64(dtype, &tmp, 0);
+}
+
+// Adds |e| to the running Softmax sum |acc| in the precision numpy uses
+// for a sum of |dtype|: bfloat16 rounds every addition, float16 and float
+// accumulate in float.
+static double softmax_add(wm_dtype_t dtype, double acc, double e) {
+  switch (dtype) {
+    case WM_DTYPE_BFLOAT16:
+      return round_to(dtype, acc + e);
+    case WM_DTYPE_FLOAT16:
+    case WM_DTYPE_FLOAT:
+      return (double)(float)(acc + e);
+    default:
+      return acc + e;
+  }
+}
+
+// Softmax, LogSoftmax and Hardmax shifted by the row maximum; Hardmax
+// marks the first maximum. LogSoftmax works in double. Softmax rounds its
+// intermediates (shifted value, exp, sum) to the input type as the ONNX
+// reference does: in bfloat16 the difference reaches one unit in the last
+// place, above the conformance tolerance.
 static wm_status_t run_softmax(wm_op_ctx_t *ctx) {
   if (!ctx->out[0]) {
     return NULL;  // output omitted: nothing to compute
@@ -302,6 +416,7 @@ static wm_status_t run_softmax(wm_op_ctx_t *ctx) {
   rows_t r;
   WM_RETURN_IF_ERROR(softmax_rows(ctx, &x->shape, &r));
   char kind = ctx->node->op_type[0];  // 'S'oftmax, 'L'ogSoftmax, 'H'ardmax
+  wm_dtype_t dt = x->dtype;
   for (size_t o = 0; o < r.outer; o++) {
     for (size_t j = 0; j < r.inner; j++) {
       size_t base = o * r.n * r.inner + j;
@@ -314,16 +429,22 @@ static wm_status_t run_softmax(wm_op_ctx_t *ctx) {
           arg = k;
         }
       }
-      for (size_t k = 0; k < r.n && kind != 'H'; k++) {
+      for (size_t k = 0; k < r.n && kind == 'L'; k++) {
         sum += exp(wm_tensor_get_f64(x, base + k * r.inner) - max);
       }
+      for (size_t k = 0; k < r.n && kind == 'S'; k++) {
+        double v = wm_tensor_get_f64(x, base + k * r.inner) - max;
+        sum = softmax_add(dt, sum, round_to(dt, exp(round_to(dt, v))));
+      }
+      sum = kind == 'S' ? round_to(dt, sum) : sum;
       for (size_t k = 0; k < r.n; k++) {
         size_t at = base + k * r.inner;
         double v = wm_tensor_get_f64(x, at) - max;
         wm_tensor_set_f64(y, at,
-                          kind == 'H'   ? (double)(k == arg)
-                          : kind == 'L' ? v - log(sum)
-                                        : exp(v) / sum);
+                          kind == 'H' ? (double)(k == arg)
+                          : kind == 'L'
+                              ? v - log(sum)
+                              : round_to(dt, exp(round_to(dt, v))) / sum);
       }
     }
   }
@@ -382,7 +503,11 @@ const wm_op_def_t wm_ops_activation[] = {
     ACT("ThresholdedRelu", 10, WM_TYPES_FLOAT),
     ACT("Shrink", 9, SHRINK_TYPES),
     ACT("Mish", 18, WM_TYPES_FLOAT),
+    ACT("Swish", 24, WM_TYPES_FLOAT),
+    ACT("Gelu", 20, WM_TYPES_FLOAT),
     {"PRelu", "", 1, 2, 2, 1, 1, PRELU_TYPES, infer_prelu, run_prelu, NULL},
+    {"SwiGLU", "", 28, 2, 2, 1, 1, WM_TYPES_FLOAT, infer_swiglu, run_swiglu,
+     cost_swiglu},
     SOFTMAX("Softmax"),
     SOFTMAX("LogSoftmax"),
     SOFTMAX("Hardmax"),

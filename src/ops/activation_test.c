@@ -1,5 +1,6 @@
 // Tests of the activation family: attribute defaults, integer inputs, the
-// legacy PRelu slope, and the opset-dependent Softmax axis semantics.
+// legacy PRelu slope, the opset-dependent Softmax axis semantics, Gelu's
+// two forms, Swish's alpha and SwiGLU's shape rule.
 #include <math.h>
 #include <stdlib.h>
 
@@ -110,6 +111,129 @@ WM_TEST(logsoftmax_rejects_an_axis_out_of_range) {
   wm_op_fixture_deinit(&f);
 }
 
+WM_TEST(gelu_exact_and_tanh_approximation_match_their_formulas) {
+  int64_t d3[] = {3};
+  double x[] = {-1.5, 0.25, 3};
+  for (int tanh_mode = 0; tanh_mode < 2; tanh_mode++) {
+    wm_op_fixture_t f;
+    WM_CHECK_OK(wm_op_fixture_init(&f, 20));
+    WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_DOUBLE, 1, d3, x));
+    const char *in[1] = {"x"};
+    WM_CHECK_OK(wm_op_fixture_add_node(&f, "Gelu", in, 1, 1));
+    if (tanh_mode) {
+      WM_CHECK_OK(wm_op_fixture_attr_string(&f, "approximate", "tanh"));
+    }
+    wm_status_t s = wm_op_fixture_run(&f);
+    bool ok = !s;
+    for (int i = 0; i < 3 && ok; i++) {
+      double v = x[i];
+      double want = tanh_mode ? 0.5 * v *
+                                    (1 + tanh(sqrt(2 / 3.14159265358979323846) *
+                                              (v + 0.044715 * v * v * v)))
+                              : 0.5 * v * (1 + erf(v / sqrt(2.0)));
+      ok = fabs(wm_tensor_get_f64(f.out[0], (size_t)i) - want) < 1e-15;
+    }
+    WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  }
+}
+
+WM_TEST(gelu_rejects_an_unknown_approximation) {
+  int64_t d1[] = {1};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 20));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, d1, NULL));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Gelu", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_string(&f, "approximate", "erf"));
+  bool ok = wm_op_fixture_fails_with(
+      wm_op_fixture_run(&f), "approximate \"erf\" is not \"none\" or \"tanh\"");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+}
+
+WM_TEST(gelu_and_swish_are_unknown_before_their_opsets) {
+  int64_t d1[] = {1};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 19));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, d1, NULL));
+  WM_CHECK_ERR(run1(&f, "Gelu", 1, NULL, 0), UNIMPLEMENTED, "Gelu");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(wm_op_fixture_init(&f, 23));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, d1, NULL));
+  WM_CHECK_ERR(run1(&f, "Swish", 1, NULL, 0), UNIMPLEMENTED, "Swish");
+  wm_op_fixture_deinit(&f);
+}
+
+WM_TEST(swish_scales_the_sigmoid_argument_by_alpha) {
+  int64_t d3[] = {3};
+  double x[] = {-2, 0.5, 40};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 24));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_DOUBLE, 1, d3, x));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Swish", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_float(&f, "alpha", 0.5f));
+  wm_status_t s = wm_op_fixture_run(&f);
+  double want[3];
+  for (int i = 0; i < 3; i++) {
+    want[i] = x[i] / (1 + exp(-0.5 * x[i]));
+  }
+  bool ok = !s && wm_op_fixture_values_near(f.out[0], want, 3, 1e-12);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(swiglu_gates_b_by_swish_of_a) {
+  int64_t d2[] = {2};
+  double a[] = {1, -3}, b[] = {2, 5};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 28));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_DOUBLE, 1, d2, a));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "s", WM_DTYPE_DOUBLE, 1, d2, b));
+  WM_CHECK_OK(run1(&f, "SwiGLU", 2, NULL, 0));
+  double want[2] = {2 * 1 / (1 + exp(-1.0)), 5 * -3 / (1 + exp(3.0))};
+  bool ok = wm_op_fixture_values_near(f.out[0], want, 2, 1e-12);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+}
+
+WM_TEST(swiglu_rejects_inputs_of_different_shapes) {
+  int64_t d2[] = {2}, d3[] = {3};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 28));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, d2, NULL));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "s", WM_DTYPE_FLOAT, 1, d3, NULL));
+  bool ok =
+      wm_op_fixture_fails_with(run1(&f, "SwiGLU", 2, NULL, 0),
+                               "A [2] and B [3] must have the same shape");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  WM_CHECK_OK(wm_op_fixture_init(&f, 28));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, d2, NULL));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "s", WM_DTYPE_DOUBLE, 1, d2, NULL));
+  ok = wm_op_fixture_fails_with(run1(&f, "SwiGLU", 2, NULL, 0),
+                                "input 1 (B) has type double");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+}
+
+// 300 zeros: the reference sums the 300 ones in bfloat16, where 256 + 1
+// rounds back to 256, so each output is 1/256; float sums to 300.
+WM_TEST(softmax_sums_bfloat16_in_bfloat16_like_the_reference) {
+  int64_t dims[] = {1, 300};
+  static const double want[2] = {1.0 / 256, 1.0 / 300};
+  static const wm_dtype_t types[2] = {WM_DTYPE_BFLOAT16, WM_DTYPE_FLOAT};
+  double x[300] = {0};
+  for (int c = 0; c < 2; c++) {
+    wm_op_fixture_t f;
+    WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+    WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", types[c], 2, dims, x));
+    WM_CHECK_OK(run1(&f, "Softmax", 1, NULL, 0));
+    double got = wm_tensor_get_f64(f.out[0], 299);
+    wm_op_fixture_deinit(&f);
+    WM_CHECK_DBL_NEAR(got, want[c], 1e-9);
+  }
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(selu_uses_the_onnx_default_constants),
@@ -119,6 +243,13 @@ int main(void) {
       WM_CASE(softmax_axis_semantics_change_at_opset_13),
       WM_CASE(hardmax_marks_the_first_maximum),
       WM_CASE(logsoftmax_rejects_an_axis_out_of_range),
+      WM_CASE(gelu_exact_and_tanh_approximation_match_their_formulas),
+      WM_CASE(gelu_rejects_an_unknown_approximation),
+      WM_CASE(gelu_and_swish_are_unknown_before_their_opsets),
+      WM_CASE(swish_scales_the_sigmoid_argument_by_alpha),
+      WM_CASE(swiglu_gates_b_by_swish_of_a),
+      WM_CASE(swiglu_rejects_inputs_of_different_shapes),
+      WM_CASE(softmax_sums_bfloat16_in_bfloat16_like_the_reference),
       {NULL, NULL},
   };
   return wm_test_main(cases);

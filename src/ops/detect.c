@@ -1,8 +1,8 @@
 // Detection and sampling operators: NonMaxSuppression, RoiAlign, GridSample,
-// MaxUnpool. Kernels convert to double, compute in double and convert back
-// once. Coordinates and indices read from tensors are checked (finite,
-// within bounds) before they become array offsets, so hostile boxes, grids
-// and indices give a status naming the node instead of reading out of
+// AffineGrid, MaxUnpool. Kernels convert to double, compute in double and
+// convert back once. Coordinates and indices read from tensors are checked
+// (finite, within bounds) before they become array offsets, so hostile boxes,
+// grids and indices give a status naming the node instead of reading out of
 // bounds or converting an out-of-range double to an integer.
 #include <math.h>
 #include <stdlib.h>
@@ -1169,6 +1169,158 @@ static void gs_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   out->flops = 2 * out->macs + pts * nsp * (gs.mode == GS_CUBIC ? 30 : 8);
 }
 
+// ------------------------------------------------------------ AffineGrid
+
+// Inputs: theta [N, 2, 3] (2-D) or [N, 3, 4] (3-D) and size (int64:
+// [N, C, H, W] or [N, C, D, H, W]). Output [N, H, W, 2] or [N, D, H, W,
+// 3]: theta applied to the normalized coordinates (x along W first, then
+// y, then z) of every point, as GridSample reads them back.
+
+// Checks theta and size; *out_nsp is the spatial rank (-1 unknown) and
+// sizes[] the values of size when known (*out_known).
+static wm_status_t ag_setup(const wm_op_ctx_t *ctx, int32_t *out_nsp,
+                            int64_t *sizes, bool *out_known) {
+  *out_nsp = -1;
+  *out_known = false;
+  int64_t ac;
+  WM_RETURN_IF_ERROR(attr_int(ctx, "align_corners", 0, &ac));
+  if (ac != 0 && ac != 1) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute align_corners is %lld, want 0 or 1",
+                       (long long)ac);
+  }
+  WM_RETURN_IF_ERROR(check_rank(ctx, 0, "theta", 3, 3));
+  WM_RETURN_IF_ERROR(check_rank(ctx, 1, "size", 1, 1));
+  WM_RETURN_IF_ERROR(check_dtype(ctx, 1, "size", WM_T(INT64), "int64"));
+  const wm_shape_t *ts = wm_op_in_shape(ctx, 0);
+  const wm_shape_t *ss = wm_op_in_shape(ctx, 1);
+  char buf[160];
+  if (ts->rank == 3) {
+    int64_t r = ts->dims[1], c = ts->dims[2];
+    if ((r >= 0 && r != 2 && r != 3) || (c >= 0 && c != 3 && c != 4) ||
+        (r >= 0 && c >= 0 && c != r + 1)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "theta has shape %s, want [N, 2, 3] or [N, 3, 4]",
+                         wm_shape_format(ts, buf, sizeof(buf)));
+    }
+    *out_nsp = r >= 0 ? (int32_t)r : c >= 0 ? (int32_t)c - 1 : -1;
+  }
+  if (ss->rank == 1 && ss->dims[0] >= 0) {
+    int64_t len = ss->dims[0];
+    if ((len != 4 && len != 5) || (*out_nsp >= 0 && len != *out_nsp + 2)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "size has %lld values, want %s",
+                         (long long)len,
+                         *out_nsp == 2   ? "4 for a 2-D theta"
+                         : *out_nsp == 3 ? "5 for a 3-D theta"
+                                         : "4 or 5");
+    }
+    *out_nsp = (int32_t)len - 2;
+  }
+  const wm_tensor_t *st = ctx->in[1];
+  if (!st || *out_nsp < 0) {
+    return NULL;
+  }
+  for (int32_t i = 0; i < *out_nsp + 2; i++) {
+    sizes[i] = wm_tensor_get_i64(st, (size_t)i);
+    if (sizes[i] < 0) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "size[%d] is %lld, want at least 0", i,
+                         (long long)sizes[i]);
+    }
+  }
+  if (ts->rank == 3 && ts->dims[0] >= 0 && ts->dims[0] != sizes[0]) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "size[0] is %lld but theta has %lld batches",
+                       (long long)sizes[0], (long long)ts->dims[0]);
+  }
+  *out_known = true;
+  return NULL;
+}
+
+static wm_status_t ag_infer(wm_op_ctx_t *ctx) {
+  int32_t nsp;
+  int64_t sizes[5];
+  bool known;
+  WM_RETURN_IF_ERROR(ag_setup(ctx, &nsp, sizes, &known));
+  wm_dtype_t dt = wm_op_in_dtype(ctx, 0);
+  if (nsp < 0) {
+    wm_op_set_out_unknown(ctx, 0, dt);
+    return NULL;
+  }
+  const wm_shape_t *ts = wm_op_in_shape(ctx, 0);
+  wm_shape_t out = {nsp + 2, {0}};
+  out.dims[0] = known ? sizes[0] : ts->rank == 3 ? ts->dims[0] : -1;
+  for (int32_t d = 0; d < nsp; d++) {
+    out.dims[1 + d] = known ? sizes[2 + d] : -1;
+  }
+  out.dims[nsp + 1] = nsp;
+  return set_out(ctx, 0, dt, &out);
+}
+
+// Normalized coordinate of index |i| along a dim of |size|: pixel centers
+// when not aligned; with align_corners a dim of one sits at -1.
+static double ag_coord(int64_t i, int64_t size, bool align_corners) {
+  if (align_corners) {
+    return size > 1 ? -1.0 + 2.0 * (double)i / (double)(size - 1) : -1.0;
+  }
+  return -1.0 + (2.0 * (double)i + 1.0) / (double)size;
+}
+
+static wm_status_t ag_run(wm_op_ctx_t *ctx) {
+  int32_t nsp;
+  int64_t sizes[5];
+  bool known;
+  WM_RETURN_IF_ERROR(ag_setup(ctx, &nsp, sizes, &known));
+  bool align = wm_node_attr_int(ctx->node, "align_corners", 0) == 1;
+  const wm_tensor_t *tt = ctx->in[0];
+  wm_tensor_t *yt = ctx->out[0];
+  size_t n = (size_t)sizes[0], pts = 1, cols = (size_t)nsp + 1;
+  for (int32_t d = 0; d < nsp; d++) {
+    pts *= (size_t)sizes[2 + d];
+  }
+  double *theta = NULL;
+  WM_RETURN_IF_ERROR(load_f64(ctx, tt, &theta));
+  for (size_t b = 0; b < n; b++) {
+    const double *th = theta + b * (size_t)nsp * cols;
+    int64_t pos[3] = {0, 0, 0};
+    for (size_t p = 0; p < pts; p++) {
+      // Homogeneous point: x (last dim), y, z..., then 1.
+      double v[4];
+      for (int32_t j = 0; j < nsp; j++) {
+        int32_t d = nsp - 1 - j;
+        v[j] = ag_coord(pos[d], sizes[2 + d], align);
+      }
+      v[nsp] = 1.0;
+      for (int32_t i = 0; i < nsp; i++) {
+        double acc = 0;
+        for (size_t j = 0; j < cols; j++) {
+          acc += th[(size_t)i * cols + j] * v[j];
+        }
+        wm_tensor_set_f64(yt, (b * pts + p) * (size_t)nsp + (size_t)i, acc);
+      }
+      for (int32_t d = nsp - 1; d >= 0; d--) {
+        if (++pos[d] < sizes[2 + d]) {
+          break;
+        }
+        pos[d] = 0;
+      }
+    }
+  }
+  free(theta);
+  return NULL;
+}
+
+// Cost: one small matrix-vector product per grid point.
+static void ag_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  double outs = numel_f(&ctx->out_types[0].shape);
+  const wm_shape_t *ys = &ctx->out_types[0].shape;
+  if (outs < 0 || ys->rank < 1) {
+    return;
+  }
+  out->macs = outs * (double)ys->rank;  // nsp + 1 per output element
+  out->flops = 2 * out->macs;
+}
+
 // ------------------------------------------------------------- MaxUnpool
 
 // Inputs: X [N, C, D...], I (int64, X's shape) holding flat indices into
@@ -1379,6 +1531,8 @@ const wm_op_def_t wm_ops_detect[] = {
      roi_cost},
     {"GridSample", "", 16, 2, 2, 1, 1, WM_TYPES_NUMERIC, gs_infer, gs_run,
      gs_cost},
+    {"AffineGrid", "", 20, 2, 2, 1, 1, WM_TYPES_FLOAT, ag_infer, ag_run,
+     ag_cost},
     {"MaxUnpool", "", 9, 2, 3, 1, 1, WM_TYPES_FLOAT, unpool_infer, unpool_run,
      wm_op_cost_zero},
     WM_OPS_END,

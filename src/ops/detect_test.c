@@ -1,7 +1,7 @@
 // Tests of the detection and sampling operators (NonMaxSuppression,
-// RoiAlign, GridSample, MaxUnpool): hand-computed values, data-dependent
-// and static shapes, costs, and the errors for hostile indices, boxes,
-// grids and attributes.
+// RoiAlign, GridSample, AffineGrid, MaxUnpool): hand-computed values,
+// data-dependent and static shapes, costs, and the errors for hostile indices,
+// boxes, grids and attributes.
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -709,6 +709,78 @@ WM_TEST(maxunpool_static_shapes) {
   WM_CHECK_DBL_NEAR(c.flops, 0, 0);
 }
 
+// ------------------------------------------------------------ AffineGrid
+
+// Runs AffineGrid with |theta| ([N, r, r + 1]) and |size| (r + 2 values).
+static wm_status_t ag_run_with(wm_op_fixture_t *f, const int64_t *td,
+                               const double *theta, const int64_t *size,
+                               size_t n_size, int64_t align) {
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, 20));
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_const(f, "theta", WM_DTYPE_FLOAT, 3, td, theta));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_ints(f, "size", n_size, size));
+  const char *in[2] = {"theta", "size"};
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_node(f, "AffineGrid", in, 2, 1));
+  WM_RETURN_IF_ERROR(wm_op_fixture_attr_int(f, "align_corners", align));
+  return wm_op_fixture_run(f);
+}
+
+WM_TEST(affinegrid_maps_pixel_centers_or_corners) {
+  // Identity theta, H = 1, W = 2: x at pixel centers -0.5 and 0.5, y 0;
+  // with align_corners x is -1 and 1 and a single row sits at y = -1.
+  static const double id[6] = {1, 0, 0, 0, 1, 0};
+  wm_op_fixture_t f;
+  wm_status_t s = ag_run_with(&f, (const int64_t[]){1, 2, 3}, id,
+                              (const int64_t[]){1, 3, 1, 2}, 4, 0);
+  static const double centers[4] = {-0.5, 0, 0.5, 0};
+  bool ok =
+      !s &&
+      wm_op_fixture_shape_is(f.out[0], 4, (const int64_t[]){1, 1, 2, 2}) &&
+      wm_op_fixture_values_near(f.out[0], centers, 4, 1e-6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  s = ag_run_with(&f, (const int64_t[]){1, 2, 3}, id,
+                  (const int64_t[]){1, 3, 1, 2}, 4, 1);
+  static const double corners[4] = {-1, -1, 1, -1};
+  ok = !s && wm_op_fixture_values_near(f.out[0], corners, 4, 1e-6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  // 3-D: theta swaps x and z and translates y by 2; D = 2, H = W = 1.
+  static const double t3[12] = {0, 0, 1, 0, 0, 1, 0, 2, 1, 0, 0, 0};
+  s = ag_run_with(&f, (const int64_t[]){1, 3, 4}, t3,
+                  (const int64_t[]){1, 1, 2, 1, 1}, 5, 0);
+  static const double want3[6] = {-0.5, 2, 0, 0.5, 2, 0};
+  ok = !s &&
+       wm_op_fixture_shape_is(f.out[0], 5, (const int64_t[]){1, 2, 1, 1, 3}) &&
+       wm_op_fixture_values_near(f.out[0], want3, 6, 1e-6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(affinegrid_rejects_mismatched_theta_and_size) {
+  static const double id[6] = {1, 0, 0, 0, 1, 0};
+  wm_op_fixture_t f;
+  wm_status_t s = ag_run_with(&f, (const int64_t[]){1, 2, 3}, id,
+                              (const int64_t[]){1, 3, 1, 2, 2}, 5, 0);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "size has 5 values, want 4 for a 2-D");
+  s = ag_run_with(&f, (const int64_t[]){1, 2, 3}, id,
+                  (const int64_t[]){2, 3, 1, 2}, 4, 0);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "size[0] is 2 but theta has 1 batches");
+  s = ag_run_with(&f, (const int64_t[]){1, 2, 3}, id,
+                  (const int64_t[]){1, 3, -4, 2}, 4, 0);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "size[2] is -4, want at least 0");
+  s = ag_run_with(&f, (const int64_t[]){1, 2, 3}, id,
+                  (const int64_t[]){1, 3, INT64_C(1) << 40, INT64_C(1) << 40},
+                  4, 0);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "too many elements");
+  s = ag_run_with(&f, (const int64_t[]){1, 3, 3}, NULL,
+                  (const int64_t[]){1, 3, 1, 2}, 4, 0);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "want [N, 2, 3] or [N, 3, 4]");
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(nms_suppresses_overlaps_and_sizes_output_at_run_time),
     WM_CASE(nms_clamps_huge_max_output_to_the_box_count),
@@ -740,6 +812,8 @@ static const wm_test_case_t cases[] = {
     WM_CASE(maxunpool_output_shape_pads_each_dim),
     WM_CASE(maxunpool_rejects_hostile_indices_and_shapes),
     WM_CASE(maxunpool_static_shapes),
+    WM_CASE(affinegrid_maps_pixel_centers_or_corners),
+    WM_CASE(affinegrid_rejects_mismatched_theta_and_size),
     {NULL, NULL},
 };
 

@@ -815,6 +815,10 @@ const wm_op_def_t wm_ops_generator[] = {
     {"ConstantOfShape", "", 9, 1, 1, 1, 1, WM_T(INT64), cos_infer, cos_run,
      wm_op_cost_zero},
     {"Range", "", 11, 3, 3, 1, 1, RANGE_TYPES, range_infer, range_run, NULL},
+    // Opset 27 adds float16 and bfloat16 (values computed in double and
+    // rounded once).
+    {"Range", "", 27, 3, 3, 1, 1, RANGE_TYPES | WM_T(FLOAT16) | WM_T(BFLOAT16),
+     range_infer, range_run, NULL},
     {"OneHot", "", 9, 3, 3, 1, 1, WM_TYPES_NUMERIC, onehot_infer, onehot_run,
      wm_op_cost_zero},
     {"Trilu", "", 14, 1, 2, 1, 1, WM_TYPES_ALL, trilu_infer, trilu_run,

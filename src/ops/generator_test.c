@@ -332,6 +332,32 @@ WM_TEST(random_uniform_needs_a_shape) {
   WM_OP_FIXTURE_CHECK_DONE(&f, NULL, ok);
 }
 
+WM_TEST(range_takes_float16_and_bfloat16_from_opset_27_only) {
+  static const wm_dtype_t dtypes[2] = {WM_DTYPE_FLOAT16, WM_DTYPE_BFLOAT16};
+  for (int k = 0; k < 2; k++) {
+    for (int64_t opset = 13; opset <= 27; opset += 14) {
+      wm_op_fixture_t f;
+      WM_CHECK_OK(wm_op_fixture_init(&f, opset));
+      static const double a = 1, b = 4, c = 1.5;
+      WM_CHECK_OK(wm_op_fixture_add_const(&f, "a", dtypes[k], 0, NULL, &a));
+      WM_CHECK_OK(wm_op_fixture_add_const(&f, "b", dtypes[k], 0, NULL, &b));
+      WM_CHECK_OK(wm_op_fixture_add_const(&f, "c", dtypes[k], 0, NULL, &c));
+      const char *in[3] = {"a", "b", "c"};
+      WM_CHECK_OK(wm_op_fixture_add_node(&f, "Range", in, 3, 1));
+      wm_status_t s = wm_op_fixture_run(&f);
+      if (opset < 27) {
+        wm_op_fixture_deinit(&f);
+        WM_CHECK_ERR(s, INVALID_ARGUMENT, "which the operator does not accept");
+        continue;
+      }
+      static const double want[2] = {1, 2.5};
+      bool ok = !s && f.out[0]->dtype == dtypes[k] &&
+                wm_op_fixture_values_near(f.out[0], want, 2, 0);
+      WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+    }
+  }
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(constant_accepts_each_value_attribute_form),
     WM_CASE(constant_rejects_two_values_and_sparse_value),
@@ -345,6 +371,7 @@ static const wm_test_case_t cases[] = {
     WM_CASE(bernoulli_follows_its_probabilities_and_checks_them),
     WM_CASE(multinomial_samples_the_classes_that_have_mass),
     WM_CASE(random_uniform_needs_a_shape),
+    WM_CASE(range_takes_float16_and_bfloat16_from_opset_27_only),
     {NULL, NULL},
 };
 

@@ -203,10 +203,15 @@ DEF_I(fmod, b == -1 || b == 0 ? 0 : a % b)
 DEF_U(mod, b ? a % b : 0)
 DEF_F(fmod, fmod(a, b))
 
-// Mod with fmod=0 takes the sign of the divisor, like Python's %.
+// Mod with fmod=0 takes the sign of the divisor, like Python's %: a zero
+// result is a zero of b's sign, and a finite a of the other sign than an
+// infinite b gives b (opset 28's special cases).
 static double f_mod(double a, double b) {
   double r = fmod(a, b);
-  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+  if (r == 0) {
+    return copysign(0.0, b);
+  }
+  return (r < 0) != (b < 0) ? r + b : r;
 }
 
 static int64_t i_mod(int64_t a, int64_t b) {
@@ -344,21 +349,45 @@ static wm_status_t infer_binary(wm_op_ctx_t *ctx) {
   for (int32_t k = 1; k < ctx->n_in && !(op->flags & BIN_MIXED); k++) {
     WM_RETURN_IF_ERROR(check_same_dtype(ctx, 0, k));
   }
-  if (dt != WM_DTYPE_UNDEFINED) {
+  // Strings only reach here where the definition accepts them (Equal
+  // from opset 19).
+  bool strings = dt == WM_DTYPE_STRING && strcmp(op->name, "Equal") == 0;
+  if (dt != WM_DTYPE_UNDEFINED && !strings) {
     dom_t dom = binary_dom(op, dt, wm_op_in_dtype(ctx, 1));
     if (!binary_has_fn(op, dom) || dt == WM_DTYPE_STRING) {
       return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                          "input 0 has unsupported type %s", wm_dtype_name(dt));
     }
     if (strcmp(op->name, "Mod") == 0 && op->variant == 0 &&
-        wm_dtype_is_float(dt)) {
-      return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "fmod must be 1 for %s inputs",
-                         wm_dtype_name(dt));
+        wm_dtype_is_float(dt) && ctx->opset < 28) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "fmod must be 1 for %s inputs before opset 28 (this "
+                         "node has opset %lld)",
+                         wm_dtype_name(dt), (long long)ctx->opset);
     }
   }
   wm_shape_t shape;
   WM_RETURN_IF_ERROR(broadcast_inputs(ctx, &shape));
   wm_op_set_out(ctx, 0, (op->flags & BIN_BOOL) ? WM_DTYPE_BOOL : dt, &shape);
+  return NULL;
+}
+
+// Equal on two string tensors (broadcast), by content.
+static wm_status_t run_equal_strings(wm_op_ctx_t *ctx) {
+  const wm_tensor_t *a = ctx->in[0], *b = ctx->in[1];
+  wm_tensor_t *y = ctx->out[0];
+  if (b->dtype != WM_DTYPE_STRING || strcmp(ctx->node->op_type, "Equal")) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input 0 has unsupported type string");
+  }
+  bcast_t ba, bb;
+  bcast_init(&ba, &a->shape, &y->shape);
+  bcast_init(&bb, &b->shape, &y->shape);
+  for (size_t i = 0; i < y->count; i++) {
+    const char *sa = ((char *const *)a->data)[bcast_at(&ba, i)];
+    const char *sb = ((char *const *)b->data)[bcast_at(&bb, i)];
+    wm_tensor_set_i64(y, i, strcmp(sa ? sa : "", sb ? sb : "") == 0);
+  }
   return NULL;
 }
 
@@ -372,6 +401,9 @@ static wm_status_t run_binary(wm_op_ctx_t *ctx) {
   WM_RETURN_IF_ERROR(find_binary(ctx, &op));
   wm_tensor_t *y = ctx->out[0];
   wm_dtype_t dt = ctx->in[0]->dtype;
+  if (dt == WM_DTYPE_STRING) {
+    return run_equal_strings(ctx);
+  }
   dom_t dom =
       binary_dom(op, dt, wm_op_has_input(ctx, 1) ? ctx->in[1]->dtype : dt);
   if (!binary_has_fn(op, dom)) {
@@ -419,6 +451,46 @@ static wm_status_t run_binary(wm_op_ctx_t *ctx) {
     store(y, dom, i, acc[i]);
   }
   free(acc);
+  return NULL;
+}
+
+// BitShift on any integer type (signed ones from opset 28): right shifts
+// of signed values are arithmetic, left shifts drop the bits pushed past
+// the width, and a shift count that is negative or not below the width
+// leaves only the sign fill (-1 for a negative value shifted right, else
+// 0).
+static wm_status_t run_bitshift(wm_op_ctx_t *ctx) {
+  if (!ctx->out[0]) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  const binary_op_t *op;
+  WM_RETURN_IF_ERROR(find_binary(ctx, &op));
+  bool right = op->variant == 1;
+  const wm_tensor_t *x = ctx->in[0], *n = ctx->in[1];
+  wm_tensor_t *y = ctx->out[0];
+  bool is_signed = !wm_dtype_is_unsigned(x->dtype);
+  uint64_t width = wm_dtype_bits(x->dtype);
+  bcast_t bx, bn;
+  bcast_init(&bx, &x->shape, &y->shape);
+  bcast_init(&bn, &n->shape, &y->shape);
+  for (size_t i = 0; i < y->count; i++) {
+    int64_t a = wm_tensor_get_i64(x, bcast_at(&bx, i));
+    int64_t k = wm_tensor_get_i64(n, bcast_at(&bn, i));
+    // Unsigned counts are compared as unsigned (uint64 may look negative).
+    bool out_of_range =
+        is_signed ? k < 0 || (uint64_t)k >= width : (uint64_t)k >= width;
+    int64_t r;
+    if (out_of_range) {
+      r = right && is_signed && a < 0 ? -1 : 0;
+    } else if (!right) {
+      r = (int64_t)((uint64_t)a << k);  // the store keeps the low bits
+    } else if (is_signed) {
+      r = a < 0 ? ~(~a >> k) : a >> k;  // arithmetic without UB
+    } else {
+      r = (int64_t)((uint64_t)a >> k);
+    }
+    wm_tensor_set_i64(y, i, r);
+  }
   return NULL;
 }
 
@@ -759,9 +831,49 @@ static wm_status_t cast_target(const wm_op_ctx_t *ctx, wm_dtype_t *out) {
   return NULL;
 }
 
+// How values convert to the minifloats: attributes "saturate" (opset 19)
+// and "round_mode" (opset 24), which only matter for those targets.
+typedef struct cast_mode {
+  bool saturate;          // clamp out-of-range values to the largest finite
+  wm_round_mode_t round;  // FLOAT8E8M0 rounding
+} cast_mode_t;
+
+static wm_status_t cast_mode(const wm_op_ctx_t *ctx, cast_mode_t *out) {
+  out->saturate = true;
+  out->round = WM_ROUND_UP;
+  const wm_attr_t *sat = wm_node_attr(ctx->node, "saturate");
+  if (sat) {
+    if (sat->type != WM_ATTR_INT || (sat->i != 0 && sat->i != 1)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "attribute \"saturate\" must be the int 0 or 1");
+    }
+    out->saturate = sat->i != 0;
+  }
+  const wm_attr_t *round = wm_node_attr(ctx->node, "round_mode");
+  if (round) {
+    static const char *const names[] = {"up", "down", "nearest"};
+    const char *name = round->type == WM_ATTR_STRING ? round->s : NULL;
+    size_t k = 0;
+    while (name && k < 3 && strcmp(name, names[k]) != 0) {
+      k++;
+    }
+    if (!name || k == 3) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "attribute \"round_mode\" is %s%s%s, want \"up\", "
+                         "\"down\" or \"nearest\"",
+                         name ? "\"" : "", name ? name : "not a string",
+                         name ? "\"" : "");
+    }
+    out->round = (wm_round_mode_t)k;
+  }
+  return NULL;
+}
+
 static wm_status_t infer_cast(wm_op_ctx_t *ctx) {
   wm_dtype_t to;
   WM_RETURN_IF_ERROR(cast_target(ctx, &to));
+  cast_mode_t mode;
+  WM_RETURN_IF_ERROR(cast_mode(ctx, &mode));
   wm_dtype_t from = wm_op_in_dtype(ctx, 0);
   if (to == WM_DTYPE_COMPLEX64 || to == WM_DTYPE_COMPLEX128 ||
       from == WM_DTYPE_COMPLEX64 || from == WM_DTYPE_COMPLEX128) {
@@ -854,8 +966,21 @@ static wm_status_t parse_number(const wm_op_ctx_t *ctx, size_t i, const char *s,
   return NULL;
 }
 
+// Stores |v| of domain |dom| into element |i| of |t| like store(), with
+// Cast's saturation and rounding for the minifloats.
+static void cast_store(wm_tensor_t *t, dom_t dom, size_t i, num_t v,
+                       const cast_mode_t *mode) {
+  if (!wm_dtype_is_minifloat(t->dtype)) {
+    store(t, dom, i, v);
+    return;
+  }
+  double f = dom == DOM_F ? v.f : dom == DOM_U ? (double)v.u : (double)v.i;
+  ((uint8_t *)t->data)[i] =
+      wm_f64_to_minifloat(t->dtype, f, mode->saturate, mode->round);
+}
+
 // Conversions to and from strings.
-static wm_status_t cast_string(wm_op_ctx_t *ctx) {
+static wm_status_t cast_string(wm_op_ctx_t *ctx, const cast_mode_t *mode) {
   const wm_tensor_t *x = ctx->in[0];
   wm_tensor_t *y = ctx->out[0];
   dom_t dom = dom_of(x->dtype);
@@ -870,7 +995,7 @@ static wm_status_t cast_string(wm_op_ctx_t *ctx) {
       num_t v;
       dom_t d;
       WM_RETURN_IF_ERROR(parse_number(ctx, i, s, y->dtype, &v, &d));
-      store(y, d, i, v);
+      cast_store(y, d, i, v, mode);
       continue;
     }
     char buf[64];
@@ -895,12 +1020,14 @@ static wm_status_t run_cast(wm_op_ctx_t *ctx) {
   }
   const wm_tensor_t *x = ctx->in[0];
   wm_tensor_t *y = ctx->out[0];
+  cast_mode_t mode;
+  WM_RETURN_IF_ERROR(cast_mode(ctx, &mode));
   if (x->dtype == WM_DTYPE_STRING || y->dtype == WM_DTYPE_STRING) {
-    return cast_string(ctx);
+    return cast_string(ctx, &mode);
   }
   dom_t dom = dom_of(x->dtype);
   for (size_t i = 0; i < y->count; i++) {
-    store(y, dom, i, load(x, dom, i));
+    cast_store(y, dom, i, load(x, dom, i), &mode);
   }
   return NULL;
 }
@@ -911,6 +1038,10 @@ static wm_status_t run_cast(wm_op_ctx_t *ctx) {
   (WM_TYPES_FLOAT | WM_T(INT8) | WM_T(INT16) | WM_T(INT32) | WM_T(INT64))
 #define UNSIGNED (WM_T(UINT8) | WM_T(UINT16) | WM_T(UINT32) | WM_T(UINT64))
 #define COMPARABLE (WM_TYPES_NUMERIC | WM_T(BOOL))
+#define CASTABLE                                                \
+  (WM_TYPES_ALL | WM_T(FLOAT8E4M3FN) | WM_T(FLOAT8E4M3FNUZ) |   \
+   WM_T(FLOAT8E5M2) | WM_T(FLOAT8E5M2FNUZ) | WM_T(FLOAT8E8M0) | \
+   WM_T(FLOAT4E2M1) | WM_T(UINT4) | WM_T(INT4) | WM_T(UINT2) | WM_T(INT2))
 
 #define BINARY(name, since, types) \
   { name, "", since, 2, 2, 1, 1, types, infer_binary, run_binary, cost_binary }
@@ -929,6 +1060,7 @@ const wm_op_def_t wm_ops_math[] = {
     BINARY("Pow", 1, WM_TYPES_FLOAT | WM_T(INT32) | WM_T(INT64)),
     BINARY("Mod", 10, WM_TYPES_NUMERIC),
     BINARY("Equal", 1, COMPARABLE),
+    BINARY("Equal", 19, COMPARABLE | WM_T(STRING)),
     BINARY("Less", 1, WM_TYPES_NUMERIC),
     BINARY("Greater", 1, WM_TYPES_NUMERIC),
     BINARY("LessOrEqual", 12, WM_TYPES_NUMERIC),
@@ -936,7 +1068,10 @@ const wm_op_def_t wm_ops_math[] = {
     BINARY("And", 1, WM_T(BOOL)),
     BINARY("Or", 1, WM_T(BOOL)),
     BINARY("Xor", 1, WM_T(BOOL)),
-    BINARY("BitShift", 11, UNSIGNED),
+    {"BitShift", "", 11, 2, 2, 1, 1, UNSIGNED, infer_binary, run_bitshift,
+     cost_binary},
+    {"BitShift", "", 28, 2, 2, 1, 1, WM_TYPES_INT, infer_binary, run_bitshift,
+     cost_binary},
     BINARY("BitwiseAnd", 18, WM_TYPES_INT),
     BINARY("BitwiseOr", 18, WM_TYPES_INT),
     BINARY("BitwiseXor", 18, WM_TYPES_INT),
@@ -976,9 +1111,9 @@ const wm_op_def_t wm_ops_math[] = {
     {"Where", "", 9, 3, 3, 1, 1, WM_T(BOOL), infer_where, run_where,
      wm_op_cost_zero},
     {"Clip", "", 1, 1, 3, 1, 1, WM_TYPES_NUMERIC, infer_clip, run_clip, NULL},
-    {"Cast", "", 1, 1, 1, 1, 1, WM_TYPES_ALL, infer_cast, run_cast,
+    {"Cast", "", 1, 1, 1, 1, 1, CASTABLE, infer_cast, run_cast,
      wm_op_cost_zero},
-    {"CastLike", "", 15, 2, 2, 1, 1, WM_TYPES_ALL, infer_cast, run_cast,
+    {"CastLike", "", 15, 2, 2, 1, 1, CASTABLE, infer_cast, run_cast,
      wm_op_cost_zero},
     WM_OPS_END,
 };

@@ -248,6 +248,223 @@ WM_TEST(static_inference_broadcasts_unknown_dims) {
   WM_CHECK_DBL_NEAR(cost.flops, 0, 0);  // unknown size: no work claimed
 }
 
+// Runs Cast of |n| doubles (as float) to |to| at |opset| with the given
+// saturate (-1: absent) and round_mode (NULL: absent) attributes.
+static wm_status_t run_cast_to(wm_op_fixture_t *f, int64_t opset, wm_dtype_t to,
+                               const double *vals, int64_t n, int64_t saturate,
+                               const char *round_mode) {
+  int64_t dims[1] = {n};
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, opset));
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_const(f, "x0", WM_DTYPE_FLOAT, 1, dims, vals));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_node(f, "Cast", names, 1, 1));
+  WM_RETURN_IF_ERROR(wm_op_fixture_attr_int(f, "to", to));
+  if (saturate >= 0) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_attr_int(f, "saturate", saturate));
+  }
+  if (round_mode) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_attr_string(f, "round_mode", round_mode));
+  }
+  return wm_op_fixture_run(f);
+}
+
+WM_TEST(cast_to_float8_saturates_unless_told_not_to) {
+  double a[] = {1e6, -INFINITY, NAN, 0.47892547, -1e-7};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(run_cast_to(&f, 19, WM_DTYPE_FLOAT8E4M3FN, a, 5, -1, NULL));
+  const uint8_t *y = f.out[0]->data;
+  WM_CHECK_INT_EQ(f.out[0]->dtype, WM_DTYPE_FLOAT8E4M3FN);
+  WM_CHECK_INT_EQ(y[0], 0x7e);
+  WM_CHECK_INT_EQ(y[1], 0xfe);
+  WM_CHECK_INT_EQ(y[2], 0x7f);
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(f.out[0], 3), 0.46875, 0);
+  WM_CHECK_INT_EQ(y[4], 0x80);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(run_cast_to(&f, 19, WM_DTYPE_FLOAT8E5M2, a, 5, 0, NULL));
+  y = f.out[0]->data;
+  WM_CHECK_INT_EQ(y[0], 0x7c);  // inf
+  WM_CHECK_INT_EQ(y[1], 0xfc);  // -inf
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(run_cast_to(&f, 19, WM_DTYPE_FLOAT8E4M3FNUZ, a, 5, 0, NULL));
+  y = f.out[0]->data;
+  WM_CHECK_INT_EQ(y[0], 0x80);  // the one NaN
+  WM_CHECK_INT_EQ(y[4], 0x00);  // no -0
+  wm_op_fixture_deinit(&f);
+}
+
+WM_TEST(cast_to_e8m0_follows_round_mode) {
+  double a[] = {1.1, 1.6, 0.124};
+  wm_op_fixture_t f;
+  static const struct {
+    const char *mode;
+    double want[3];
+  } cases[] = {
+      {NULL, {2, 2, 0.125}},
+      {"down", {1, 1, 0.0625}},
+      {"nearest", {1, 2, 0.125}},
+  };
+  for (size_t c = 0; c < 3; c++) {
+    WM_CHECK_OK(
+        run_cast_to(&f, 24, WM_DTYPE_FLOAT8E8M0, a, 3, -1, cases[c].mode));
+    for (size_t i = 0; i < 3; i++) {
+      WM_CHECK_DBL_NEAR(wm_tensor_get_f64(f.out[0], i), cases[c].want[i], 0);
+    }
+    wm_op_fixture_deinit(&f);
+  }
+  WM_CHECK_ERR(run_cast_to(&f, 24, WM_DTYPE_FLOAT8E8M0, a, 3, -1, "sideways"),
+               INVALID_ARGUMENT,
+               "attribute \"round_mode\" is \"sideways\", want \"up\"");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(run_cast_to(&f, 19, WM_DTYPE_FLOAT8E5M2, a, 3, 2, NULL),
+               INVALID_ARGUMENT,
+               "attribute \"saturate\" must be the int 0 or 1");
+  wm_op_fixture_deinit(&f);
+}
+
+WM_TEST(cast_to_4_and_2_bit_ints_wraps_ints_and_zeroes_out_of_range_floats) {
+  int64_t d4[] = {4}, a[] = {9, -9, 7, 300};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 21));
+  WM_CHECK_OK(wm_op_fixture_add_const_i64(&f, "x0", WM_DTYPE_INT32, 1, d4, a));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Cast", names, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "to", WM_DTYPE_INT4));
+  WM_CHECK_OK(wm_op_fixture_run(&f));
+  int64_t want[] = {-7, 7, 7, -4};
+  for (size_t i = 0; i < 4; i++) {
+    WM_CHECK_INT_EQ(wm_tensor_get_i64(f.out[0], i), want[i]);
+  }
+  wm_op_fixture_deinit(&f);
+  double b[] = {-3, 1.5, 2.5, 4};
+  WM_CHECK_OK(run_cast_to(&f, 25, WM_DTYPE_UINT2, b, 4, -1, NULL));
+  int64_t want2[] = {0, 2, 2, 0};
+  for (size_t i = 0; i < 4; i++) {
+    WM_CHECK_INT_EQ(wm_tensor_get_i64(f.out[0], i), want2[i]);
+  }
+  wm_op_fixture_deinit(&f);
+}
+
+WM_TEST(cast_from_float4_and_int2_reads_exact_values) {
+  double a[] = {-6, 0.5, 5, NAN};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(run_cast_to(&f, 23, WM_DTYPE_FLOAT4E2M1, a, 4, -1, NULL));
+  wm_tensor_t *q;
+  WM_CHECK_OK(wm_tensor_clone(f.out[0], &q));
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(q, 0), -6, 0);
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(q, 1), 0.5, 0);
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(q, 2), 4, 0);  // ties to even
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(q, 3), 0, 0);
+  wm_tensor_destroy(q);
+  // int2 to string prints the sign-extended value.
+  int64_t d2[] = {2}, v[] = {-2, 1};
+  WM_CHECK_OK(wm_op_fixture_init(&f, 25));
+  WM_CHECK_OK(wm_op_fixture_add_const_i64(&f, "x0", WM_DTYPE_INT2, 1, d2, v));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Cast", names, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "to", WM_DTYPE_STRING));
+  WM_CHECK_OK(wm_op_fixture_run(&f));
+  WM_CHECK_STR_EQ(((char **)f.out[0]->data)[0], "-2");
+  WM_CHECK_STR_EQ(((char **)f.out[0]->data)[1], "1");
+  wm_op_fixture_deinit(&f);
+}
+
+// Runs BitShift on int8 |x| and |n| in |direction| at |opset|.
+static wm_status_t run_shift(wm_op_fixture_t *f, int64_t opset,
+                             const char *direction, const int64_t *x,
+                             const int64_t *n) {
+  int64_t d4[] = {4};
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, opset));
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_const_i64(f, "x0", WM_DTYPE_INT8, 1, d4, x));
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_const_i64(f, "x1", WM_DTYPE_INT8, 1, d4, n));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_node(f, "BitShift", names, 2, 1));
+  WM_RETURN_IF_ERROR(wm_op_fixture_attr_string(f, "direction", direction));
+  return wm_op_fixture_run(f);
+}
+
+WM_TEST(bitshift_on_signed_ints_is_arithmetic_from_opset_28) {
+  int64_t x[] = {-8, -8, 64, -1}, n[] = {1, 8, 1, -1};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(run_shift(&f, 28, "RIGHT", x, n));
+  int64_t want_r[] = {-4, -1, 32, -1};
+  for (size_t i = 0; i < 4; i++) {
+    WM_CHECK_INT_EQ(wm_tensor_get_i64(f.out[0], i), want_r[i]);
+  }
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(run_shift(&f, 28, "LEFT", x, n));
+  int64_t want_l[] = {-16, 0, -128, 0};
+  for (size_t i = 0; i < 4; i++) {
+    WM_CHECK_INT_EQ(wm_tensor_get_i64(f.out[0], i), want_l[i]);
+  }
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(run_shift(&f, 27, "LEFT", x, n), INVALID_ARGUMENT,
+               "input 0 has type int8");
+  wm_op_fixture_deinit(&f);
+}
+
+WM_TEST(bitshift_unsigned_counts_past_the_width_give_zero) {
+  int64_t d3[] = {3}, x[] = {-1, 255, 1}, n[] = {-1, 8, 63};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  WM_CHECK_OK(wm_op_fixture_add_const_i64(&f, "x0", WM_DTYPE_UINT64, 1, d3, x));
+  WM_CHECK_OK(wm_op_fixture_add_const_i64(&f, "x1", WM_DTYPE_UINT64, 1, d3, n));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "BitShift", names, 2, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_string(&f, "direction", "LEFT"));
+  WM_CHECK_OK(wm_op_fixture_run(&f));
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(f.out[0], 0), 0);  // count 2^64 - 1
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(f.out[0], 1), 255 << 8);
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(f.out[0], 2), INT64_MIN);
+  wm_op_fixture_deinit(&f);
+}
+
+WM_TEST(mod_fmod_0_on_floats_takes_the_divisor_sign_from_opset_28) {
+  int64_t d6[] = {6};
+  double a[] = {-4.5, 0, -3, 3, INFINITY, 1};
+  double b[] = {2, -2, INFINITY, -INFINITY, 2, 0};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 27));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x0", WM_DTYPE_DOUBLE, 1, d6, a));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x1", WM_DTYPE_DOUBLE, 1, d6, b));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Mod", names, 2, 1));
+  WM_CHECK_ERR(wm_op_fixture_run(&f), INVALID_ARGUMENT,
+               "fmod must be 1 for double inputs before opset 28");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(wm_op_fixture_init(&f, 28));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x0", WM_DTYPE_DOUBLE, 1, d6, a));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x1", WM_DTYPE_DOUBLE, 1, d6, b));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Mod", names, 2, 1));
+  WM_CHECK_OK(wm_op_fixture_run(&f));
+  const double *y = f.out[0]->data;
+  WM_CHECK_DBL_NEAR(y[0], 1.5, 0);
+  WM_CHECK(y[1] == 0 && signbit(y[1]));  // zero of the divisor's sign
+  WM_CHECK(isinf(y[2]) && y[2] > 0);     // signs differ: the divisor
+  WM_CHECK(isinf(y[3]) && y[3] < 0);
+  WM_CHECK(isnan(y[4]) && isnan(y[5]));
+  wm_op_fixture_deinit(&f);
+}
+
+WM_TEST(equal_compares_strings_from_opset_19) {
+  int64_t d2[] = {2}, d1[] = {1};
+  const char *a[] = {"x", "y"}, *b[] = {"y"};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 19));
+  WM_CHECK_OK(wm_op_fixture_add_strings(&f, "x0", 1, d2, a));
+  WM_CHECK_OK(wm_op_fixture_add_strings(&f, "x1", 1, d1, b));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Equal", names, 2, 1));
+  WM_CHECK_OK(wm_op_fixture_run(&f));
+  WM_CHECK_INT_EQ(f.out[0]->dtype, WM_DTYPE_BOOL);
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(f.out[0], 0), 0);
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(f.out[0], 1), 1);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(wm_op_fixture_init(&f, 18));
+  WM_CHECK_OK(wm_op_fixture_add_strings(&f, "x0", 1, d2, a));
+  WM_CHECK_OK(wm_op_fixture_add_strings(&f, "x1", 1, d1, b));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Equal", names, 2, 1));
+  WM_CHECK_ERR(wm_op_fixture_run(&f), INVALID_ARGUMENT,
+               "input 0 has type string");
+  wm_op_fixture_deinit(&f);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(add_broadcasts_a_row_over_a_matrix),
@@ -264,6 +481,15 @@ int main(void) {
       WM_CASE(cast_opset_1_reads_the_type_name),
       WM_CASE(bitshift_rejects_an_unknown_direction),
       WM_CASE(static_inference_broadcasts_unknown_dims),
+      WM_CASE(cast_to_float8_saturates_unless_told_not_to),
+      WM_CASE(cast_to_e8m0_follows_round_mode),
+      WM_CASE(
+          cast_to_4_and_2_bit_ints_wraps_ints_and_zeroes_out_of_range_floats),
+      WM_CASE(cast_from_float4_and_int2_reads_exact_values),
+      WM_CASE(bitshift_on_signed_ints_is_arithmetic_from_opset_28),
+      WM_CASE(bitshift_unsigned_counts_past_the_width_give_zero),
+      WM_CASE(mod_fmod_0_on_floats_takes_the_divisor_sign_from_opset_28),
+      WM_CASE(equal_compares_strings_from_opset_19),
       {NULL, NULL},
   };
   return wm_test_main(cases);

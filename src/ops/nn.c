@@ -1,6 +1,7 @@
-// Operators of the nn family: convolution, pooling, normalization, dropout
-// and the classification losses. Kernels are reference loops that convert
-// to double, accumulate in double and convert back once.
+// Operators of the nn family: convolution (plain, transposed, deformable),
+// Col2Im, pooling, normalization, dropout and the classification losses.
+// Kernels are reference loops that convert to double, accumulate in double and
+// convert back once.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1993,6 +1994,584 @@ static void sce_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   }
 }
 
+// ------------------------------------------------------- LpNormalization
+
+static wm_status_t lpn_setup(const wm_op_ctx_t *ctx, int32_t *out_axis,
+                             int64_t *out_p) {
+  int64_t axis;
+  WM_RETURN_IF_ERROR(attr_int(ctx, "axis", -1, &axis));
+  WM_RETURN_IF_ERROR(attr_int(ctx, "p", 2, out_p));
+  if (*out_p != 1 && *out_p != 2) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute p is %lld, want 1 or 2", (long long)*out_p);
+  }
+  *out_axis = -1;
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  if (xs->rank < 0) {
+    return NULL;
+  }
+  if (xs->rank == 0) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input 0 is a scalar, want rank at least 1");
+  }
+  return wm_op_axis(ctx, axis, xs->rank, "axis", out_axis);
+}
+
+static wm_status_t lpn_infer(wm_op_ctx_t *ctx) {
+  int32_t axis;
+  int64_t p;
+  WM_RETURN_IF_ERROR(lpn_setup(ctx, &axis, &p));
+  return wm_op_infer_same(ctx);
+}
+
+// y = x / ||x||_p along the axis; a zero norm gives zeros, not NaN.
+static wm_status_t lpn_run(wm_op_ctx_t *ctx) {
+  int32_t axis;
+  int64_t p;
+  WM_RETURN_IF_ERROR(lpn_setup(ctx, &axis, &p));
+  const wm_tensor_t *xt = ctx->in[0];
+  const wm_shape_t *s = &xt->shape;
+  size_t outer = prod(s->dims, axis), len = (size_t)s->dims[axis];
+  size_t inner = prod(s->dims + axis + 1, s->rank - axis - 1);
+  double *x = NULL;
+  WM_RETURN_IF_ERROR(load_f64(ctx, xt, &x));
+  for (size_t o = 0; o < outer; o++) {
+    for (size_t in = 0; in < inner; in++) {
+      size_t base = o * len * inner + in;
+      double acc = 0;
+      for (size_t k = 0; k < len; k++) {
+        double v = x[base + k * inner];
+        acc += p == 1 ? fabs(v) : v * v;
+      }
+      double norm = p == 1 ? acc : sqrt(acc);
+      for (size_t k = 0; k < len; k++) {
+        size_t j = base + k * inner;
+        x[j] = norm == 0.0 ? 0.0 : x[j] / norm;
+      }
+    }
+  }
+  store_f64(ctx->out[0], x);
+  free(x);
+  return NULL;
+}
+
+static void lpn_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  norm_cost(ctx, 3, 0, out);  // square, sum, divide
+}
+
+// ---------------------------------------------------- GroupNormalization
+
+// X [N, C, D...] in num_groups groups of channels; scale and bias have
+// one entry per channel from opset 21, one per group before.
+static wm_status_t gn_setup(const wm_op_ctx_t *ctx, int64_t *out_groups) {
+  int64_t g, stash;
+  const wm_attr_t *a = wm_node_attr(ctx->node, "num_groups");
+  if (!a) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute num_groups is required");
+  }
+  WM_RETURN_IF_ERROR(attr_int(ctx, "num_groups", 1, &g));
+  if (g < 1) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute num_groups is %lld, want at least 1",
+                       (long long)g);
+  }
+  WM_RETURN_IF_ERROR(attr_int(ctx, "stash_type", WM_DTYPE_FLOAT, &stash));
+  if (stash < 0 || stash >= WM_DTYPE_COUNT ||
+      !wm_dtype_is_float((wm_dtype_t)stash)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute stash_type is %lld, want a float dtype",
+                       (long long)stash);
+  }
+  WM_RETURN_IF_ERROR(check_rank(ctx, 0, 2, WM_MAX_RANK));
+  WM_RETURN_IF_ERROR(check_same_dtype(ctx, 1));
+  WM_RETURN_IF_ERROR(check_same_dtype(ctx, 2));
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  int64_t c = xs->rank >= 2 ? xs->dims[1] : -1;
+  if (c >= 0 && c % g != 0) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input 0 has %lld channels, not a multiple of "
+                       "num_groups %lld",
+                       (long long)c, (long long)g);
+  }
+  int64_t per = ctx->opset >= 21 ? c : g;
+  WM_RETURN_IF_ERROR(check_vector(ctx, 1, "scale", per));
+  WM_RETURN_IF_ERROR(check_vector(ctx, 2, "bias", per));
+  *out_groups = g;
+  return NULL;
+}
+
+static wm_status_t gn_infer(wm_op_ctx_t *ctx) {
+  int64_t g;
+  WM_RETURN_IF_ERROR(gn_setup(ctx, &g));
+  return wm_op_infer_same(ctx);
+}
+
+static wm_status_t gn_run(wm_op_ctx_t *ctx) {
+  int64_t groups;
+  WM_RETURN_IF_ERROR(gn_setup(ctx, &groups));
+  double eps;
+  WM_RETURN_IF_ERROR(attr_float(ctx, "epsilon", 1e-5, &eps));
+  const wm_tensor_t *xt = ctx->in[0];
+  size_t n = (size_t)xt->shape.dims[0], c = (size_t)xt->shape.dims[1];
+  size_t g = (size_t)groups, cg = c / g;
+  size_t inner = prod(xt->shape.dims + 2, xt->shape.rank - 2);
+  size_t span = cg * inner;
+  bool per_channel = ctx->opset >= 21;
+  double *x = NULL, *sc = NULL, *bi = NULL;
+  wm_status_t st = load_f64(ctx, xt, &x);
+  if (!st) {
+    st = load_f64(ctx, ctx->in[1], &sc);
+  }
+  if (!st) {
+    st = load_f64(ctx, ctx->in[2], &bi);
+  }
+  if (st) {
+    goto done;
+  }
+  for (size_t b = 0; b < n; b++) {
+    for (size_t gi = 0; gi < g; gi++) {
+      double *xp = x + (b * c + gi * cg) * inner;
+      double s = 0, v = 0;
+      for (size_t j = 0; j < span; j++) {
+        s += xp[j];
+      }
+      double mean = span ? s / (double)span : 0;
+      for (size_t j = 0; j < span; j++) {
+        v += (xp[j] - mean) * (xp[j] - mean);
+      }
+      double inv = 1.0 / sqrt((span ? v / (double)span : 0) + eps);
+      for (size_t j = 0; j < span; j++) {
+        size_t k = per_channel ? gi * cg + j / inner : gi;
+        xp[j] = (xp[j] - mean) * inv * sc[k] + bi[k];
+      }
+    }
+  }
+  store_f64(ctx->out[0], x);
+done:
+  free(x);
+  free(sc);
+  free(bi);
+  return st;
+}
+
+static void gn_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  norm_cost(ctx, 8, 0, out);
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  int64_t g = wm_node_attr_int(ctx->node, "num_groups", 1);
+  if (xs->rank >= 1 && xs->dims[0] >= 0 && g > 0) {
+    out->transcendentals = (double)xs->dims[0] * (double)g;
+  }
+}
+
+// ----------------------------------------------------------------- Col2Im
+
+// Col2Im geometry: the image and block shapes (from inputs 1 and 2) and
+// the window over them.
+typedef struct col2im {
+  int32_t nsp;                  // spatial dims; -1 when unknown
+  bool known;                   // image and block shapes are known
+  int64_t image[MAX_SPATIAL];   // output spatial dims
+  int64_t blocks[MAX_SPATIAL];  // sliding block positions per dim
+  window_t w;                   // kernel = block shape, pads, strides...
+} col2im_t;
+
+static wm_status_t col2im_setup(const wm_op_ctx_t *ctx, col2im_t *g) {
+  memset(g, 0, sizeof(*g));
+  g->nsp = -1;
+  WM_RETURN_IF_ERROR(check_rank(ctx, 0, 3, 3));
+  for (int32_t i = 1; i < 3; i++) {
+    wm_dtype_t d = wm_op_in_dtype(ctx, i);
+    if (d != WM_DTYPE_UNDEFINED && d != WM_DTYPE_INT64) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "input %d has dtype %s, want int64", i,
+                         wm_dtype_name(d));
+    }
+    WM_RETURN_IF_ERROR(
+        check_vector(ctx, i, i == 1 ? "image_shape" : "block_shape", -1));
+    const wm_shape_t *s = wm_op_in_shape(ctx, i);
+    if (s->rank == 1 && s->dims[0] >= 0) {
+      if (s->dims[0] < 1 || s->dims[0] > MAX_SPATIAL) {
+        return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                           "input %d has %lld values, want 1 to %d", i,
+                           (long long)s->dims[0], MAX_SPATIAL);
+      }
+      if (g->nsp >= 0 && g->nsp != (int32_t)s->dims[0]) {
+        return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                           "image_shape has %d values but block_shape has "
+                           "%lld",
+                           g->nsp, (long long)s->dims[0]);
+      }
+      g->nsp = (int32_t)s->dims[0];
+    }
+  }
+  if (g->nsp < 0) {
+    return NULL;
+  }
+  window_t *w = &g->w;
+  w->nsp = g->nsp;
+  WM_RETURN_IF_ERROR(
+      attr_ints_n(ctx, "strides", g->nsp, 1, 1, w->strides, NULL));
+  WM_RETURN_IF_ERROR(
+      attr_ints_n(ctx, "dilations", g->nsp, 1, 1, w->dilations, NULL));
+  WM_RETURN_IF_ERROR(attr_ints_n(ctx, "pads", 2 * g->nsp, 0, 0, w->pads, NULL));
+  if (!ctx->in[1] || !ctx->in[2]) {
+    return NULL;
+  }
+  for (int32_t i = 0; i < g->nsp; i++) {
+    g->image[i] = wm_tensor_get_i64(ctx->in[1], (size_t)i);
+    w->kernel[i] = wm_tensor_get_i64(ctx->in[2], (size_t)i);
+    if (g->image[i] < 1 || w->kernel[i] < 1) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "image_shape[%d] is %lld and block_shape[%d] is "
+                         "%lld, want both at least 1",
+                         i, (long long)g->image[i], i, (long long)w->kernel[i]);
+    }
+  }
+  WM_RETURN_IF_ERROR(window_forward(ctx, w, g->image, g->blocks));
+  g->known = true;
+  return NULL;
+}
+
+static wm_status_t col2im_infer(wm_op_ctx_t *ctx) {
+  col2im_t g;
+  WM_RETURN_IF_ERROR(col2im_setup(ctx, &g));
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  wm_dtype_t dt = wm_op_in_dtype(ctx, 0);
+  if (g.nsp < 0) {
+    wm_op_set_out_unknown(ctx, 0, dt);
+    return NULL;
+  }
+  wm_shape_t ys;
+  ys.rank = g.nsp + 2;
+  ys.dims[0] = xs->rank == 3 ? xs->dims[0] : -1;
+  ys.dims[1] = -1;
+  for (int32_t i = 0; i < g.nsp; i++) {
+    ys.dims[2 + i] = g.known ? g.image[i] : -1;
+  }
+  if (g.known) {
+    int64_t k = 1, l = 1;
+    for (int32_t i = 0; i < g.nsp; i++) {
+      if (!wm_checked_mul_i64(k, g.w.kernel[i], &k) ||
+          !wm_checked_mul_i64(l, g.blocks[i], &l)) {
+        return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                           "block_shape or block count overflows");
+      }
+    }
+    int64_t ck = xs->rank == 3 ? xs->dims[1] : -1;
+    int64_t len = xs->rank == 3 ? xs->dims[2] : -1;
+    if (ck >= 0 && ck % k != 0) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "input 0 dim 1 is %lld, not a multiple of the "
+                         "block size %lld",
+                         (long long)ck, (long long)k);
+    }
+    if (len >= 0 && len != l) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "input 0 dim 2 is %lld, want %lld sliding blocks",
+                         (long long)len, (long long)l);
+    }
+    ys.dims[1] = ck >= 0 ? ck / k : -1;
+  }
+  return set_out(ctx, 0, dt, &ys);
+}
+
+// Adds every block column into the image: each input element lands on at
+// most one image element, so the work is linear in the input.
+static wm_status_t col2im_run(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(col2im_infer(ctx));
+  col2im_t g;
+  WM_RETURN_IF_ERROR(col2im_setup(ctx, &g));
+  const wm_tensor_t *xt = ctx->in[0];
+  wm_tensor_t *yt = ctx->out[0];
+  if (yt->count == 0) {
+    return NULL;  // nothing to add; the block shape may be huge
+  }
+  int32_t nsp = g.nsp;
+  size_t nc = (size_t)yt->shape.dims[0] * (size_t)yt->shape.dims[1];
+  size_t img = prod(g.image, nsp), nb = prod(g.blocks, nsp);
+  int64_t *taps = NULL;
+  size_t nt;
+  WM_RETURN_IF_ERROR(window_taps(ctx, &g.w, &taps, &nt));
+  bool is_int = wm_dtype_is_int(xt->dtype);
+  double *acc = NULL;
+  int64_t *iacc = NULL;
+  wm_status_t st = NULL;
+  if (is_int) {
+    iacc = wm_calloc(yt->count ? yt->count : 1, sizeof(int64_t));
+    if (!iacc) {
+      st = WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED,
+                       "out of memory for %zu elements", yt->count);
+    }
+  } else {
+    st = alloc_f64(ctx, yt->count, &acc);
+  }
+  if (st) {
+    free(taps);
+    return st;
+  }
+  for (size_t plane = 0; plane < nc; plane++) {
+    for (size_t t = 0; t < nt; t++) {
+      size_t src = (plane * nt + t) * nb;
+      int64_t pos[MAX_SPATIAL] = {0};
+      for (size_t b = 0; b < nb; b++, odometer_next(pos, g.blocks, nsp)) {
+        size_t off;
+        if (!tap_offset(&g.w, pos, taps + t * (size_t)nsp, g.image, &off)) {
+          continue;
+        }
+        size_t dst = plane * img + off;
+        if (is_int) {
+          iacc[dst] += wm_tensor_get_i64(xt, src + b);
+        } else {
+          acc[dst] += wm_tensor_get_f64(xt, src + b);
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < yt->count; i++) {
+    if (is_int) {
+      wm_tensor_set_i64(yt, i, iacc[i]);
+    } else {
+      wm_tensor_set_f64(yt, i, acc[i]);
+    }
+  }
+  free(acc);
+  free(iacc);
+  free(taps);
+  return NULL;
+}
+
+static void col2im_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  double n = numel_f(wm_op_in_shape(ctx, 0));
+  out->flops = n > 0 ? n : 0;  // one add per input element
+}
+
+// ------------------------------------------------------------- DeformConv
+
+// DeformConv: X [N, C, D...], W [M, C/group, K...], offset [N,
+// offset_group * prod(K) * nsp, O...], B [M], mask [N, offset_group *
+// prod(K), O...]. Each tap samples X multilinearly at its deformed
+// position, with zeros outside the image.
+static wm_status_t dc_setup(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
+                            int64_t *out_sp, bool *out_known,
+                            int64_t *out_group, int64_t *out_ogroup) {
+  WM_RETURN_IF_ERROR(conv_setup(ctx, w, in_sp, out_sp, out_known));
+  WM_RETURN_IF_ERROR(check_same_dtype(ctx, 3));
+  WM_RETURN_IF_ERROR(check_same_dtype(ctx, 4));
+  WM_RETURN_IF_ERROR(attr_int(ctx, "group", 1, out_group));
+  WM_RETURN_IF_ERROR(attr_int(ctx, "offset_group", 1, out_ogroup));
+  if (*out_group < 1 || *out_ogroup < 1) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attributes group %lld and offset_group %lld, want "
+                       "both at least 1",
+                       (long long)*out_group, (long long)*out_ogroup);
+  }
+  if (!*out_known) {
+    return NULL;
+  }
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  const wm_shape_t *ws = wm_op_in_shape(ctx, 1);
+  int64_t group = *out_group, og = *out_ogroup;
+  int64_t c = xs->rank >= 0 ? xs->dims[1] : -1;
+  int64_t m = ws->rank >= 0 ? ws->dims[0] : -1;
+  int64_t cg = ws->rank >= 0 ? ws->dims[1] : -1;
+  int64_t want;
+  if (c >= 0 && cg >= 0 &&
+      (!wm_checked_mul_i64(cg, group, &want) || want != c)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input 0 has %lld channels but weight has %lld "
+                       "channels per group x group %lld",
+                       (long long)c, (long long)cg, (long long)group);
+  }
+  if (m >= 0 && m % group != 0) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "weight has %lld output channels, not a multiple of "
+                       "group %lld",
+                       (long long)m, (long long)group);
+  }
+  if (c >= 0 && c % og != 0) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input 0 has %lld channels, not a multiple of "
+                       "offset_group %lld",
+                       (long long)c, (long long)og);
+  }
+  WM_RETURN_IF_ERROR(check_vector(ctx, 3, "B", m));
+  // Channels of offset and mask when the kernel is known.
+  int64_t k = 1;
+  bool k_known = true;
+  for (int32_t i = 0; i < w->nsp; i++) {
+    k_known = k_known && w->kernel[i] >= 0;
+    if (k_known && !wm_checked_mul_i64(k, w->kernel[i], &k)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "kernel is too large");
+    }
+  }
+  int64_t mask_c = -1, off_c = -1;
+  if (k_known && (!wm_checked_mul_i64(k, og, &mask_c) ||
+                  !wm_checked_mul_i64(mask_c, w->nsp, &off_c))) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "offset channels overflow");
+  }
+  for (int32_t i = 2; i < 5; i += 2) {
+    const wm_shape_t *s = wm_op_in_shape(ctx, i);
+    if (!wm_op_has_input(ctx, i) || s->rank < 0) {
+      continue;
+    }
+    int64_t want_c = i == 2 ? off_c : mask_c;
+    bool ok = s->rank == w->nsp + 2;
+    for (int32_t d = 0; ok && d < s->rank; d++) {
+      int64_t e = d == 0   ? (xs->rank >= 0 ? xs->dims[0] : -1)
+                  : d == 1 ? want_c
+                           : out_sp[d - 2];
+      ok = s->dims[d] < 0 || e < 0 || s->dims[d] == e;
+    }
+    if (!ok) {
+      char buf[160];
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "input %d (%s) has shape %s, want [N, %lld, output "
+                         "spatial dims]",
+                         i, i == 2 ? "offset" : "mask",
+                         wm_shape_format(s, buf, sizeof(buf)),
+                         (long long)want_c);
+    }
+  }
+  return NULL;
+}
+
+static wm_status_t dc_infer(wm_op_ctx_t *ctx) {
+  window_t w;
+  int64_t in_sp[MAX_SPATIAL], out_sp[MAX_SPATIAL], group, og;
+  bool known;
+  WM_RETURN_IF_ERROR(dc_setup(ctx, &w, in_sp, out_sp, &known, &group, &og));
+  wm_dtype_t dt = wm_op_in_dtype(ctx, 0);
+  if (!known) {
+    wm_op_set_out_unknown(ctx, 0, dt);
+    return NULL;
+  }
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  const wm_shape_t *ws = wm_op_in_shape(ctx, 1);
+  wm_shape_t os;
+  os.rank = w.nsp + 2;
+  os.dims[0] = xs->rank >= 0 ? xs->dims[0] : -1;
+  os.dims[1] = ws->rank >= 0 ? ws->dims[0] : -1;
+  for (int32_t i = 0; i < w.nsp; i++) {
+    os.dims[2 + i] = out_sp[i];
+  }
+  return set_out(ctx, 0, dt, &os);
+}
+
+// Multilinear sample of the |nsp|-dim plane |x| (dims |sp|) at |p|;
+// corners outside the plane count as zero.
+static double dc_sample(const double *x, const int64_t *sp, int32_t nsp,
+                        const double *p) {
+  int64_t base[MAX_SPATIAL];
+  double frac[MAX_SPATIAL];
+  for (int32_t d = 0; d < nsp; d++) {
+    // Beyond (-1, size) every corner is outside; also rejects NaN.
+    if (!(p[d] > -1.0 && p[d] < (double)sp[d])) {
+      return 0.0;
+    }
+    double f = floor(p[d]);
+    base[d] = (int64_t)f;
+    frac[d] = p[d] - f;
+  }
+  double acc = 0;
+  for (uint32_t corner = 0; corner < (1u << nsp); corner++) {
+    double wgt = 1;
+    size_t off = 0;
+    bool inside = true;
+    for (int32_t d = 0; d < nsp && inside; d++) {
+      bool hi = (corner >> d) & 1u;
+      int64_t q = base[d] + (hi ? 1 : 0);
+      inside = q >= 0 && q < sp[d];
+      wgt *= hi ? frac[d] : 1.0 - frac[d];
+      off = off * (size_t)sp[d] + (size_t)q;
+    }
+    if (inside && wgt != 0.0) {
+      acc += wgt * x[off];
+    }
+  }
+  return acc;
+}
+
+static wm_status_t dc_run(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(dc_infer(ctx));
+  window_t w;
+  int64_t in_sp[MAX_SPATIAL], out_sp[MAX_SPATIAL], group, ogroup;
+  bool known;
+  WM_RETURN_IF_ERROR(dc_setup(ctx, &w, in_sp, out_sp, &known, &group, &ogroup));
+  const wm_tensor_t *xt = ctx->in[0], *wt = ctx->in[1];
+  size_t n = (size_t)xt->shape.dims[0], c = (size_t)xt->shape.dims[1];
+  size_t m = (size_t)wt->shape.dims[0], cg = (size_t)wt->shape.dims[1];
+  size_t mg = m / (size_t)group, cog = c / (size_t)ogroup;
+  size_t og_n = (size_t)ogroup;
+  int32_t nsp = w.nsp;
+  size_t in_n = prod(in_sp, nsp), out_n = prod(out_sp, nsp);
+  conv_bufs_t bf;
+  double *off = NULL, *mask = NULL;
+  wm_status_t st = conv_bufs_load(ctx, &w, &bf);
+  if (!st) {
+    free(bf.b);  // conv_bufs_load read the offsets as input 2
+    bf.b = NULL;
+    st = load_f64(ctx, ctx->in[2], &off);
+  }
+  if (!st) {
+    st = load_input(ctx, 3, &bf.b);
+  }
+  if (!st) {
+    st = load_input(ctx, 4, &mask);
+  }
+  if (st) {
+    goto done;
+  }
+  size_t nt = bf.nt;
+  for (size_t in = 0; in < n; in++) {
+    for (size_t om = 0; om < m; om++) {
+      size_t g = om / mg;
+      double *yp = bf.y + (in * m + om) * out_n;
+      int64_t pos[MAX_SPATIAL] = {0};
+      for (size_t o = 0; o < out_n; o++, odometer_next(pos, out_sp, nsp)) {
+        double acc = bf.b ? bf.b[om] : 0.0;
+        for (size_t ic = 0; ic < cg; ic++) {
+          size_t xc = g * cg + ic, og = xc / cog;
+          const double *xp = bf.x + (in * c + xc) * in_n;
+          for (size_t t = 0; t < nt; t++) {
+            double p[MAX_SPATIAL];
+            size_t ch = (og * nt + t) * (size_t)nsp;
+            for (int32_t d = 0; d < nsp; d++) {
+              double delta =
+                  off[((in * og_n * nt * (size_t)nsp) + ch + (size_t)d) *
+                          out_n +
+                      o];
+              p[d] = (double)(pos[d] * w.strides[d] - w.pads[d]) +
+                     (double)bf.taps[t * (size_t)nsp + (size_t)d] + delta;
+            }
+            double v = dc_sample(xp, in_sp, nsp, p);
+            if (mask) {
+              v *= mask[((in * og_n + og) * nt + t) * out_n + o];
+            }
+            acc += v * bf.k[(om * cg + ic) * nt + t];
+          }
+        }
+        yp[o] = acc;
+      }
+    }
+  }
+  store_f64(ctx->out[0], bf.y);
+done:
+  conv_bufs_free(&bf);
+  free(off);
+  free(mask);
+  return st;
+}
+
+static void dc_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  conv_cost(ctx, out);
+  const wm_shape_t *ws = wm_op_in_shape(ctx, 1);
+  if (ws->rank >= 3) {
+    // Bilinear sampling: about 3 flops per corner per tap.
+    out->flops += out->macs * 3.0 * (double)(1u << (ws->rank - 2));
+  }
+}
+
 // ------------------------------------------------------------------ table
 
 #define T_MAXPOOL (WM_TYPES_FLOAT | WM_T(INT8) | WM_T(UINT8))
@@ -2021,6 +2600,14 @@ const wm_op_def_t wm_ops_nn[] = {
      bn_cost},
     {"LayerNormalization", "", 17, 2, 3, 1, 3, WM_TYPES_FLOAT, ln_infer, ln_run,
      ln_cost},
+    {"LpNormalization", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, lpn_infer, lpn_run,
+     lpn_cost},
+    {"GroupNormalization", "", 18, 3, 3, 1, 1, WM_TYPES_FLOAT, gn_infer, gn_run,
+     gn_cost},
+    {"Col2Im", "", 18, 3, 3, 1, 1, WM_TYPES_NUMERIC, col2im_infer, col2im_run,
+     col2im_cost},
+    {"DeformConv", "", 19, 3, 5, 1, 1, WM_TYPES_FLOAT, dc_infer, dc_run,
+     dc_cost},
     {"InstanceNormalization", "", 1, 3, 3, 1, 1, WM_TYPES_FLOAT, in_infer,
      in_run, in_cost},
     {"MeanVarianceNormalization", "", 9, 1, 1, 1, 1, WM_TYPES_FLOAT, mvn_infer,

@@ -436,6 +436,271 @@ WM_TEST(sce_mean_with_ignore_index_and_log_prob) {
   WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
 }
 
+// ------------------------------------------------------- LpNormalization
+
+WM_TEST(lpnorm_takes_l1_along_axis_and_keeps_zero_vectors_zero) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 22));
+  static const double x[6] = {3, 0, -1, 0, 1, 0};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 2,
+                                      (const int64_t[]){2, 3}, x));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "LpNormalization", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "axis", 0));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "p", 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  // Columns (3, 0), (0, 1), (-1, 0): the middle one and |-1| = 1.
+  static const double want[6] = {1, 0, -1, 0, 1, 0};
+  bool ok = !s && wm_op_fixture_values_near(f.out[0], want, 6, 1e-6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  static const double z[2] = {0, 0};
+  WM_CHECK_OK(wm_op_fixture_init(&f, 22));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1,
+                                      (const int64_t[]){2}, z));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "LpNormalization", in, 1, 1));
+  s = wm_op_fixture_run(&f);
+  ok = !s && wm_op_fixture_values_near(f.out[0], z, 2, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(lpnorm_rejects_p_other_than_1_or_2) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 22));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 1,
+                                      (const int64_t[]){4}));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "LpNormalization", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "p", 3));
+  wm_status_t s = wm_ops_check_graph(f.graph);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "attribute p is 3, want 1 or 2");
+}
+
+// ---------------------------------------------------- GroupNormalization
+
+// Runs GroupNormalization at |opset| on x [1, 4, 2] in 2 groups with
+// scale and bias of |n_param| values.
+static wm_status_t gn_run_with(wm_op_fixture_t *f, int64_t opset,
+                               const double *scale, const double *bias,
+                               int64_t n_param) {
+  static const double x[8] = {0, 2, 0, 2, 1, 1, 5, 5};
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, opset));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_const(f, "x", WM_DTYPE_FLOAT, 3,
+                                             (const int64_t[]){1, 4, 2}, x));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_floats(f, "s", (size_t)n_param, scale));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_floats(f, "b", (size_t)n_param, bias));
+  const char *in[3] = {"x", "s", "b"};
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_node(f, "GroupNormalization", in, 3, 1));
+  WM_RETURN_IF_ERROR(wm_op_fixture_attr_int(f, "num_groups", 2));
+  WM_RETURN_IF_ERROR(wm_op_fixture_attr_float(f, "epsilon", 0.0f));
+  return wm_op_fixture_run(f);
+}
+
+WM_TEST(groupnorm_scales_per_channel_from_opset_21_and_per_group_before) {
+  // Group 0 = {0, 2, 0, 2}: mean 1, std 1. Group 1 = {1, 1, 5, 5}: mean
+  // 3, std 2. Both normalize to -1, 1, -1, 1.
+  static const double s4[4] = {1, 2, 3, 4}, b4[4] = {0, 10, 20, 30};
+  wm_op_fixture_t f;
+  wm_status_t s = gn_run_with(&f, 21, s4, b4, 4);
+  static const double want21[8] = {-1, 1, 8, 12, 17, 17, 34, 34};
+  bool ok = !s && wm_op_fixture_values_near(f.out[0], want21, 8, 1e-5);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  static const double s2[2] = {2, 3}, b2[2] = {1, -1};
+  s = gn_run_with(&f, 18, s2, b2, 2);
+  static const double want18[8] = {-1, 3, -1, 3, -4, -4, 2, 2};
+  ok = !s && wm_op_fixture_values_near(f.out[0], want18, 8, 1e-5);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  // Per-group parameters are refused at opset 21.
+  s = gn_run_with(&f, 21, s2, b2, 2);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "input 1 (scale) has shape [2], want [4]");
+}
+
+WM_TEST(groupnorm_rejects_groups_not_dividing_channels) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 21));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 4,
+                                      (const int64_t[]){1, 6, 2, 2}));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "s", WM_DTYPE_FLOAT, 1,
+                                      (const int64_t[]){6}));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "b", WM_DTYPE_FLOAT, 1,
+                                      (const int64_t[]){6}));
+  const char *in[3] = {"x", "s", "b"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "GroupNormalization", in, 3, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "num_groups", 4));
+  wm_status_t s = wm_ops_check_graph(f.graph);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT,
+               "input 0 has 6 channels, not a multiple of num_groups 4");
+
+  WM_CHECK_OK(wm_op_fixture_init(&f, 21));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 4,
+                                      (const int64_t[]){1, 6, 2, 2}));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "s", WM_DTYPE_FLOAT, 1,
+                                      (const int64_t[]){6}));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "b", WM_DTYPE_FLOAT, 1,
+                                      (const int64_t[]){6}));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "GroupNormalization", in, 3, 1));
+  s = wm_ops_check_graph(f.graph);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "attribute num_groups is required");
+}
+
+// ----------------------------------------------------------------- Col2Im
+
+// Builds Col2Im over x [1, C*K, L] (values 1..n) with |image| and |block|.
+static wm_status_t col2im_node(wm_op_fixture_t *f, const int64_t *xd,
+                               const double *x, const int64_t *image,
+                               const int64_t *block, size_t nsp) {
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, 18));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_const(f, "x", WM_DTYPE_FLOAT, 3, xd, x));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_ints(f, "image", nsp, image));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_ints(f, "block", nsp, block));
+  const char *in[3] = {"x", "image", "block"};
+  return wm_op_fixture_add_node(f, "Col2Im", in, 3, 1);
+}
+
+WM_TEST(col2im_adds_overlapping_blocks_with_stride_and_pads) {
+  // 1-D image of 4, block 2, stride 1: blocks at 0, 1, 2; tap 0 row is
+  // {1, 2, 3}, tap 1 row {10, 20, 30}.
+  static const double x[6] = {1, 2, 3, 10, 20, 30};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(col2im_node(&f, (const int64_t[]){1, 2, 3}, x,
+                          (const int64_t[]){4}, (const int64_t[]){2}, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  static const double want[4] = {1, 12, 23, 30};
+  bool ok = !s &&
+            wm_op_fixture_shape_is(f.out[0], 3, (const int64_t[]){1, 1, 4}) &&
+            wm_op_fixture_values_near(f.out[0], want, 4, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  // Padding 1 on both sides, stride 2: blocks start at -1, 1, 3.
+  WM_CHECK_OK(col2im_node(&f, (const int64_t[]){1, 2, 3}, x,
+                          (const int64_t[]){4}, (const int64_t[]){2}, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "pads", (const int64_t[]){1, 1}, 2));
+  WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "strides", (const int64_t[]){2}, 1));
+  s = wm_op_fixture_run(&f);
+  static const double want_p[4] = {10, 2, 20, 3};
+  ok = !s && wm_op_fixture_values_near(f.out[0], want_p, 4, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(col2im_rejects_wrong_block_count_and_hostile_shapes) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(col2im_node(&f, (const int64_t[]){1, 2, 2}, NULL,
+                          (const int64_t[]){4}, (const int64_t[]){2}, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "input 0 dim 2 is 2, want 3 sliding");
+
+  WM_CHECK_OK(col2im_node(&f, (const int64_t[]){1, 2, 3}, NULL,
+                          (const int64_t[]){4}, (const int64_t[]){0}, 1));
+  s = wm_op_fixture_run(&f);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "block_shape[0] is 0");
+
+  WM_CHECK_OK(col2im_node(&f, (const int64_t[]){1, 3, 1}, NULL,
+                          (const int64_t[]){4}, (const int64_t[]){2}, 1));
+  s = wm_op_fixture_run(&f);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "not a multiple of the block size 2");
+
+  // A block larger than the padded image; a dilation that overflows.
+  WM_CHECK_OK(col2im_node(&f, (const int64_t[]){1, 9, 1}, NULL,
+                          (const int64_t[]){2}, (const int64_t[]){9}, 1));
+  s = wm_op_fixture_run(&f);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "larger than the padded input");
+  WM_CHECK_OK(col2im_node(&f, (const int64_t[]){1, 2, 1}, NULL,
+                          (const int64_t[]){2}, (const int64_t[]){2}, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "dilations",
+                                      (const int64_t[]){INT64_MAX}, 1));
+  s = wm_op_fixture_run(&f);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "overflows");
+}
+
+// ------------------------------------------------------------- DeformConv
+
+// Runs DeformConv on x [1, 1, 3, 3] = 0..8 with a 2x2 kernel of ones and
+// every offset set to (|dy|, |dx|), with an optional mask of |m|.
+static wm_status_t dc_run_with(wm_op_fixture_t *f, double dy, double dx,
+                               const double *m) {
+  static const double ones[4] = {1, 1, 1, 1};
+  double off[32];
+  for (int i = 0; i < 32; i++) {
+    off[i] = (i / 4) % 2 == 0 ? dy : dx;
+  }
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, 19));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_const(
+      f, "x", WM_DTYPE_FLOAT, 4, (const int64_t[]){1, 1, 3, 3}, NULL));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_const(
+      f, "w", WM_DTYPE_FLOAT, 4, (const int64_t[]){1, 1, 2, 2}, ones));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_const(
+      f, "off", WM_DTYPE_FLOAT, 4, (const int64_t[]){1, 8, 2, 2}, off));
+  if (m) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_add_const(
+        f, "m", WM_DTYPE_FLOAT, 4, (const int64_t[]){1, 4, 2, 2}, m));
+  }
+  const char *in[5] = {"x", "w", "off", "", "m"};
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_node(f, "DeformConv", in, m ? 5 : 3, 1));
+  return wm_op_fixture_run(f);
+}
+
+WM_TEST(deformconv_samples_bilinearly_with_zeros_outside) {
+  wm_op_fixture_t f;
+  // Zero offsets: plain convolution, window sums of 0..8.
+  wm_status_t s = dc_run_with(&f, 0, 0, NULL);
+  static const double conv[4] = {8, 12, 20, 24};
+  bool ok = !s && wm_op_fixture_values_near(f.out[0], conv, 4, 1e-6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  // Half a pixel right: each tap reads the mean of two neighbours; taps
+  // of the right column in windows (0, 1) and (1, 1) read half zeros.
+  s = dc_run_with(&f, 0, 0.5, NULL);
+  static const double half[4] = {10, 9.5, 22, 18.5};
+  ok = !s && wm_op_fixture_values_near(f.out[0], half, 4, 1e-6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  // Offsets far outside (or NaN) read zeros; a mask scales each tap.
+  s = dc_run_with(&f, 1e300, 0, NULL);
+  static const double zero[4] = {0, 0, 0, 0};
+  ok = !s && wm_op_fixture_values_near(f.out[0], zero, 4, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  s = dc_run_with(&f, NAN, 0, NULL);
+  ok = !s && wm_op_fixture_values_near(f.out[0], zero, 4, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  double m[16];
+  for (int i = 0; i < 16; i++) {
+    m[i] = i < 4 ? 1 : 0;  // keep only tap (0, 0)
+  }
+  s = dc_run_with(&f, 0, 0, m);
+  static const double tap0[4] = {0, 1, 3, 4};
+  ok = !s && wm_op_fixture_values_near(f.out[0], tap0, 4, 1e-6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(deformconv_rejects_offset_of_the_wrong_shape) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 19));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 4,
+                                      (const int64_t[]){1, 4, 5, 5}));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "w", WM_DTYPE_FLOAT, 4,
+                                      (const int64_t[]){2, 4, 3, 3}));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "off", WM_DTYPE_FLOAT, 4,
+                                      (const int64_t[]){1, 18, 3, 3}));
+  const char *in[3] = {"x", "w", "off"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "DeformConv", in, 3, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "offset_group", 2));
+  wm_status_t s = wm_ops_check_graph(f.graph);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT,
+               "input 2 (offset) has shape [1,18,3,3], want [N, 36,");
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(conv_2d_matches_hand_computed_in_each_float_dtype),
     WM_CASE(conv_rejects_channel_mismatch),
@@ -458,6 +723,14 @@ static const wm_test_case_t cases[] = {
     WM_CASE(dropout_training_keeps_and_scales_by_the_mask),
     WM_CASE(nllloss_rejects_out_of_range_target),
     WM_CASE(sce_mean_with_ignore_index_and_log_prob),
+    WM_CASE(lpnorm_takes_l1_along_axis_and_keeps_zero_vectors_zero),
+    WM_CASE(lpnorm_rejects_p_other_than_1_or_2),
+    WM_CASE(groupnorm_scales_per_channel_from_opset_21_and_per_group_before),
+    WM_CASE(groupnorm_rejects_groups_not_dividing_channels),
+    WM_CASE(col2im_adds_overlapping_blocks_with_stride_and_pads),
+    WM_CASE(col2im_rejects_wrong_block_count_and_hostile_shapes),
+    WM_CASE(deformconv_samples_bilinearly_with_zeros_outside),
+    WM_CASE(deformconv_rejects_offset_of_the_wrong_shape),
     {NULL, NULL},
 };
 

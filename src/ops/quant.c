@@ -19,6 +19,19 @@
 
 #define T_Q8 (WM_T(UINT8) | WM_T(INT8))
 #define T_Q16 (WM_T(UINT16) | WM_T(INT16))
+#define T_F8                                                      \
+  (WM_T(FLOAT8E4M3FN) | WM_T(FLOAT8E4M3FNUZ) | WM_T(FLOAT8E5M2) | \
+   WM_T(FLOAT8E5M2FNUZ))
+
+// Quantized types of Quantize- and DequantizeLinear at |opset|.
+static uint32_t qtypes(int64_t opset) {
+  uint32_t m = T_Q8;
+  m |= opset >= 19 ? T_F8 : 0;
+  m |= opset >= 21 ? T_Q16 | WM_T(UINT4) | WM_T(INT4) : 0;
+  m |= opset >= 23 ? WM_T(FLOAT4E2M1) : 0;
+  m |= opset >= 25 ? WM_T(UINT2) | WM_T(INT2) : 0;
+  return m;
+}
 #define T_SCALE WM_TYPES_FLOAT
 
 // ---------------------------------------------------------- small helpers
@@ -117,6 +130,18 @@ static void qrange(wm_dtype_t d, double *lo, double *hi) {
       break;
     case WM_DTYPE_INT32:
       *lo = -2147483648.0, *hi = 2147483647.0;
+      break;
+    case WM_DTYPE_UINT4:
+      *lo = 0, *hi = 15;
+      break;
+    case WM_DTYPE_INT4:
+      *lo = -8, *hi = 7;
+      break;
+    case WM_DTYPE_UINT2:
+      *lo = 0, *hi = 3;
+      break;
+    case WM_DTYPE_INT2:
+      *lo = -2, *hi = 1;
       break;
     default:
       *lo = 0, *hi = 255;
@@ -348,7 +373,7 @@ static size_t qindex_of(const qindex_t *q, size_t i) {
 
 // The dtype QuantizeLinear produces (UNDEFINED when not yet known).
 static wm_status_t quant_out_dtype(const wm_op_ctx_t *ctx, wm_dtype_t *out) {
-  uint32_t qmask = T_Q8 | (ctx->opset >= 21 ? T_Q16 : 0);
+  uint32_t qmask = qtypes(ctx->opset);
   *out = WM_DTYPE_UNDEFINED;
   WM_RETURN_IF_ERROR(check_dtype(ctx, 2, "y_zero_point", qmask));
   wm_dtype_t zd = wm_op_in_dtype(ctx, 2);
@@ -406,11 +431,24 @@ static wm_status_t quant_run(wm_op_ctx_t *ctx) {
   wm_dtype_t prec = div_precision(x->dtype, s->dtype);
   double lo, hi;
   qrange(y->dtype, &lo, &hi);
+  int64_t saturate = 1;
+  if (ctx->opset >= 19) {
+    WM_RETURN_IF_ERROR(attr_int(ctx, "saturate", 1, &saturate));
+  }
+  bool mini = wm_dtype_is_minifloat(y->dtype);
   for (size_t i = 0; i < x->count; i++) {
     size_t k = qindex_of(&q, i);
     double v =
         round_to(prec, qdiv(wm_tensor_get_f64(x, i), wm_tensor_get_f64(s, k)));
     double zp = z ? wm_tensor_get_f64(z, k) : 0.0;
+    if (mini) {
+      // Float targets take x / scale converted like Cast (the float8
+      // zero point must be 0; FLOAT4E2M1 adds it, as the reference does).
+      double w = y->dtype == WM_DTYPE_FLOAT4E2M1 ? v + zp : v;
+      ((uint8_t *)y->data)[i] =
+          wm_f64_to_minifloat(y->dtype, w, saturate != 0, WM_ROUND_UP);
+      continue;
+    }
     wm_tensor_set_i64(y, i, quantize_one(v, zp, lo, hi));
   }
   return NULL;
@@ -422,7 +460,7 @@ static void quant_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 }
 
 static wm_status_t dequant_infer(wm_op_ctx_t *ctx) {
-  uint32_t xmask = T_Q8 | WM_T(INT32) | (ctx->opset >= 21 ? T_Q16 : 0);
+  uint32_t xmask = qtypes(ctx->opset) | WM_T(INT32);
   WM_RETURN_IF_ERROR(check_dtype(ctx, 0, "x", xmask));
   WM_RETURN_IF_ERROR(
       check_dtype(ctx, 1, "x_scale", ctx->opset >= 19 ? T_SCALE : WM_T(FLOAT)));
@@ -1056,7 +1094,11 @@ const wm_op_def_t wm_ops_quant[] = {
      quant_run, quant_cost},
     {"DequantizeLinear", "", 10, 2, 3, 1, 1, T_Q8 | WM_T(INT32), dequant_infer,
      dequant_run, dequant_cost},
-    {"DequantizeLinear", "", 21, 2, 3, 1, 1, T_Q8 | T_Q16 | WM_T(INT32),
+    {"DequantizeLinear", "", 19, 2, 3, 1, 1, T_Q8 | T_F8 | WM_T(INT32),
+     dequant_infer, dequant_run, dequant_cost},
+    {"DequantizeLinear", "", 21, 2, 3, 1, 1,
+     T_Q8 | T_Q16 | T_F8 | WM_T(INT32) | WM_T(UINT4) | WM_T(INT4) |
+         WM_T(FLOAT4E2M1) | WM_T(UINT2) | WM_T(INT2),
      dequant_infer, dequant_run, dequant_cost},
     {"DynamicQuantizeLinear", "", 11, 1, 1, 1, 3, WM_T(FLOAT), dynq_infer,
      dynq_run, dynq_cost},

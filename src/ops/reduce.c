@@ -1,5 +1,6 @@
 // Operators of the reduce family: the ten Reduce* operators (one shared,
-// table-driven core), ArgMax/ArgMin, TopK and CumSum. Floating-point
+// table-driven core; ReduceMax/ReduceMin also on bool since opset 20),
+// ArgMax/ArgMin, TopK, and CumSum with CumProd (one kernel). Floating-point
 // types accumulate in double; integer sums, products and extrema are
 // exact in wrapping int64.
 #include <math.h>
@@ -429,7 +430,7 @@ static wm_status_t reduce_run(wm_op_ctx_t *ctx) {
   }
   size_t n_out = y->count;
   bool exact_int =
-      wm_dtype_is_int(x->dtype) &&
+      (wm_dtype_is_int(x->dtype) || x->dtype == WM_DTYPE_BOOL) &&
       (op->kind == RK_SUM || op->kind == RK_PROD || op->kind == RK_L1 ||
        op->kind == RK_SUM_SQUARE || op->kind == RK_MAX || op->kind == RK_MIN);
   if (exact_int) {
@@ -746,6 +747,8 @@ static wm_status_t cumsum_infer(wm_op_ctx_t *ctx) {
   return wm_op_infer_same(ctx);
 }
 
+// CumSum and CumProd: one running sum or product along the axis, exact
+// in wrapping int64 for integers and in double for floating types.
 static wm_status_t cumsum_run(wm_op_ctx_t *ctx) {
   const wm_tensor_t *x = ctx->in[0];
   wm_tensor_t *y = ctx->out[0];
@@ -758,6 +761,7 @@ static wm_status_t cumsum_run(wm_op_ctx_t *ctx) {
   if (!known) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "input 1 (axis) is missing");
   }
+  bool prod = strcmp(ctx->node->op_type, "CumProd") == 0;
   bool exclusive = wm_node_attr_int(ctx->node, "exclusive", 0) != 0;
   bool reverse = wm_node_attr_int(ctx->node, "reverse", 0) != 0;
   bool is_int = wm_dtype_is_int(x->dtype);
@@ -765,19 +769,19 @@ static wm_status_t cumsum_run(wm_op_ctx_t *ctx) {
   split_axis(&x->shape, axis, &outer, &n, &inner);
   for (size_t o = 0; o < outer; o++) {
     for (size_t in = 0; in < inner; in++) {
-      double acc = 0.0;
-      int64_t iacc = 0;
+      double acc = prod ? 1.0 : 0.0;
+      int64_t iacc = prod ? 1 : 0;
       for (size_t j = 0; j < n; j++) {
         size_t k = reverse ? n - 1 - j : j;
         size_t i = (o * n + k) * inner + in;
         if (is_int) {
           int64_t v = wm_tensor_get_i64(x, i);
-          int64_t next = wrap_add(iacc, v);
+          int64_t next = prod ? wrap_mul(iacc, v) : wrap_add(iacc, v);
           wm_tensor_set_i64(y, i, exclusive ? iacc : next);
           iacc = next;
         } else {
           double v = wm_tensor_get_f64(x, i);
-          double next = acc + v;
+          double next = prod ? acc * v : acc + v;
           wm_tensor_set_f64(y, i, exclusive ? acc : next);
           acc = next;
         }
@@ -788,6 +792,8 @@ static wm_status_t cumsum_run(wm_op_ctx_t *ctx) {
 }
 
 #define REDUCE_TYPES WM_TYPES_NUMERIC
+#define CUMPROD_TYPES \
+  (WM_TYPES_FLOAT | WM_T(INT32) | WM_T(INT64) | WM_T(UINT32) | WM_T(UINT64))
 #define REDUCE(name, axes_since)                                              \
   {name,         "",           1,          1,          1, 1, 1,               \
    REDUCE_TYPES, reduce_infer, reduce_run, reduce_cost},                      \
@@ -800,7 +806,11 @@ const wm_op_def_t wm_ops_reduce[] = {
     REDUCE("ReduceSum", 13),
     REDUCE("ReduceMean", 18),
     REDUCE("ReduceMax", 18),
+    {"ReduceMax", "", 20, 1, 2, 1, 1, REDUCE_TYPES | WM_T(BOOL), reduce_infer,
+     reduce_run, reduce_cost},
     REDUCE("ReduceMin", 18),
+    {"ReduceMin", "", 20, 1, 2, 1, 1, REDUCE_TYPES | WM_T(BOOL), reduce_infer,
+     reduce_run, reduce_cost},
     REDUCE("ReduceProd", 18),
     REDUCE("ReduceL1", 18),
     REDUCE("ReduceL2", 18),
@@ -816,6 +826,8 @@ const wm_op_def_t wm_ops_reduce[] = {
     {"TopK", "", 10, 2, 2, 2, 2, WM_TYPES_NUMERIC, topk_infer, topk_run,
      topk_cost},
     {"CumSum", "", 11, 2, 2, 1, 1, WM_TYPES_NUMERIC, cumsum_infer, cumsum_run,
+     NULL},
+    {"CumProd", "", 26, 2, 2, 1, 1, CUMPROD_TYPES, cumsum_infer, cumsum_run,
      NULL},
     WM_OPS_END,
 };

@@ -1,6 +1,6 @@
 // Tests of the reduce family: every Reduce* against hand-computed values,
-// empty-set results, axes handling across opsets, ArgMax/ArgMin, TopK and
-// CumSum.
+// empty-set results, axes handling across opsets, bool extrema, ArgMax/ArgMin,
+// TopK, CumSum and CumProd.
 #include <math.h>
 #include <stdlib.h>
 
@@ -269,6 +269,123 @@ WM_TEST(cumsum_supports_exclusive_and_reverse) {
   }
 }
 
+WM_TEST(cumprod_supports_exclusive_and_reverse) {
+  static const double want[4][4] = {
+      {1, 2, 6, 24}, {1, 1, 2, 6}, {24, 24, 12, 4}, {24, 12, 4, 1}};
+  for (int c = 0; c < 4; c++) {
+    wm_op_fixture_t f;
+    WM_CHECK_OK(wm_op_fixture_init(&f, 26));
+    int64_t dims[1] = {4};
+    static const double x[4] = {1, 2, 3, 4};
+    static const double axis[1] = {0};
+    WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, dims, x));
+    WM_CHECK_OK(
+        wm_op_fixture_add_const(&f, "axis", WM_DTYPE_INT64, 0, NULL, axis));
+    const char *in[2] = {"x", "axis"};
+    WM_CHECK_OK(wm_op_fixture_add_node(&f, "CumProd", in, 2, 1));
+    WM_CHECK_OK(wm_op_fixture_attr_int(&f, "exclusive", c & 1));
+    WM_CHECK_OK(wm_op_fixture_attr_int(&f, "reverse", c >> 1));
+    wm_status_t s = wm_op_fixture_run(&f);
+    bool ok = !s && wm_op_fixture_values_near(f.out[0], want[c], 4,
+                                              WM_OP_FIXTURE_TOL);
+    WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  }
+}
+
+// 2^32 * 2^32 wraps to 0 in int64, as numpy's cumprod does; the middle
+// axis of [2,2,2] runs within each outer block.
+WM_TEST(cumprod_of_int64_is_exact_and_wraps) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 26));
+  int64_t dims[3] = {2, 2, 2};
+  int64_t big = INT64_C(1) << 32;
+  const int64_t x[8] = {3, big, 5, big, 7, 11, 13, 17};
+  WM_CHECK_OK(wm_op_fixture_add_const_i64(&f, "x", WM_DTYPE_INT64, 3, dims, x));
+  WM_CHECK_OK(wm_op_fixture_add_const_i64(&f, "axis", WM_DTYPE_INT32, 0, NULL,
+                                          (const int64_t[]){1}));
+  const char *in[2] = {"x", "axis"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "CumProd", in, 2, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  static const int64_t want[8] = {3, INT64_C(1) << 32, 15, 0, 7, 11, 91, 187};
+  bool ok = !s;
+  for (size_t i = 0; i < 8 && ok; i++) {
+    ok = wm_tensor_get_i64(f.out[0], i) == want[i];
+  }
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(cumprod_rejects_a_bad_axis_and_is_unknown_before_opset_26) {
+  wm_op_fixture_t f;
+  int64_t dims[1] = {3};
+  const char *in[2] = {"x", "axis"};
+  WM_CHECK_OK(wm_op_fixture_init(&f, 26));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, dims, NULL));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "axis", 2, (const int64_t[]){0, 0}));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "CumProd", in, 2, 1));
+  bool ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f),
+                                     "input 1 (axis) must be one integer");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  WM_CHECK_OK(wm_op_fixture_init(&f, 26));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, dims, NULL));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "axis", 1, (const int64_t[]){-2}));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "CumProd", in, 2, 1));
+  ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f),
+                                "axis -2 is out of range for rank 1");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  WM_CHECK_OK(wm_op_fixture_init(&f, 25));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, dims, NULL));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "axis", 1, (const int64_t[]){0}));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "CumProd", in, 2, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, UNIMPLEMENTED, "CumProd");
+}
+
+// Max and min of bool rows; an empty row gives false (max) or true (min),
+// the identities of or and and. Bool is accepted from opset 20 only.
+WM_TEST(reduce_max_and_min_take_bool_from_opset_20) {
+  static const int64_t x[6] = {1, 0, 0, 1, 1, 1};
+  static const struct {
+    const char *op;
+    int64_t dim1;
+    int64_t want[2];
+  } cases[] = {
+      {"ReduceMax", 3, {1, 1}},
+      {"ReduceMin", 3, {0, 1}},
+      {"ReduceMax", 0, {0, 0}},
+      {"ReduceMin", 0, {1, 1}},
+  };
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    wm_op_fixture_t f;
+    WM_CHECK_OK(wm_op_fixture_init(&f, 20));
+    int64_t dims[2] = {2, cases[c].dim1}, axes[1] = {1};
+    WM_CHECK_OK(
+        wm_op_fixture_add_const_i64(&f, "x", WM_DTYPE_BOOL, 2, dims, x));
+    WM_CHECK_OK(add_reduce(&f, cases[c].op, 20, 18, axes, 1, 0));
+    wm_status_t s = wm_op_fixture_run(&f);
+    bool ok = !s && f.out[0]->dtype == WM_DTYPE_BOOL &&
+              wm_tensor_get_i64(f.out[0], 0) == cases[c].want[0] &&
+              wm_tensor_get_i64(f.out[0], 1) == cases[c].want[1];
+    WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  }
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 18));
+  int64_t dims[2] = {2, 3}, axes[1] = {1};
+  WM_CHECK_OK(wm_op_fixture_add_const_i64(&f, "x", WM_DTYPE_BOOL, 2, dims, x));
+  WM_CHECK_OK(add_reduce(&f, "ReduceMax", 18, 18, axes, 1, 0));
+  bool ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f), "type bool");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  WM_CHECK_OK(wm_op_fixture_init(&f, 20));
+  WM_CHECK_OK(wm_op_fixture_add_const_i64(&f, "x", WM_DTYPE_BOOL, 2, dims, x));
+  WM_CHECK_OK(add_reduce(&f, "ReduceSum", 20, 13, axes, 1, 0));
+  ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f), "type bool");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(reduce_family_matches_hand_computed_values),
     WM_CASE(reduce_over_empty_set_gives_identity_values),
@@ -280,6 +397,10 @@ static const wm_test_case_t cases[] = {
     WM_CASE(topk_orders_ties_by_index),
     WM_CASE(topk_rejects_k_larger_than_axis),
     WM_CASE(cumsum_supports_exclusive_and_reverse),
+    WM_CASE(cumprod_supports_exclusive_and_reverse),
+    WM_CASE(cumprod_of_int64_is_exact_and_wraps),
+    WM_CASE(cumprod_rejects_a_bad_axis_and_is_unknown_before_opset_26),
+    WM_CASE(reduce_max_and_min_take_bool_from_opset_20),
     {NULL, NULL},
 };
 

@@ -1,9 +1,9 @@
 // Operators of the tensor family: shape manipulation and data movement
 // (Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split, Expand,
 // Tile, Pad, Shape, Size, Identity, DepthToSpace, SpaceToDepth,
-// ReverseSequence). Every
-// kernel works on any dtype by copying whole elements; strings are copied
-// with wm_tensor_set_string.
+// ReverseSequence, CenterCropPad, TensorScatter, BitCast). Every kernel
+// works on any dtype by copying whole elements; strings are copied with
+// wm_tensor_set_string.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1182,10 +1182,13 @@ static wm_status_t block_size(const wm_op_ctx_t *ctx, const wm_shape_t *in,
   return NULL;
 }
 
-// The DCR / CRD choice of DepthToSpace; true for CRD.
+// The DCR / CRD choice of DepthToSpace (attribute since opset 11) and
+// SpaceToDepth (since opset 28); true for CRD.
 static wm_status_t depth_to_space_crd(const wm_op_ctx_t *ctx, bool *out) {
-  const char *mode =
-      ctx->opset >= 11 ? wm_node_attr_string(ctx->node, "mode", "DCR") : "DCR";
+  int64_t since = strcmp(ctx->node->op_type, "SpaceToDepth") == 0 ? 28 : 11;
+  const char *mode = ctx->opset >= since
+                         ? wm_node_attr_string(ctx->node, "mode", "DCR")
+                         : "DCR";
   if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "mode \"%s\" is not DCR or CRD",
                        mode);
@@ -1248,7 +1251,9 @@ static wm_status_t space_to_depth_infer(wm_op_ctx_t *ctx) {
   const wm_shape_t *in = wm_op_in_shape(ctx, 0);
   wm_dtype_t dtype = wm_op_in_dtype(ctx, 0);
   int64_t b = 1;
+  bool crd = false;
   WM_RETURN_IF_ERROR(block_size(ctx, in, false, &b));
+  WM_RETURN_IF_ERROR(depth_to_space_crd(ctx, &crd));
   if (in->rank < 0) {
     wm_shape_t s = {4, {-1, -1, -1, -1}};
     wm_op_set_out(ctx, 0, dtype, &s);
@@ -1269,17 +1274,23 @@ static wm_status_t space_to_depth_run(wm_op_ctx_t *ctx) {
   const wm_tensor_t *in = ctx->in[0];
   wm_tensor_t *out = ctx->out[0];
   int64_t b = 1;
+  bool crd = false;
   WM_RETURN_IF_ERROR(block_size(ctx, &in->shape, false, &b));
+  WM_RETURN_IF_ERROR(depth_to_space_crd(ctx, &crd));
   int64_t n = in->shape.dims[0], c = in->shape.dims[1];
   int64_t h = in->shape.dims[2], w = in->shape.dims[3];
-  // The output is [n, b1, b2, c, h/b, w/b]; the input is
-  // [n, c, h/b, b1, w/b, b2].
+  // The output is [n, b1, b2, c, h/b, w/b] (DCR) or [n, c, b1, b2, h/b,
+  // w/b] (CRD); the input is [n, c, h/b, b1, w/b, b2].
+  int64_t hw = h * w;
   wm_shape_t view =
-      wm_shape_make(6, (const int64_t[]){n, b, b, c, h / b, w / b});
+      crd ? wm_shape_make(6, (const int64_t[]){n, c, b, b, h / b, w / b})
+          : wm_shape_make(6, (const int64_t[]){n, b, b, c, h / b, w / b});
   int64_t dst[WM_MAX_RANK];
   wm_shape_strides(&view, dst);
-  int64_t src[6] = {c * h * w, w, 1, h * w, b * w, b};
-  return wm_op_copy_strided(out, 0, dst, in, 0, src, 6, view.dims);
+  int64_t src_dcr[6] = {c * hw, w, 1, hw, b * w, b};
+  int64_t src_crd[6] = {c * hw, hw, w, 1, b * w, b};
+  return wm_op_copy_strided(out, 0, dst, in, 0, crd ? src_crd : src_dcr, 6,
+                            view.dims);
 }
 
 // ------------------------------------------------------- ReverseSequence
@@ -1392,6 +1403,329 @@ static wm_status_t reverse_sequence_run(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// --------------------------------------------------------- CenterCropPad
+
+// Reads CenterCropPad's axes (attribute, default every axis) against
+// |rank| into |out_axes|; *out_n is their count.
+static wm_status_t crop_pad_axes(const wm_op_ctx_t *ctx, int32_t rank,
+                                 int32_t out_axes[WM_MAX_RANK], size_t *out_n) {
+  const int64_t *axes;
+  size_t n;
+  if (!wm_node_attr_ints(ctx->node, "axes", &axes, &n)) {
+    for (int32_t d = 0; d < rank; d++) {
+      out_axes[d] = d;
+    }
+    *out_n = (size_t)rank;
+    return NULL;
+  }
+  *out_n = n;
+  return normalize_axes(ctx, axes, n, rank, out_axes);
+}
+
+// Resolves the output shape of CenterCropPad from the input shape |in|
+// (rank known) and the target lengths |shape| (NULL when unknown).
+static wm_status_t crop_pad_shape(const wm_op_ctx_t *ctx, const wm_shape_t *in,
+                                  const int64_t *shape, size_t n_shape,
+                                  bool known, wm_shape_t *out) {
+  int32_t axes[WM_MAX_RANK];
+  size_t n;
+  WM_RETURN_IF_ERROR(crop_pad_axes(ctx, in->rank, axes, &n));
+  int64_t len = known ? (int64_t)n_shape : input_length(ctx, 1);
+  if (len >= 0 && len != (int64_t)n) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "shape has %lld values for %zu axes", (long long)len, n);
+  }
+  *out = *in;
+  for (size_t i = 0; i < n; i++) {
+    int64_t v = known ? shape[i] : -1;
+    if (known && v < 0) {
+      char buf[256];
+      return WM_OP_ERROR(
+          ctx, INVALID_ARGUMENT, "shape %s has negative length %lld",
+          wm_op_format_ints(shape, n_shape, buf, sizeof(buf)), (long long)v);
+    }
+    out->dims[axes[i]] = v;
+  }
+  int64_t total;
+  return dims_product(ctx, out, 0, out->rank, &total);
+}
+
+static wm_status_t center_crop_pad_infer(wm_op_ctx_t *ctx) {
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  wm_dtype_t dtype = wm_op_in_dtype(ctx, 0);
+  if (in->rank < 0) {
+    wm_op_set_out_unknown(ctx, 0, dtype);
+    return NULL;
+  }
+  int64_t *shape;
+  size_t n;
+  bool known;
+  WM_RETURN_IF_ERROR(wm_op_input_ints(ctx, 1, &shape, &n, &known));
+  wm_shape_t out;
+  wm_status_t st = crop_pad_shape(ctx, in, shape, n, known, &out);
+  free(shape);
+  WM_RETURN_IF_ERROR(st);
+  wm_op_set_out(ctx, 0, dtype, &out);
+  return NULL;
+}
+
+// Copies the centered window common to input and output: along each dim
+// the shorter of the two lengths, started (d/2 rounded down) into the
+// longer one; the rest of the output is zero.
+static wm_status_t center_crop_pad_run(wm_op_ctx_t *ctx) {
+  const wm_tensor_t *in = ctx->in[0];
+  wm_tensor_t *out = ctx->out[0];
+  if (!out) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  if (out->dtype != WM_DTYPE_STRING && out->nbytes) {
+    memset(out->data, 0, out->nbytes);  // strings start as ""
+  }
+  int32_t rank = in->shape.rank;
+  int64_t in_strides[WM_MAX_RANK], out_strides[WM_MAX_RANK];
+  int64_t len[WM_MAX_RANK];
+  wm_shape_strides(&in->shape, in_strides);
+  wm_shape_strides(&out->shape, out_strides);
+  int64_t src_off = 0, dst_off = 0;
+  for (int32_t d = 0; d < rank; d++) {
+    int64_t i = in->shape.dims[d], o = out->shape.dims[d];
+    len[d] = i < o ? i : o;
+    if (i > o) {
+      src_off += (i - o) / 2 * in_strides[d];
+    } else {
+      dst_off += (o - i) / 2 * out_strides[d];
+    }
+  }
+  return wm_op_copy_strided(out, dst_off, out_strides, in, src_off, in_strides,
+                            rank, len);
+}
+
+// --------------------------------------------------------- TensorScatter
+
+// TensorScatter's sequence axis (never the batch axis 0) and mode.
+typedef struct scatter_plan {
+  int32_t axis;   // the sequence axis
+  bool circular;  // write indices wrap around max_sequence_length
+} scatter_plan_t;
+
+static wm_status_t tensor_scatter_plan(const wm_op_ctx_t *ctx, int32_t rank,
+                                       scatter_plan_t *out) {
+  const char *mode = wm_node_attr_string(ctx->node, "mode", "linear");
+  if (strcmp(mode, "linear") != 0 && strcmp(mode, "circular") != 0) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "mode \"%s\" is not \"linear\" or \"circular\"", mode);
+  }
+  out->circular = strcmp(mode, "circular") == 0;
+  out->axis = -1;
+  if (rank < 0) {
+    return NULL;
+  }
+  if (rank < 2) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "past_cache has rank %d, want at least 2", rank);
+  }
+  int64_t axis = wm_node_attr_int(ctx->node, "axis", -2);
+  WM_RETURN_IF_ERROR(wm_op_axis(ctx, axis, rank, "axis", &out->axis));
+  if (out->axis == 0) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "axis %lld is the batch axis 0",
+                       (long long)axis);
+  }
+  return NULL;
+}
+
+// Checks update (input 1) and write_indices (input 2) against the cache
+// shape |past| (rank known); unknown dims pass.
+static wm_status_t tensor_scatter_check(const wm_op_ctx_t *ctx,
+                                        const wm_shape_t *past, int32_t axis) {
+  const wm_shape_t *up = wm_op_in_shape(ctx, 1);
+  wm_dtype_t pt = wm_op_in_dtype(ctx, 0), ut = wm_op_in_dtype(ctx, 1);
+  if (pt != WM_DTYPE_UNDEFINED && ut != WM_DTYPE_UNDEFINED && pt != ut) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "update is %s but past_cache is %s", wm_dtype_name(ut),
+                       wm_dtype_name(pt));
+  }
+  char b1[128], b2[128];
+  if (up->rank >= 0) {
+    bool bad = up->rank != past->rank;
+    for (int32_t d = 0; d < up->rank && !bad; d++) {
+      int64_t u = up->dims[d], p = past->dims[d];
+      bad = u >= 0 && p >= 0 && (d == axis ? u > p : u != p);
+    }
+    if (bad) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "update %s does not fit past_cache %s along axis %d",
+                         wm_shape_format(up, b1, sizeof(b1)),
+                         wm_shape_format(past, b2, sizeof(b2)), axis);
+    }
+  }
+  const wm_shape_t *wi = wm_op_in_shape(ctx, 2);
+  wm_dtype_t wt = wm_op_in_dtype(ctx, 2);
+  if (wt != WM_DTYPE_UNDEFINED && !wm_dtype_is_int(wt)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "write_indices is %s, want int64",
+                       wm_dtype_name(wt));
+  }
+  if (wi->rank >= 0 &&
+      (wi->rank != 1 || (wi->dims[0] >= 0 && past->dims[0] >= 0 &&
+                         wi->dims[0] != past->dims[0]))) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "write_indices %s does not match the batch of "
+                       "past_cache %s",
+                       wm_shape_format(wi, b1, sizeof(b1)),
+                       wm_shape_format(past, b2, sizeof(b2)));
+  }
+  return NULL;
+}
+
+static wm_status_t tensor_scatter_infer(wm_op_ctx_t *ctx) {
+  const wm_shape_t *past = wm_op_in_shape(ctx, 0);
+  scatter_plan_t p;
+  WM_RETURN_IF_ERROR(tensor_scatter_plan(ctx, past->rank, &p));
+  if (past->rank >= 0) {
+    WM_RETURN_IF_ERROR(tensor_scatter_check(ctx, past, p.axis));
+  }
+  return wm_op_infer_same(ctx);
+}
+
+// present = past, then row s of each update slice goes to row
+// write_indices[b] + s (modulo the cache length when circular).
+static wm_status_t tensor_scatter_run(wm_op_ctx_t *ctx) {
+  const wm_tensor_t *past = ctx->in[0], *update = ctx->in[1];
+  const wm_tensor_t *wi = wm_op_has_input(ctx, 2) ? ctx->in[2] : NULL;
+  wm_tensor_t *out = ctx->out[0];
+  if (!out) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  scatter_plan_t p;
+  WM_RETURN_IF_ERROR(tensor_scatter_plan(ctx, past->shape.rank, &p));
+  WM_RETURN_IF_ERROR(tensor_scatter_check(ctx, &past->shape, p.axis));
+  WM_RETURN_IF_ERROR(wm_op_copy_all(out, past));
+  size_t batch = (size_t)past->shape.dims[0], prefix = 1, inner = 1;
+  for (int32_t d = 0; d < p.axis; d++) {
+    prefix *= (size_t)past->shape.dims[d];
+  }
+  for (int32_t d = p.axis + 1; d < past->shape.rank; d++) {
+    inner *= (size_t)past->shape.dims[d];
+  }
+  int64_t max_len = past->shape.dims[p.axis];
+  int64_t seq = update->shape.dims[p.axis];
+  if (prefix == 0 || seq == 0 || inner == 0) {
+    return NULL;
+  }
+  size_t per_batch = prefix / batch;
+  for (size_t b = 0; b < batch; b++) {
+    int64_t start = wi ? wm_tensor_get_i64(wi, b) : 0;
+    if (p.circular) {
+      start = ((start % max_len) + max_len) % max_len;
+    } else if (start < 0 || start > max_len - seq) {
+      return WM_OP_ERROR(ctx, OUT_OF_RANGE,
+                         "write_indices[%zu] is %lld: %lld rows from there "
+                         "leave [0, %lld) of axis %d",
+                         b, (long long)start, (long long)seq,
+                         (long long)max_len, p.axis);
+    }
+    for (size_t q = b * per_batch; q < (b + 1) * per_batch; q++) {
+      for (int64_t s = 0; s < seq; s++) {
+        int64_t row = (start + s) % max_len;
+        size_t di = (q * (size_t)max_len + (size_t)row) * inner;
+        size_t si = (q * (size_t)seq + (size_t)s) * inner;
+        WM_RETURN_IF_ERROR(copy_run(out, di, update, si, inner));
+      }
+    }
+  }
+  return NULL;
+}
+
+// ---------------------------------------------------------------- BitCast
+
+// Whether BitCast handles |dtype| by copying bytes: the types held in
+// memory exactly as their ONNX bits (the 4- and 2-bit types are held
+// unpacked, so copying their bytes would not reinterpret the bits).
+static bool bit_cast_plain(wm_dtype_t dtype) {
+  switch (dtype) {
+    case WM_DTYPE_FLOAT:
+    case WM_DTYPE_UINT8:
+    case WM_DTYPE_INT8:
+    case WM_DTYPE_UINT16:
+    case WM_DTYPE_INT16:
+    case WM_DTYPE_INT32:
+    case WM_DTYPE_INT64:
+    case WM_DTYPE_BOOL:
+    case WM_DTYPE_FLOAT16:
+    case WM_DTYPE_DOUBLE:
+    case WM_DTYPE_UINT32:
+    case WM_DTYPE_UINT64:
+    case WM_DTYPE_COMPLEX64:
+    case WM_DTYPE_COMPLEX128:
+    case WM_DTYPE_BFLOAT16:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Reads BitCast's target type: a non-string dtype with the input's
+// element size.
+static wm_status_t bit_cast_target(const wm_op_ctx_t *ctx, wm_dtype_t *out) {
+  const wm_attr_t *a = wm_node_attr(ctx->node, "to");
+  if (!a || a->type != WM_ATTR_INT) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "missing integer attribute \"to\"");
+  }
+  if (!wm_dtype_is_valid(a->i) || a->i == WM_DTYPE_UNDEFINED ||
+      a->i == WM_DTYPE_STRING) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "to %lld is not a supported non-string data type",
+                       (long long)a->i);
+  }
+  wm_dtype_t to = (wm_dtype_t)a->i, from = wm_op_in_dtype(ctx, 0);
+  if (from == WM_DTYPE_STRING || (from != WM_DTYPE_UNDEFINED &&
+                                  wm_dtype_size(from) != wm_dtype_size(to))) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "cannot reinterpret %s as %s: element sizes differ",
+                       wm_dtype_name(from), wm_dtype_name(to));
+  }
+  if (!bit_cast_plain(to) ||
+      (from != WM_DTYPE_UNDEFINED && !bit_cast_plain(from))) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED, "bitcast from %s to %s",
+                       wm_dtype_name(from), wm_dtype_name(to));
+  }
+  *out = to;
+  return NULL;
+}
+
+static wm_status_t bit_cast_infer(wm_op_ctx_t *ctx) {
+  wm_dtype_t to;
+  WM_RETURN_IF_ERROR(bit_cast_target(ctx, &to));
+  wm_op_set_out(ctx, 0, to, wm_op_in_shape(ctx, 0));
+  return NULL;
+}
+
+// The bytes are copied as they are (the host is little endian, as the
+// spec's byte order); a bool result is normalized to 0 or 1.
+static wm_status_t bit_cast_run(wm_op_ctx_t *ctx) {
+  const wm_tensor_t *in = ctx->in[0];
+  wm_tensor_t *out = ctx->out[0];
+  wm_dtype_t to;
+  WM_RETURN_IF_ERROR(bit_cast_target(ctx, &to));
+  if (!out) {
+    return NULL;  // output omitted: nothing to compute
+  }
+  if (out->nbytes != in->nbytes) {
+    return WM_OP_ERROR(ctx, INTERNAL, "bitcast of %zu bytes into %zu",
+                       in->nbytes, out->nbytes);
+  }
+  if (in->nbytes) {
+    memcpy(out->data, in->data, in->nbytes);
+  }
+  if (to == WM_DTYPE_BOOL) {
+    uint8_t *b = out->data;
+    for (size_t i = 0; i < out->count; i++) {
+      b[i] = b[i] != 0;
+    }
+  }
+  return NULL;
+}
+
 // ------------------------------------------------------------------ table
 
 #define MOVE(name, since, min_in, max_in, min_out, max_out, infer, run) \
@@ -1420,5 +1754,10 @@ const wm_op_def_t wm_ops_tensor[] = {
          space_to_depth_run),
     MOVE("ReverseSequence", 10, 2, 2, 1, 1, reverse_sequence_infer,
          reverse_sequence_run),
+    MOVE("CenterCropPad", 18, 2, 2, 1, 1, center_crop_pad_infer,
+         center_crop_pad_run),
+    MOVE("TensorScatter", 24, 2, 3, 1, 1, tensor_scatter_infer,
+         tensor_scatter_run),
+    MOVE("BitCast", 26, 1, 1, 1, 1, bit_cast_infer, bit_cast_run),
     WM_OPS_END,
 };

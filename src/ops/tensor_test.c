@@ -1,6 +1,7 @@
-// Tests of the tensor operators (Reshape ... SpaceToDepth,
-// ReverseSequence): kernels against hand-computed values on several dtypes,
-// static shape rules with unknown inputs, and error messages.
+// Tests of the tensor operators (Reshape ... SpaceToDepth, ReverseSequence,
+// CenterCropPad, TensorScatter, BitCast): kernels against hand-computed
+// values on several dtypes, static shape rules with unknown inputs, and
+// error messages.
 #include <stdlib.h>
 
 #include "op_fixture.h"
@@ -494,6 +495,308 @@ WM_TEST(reverse_sequence_rejects_bad_lengths_and_axes) {
       "sequence_lens [3] does not match batch axis 1"));
 }
 
+// SpaceToDepth of [1,2,2,2] 0..7 (one 2x2 block per channel): DCR puts
+// channel c of block offset (i,j) at (i*2+j)*2+c, CRD at c*4+i*2+j. The
+// mode attribute exists from opset 28.
+WM_TEST(space_to_depth_takes_crd_mode_from_opset_28) {
+  int64_t dx[4] = {1, 2, 2, 2};
+  static const double dcr[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+  static const double crd[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  static const struct {
+    int64_t opset;
+    const char *mode;
+    const double *want;
+  } cases[] = {{28, "CRD", crd}, {28, "DCR", dcr}, {28, NULL, dcr}};
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    wm_op_fixture_t f;
+    WM_CHECK_OK(wm_op_fixture_init(&f, cases[c].opset));
+    WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 4, dx, NULL));
+    const char *in[1] = {"x"};
+    WM_CHECK_OK(wm_op_fixture_add_node(&f, "SpaceToDepth", in, 1, 1));
+    WM_CHECK_OK(wm_op_fixture_attr_int(&f, "blocksize", 2));
+    if (cases[c].mode) {
+      WM_CHECK_OK(wm_op_fixture_attr_string(&f, "mode", cases[c].mode));
+    }
+    wm_status_t s = wm_op_fixture_run(&f);
+    bool ok =
+        !s &&
+        wm_op_fixture_shape_is(f.out[0], 4, (const int64_t[]){1, 8, 1, 1}) &&
+        wm_op_fixture_values_near(f.out[0], cases[c].want, 8, 0);
+    WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  }
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 28));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 4, dx, NULL));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "SpaceToDepth", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "blocksize", 2));
+  WM_CHECK_OK(wm_op_fixture_attr_string(&f, "mode", "RCD"));
+  bool ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f),
+                                     "mode \"RCD\" is not DCR or CRD");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+}
+
+// Runs CenterCropPad on |x| (float 0..n-1 of |dims|) to |shape|, with
+// |axes| when |n_axes| > 0.
+static wm_status_t run_crop_pad(wm_op_fixture_t *f, int32_t rank,
+                                const int64_t *dims, const int64_t *shape,
+                                size_t n_shape, const int64_t *axes,
+                                size_t n_axes) {
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, 18));
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_const(f, "x", WM_DTYPE_FLOAT, rank, dims, NULL));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_ints(f, "s", n_shape, shape));
+  const char *in[2] = {"x", "s"};
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_node(f, "CenterCropPad", in, 2, 1));
+  if (n_axes) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_attr_ints(f, "axes", axes, n_axes));
+  }
+  return wm_op_fixture_run(f);
+}
+
+// x = 0..9 as [2,5]. To [4,3]: rows padded by 1 on each side, columns
+// cropped from 1. To 2 columns (axes [-1]): cropped from 1. To [5,8]: the
+// odd differences 3 start at 1, the extra row and column at the end.
+WM_TEST(center_crop_pad_centers_the_window_and_zero_fills) {
+  int64_t dx[2] = {2, 5};
+  wm_op_fixture_t f;
+  wm_status_t s = run_crop_pad(&f, 2, dx, (const int64_t[]){4, 3}, 2, NULL, 0);
+  bool ok = !s &&
+            wm_op_fixture_shape_is(f.out[0], 2, (const int64_t[]){4, 3}) &&
+            wm_op_fixture_values_near(
+                f.out[0], (const double[]){0, 0, 0, 1, 2, 3, 6, 7, 8, 0, 0, 0},
+                12, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  s = run_crop_pad(&f, 2, dx, (const int64_t[]){2}, 1, (const int64_t[]){-1},
+                   1);
+  ok = !s && wm_op_fixture_shape_is(f.out[0], 2, (const int64_t[]){2, 2}) &&
+       wm_op_fixture_values_near(f.out[0], (const double[]){1, 2, 6, 7}, 4, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  double want[40];
+  for (int r = 0; r < 5; r++) {
+    for (int c = 0; c < 8; c++) {
+      bool inside = r >= 1 && r <= 2 && c >= 1 && c <= 5;
+      want[r * 8 + c] = inside ? (r - 1) * 5 + (c - 1) : 0;
+    }
+  }
+  s = run_crop_pad(&f, 2, dx, (const int64_t[]){5, 8}, 2, NULL, 0);
+  ok = !s && wm_op_fixture_shape_is(f.out[0], 2, (const int64_t[]){5, 8}) &&
+       wm_op_fixture_values_near(f.out[0], want, 40, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(center_crop_pad_pads_strings_with_empty_strings) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 18));
+  int64_t dx[1] = {2};
+  const char *x[2] = {"a", "b"};
+  WM_CHECK_OK(wm_op_fixture_add_strings(&f, "x", 1, dx, x));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "s", 1, (const int64_t[]){4}));
+  const char *in[2] = {"x", "s"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "CenterCropPad", in, 2, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  const char *want[4] = {"", "a", "b", ""};
+  bool ok = !s && wm_op_fixture_strings_are(f.out[0], want, 4);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(center_crop_pad_rejects_bad_shapes_and_axes) {
+  int64_t dx[2] = {2, 5};
+  wm_op_fixture_t f;
+  bool ok = wm_op_fixture_fails_with(
+      run_crop_pad(&f, 2, dx, (const int64_t[]){4}, 1, NULL, 0),
+      "shape has 1 values for 2 axes");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  ok = wm_op_fixture_fails_with(
+      run_crop_pad(&f, 2, dx, (const int64_t[]){4, -1}, 2, NULL, 0),
+      "shape [4,-1] has negative length -1");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  ok = wm_op_fixture_fails_with(
+      run_crop_pad(&f, 2, dx, (const int64_t[]){4}, 1, (const int64_t[]){2}, 1),
+      "axis 2 is out of range for rank 2");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  ok = wm_op_fixture_fails_with(
+      run_crop_pad(&f, 2, dx,
+                   (const int64_t[]){INT64_C(1) << 40, INT64_C(1) << 40}, 2,
+                   NULL, 0),
+      "element count of [1099511627776,1099511627776] overflows");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+}
+
+WM_TEST(center_crop_pad_with_unknown_shape_value_keeps_other_dims) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 18));
+  int64_t dx[3] = {2, 5, 7}, ds[1] = {1};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, dx));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "s", WM_DTYPE_INT64, 1, ds));
+  const char *in[2] = {"x", "s"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "CenterCropPad", in, 2, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "axes", (const int64_t[]){1}, 1));
+  wm_type_t t;
+  wm_status_t s = wm_op_fixture_infer(&f, &t);
+  bool ok = !s && t.shape.rank == 3 && t.shape.dims[0] == 2 &&
+            t.shape.dims[1] == -1 && t.shape.dims[2] == 7;
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+// Runs TensorScatter on past = 0..7 as [2,4,1] and update = 100..103 as
+// [2,|seq|,1] with |write| (NULL: input omitted) in |mode|.
+static wm_status_t run_scatter(wm_op_fixture_t *f, const char *mode,
+                               int64_t seq, const int64_t *write,
+                               size_t n_write, int64_t axis) {
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, 24));
+  int64_t dp[3] = {2, 4, 1}, du[3] = {2, seq, 1};
+  double u[10];
+  for (int i = 0; i < 10; i++) {
+    u[i] = 100 + i;
+  }
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_const(f, "p", WM_DTYPE_FLOAT, 3, dp, NULL));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_const(f, "u", WM_DTYPE_FLOAT, 3, du, u));
+  if (write) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_add_ints(f, "w", n_write, write));
+  }
+  const char *in[3] = {"p", "u", "w"};
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_node(f, "TensorScatter", in, write ? 3 : 2, 1));
+  if (mode) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_attr_string(f, "mode", mode));
+  }
+  if (axis != -2) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_attr_int(f, "axis", axis));
+  }
+  return wm_op_fixture_run(f);
+}
+
+WM_TEST(tensor_scatter_writes_rows_linearly_or_circularly) {
+  wm_op_fixture_t f;
+  wm_status_t s = run_scatter(&f, "linear", 2, (const int64_t[]){1, 2}, 2, -2);
+  bool ok = !s && wm_op_fixture_values_near(
+                      f.out[0],
+                      (const double[]){0, 100, 101, 3, 4, 5, 102, 103}, 8, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  // Circular: 3 wraps to rows 3, 0; -1 counts from the end like 3.
+  s = run_scatter(&f, "circular", 2, (const int64_t[]){3, -1}, 2, 1);
+  ok = !s &&
+       wm_op_fixture_values_near(
+           f.out[0], (const double[]){101, 1, 2, 100, 103, 5, 6, 102}, 8, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  // No write_indices: every batch writes from row 0.
+  s = run_scatter(&f, NULL, 1, NULL, 0, -2);
+  ok = !s && wm_op_fixture_values_near(
+                 f.out[0], (const double[]){100, 1, 2, 3, 101, 5, 6, 7}, 8, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(tensor_scatter_rejects_hostile_indices_and_shapes) {
+  static const struct {
+    const char *mode;
+    int64_t seq;
+    int64_t write[3];
+    size_t n_write;
+    int64_t axis;
+    const char *want;
+  } cases[] = {
+      {"linear",
+       2,
+       {3, 0},
+       2,
+       -2,
+       "write_indices[0] is 3: 2 rows from there leave [0, 4) of axis 1"},
+      {"linear", 1, {0, -1}, 2, -2, "write_indices[1] is -1"},
+      {"linear", 1, {INT64_MAX, 0}, 2, -2, "write_indices[0] is"},
+      {"linear",
+       1,
+       {0, 0, 0},
+       3,
+       -2,
+       "write_indices [3] does not match the batch of past_cache [2,4,1]"},
+      {"linear",
+       5,
+       {0, 0},
+       2,
+       -2,
+       "update [2,5,1] does not fit past_cache [2,4,1] along axis 1"},
+      {"linear", 1, {0, 0}, 2, 0, "axis 0 is the batch axis 0"},
+      {"linear", 1, {0, 0}, 2, 3, "axis 3 is out of range for rank 3"},
+      {"ring", 1, {0, 0}, 2, -2, "mode \"ring\" is not"},
+  };
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    wm_op_fixture_t f;
+    bool ok = wm_op_fixture_fails_with(
+        run_scatter(&f, cases[c].mode, cases[c].seq, cases[c].write,
+                    cases[c].n_write, cases[c].axis),
+        cases[c].want);
+    wm_op_fixture_deinit(&f);
+    WM_CHECK(ok);
+  }
+}
+
+WM_TEST(bit_cast_reinterprets_bytes_of_the_same_size) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 26));
+  int64_t d2[1] = {2};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, d2,
+                                      (const double[]){1.0, -2.0}));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "BitCast", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "to", WM_DTYPE_INT32));
+  wm_status_t s = wm_op_fixture_run(&f);
+  bool ok = !s && f.out[0]->dtype == WM_DTYPE_INT32 &&
+            wm_tensor_get_i64(f.out[0], 0) == 0x3f800000 &&
+            wm_tensor_get_i64(f.out[0], 1) == -0x40000000;
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  // Bytes other than 0 and 1 read as bool true.
+  WM_CHECK_OK(wm_op_fixture_init(&f, 26));
+  WM_CHECK_OK(wm_op_fixture_add_const_i64(&f, "x", WM_DTYPE_UINT8, 1, d2,
+                                          (const int64_t[]){0, 2}));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "BitCast", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "to", WM_DTYPE_BOOL));
+  s = wm_op_fixture_run(&f);
+  ok = !s && ((const uint8_t *)f.out[0]->data)[0] == 0 &&
+       ((const uint8_t *)f.out[0]->data)[1] == 1;
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(bit_cast_rejects_other_sizes_strings_and_unknown_types) {
+  static const struct {
+    int64_t to;
+    const char *want;
+  } cases[] = {
+      {WM_DTYPE_INT64, "cannot reinterpret float as int64: element sizes"},
+      {WM_DTYPE_STRING, "to 8 is not a supported non-string data type"},
+      {99, "to 99 is not a supported non-string data type"},
+  };
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    wm_op_fixture_t f;
+    WM_CHECK_OK(wm_op_fixture_init(&f, 26));
+    int64_t d2[1] = {2};
+    WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, d2, NULL));
+    const char *in[1] = {"x"};
+    WM_CHECK_OK(wm_op_fixture_add_node(&f, "BitCast", in, 1, 1));
+    WM_CHECK_OK(wm_op_fixture_attr_int(&f, "to", cases[c].to));
+    bool ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f), cases[c].want);
+    wm_op_fixture_deinit(&f);
+    WM_CHECK(ok);
+  }
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 26));
+  int64_t d1[1] = {1};
+  const char *x[1] = {"a"};
+  WM_CHECK_OK(wm_op_fixture_add_strings(&f, "x", 1, d1, x));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "BitCast", in, 1, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "to", WM_DTYPE_INT64));
+  bool ok = wm_op_fixture_fails_with(wm_op_fixture_run(&f), "string");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(tile_and_pad_reject_impossible_sizes),
     WM_CASE(reshape_copies_zero_dims_and_infers_minus_one),
@@ -515,6 +818,15 @@ static const wm_test_case_t cases[] = {
     WM_CASE(depth_to_space_crd_differs_with_more_channels),
     WM_CASE(reverse_sequence_reverses_prefixes_on_either_axis),
     WM_CASE(reverse_sequence_rejects_bad_lengths_and_axes),
+    WM_CASE(space_to_depth_takes_crd_mode_from_opset_28),
+    WM_CASE(center_crop_pad_centers_the_window_and_zero_fills),
+    WM_CASE(center_crop_pad_pads_strings_with_empty_strings),
+    WM_CASE(center_crop_pad_rejects_bad_shapes_and_axes),
+    WM_CASE(center_crop_pad_with_unknown_shape_value_keeps_other_dims),
+    WM_CASE(tensor_scatter_writes_rows_linearly_or_circularly),
+    WM_CASE(tensor_scatter_rejects_hostile_indices_and_shapes),
+    WM_CASE(bit_cast_reinterprets_bytes_of_the_same_size),
+    WM_CASE(bit_cast_rejects_other_sizes_strings_and_unknown_types),
     {NULL, NULL},
 };
 

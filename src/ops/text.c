@@ -1,4 +1,6 @@
-// Text operators: StringNormalizer and TfIdfVectorizer.
+// Text operators: StringNormalizer, TfIdfVectorizer, StringConcat,
+// StringSplit and RegexFullMatch (RE2 patterns run through POSIX regcomp
+// after a translation described at RegexFullMatch).
 //
 // Case mapping is Unicode's simple (one code point to one code point)
 // mapping for Latin, Greek, Cyrillic, Armenian, Georgian, Roman numerals,
@@ -8,6 +10,7 @@
 // approximated. TfIdfVectorizer indexes its pool as a trie whose edges
 // live in one hash table, so a lookup costs O(1) whatever the pool size.
 #include <ctype.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -991,6 +994,595 @@ static void tfidf_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
                (double)wm_op_out_numel(ctx);
 }
 
+// ------------------------------------------------------------ StringConcat
+
+static wm_status_t check_string_input(const wm_op_ctx_t *ctx, int32_t i) {
+  wm_dtype_t d = wm_op_in_dtype(ctx, i);
+  if (d != WM_DTYPE_UNDEFINED && d != WM_DTYPE_STRING) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input %d has dtype %s, want string", i,
+                       wm_dtype_name(d));
+  }
+  return NULL;
+}
+
+static wm_status_t concat_infer(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(check_string_input(ctx, 0));
+  WM_RETURN_IF_ERROR(check_string_input(ctx, 1));
+  return wm_op_infer_broadcast(ctx, WM_DTYPE_STRING);
+}
+
+static wm_status_t concat_run(wm_op_ctx_t *ctx) {
+  wm_tensor_t *y = ctx->out[0];
+  if (!y) {
+    return NULL;
+  }
+  const wm_tensor_t *a = ctx->in[0], *b = ctx->in[1];
+  int64_t sa[WM_MAX_RANK], sb[WM_MAX_RANK];
+  wm_broadcast_strides(&a->shape, &y->shape, sa);
+  wm_broadcast_strides(&b->shape, &y->shape, sb);
+  wm_strbuf_t buf;
+  wm_strbuf_init(&buf);
+  wm_status_t st = NULL;
+  for (size_t i = 0; i < y->count && !st; i++) {
+    const char *u = elem_string(a, wm_broadcast_offset(&y->shape, sa, i));
+    const char *v = elem_string(b, wm_broadcast_offset(&y->shape, sb, i));
+    buf.len = 0;
+    wm_strbuf_append(&buf, u, strlen(u));
+    wm_strbuf_append(&buf, v, strlen(v));
+    if (buf.failed) {
+      st = WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED,
+                       "out of memory joining element %zu", i);
+      break;
+    }
+    st = wm_tensor_set_string(y, i, wm_strbuf_str(&buf), buf.len);
+  }
+  wm_strbuf_deinit(&buf);
+  return st;
+}
+
+static void concat_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  (void)ctx;
+  memset(out, 0, sizeof(*out));  // data movement only
+}
+
+// ------------------------------------------------------------- StringSplit
+
+// Python's str.split whitespace for ASCII text.
+static bool is_split_space(unsigned char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F);
+}
+
+// Splits |s| like Python's str.split(sep or None, maxsplit): calls |emit|
+// for each piece unless it is NULL and returns the number of pieces.
+// |maxsplit| < 0 means no limit.
+typedef struct split_sink {
+  wm_tensor_t *t;  // destination, or NULL to count only
+  size_t base;     // first element of this row
+  wm_status_t st;  // first failure
+} split_sink_t;
+
+static void split_put(split_sink_t *k, size_t idx, const char *s, size_t n) {
+  if (k->t && !k->st) {
+    k->st = wm_tensor_set_string(k->t, k->base + idx, s, n);
+  }
+}
+
+static size_t split_one(const char *s, const char *sep, int64_t maxsplit,
+                        split_sink_t *k) {
+  size_t n = strlen(s), count = 0, seplen = sep ? strlen(sep) : 0;
+  if (seplen > 0) {
+    size_t start = 0;
+    for (size_t i = 0; i + seplen <= n;) {
+      if ((maxsplit < 0 || (int64_t)count < maxsplit) &&
+          memcmp(s + i, sep, seplen) == 0) {
+        split_put(k, count++, s + start, i - start);
+        i += seplen;
+        start = i;
+      } else {
+        i++;
+      }
+    }
+    split_put(k, count++, s + start, n - start);
+    return count;
+  }
+  size_t i = 0;
+  while (i < n) {
+    while (i < n && is_split_space((unsigned char)s[i])) {
+      i++;
+    }
+    if (i == n) {
+      break;
+    }
+    if (maxsplit >= 0 && (int64_t)count >= maxsplit) {
+      // The remainder keeps its trailing whitespace, as in Python.
+      split_put(k, count++, s + i, n - i);
+      break;
+    }
+    size_t start = i;
+    while (i < n && !is_split_space((unsigned char)s[i])) {
+      i++;
+    }
+    split_put(k, count++, s + start, i - start);
+  }
+  return count;
+}
+
+static wm_status_t split_attrs(const wm_op_ctx_t *ctx, const char **out_sep,
+                               int64_t *out_maxsplit) {
+  WM_RETURN_IF_ERROR(attr_string(ctx, "delimiter", false, NULL, out_sep));
+  const wm_attr_t *a = wm_node_attr(ctx->node, "delimiter");
+  if (a && a->type == WM_ATTR_STRING && a->s_len != strlen(a->s)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute \"delimiter\" holds a NUL byte");
+  }
+  WM_RETURN_IF_ERROR(attr_int(ctx, "maxsplit", false, -1, out_maxsplit));
+  return check_string_input(ctx, 0);
+}
+
+// Outputs: substrings X.shape + [most pieces] and length X.shape (int64).
+static wm_status_t split_infer(wm_op_ctx_t *ctx) {
+  const char *sep;
+  int64_t maxsplit;
+  WM_RETURN_IF_ERROR(split_attrs(ctx, &sep, &maxsplit));
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  if (xs->rank < 0) {
+    wm_op_set_out_unknown(ctx, 0, WM_DTYPE_STRING);
+    wm_op_set_out_unknown(ctx, 1, WM_DTYPE_INT64);
+    return NULL;
+  }
+  if (xs->rank >= WM_MAX_RANK) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input 0 has rank %d, want at most %d", xs->rank,
+                       WM_MAX_RANK - 1);
+  }
+  wm_shape_t ys = *xs;
+  ys.rank = xs->rank + 1;
+  ys.dims[xs->rank] = -1;
+  const wm_tensor_t *x = ctx->in[0];
+  if (x) {
+    size_t most = 0;
+    split_sink_t k = {NULL, 0, NULL};
+    for (size_t i = 0; i < x->count; i++) {
+      size_t c = split_one(elem_string(x, i), sep, maxsplit, &k);
+      most = c > most ? c : most;
+    }
+    ys.dims[xs->rank] = (int64_t)most;
+    size_t total;
+    if (!wm_checked_mul(x->count, most, &total)) {
+      return WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED,
+                         "%zu strings of up to %zu pieces overflow", x->count,
+                         most);
+    }
+  }
+  wm_op_set_out(ctx, 0, WM_DTYPE_STRING, &ys);
+  wm_op_set_out(ctx, 1, WM_DTYPE_INT64, xs);
+  return NULL;
+}
+
+static wm_status_t split_run(wm_op_ctx_t *ctx) {
+  const char *sep;
+  int64_t maxsplit;
+  WM_RETURN_IF_ERROR(split_attrs(ctx, &sep, &maxsplit));
+  const wm_tensor_t *x = ctx->in[0];
+  wm_tensor_t *y = wm_op_has_output(ctx, 0) ? ctx->out[0] : NULL;
+  wm_tensor_t *len = wm_op_has_output(ctx, 1) ? ctx->out[1] : NULL;
+  size_t most = 0;
+  if (y) {
+    int32_t r = y->shape.rank;
+    most = r > 0 ? (size_t)y->shape.dims[r - 1] : 0;
+  }
+  for (size_t i = 0; i < x->count; i++) {
+    split_sink_t k = {y, i * most, NULL};
+    size_t c = split_one(elem_string(x, i), sep, maxsplit, &k);
+    WM_RETURN_IF_ERROR(k.st);
+    if (y && c > most) {
+      return WM_OP_ERROR(ctx, INTERNAL, "element %zu has %zu pieces, want %zu",
+                         i, c, most);
+    }
+    if (len) {
+      wm_tensor_set_i64(len, i, (int64_t)c);
+    }
+  }
+  return NULL;
+}
+
+// ---------------------------------------------------------- RegexFullMatch
+
+// RE2 patterns are translated to POSIX extended syntax: escapes \w \d \s
+// and their negations become bracket expressions, (?: becomes (, lazy
+// quantifiers become greedy (the same strings match in full), and . stops
+// at a newline as in RE2. Word boundaries \b \B need glibc's extension.
+// Syntax without a translation (flags, named groups, back-references,
+// Unicode classes) is refused. A translated pattern matches bytes, so
+// ., negated classes and \W \D \S are refused on non-ASCII input, where a
+// byte is not a character.
+typedef struct regex_tr {
+  wm_strbuf_t out;   // the POSIX pattern
+  bool byte_wise;    // some part matches single bytes
+  const char *what;  // refused construct, or NULL
+  size_t at;         // its byte offset
+} regex_tr_t;
+
+static void re_literal(wm_strbuf_t *b, unsigned char c) {
+  if (strchr(".[\\()*+?{|^$", c) && c != '\0') {
+    wm_strbuf_append(b, "\\", 1);
+  }
+  wm_strbuf_append(b, (const char *)&c, 1);
+}
+
+// The class of escape letter |c| outside brackets, or NULL.
+static const char *re_class(char c) {
+  switch (c) {
+    case 'w':
+      return "[[:alnum:]_]";
+    case 'W':
+      return "[^[:alnum:]_]";
+    case 'd':
+      return "[[:digit:]]";
+    case 'D':
+      return "[^[:digit:]]";
+    case 's':
+      return "[\t\n\f\r ]";
+    case 'S':
+      return "[^\t\n\f\r ]";
+    default:
+      return NULL;
+  }
+}
+
+// The literal byte of a single-character escape, or -1.
+static int re_escape_char(const char *p, size_t n, size_t *i) {
+  unsigned char c = (unsigned char)p[*i];
+  switch (c) {
+    case 'n':
+      return '\n';
+    case 't':
+      return '\t';
+    case 'r':
+      return '\r';
+    case 'f':
+      return '\f';
+    case 'v':
+      return '\v';
+    case 'a':
+      return '\a';
+    case 'x': {
+      if (*i + 2 >= n) {
+        return -1;
+      }
+      int v = 0;
+      for (size_t k = 1; k <= 2; k++) {
+        char h = p[*i + k];
+        int d = h >= '0' && h <= '9'   ? h - '0'
+                : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                       : -1;
+        if (d < 0) {
+          return -1;
+        }
+        v = v * 16 + d;
+      }
+      if (v == 0 || v >= 0x80) {
+        return -1;
+      }
+      *i += 2;
+      return v;
+    }
+    default:
+      break;
+  }
+  if (c != '\0' && c < 0x80 &&
+      !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+        (c >= 'A' && c <= 'Z'))) {
+    return c;  // escaped punctuation is itself
+  }
+  return -1;
+}
+
+static void re_refuse(regex_tr_t *t, const char *what, size_t at) {
+  if (!t->what) {
+    t->what = what;
+    t->at = at;
+  }
+}
+
+// Translates the bracket expression starting at p[*i] == '['.
+static void re_bracket(regex_tr_t *t, const char *p, size_t n, size_t *i) {
+  size_t start = *i, k = *i + 1;
+  bool neg = false, rb = false, lb = false, caret = false, dash = false;
+  wm_strbuf_t body;
+  wm_strbuf_init(&body);
+  if (k < n && p[k] == '^') {
+    neg = true;
+    k++;
+  }
+  bool first = true;
+  for (;;) {
+    if (k >= n) {
+      re_refuse(t, "an unterminated [", start);
+      break;
+    }
+    unsigned char c = (unsigned char)p[k];
+    if (c == ']' && !first) {
+      k++;
+      break;
+    }
+    first = false;
+    if (c == '[' && k + 1 < n && p[k + 1] == ':') {
+      const char *end = strstr(p + k + 2, ":]");
+      if (!end) {
+        re_refuse(t, "an unterminated [:", k);
+        break;
+      }
+      wm_strbuf_append(&body, p + k, (size_t)(end - (p + k)) + 2);
+      k = (size_t)(end - p) + 2;
+      continue;
+    }
+    int lo;
+    if (c == '\\') {
+      if (k + 1 >= n) {
+        re_refuse(t, "a trailing \\", k);
+        break;
+      }
+      char e = p[k + 1];
+      if (e == 'w' || e == 'd' || e == 's') {
+        const char *cls = e == 'w'   ? "[:alnum:]_"
+                          : e == 'd' ? "[:digit:]"
+                                     : "\t\n\f\r ";
+        wm_strbuf_append(&body, cls, strlen(cls));
+        k += 2;
+        continue;
+      }
+      size_t j = k + 1;
+      lo = re_escape_char(p, n, &j);
+      if (lo < 0) {
+        re_refuse(t, "an escape inside [] without a POSIX form", k);
+        break;
+      }
+      k = j + 1;
+    } else {
+      if (c >= 0x80) {
+        re_refuse(t, "a non-ASCII character inside []", k);
+        break;
+      }
+      lo = c;
+      k++;
+    }
+    if (k + 1 < n && p[k] == '-' && p[k + 1] != ']') {
+      int hi;
+      unsigned char h = (unsigned char)p[k + 1];
+      if (h == '\\') {
+        size_t j = k + 2;
+        hi = j < n ? re_escape_char(p, n, &j) : -1;
+        k = j + 1;
+      } else {
+        hi = h < 0x80 ? h : -1;
+        k += 2;
+      }
+      if (hi < 0 || strchr("]-^[", lo) || strchr("]-^[", hi) || hi < lo) {
+        re_refuse(t, "a range inside [] without a POSIX form", k);
+        break;
+      }
+      unsigned char r[3] = {(unsigned char)lo, '-', (unsigned char)hi};
+      wm_strbuf_append(&body, (const char *)r, 3);
+      continue;
+    }
+    if (lo == ']') {
+      rb = true;
+    } else if (lo == '[') {
+      lb = true;
+    } else if (lo == '^') {
+      caret = true;
+    } else if (lo == '-') {
+      dash = true;
+    } else {
+      unsigned char b = (unsigned char)lo;
+      wm_strbuf_append(&body, (const char *)&b, 1);
+    }
+  }
+  *i = k;
+  if (!t->what) {
+    if (neg) {
+      t->byte_wise = true;
+    }
+    if (!neg && !rb && body.len == 0 && !lb && caret && !dash) {
+      wm_strbuf_append(&t->out, "\\^", 2);
+    } else {
+      bool caret_first = !rb && body.len == 0 && !lb && caret;
+      wm_strbuf_append(&t->out, neg ? "[^" : "[", neg ? 2 : 1);
+      if (caret_first) {
+        wm_strbuf_append(&t->out, "-^", 2);  // '-' first is literal
+        dash = false;
+        caret = false;
+      }
+      if (rb) {
+        wm_strbuf_append(&t->out, "]", 1);
+      }
+      wm_strbuf_append(&t->out, wm_strbuf_str(&body), body.len);
+      if (lb) {
+        wm_strbuf_append(&t->out, "[", 1);
+      }
+      if (caret) {
+        wm_strbuf_append(&t->out, "^", 1);
+      }
+      if (dash) {
+        wm_strbuf_append(&t->out, "-", 1);
+      }
+      wm_strbuf_append(&t->out, "]", 1);
+    }
+  }
+  if (body.failed) {
+    t->out.failed = true;
+  }
+  wm_strbuf_deinit(&body);
+}
+
+// Translates RE2 pattern |p| of |n| bytes into t->out as ^(...)$.
+static void re_translate(regex_tr_t *t, const char *p, size_t n) {
+  wm_strbuf_init(&t->out);
+  t->byte_wise = false;
+  t->what = NULL;
+  t->at = 0;
+  wm_strbuf_append(&t->out, "^(", 2);
+  bool after_quant = false;
+  for (size_t i = 0; i < n && !t->what;) {
+    unsigned char c = (unsigned char)p[i];
+    bool quant = false;
+    if (c == '?' && after_quant) {
+      i++;  // lazy quantifier: the same strings match in full
+      after_quant = false;
+      continue;
+    }
+    if (c == '\\') {
+      if (i + 1 >= n) {
+        re_refuse(t, "a trailing \\", i);
+        break;
+      }
+      char e = p[i + 1];
+      const char *cls = re_class(e);
+      if (cls) {
+        wm_strbuf_append(&t->out, cls, strlen(cls));
+        if (e == 'W' || e == 'D' || e == 'S') {
+          t->byte_wise = true;
+        }
+        i += 2;
+      } else if (e == 'b' || e == 'B') {
+#ifdef __GLIBC__
+        wm_strbuf_append(&t->out, e == 'b' ? "\\b" : "\\B", 2);
+        i += 2;
+#else
+        re_refuse(t, "a word boundary (\\b, \\B)", i);
+#endif
+      } else {
+        size_t j = i + 1;
+        int v = re_escape_char(p, n, &j);
+        if (v < 0) {
+          re_refuse(t, "an escape without a POSIX form", i);
+          break;
+        }
+        re_literal(&t->out, (unsigned char)v);
+        i = j + 1;
+      }
+    } else if (c == '[') {
+      re_bracket(t, p, n, &i);
+    } else if (c == '(') {
+      if (i + 1 < n && p[i + 1] == '?') {
+        if (i + 2 < n && p[i + 2] == ':') {
+          wm_strbuf_append(&t->out, "(", 1);
+          i += 3;
+          continue;
+        }
+        re_refuse(t, "a group with flags or a name (?...)", i);
+        break;
+      }
+      wm_strbuf_append(&t->out, "(", 1);
+      i++;
+    } else if (c == '.') {
+      wm_strbuf_append(&t->out, "[^\n]", 4);
+      t->byte_wise = true;
+      i++;
+    } else if (c == '{') {
+      const char *end = memchr(p + i, '}', n - i);
+      if (!end) {
+        re_literal(&t->out, c);
+        i++;
+      } else {
+        size_t len = (size_t)(end - (p + i)) + 1;
+        wm_strbuf_append(&t->out, p + i, len);
+        i += len;
+        quant = true;
+      }
+    } else {
+      quant = c == '*' || c == '+' || c == '?';
+      wm_strbuf_append(&t->out, (const char *)&c, 1);
+      i++;
+    }
+    after_quant = quant;
+  }
+  wm_strbuf_append(&t->out, ")$", 2);
+}
+
+// A compiled RegexFullMatch pattern.
+typedef struct regex_prog {
+  regex_t re;      // compiled POSIX pattern
+  bool byte_wise;  // refuse non-ASCII input
+} regex_prog_t;
+
+static wm_status_t regex_compile(const wm_op_ctx_t *ctx, regex_prog_t *out) {
+  const wm_attr_t *a;
+  WM_RETURN_IF_ERROR(attr_list(ctx, "pattern", WM_ATTR_STRING, true, &a));
+  if (a->s_len != strlen(a->s)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute \"pattern\" holds a NUL byte");
+  }
+  regex_tr_t t;
+  re_translate(&t, a->s, a->s_len);
+  wm_status_t st = NULL;
+  if (t.what) {
+    st = WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                     "pattern \"%s\" uses %s at byte %zu, which has no POSIX "
+                     "regular expression form",
+                     a->s, t.what, t.at);
+  } else if (t.out.failed) {
+    st = WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED,
+                     "out of memory translating the pattern");
+  } else {
+    int rc = regcomp(&out->re, wm_strbuf_str(&t.out), REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+      char msg[128];
+      regerror(rc, &out->re, msg, sizeof(msg));
+      st = WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "pattern \"%s\" does not compile: %s", a->s, msg);
+    }
+  }
+  out->byte_wise = t.byte_wise;
+  wm_strbuf_deinit(&t.out);
+  return st;
+}
+
+static wm_status_t regex_infer(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(check_string_input(ctx, 0));
+  const wm_attr_t *a;
+  WM_RETURN_IF_ERROR(attr_list(ctx, "pattern", WM_ATTR_STRING, true, &a));
+  wm_op_set_out(ctx, 0, WM_DTYPE_BOOL, wm_op_in_shape(ctx, 0));
+  return NULL;
+}
+
+static bool is_ascii(const char *s) {
+  for (; *s; s++) {
+    if ((unsigned char)*s >= 0x80) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static wm_status_t regex_run(wm_op_ctx_t *ctx) {
+  wm_tensor_t *y = ctx->out[0];
+  if (!y) {
+    return NULL;
+  }
+  regex_prog_t prog;
+  WM_RETURN_IF_ERROR(regex_compile(ctx, &prog));
+  const wm_tensor_t *x = ctx->in[0];
+  bool *out = y->data;
+  wm_status_t st = NULL;
+  for (size_t i = 0; i < x->count; i++) {
+    const char *s = elem_string(x, i);
+    if (prog.byte_wise && !is_ascii(s)) {
+      st = WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "element %zu of input 0 is not ASCII, and the pattern "
+                       "matches single bytes where RE2 matches characters",
+                       i);
+      break;
+    }
+    out[i] = regexec(&prog.re, s, 0, NULL, 0) == 0;
+  }
+  regfree(&prog.re);
+  return st;
+}
+
 #define TFIDF_TYPES (WM_T(STRING) | WM_T(INT32) | WM_T(INT64))
 
 const wm_op_def_t wm_ops_text[] = {
@@ -998,5 +1590,11 @@ const wm_op_def_t wm_ops_text[] = {
      strnorm_run, NULL},
     {"TfIdfVectorizer", "", 9, 1, 1, 1, 1, TFIDF_TYPES, tfidf_infer, tfidf_run,
      tfidf_cost},
+    {"StringConcat", "", 20, 2, 2, 1, 1, WM_T(STRING), concat_infer, concat_run,
+     concat_cost},
+    {"StringSplit", "", 20, 1, 1, 1, 2, WM_T(STRING), split_infer, split_run,
+     NULL},
+    {"RegexFullMatch", "", 20, 1, 1, 1, 1, WM_T(STRING), regex_infer, regex_run,
+     NULL},
     WM_OPS_END,
 };

@@ -1,6 +1,7 @@
 // Tests of the text family: StringNormalizer's case mapping, stopwords,
 // shapes and locales; TfIdfVectorizer's modes, string pools, skip-grams
-// and its checks of hostile attributes.
+// and its checks of hostile attributes; StringConcat, StringSplit and the
+// RE2-to-POSIX translation of RegexFullMatch.
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -422,6 +423,189 @@ WM_TEST(tfidf_infers_columns_with_unknown_batch) {
   WM_CHECK_INT_EQ(t.shape.dims[1], 7);
 }
 
+// ---------------------------------------------- StringConcat, StringSplit
+
+WM_TEST(string_concat_broadcasts_and_rejects_non_strings) {
+  static const char *const a[2] = {"x", "yy"};
+  static const char *const b[3] = {"1", "", "\xE4\xB8\xAD"};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 20));
+  WM_CHECK_OK(
+      wm_op_fixture_add_strings(&f, "a", 2, (const int64_t[]){2, 1}, a));
+  WM_CHECK_OK(wm_op_fixture_add_strings(&f, "b", 1, (const int64_t[]){3}, b));
+  const char *in[2] = {"a", "b"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "StringConcat", in, 2, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  static const char *const want[6] = {"x1",  "x",  "x\xE4\xB8\xAD",
+                                      "yy1", "yy", "yy\xE4\xB8\xAD"};
+  bool ok = !s &&
+            wm_op_fixture_shape_is(f.out[0], 2, (const int64_t[]){2, 3}) &&
+            wm_op_fixture_strings_are(f.out[0], want, 6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  WM_CHECK_OK(wm_op_fixture_init(&f, 20));
+  WM_CHECK_OK(wm_op_fixture_add_strings(&f, "a", 1, (const int64_t[]){2}, a));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "b", WM_DTYPE_FLOAT, 1,
+                                      (const int64_t[]){2}));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "StringConcat", in, 2, 1));
+  s = wm_ops_check_graph(f.graph);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "input 1 has dtype float, want string");
+}
+
+// Builds StringSplit over |x| (1-D) with |delim| (NULL: absent) and
+// |maxsplit| (< -1: absent).
+static wm_status_t split_node(wm_op_fixture_t *f, const char *const *x,
+                              int64_t n, const char *delim, int64_t maxsplit) {
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, 20));
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_strings(f, "x", 1, (const int64_t[]){n}, x));
+  const char *in[1] = {"x"};
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_node(f, "StringSplit", in, 1, 2));
+  if (delim) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_attr_string(f, "delimiter", delim));
+  }
+  if (maxsplit >= -1) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_attr_int(f, "maxsplit", maxsplit));
+  }
+  return NULL;
+}
+
+WM_TEST(string_split_follows_python_for_separators_and_maxsplit) {
+  // Whitespace with maxsplit: the remainder keeps its trailing blanks.
+  static const char *const x1[2] = {"  a b  c  ", ""};
+  wm_op_fixture_t f;
+  WM_CHECK_OK(split_node(&f, x1, 2, NULL, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  static const char *const want1[4] = {"a", "b  c  ", "", ""};
+  static const double len1[2] = {2, 0};
+  bool ok = !s &&
+            wm_op_fixture_shape_is(f.out[0], 2, (const int64_t[]){2, 2}) &&
+            wm_op_fixture_strings_are(f.out[0], want1, 4) &&
+            wm_op_fixture_values_near(f.out[1], len1, 2, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  // A multi-byte separator; an empty string still gives one piece.
+  static const char *const x2[2] = {"xabyabab", ""};
+  WM_CHECK_OK(split_node(&f, x2, 2, "ab", -2));
+  s = wm_op_fixture_run(&f);
+  static const char *const want2[8] = {"x", "y", "", "", "", "", "", ""};
+  static const double len2[2] = {4, 1};
+  ok = !s && wm_op_fixture_shape_is(f.out[0], 2, (const int64_t[]){2, 4}) &&
+       wm_op_fixture_strings_are(f.out[0], want2, 8) &&
+       wm_op_fixture_values_near(f.out[1], len2, 2, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  // maxsplit 0 keeps the string whole.
+  static const char *const x3[1] = {"a.b.c"};
+  WM_CHECK_OK(split_node(&f, x3, 1, ".", 0));
+  s = wm_op_fixture_run(&f);
+  ok = !s && wm_op_fixture_strings_are(f.out[0], x3, 1);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(string_split_static_shape_leaves_the_piece_count_unknown) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 20));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_STRING, 2,
+                                      (const int64_t[]){3, -1}));
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "StringSplit", in, 1, 2));
+  wm_type_t t;
+  wm_status_t s = wm_op_fixture_infer(&f, &t);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(s);
+  WM_CHECK_INT_EQ(t.dtype, WM_DTYPE_STRING);
+  WM_CHECK_INT_EQ(t.shape.rank, 3);
+  WM_CHECK_INT_EQ(t.shape.dims[0], 3);
+  WM_CHECK_INT_EQ(t.shape.dims[1], -1);
+  WM_CHECK_INT_EQ(t.shape.dims[2], -1);
+
+  WM_CHECK_OK(wm_op_fixture_init(&f, 20));
+  int64_t d8[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_STRING, 8, d8));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "StringSplit", in, 1, 2));
+  s = wm_ops_check_graph(f.graph);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "input 0 has rank 8, want at most 7");
+}
+
+// ---------------------------------------------------------- RegexFullMatch
+
+// Runs RegexFullMatch with |pattern| over the |n| strings |x|.
+static wm_status_t regex_run_with(wm_op_fixture_t *f, const char *pattern,
+                                  const char *const *x, int64_t n) {
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, 20));
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_strings(f, "x", 1, (const int64_t[]){n}, x));
+  const char *in[1] = {"x"};
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_node(f, "RegexFullMatch", in, 1, 1));
+  if (pattern) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_attr_string(f, "pattern", pattern));
+  }
+  return wm_op_fixture_run(f);
+}
+
+WM_TEST(regex_translates_re2_escapes_groups_lazy_and_brackets) {
+  static const struct {
+    const char *pattern;
+    const char *x[3];
+    double want[3];
+  } cases[] = {
+      {"\\d{3}-\\d{4}", {"555-1234", "55-1234", "555-12345"}, {1, 0, 0}},
+      {"[\\w.\\-]+@x\\.com",
+       {"a.b-c@x.com", "a b@x.com", "_@x.com"},
+       {1, 0, 1}},
+      {"a.*?b", {"axxb", "a\nb", "ab"}, {1, 0, 1}},
+      {"(?:ab)+", {"abab", "aba", ""}, {1, 0, 0}},
+      {"[]a]+", {"]a]", "a", "b"}, {1, 1, 0}},
+      {"[\\^x]\\s\\S", {"^ a", "x\tb", "y c"}, {1, 1, 0}},
+      {"a|b", {"a", "b", "ab"}, {1, 1, 0}},
+      {"\\x41\\+", {"A+", "AA", "A"}, {1, 0, 0}},
+  };
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    wm_op_fixture_t f;
+    wm_status_t s = regex_run_with(&f, cases[c].pattern, cases[c].x, 3);
+    bool ok = !s && f.out[0]->dtype == WM_DTYPE_BOOL &&
+              wm_op_fixture_values_near(f.out[0], cases[c].want, 3, 0);
+    if (!ok) {
+      printf("  pattern %s\n", cases[c].pattern);
+    }
+    WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  }
+}
+
+WM_TEST(regex_refuses_syntax_without_a_posix_form) {
+  static const char *const patterns[5] = {"(?i)abc", "\\pL+", "(?P<n>a)",
+                                          "[\\W]", "(a)\\1"};
+  static const char *const x[1] = {"abc"};
+  for (int c = 0; c < 5; c++) {
+    wm_op_fixture_t f;
+    wm_status_t s = regex_run_with(&f, patterns[c], x, 1);
+    wm_op_fixture_deinit(&f);
+    WM_CHECK_ERR(s, UNIMPLEMENTED, "which has no POSIX regular expression");
+  }
+  wm_op_fixture_t f;
+  wm_status_t s = regex_run_with(&f, "(ab", x, 1);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "does not compile");
+  s = regex_run_with(&f, NULL, x, 1);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT, "attribute \"pattern\" is required");
+}
+
+WM_TEST(regex_refuses_non_ascii_input_only_for_byte_wise_patterns) {
+  static const char *const x[1] = {"\xC3\xA9\xC3\xA9"};  // "éé"
+  wm_op_fixture_t f;
+  wm_status_t s = regex_run_with(&f, "(\xC3\xA9)+", x, 1);
+  static const double yes[1] = {1};
+  bool ok = !s && wm_op_fixture_values_near(f.out[0], yes, 1, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  s = regex_run_with(&f, "..", x, 1);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, UNIMPLEMENTED, "element 0 of input 0 is not ASCII");
+}
+
 // Runs the node of |f| with the Nth allocation failing, N = 1, 2, ...
 // until it succeeds; every failure must be RESOURCE_EXHAUSTED.
 static bool survives_failing_allocations(wm_op_fixture_t *f) {
@@ -472,6 +656,23 @@ WM_TEST(text_ops_fail_cleanly_on_every_allocation) {
   static const double want_y[2] = {1, 1};  // "A"; ("b", "C")
   ok = ok && wm_op_fixture_values_near(f.out[0], want_y, 2, WM_OP_FIXTURE_TOL);
   WM_OP_FIXTURE_CHECK_DONE(&f, NULL, ok);
+
+  static const char *const words[2] = {"a b", "c"};
+  WM_CHECK_OK(split_node(&f, words, 2, NULL, -2));
+  ok = survives_failing_allocations(&f);
+  static const char *const pieces[4] = {"a", "b", "c", ""};
+  ok = ok && wm_op_fixture_strings_are(f.out[0], pieces, 4);
+  WM_OP_FIXTURE_CHECK_DONE(&f, NULL, ok);
+
+  WM_CHECK_OK(wm_op_fixture_init(&f, 20));
+  WM_CHECK_OK(wm_op_fixture_add_strings(&f, "a", 1, d, x));
+  WM_CHECK_OK(wm_op_fixture_add_strings(&f, "b", 1, d, x));
+  const char *in2[2] = {"a", "b"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "StringConcat", in2, 2, 1));
+  ok = survives_failing_allocations(&f);
+  static const char *const joined[4] = {"AA", "bb", "CC", "bb"};
+  ok = ok && wm_op_fixture_strings_are(f.out[0], joined, 4);
+  WM_OP_FIXTURE_CHECK_DONE(&f, NULL, ok);
 }
 
 static const wm_test_case_t cases[] = {
@@ -487,6 +688,12 @@ static const wm_test_case_t cases[] = {
     WM_CASE(tfidf_indexes_a_large_pool),
     WM_CASE(tfidf_rejects_hostile_attributes_and_inputs),
     WM_CASE(tfidf_infers_columns_with_unknown_batch),
+    WM_CASE(string_concat_broadcasts_and_rejects_non_strings),
+    WM_CASE(string_split_follows_python_for_separators_and_maxsplit),
+    WM_CASE(string_split_static_shape_leaves_the_piece_count_unknown),
+    WM_CASE(regex_translates_re2_escapes_groups_lazy_and_brackets),
+    WM_CASE(regex_refuses_syntax_without_a_posix_form),
+    WM_CASE(regex_refuses_non_ascii_input_only_for_byte_wise_patterns),
     WM_CASE(text_ops_fail_cleanly_on_every_allocation),
     {NULL, NULL},
 };

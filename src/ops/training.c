@@ -87,7 +87,7 @@ static bool shapes_compatible(const wm_shape_t *a, const wm_shape_t *b) {
 // or double, one dtype for all, each group's tensor shaped like its X.
 static wm_status_t optim_check(const wm_op_ctx_t *ctx,
                                const optim_layout_t *lay, int32_t *out_k) {
-  int32_t k;
+  int32_t k = 0;
   WM_RETURN_IF_ERROR(optim_arity(ctx, lay, &k));
   static const char *const names[2] = {"R", "T"};
   for (int32_t i = 0; i < 2; i++) {
