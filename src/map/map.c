@@ -104,17 +104,19 @@ static wm_status_t add_note(wm_map_t *m, const char *fmt, ...) {
   return NULL;
 }
 
-// Bytes of a value's tensor; false when its type is not fully known.
+// Bytes of a value's tensor as the hardware moves it (4- and 2-bit types
+// packed, though memory holds them one per byte); false when its type is
+// not fully known.
 static bool value_bytes(const wm_graph_t *g, int32_t id, uint64_t *out) {
   const wm_type_t *t = &g->values[id].type;
-  size_t n, bytes;
+  size_t n, bits;
   if (t->kind != WM_TYPE_TENSOR || !wm_dtype_is_valid(t->dtype) ||
       !wm_shape_numel(&t->shape, &n) ||
-      !wm_checked_mul(n, wm_dtype_size(t->dtype), &bytes)) {
+      !wm_checked_mul(n, wm_dtype_bits(t->dtype), &bits)) {
     *out = 0;
     return false;
   }
-  *out = bytes;
+  *out = (bits + 7) / 8;
   return true;
 }
 

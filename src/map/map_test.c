@@ -266,6 +266,28 @@ WM_TEST(missing_peaks_are_noted_not_guessed) {
   wm_backend_destroy(f.ref);
 }
 
+WM_TEST(sub_byte_tensors_count_packed_bytes) {
+  fixture_t f;
+  fixture_init(&f, 1, 1);
+  wm_graph_t *g;
+  new_graph(&g);
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 21));
+  wm_shape_t shape = {.rank = 2, .dims = {1, 9}};
+  wm_type_t t = wm_type_tensor(WM_DTYPE_INT4, &shape);
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &t, &id));
+  add_node(g, "Identity", "", "copy", "x", NULL, "y");
+  WM_CHECK_OK(wm_graph_add_output(g, "y", NULL, &id));
+  wm_map_t *m = NULL;
+  WM_CHECK_OK(wm_map_build(g, &f.opts, &m));
+  WM_CHECK_INT_EQ(m->nodes[0].state, WM_MAP_NODE_OK);
+  WM_CHECK_INT_EQ(m->nodes[0].act_in_bytes, 5);  // 9 nibbles, packed
+  WM_CHECK_INT_EQ(m->nodes[0].out_bytes, 5);
+  wm_map_destroy(m);
+  wm_graph_destroy(g);
+  wm_backend_destroy(f.ref);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(zoo_matches_published_params_and_macs),
@@ -273,6 +295,7 @@ int main(void) {
       WM_CASE(unbound_dim_is_marked_and_binding_it_maps),
       WM_CASE(memory_peak_and_critical_path_by_hand),
       WM_CASE(missing_peaks_are_noted_not_guessed),
+      WM_CASE(sub_byte_tensors_count_packed_bytes),
       {NULL, NULL},
   };
   return wm_test_main(cases);
