@@ -30,36 +30,21 @@ enum {
 
 // ------------------------------------------------------------ attributes
 
-static wm_status_t attr_check(const wm_op_ctx_t *ctx, const wm_attr_t *a,
-                              wm_attr_type_t want) {
-  if (a && a->type != want) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "attribute %s is %s, want %s",
-                       a->name, wm_attr_type_name(a->type),
-                       wm_attr_type_name(want));
-  }
-  return NULL;
-}
-
+// The shared readers, also saying whether the attribute was given.
 static wm_status_t attr_int(const wm_op_ctx_t *ctx, const char *name,
                             int64_t def, int64_t *out, bool *out_present) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_INT));
-  *out = a ? a->i : def;
   if (out_present) {
-    *out_present = a != NULL;
+    *out_present = wm_node_attr(ctx->node, name) != NULL;
   }
-  return NULL;
+  return wm_op_attr_int(ctx, name, def, out);
 }
 
 static wm_status_t attr_float(const wm_op_ctx_t *ctx, const char *name,
                               double def, double *out, bool *out_present) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_FLOAT));
-  *out = a ? (double)a->f : def;
   if (out_present) {
-    *out_present = a != NULL;
+    *out_present = wm_node_attr(ctx->node, name) != NULL;
   }
-  return NULL;
+  return wm_op_attr_float(ctx, name, def, out);
 }
 
 // ---------------------------------------------------------- small helpers

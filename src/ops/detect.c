@@ -15,91 +15,6 @@ enum { MAX_SPATIAL = WM_MAX_RANK - 2 };
 
 // ------------------------------------------------------------ attributes
 
-// Typed attribute readers: a present attribute of the wrong kind is an
-// error rather than a silent default.
-static wm_status_t attr_check(const wm_op_ctx_t *ctx, const wm_attr_t *a,
-                              wm_attr_type_t want) {
-  if (a && a->type != want) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "attribute %s is %s, want %s",
-                       a->name, wm_attr_type_name(a->type),
-                       wm_attr_type_name(want));
-  }
-  return NULL;
-}
-
-static wm_status_t attr_int(const wm_op_ctx_t *ctx, const char *name,
-                            int64_t def, int64_t *out) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_INT));
-  *out = a ? a->i : def;
-  return NULL;
-}
-
-static wm_status_t attr_float(const wm_op_ctx_t *ctx, const char *name,
-                              double def, double *out) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_FLOAT));
-  *out = a ? (double)a->f : def;
-  return NULL;
-}
-
-static wm_status_t attr_string(const wm_op_ctx_t *ctx, const char *name,
-                               const char *def, const char **out) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_STRING));
-  *out = a ? a->s : def;
-  return NULL;
-}
-
-// Reads the string attribute |name| as one of |choices| (NULL-terminated);
-// *out is the index of the match.
-static wm_status_t attr_choice(const wm_op_ctx_t *ctx, const char *name,
-                               const char *def, const char *const *choices,
-                               int *out) {
-  const char *v;
-  WM_RETURN_IF_ERROR(attr_string(ctx, name, def, &v));
-  for (int i = 0; choices[i]; i++) {
-    if (strcmp(v, choices[i]) == 0) {
-      *out = i;
-      return NULL;
-    }
-  }
-  return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                     "attribute %s is \"%s\", want one of \"%s\", \"%s\"%s%s%s",
-                     name, v, choices[0], choices[1], choices[2] ? ", \"" : "",
-                     choices[2] ? choices[2] : "", choices[2] ? "\"" : "");
-}
-
-// Reads the ints attribute |name| into out[0..n): absent gives |def| for
-// every entry; present must have |n| values, each at least |min|.
-static wm_status_t attr_ints_n(const wm_op_ctx_t *ctx, const char *name,
-                               int32_t n, int64_t def, int64_t min,
-                               int64_t *out, bool *out_present) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_INTS));
-  *out_present = a != NULL;
-  if (!a) {
-    for (int32_t i = 0; i < n; i++) {
-      out[i] = def;
-    }
-    return NULL;
-  }
-  if (a->count != (size_t)n) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "attribute %s has %zu values, want %d", name, a->count,
-                       n);
-  }
-  for (int32_t i = 0; i < n; i++) {
-    if (a->ints[i] < min) {
-      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                         "attribute %s[%d] is %lld, want at least %lld", name,
-                         i, (long long)a->ints[i], (long long)min);
-    }
-    out[i] = a->ints[i];
-  }
-  return NULL;
-}
-
 // ---------------------------------------------------------- small helpers
 
 // Requires input |i| to have rank within [lo, hi] when its rank is known.
@@ -283,7 +198,7 @@ static wm_status_t nms_check(const wm_op_ctx_t *ctx) {
   WM_RETURN_IF_ERROR(check_same_dim(ctx, 0, 0, 1, 0));
   WM_RETURN_IF_ERROR(check_same_dim(ctx, 0, 1, 1, 2));
   int64_t center;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "center_point_box", 0, &center));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "center_point_box", 0, &center));
   if (center != 0 && center != 1) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute center_point_box is %lld, want 0 or 1",
@@ -298,7 +213,7 @@ static wm_status_t nms_check(const wm_op_ctx_t *ctx) {
 static wm_status_t nms_params(const wm_op_ctx_t *ctx, nms_t *p) {
   memset(p, 0, sizeof(*p));
   int64_t center;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "center_point_box", 0, &center));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "center_point_box", 0, &center));
   p->center = center == 1;
   const wm_tensor_t *mo = wm_op_has_input(ctx, 2) ? ctx->in[2] : NULL;
   if (mo && mo->count > 0) {
@@ -555,10 +470,10 @@ static wm_status_t roi_setup(const wm_op_ctx_t *ctx, roi_align_t *ra) {
                        wm_shape_format(rs, buf, sizeof(buf)));
   }
   WM_RETURN_IF_ERROR(check_same_dim(ctx, 1, 0, 2, 0));
-  WM_RETURN_IF_ERROR(attr_int(ctx, "output_height", 1, &ra->out_h));
-  WM_RETURN_IF_ERROR(attr_int(ctx, "output_width", 1, &ra->out_w));
-  WM_RETURN_IF_ERROR(attr_int(ctx, "sampling_ratio", 0, &ra->sampling));
-  WM_RETURN_IF_ERROR(attr_float(ctx, "spatial_scale", 1.0, &ra->scale));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "output_height", 1, &ra->out_h));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "output_width", 1, &ra->out_w));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "sampling_ratio", 0, &ra->sampling));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "spatial_scale", 1.0, &ra->scale));
   if (ra->out_h < 1 || ra->out_w < 1) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "output_height %lld and output_width %lld must be "
@@ -577,15 +492,15 @@ static wm_status_t roi_setup(const wm_op_ctx_t *ctx, roi_align_t *ra) {
   }
   static const char *const modes[] = {"avg", "max", NULL};
   int mode;
-  WM_RETURN_IF_ERROR(attr_choice(ctx, "mode", "avg", modes, &mode));
+  WM_RETURN_IF_ERROR(wm_op_attr_choice(ctx, "mode", "avg", modes, &mode));
   ra->max = mode == 1;
   // Opset 10 had no coordinate_transformation_mode and behaved like
   // "output_half_pixel"; opset 16 added it with "half_pixel" the default.
   if (ctx->opset >= 16) {
     static const char *const ctms[] = {"half_pixel", "output_half_pixel", NULL};
     int ctm;
-    WM_RETURN_IF_ERROR(attr_choice(ctx, "coordinate_transformation_mode",
-                                   "half_pixel", ctms, &ctm));
+    WM_RETURN_IF_ERROR(wm_op_attr_choice(ctx, "coordinate_transformation_mode",
+                                         "half_pixel", ctms, &ctm));
     ra->half_pixel = ctm == 0;
   }
   return NULL;
@@ -881,12 +796,12 @@ static wm_status_t gs_setup(const wm_op_ctx_t *ctx, grid_sample_t *gs) {
   static const char *const modes20[] = {"nearest", "linear", "cubic", NULL};
   static const char *const pads[] = {"zeros", "border", "reflection", NULL};
   bool v20 = ctx->opset >= 20;
-  WM_RETURN_IF_ERROR(attr_choice(ctx, "mode", v20 ? "linear" : "bilinear",
-                                 v20 ? modes20 : modes16, &gs->mode));
+  WM_RETURN_IF_ERROR(wm_op_attr_choice(ctx, "mode", v20 ? "linear" : "bilinear",
+                                       v20 ? modes20 : modes16, &gs->mode));
   WM_RETURN_IF_ERROR(
-      attr_choice(ctx, "padding_mode", "zeros", pads, &gs->padding));
+      wm_op_attr_choice(ctx, "padding_mode", "zeros", pads, &gs->padding));
   int64_t ac;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "align_corners", 0, &ac));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "align_corners", 0, &ac));
   if (ac != 0 && ac != 1) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute align_corners is %lld, want 0 or 1",
@@ -1183,7 +1098,7 @@ static wm_status_t ag_setup(const wm_op_ctx_t *ctx, int32_t *out_nsp,
   *out_nsp = -1;
   *out_known = false;
   int64_t ac;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "align_corners", 0, &ac));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "align_corners", 0, &ac));
   if (ac != 0 && ac != 1) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute align_corners is %lld, want 0 or 1",
@@ -1346,11 +1261,11 @@ static wm_status_t unpool_attrs(const wm_op_ctx_t *ctx, int32_t rank,
                        "attribute kernel_shape is required");
   }
   bool present;
+  WM_RETURN_IF_ERROR(wm_op_attr_ints_n(ctx, "kernel_shape", u->nsp, 1, 1,
+                                       u->kernel, &present));
   WM_RETURN_IF_ERROR(
-      attr_ints_n(ctx, "kernel_shape", u->nsp, 1, 1, u->kernel, &present));
-  WM_RETURN_IF_ERROR(
-      attr_ints_n(ctx, "strides", u->nsp, 1, 1, u->strides, &present));
-  return attr_ints_n(ctx, "pads", 2 * u->nsp, 0, 0, u->pads, &present);
+      wm_op_attr_ints_n(ctx, "strides", u->nsp, 1, 1, u->strides, &present));
+  return wm_op_attr_ints_n(ctx, "pads", 2 * u->nsp, 0, 0, u->pads, &present);
 }
 
 // The unpooled shape for input |xs| (unknown dims stay unknown).

@@ -13,87 +13,6 @@ enum { MAX_SPATIAL = WM_MAX_RANK - 2 };
 
 // ------------------------------------------------------------ attributes
 
-// Typed attribute readers: a present attribute of the wrong kind is an
-// error rather than a silent default.
-static wm_status_t attr_check(const wm_op_ctx_t *ctx, const wm_attr_t *a,
-                              wm_attr_type_t want) {
-  if (a && a->type != want) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "attribute %s is %s, want %s",
-                       a->name, wm_attr_type_name(a->type),
-                       wm_attr_type_name(want));
-  }
-  return NULL;
-}
-
-static wm_status_t attr_int(const wm_op_ctx_t *ctx, const char *name,
-                            int64_t def, int64_t *out) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_INT));
-  *out = a ? a->i : def;
-  return NULL;
-}
-
-static wm_status_t attr_float(const wm_op_ctx_t *ctx, const char *name,
-                              double def, double *out) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_FLOAT));
-  *out = a ? (double)a->f : def;
-  return NULL;
-}
-
-static wm_status_t attr_string(const wm_op_ctx_t *ctx, const char *name,
-                               const char *def, const char **out) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_STRING));
-  *out = a ? a->s : def;
-  return NULL;
-}
-
-static wm_status_t attr_ints(const wm_op_ctx_t *ctx, const char *name,
-                             const int64_t **out_values, size_t *out_count) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  *out_values = NULL;
-  *out_count = 0;
-  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_INTS));
-  if (a) {
-    *out_values = a->ints;
-    *out_count = a->count;
-  }
-  return NULL;
-}
-
-// Reads the ints attribute |name| into out[0..n): absent gives |def| for
-// every entry; present must have |n| values, each at least |min|.
-static wm_status_t attr_ints_n(const wm_op_ctx_t *ctx, const char *name,
-                               int32_t n, int64_t def, int64_t min,
-                               int64_t *out, bool *out_present) {
-  const int64_t *v;
-  size_t count;
-  WM_RETURN_IF_ERROR(attr_ints(ctx, name, &v, &count));
-  if (out_present) {
-    *out_present = v != NULL;
-  }
-  if (!v) {
-    for (int32_t i = 0; i < n; i++) {
-      out[i] = def;
-    }
-    return NULL;
-  }
-  if (count != (size_t)n) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "attribute %s has %zu values, want %d", name, count, n);
-  }
-  for (int32_t i = 0; i < n; i++) {
-    if (v[i] < min) {
-      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                         "attribute %s[%d] is %lld, want at least %lld", name,
-                         i, (long long)v[i], (long long)min);
-    }
-    out[i] = v[i];
-  }
-  return NULL;
-}
-
 // ---------------------------------------------------------- small helpers
 
 static bool add_i64(int64_t a, int64_t b, int64_t *out) {
@@ -272,7 +191,7 @@ typedef struct window {
 
 static wm_status_t parse_auto_pad(const wm_op_ctx_t *ctx, auto_pad_t *out) {
   const char *s;
-  WM_RETURN_IF_ERROR(attr_string(ctx, "auto_pad", "NOTSET", &s));
+  WM_RETURN_IF_ERROR(wm_op_attr_string(ctx, "auto_pad", "NOTSET", &s));
   if (!*s || strcmp(s, "NOTSET") == 0) {
     *out = AUTO_PAD_NOTSET;
   } else if (strcmp(s, "SAME_UPPER") == 0) {
@@ -303,8 +222,8 @@ static wm_status_t window_parse(const wm_op_ctx_t *ctx, int32_t nsp,
   }
   w->nsp = nsp;
   bool has_kernel;
-  WM_RETURN_IF_ERROR(
-      attr_ints_n(ctx, "kernel_shape", nsp, -1, 1, w->kernel, &has_kernel));
+  WM_RETURN_IF_ERROR(wm_op_attr_ints_n(ctx, "kernel_shape", nsp, -1, 1,
+                                       w->kernel, &has_kernel));
   if (!has_kernel && !wkernel) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute kernel_shape is required");
@@ -326,16 +245,18 @@ static wm_status_t window_parse(const wm_op_ctx_t *ctx, int32_t nsp,
       }
     }
   }
-  WM_RETURN_IF_ERROR(attr_ints_n(ctx, "strides", nsp, 1, 1, w->strides, NULL));
   WM_RETURN_IF_ERROR(
-      attr_ints_n(ctx, "dilations", nsp, 1, 1, w->dilations, NULL));
+      wm_op_attr_ints_n(ctx, "strides", nsp, 1, 1, w->strides, NULL));
+  WM_RETURN_IF_ERROR(
+      wm_op_attr_ints_n(ctx, "dilations", nsp, 1, 1, w->dilations, NULL));
   WM_RETURN_IF_ERROR(parse_auto_pad(ctx, &w->auto_pad));
-  WM_RETURN_IF_ERROR(attr_ints_n(ctx, "pads", 2 * nsp, 0, 0, w->pads, NULL));
+  WM_RETURN_IF_ERROR(
+      wm_op_attr_ints_n(ctx, "pads", 2 * nsp, 0, 0, w->pads, NULL));
   if (w->auto_pad != AUTO_PAD_NOTSET) {
     memset(w->pads, 0, sizeof(w->pads));
   }
   int64_t ceil_mode;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "ceil_mode", 0, &ceil_mode));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "ceil_mode", 0, &ceil_mode));
   w->ceil_mode = ceil_mode != 0;
   return NULL;
 }
@@ -576,7 +497,7 @@ static wm_status_t conv_infer(wm_op_ctx_t *ctx) {
   const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
   const wm_shape_t *ws = wm_op_in_shape(ctx, 1);
   int64_t group;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "group", 1, &group));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "group", 1, &group));
   if (group < 1) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute group is %lld, want at least 1",
@@ -618,7 +539,7 @@ static wm_status_t conv_run(wm_op_ctx_t *ctx) {
   WM_RETURN_IF_ERROR(conv_setup(ctx, &w, in_sp, out_sp, &known));
   const wm_tensor_t *xt = ctx->in[0], *wt = ctx->in[1];
   int64_t group;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "group", 1, &group));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "group", 1, &group));
   size_t n = (size_t)xt->shape.dims[0], c = (size_t)xt->shape.dims[1];
   size_t m = (size_t)wt->shape.dims[0], cg = (size_t)wt->shape.dims[1];
   size_t mg = m / (size_t)group;
@@ -688,7 +609,7 @@ static wm_status_t convt_setup(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
   }
   int32_t nsp = w->nsp;
   int64_t group;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "group", 1, &group));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "group", 1, &group));
   if (group < 1) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute group is %lld, want at least 1",
@@ -717,10 +638,10 @@ static wm_status_t convt_setup(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
 
   int64_t outpad[MAX_SPATIAL], oshape[MAX_SPATIAL];
   WM_RETURN_IF_ERROR(
-      attr_ints_n(ctx, "output_padding", nsp, 0, 0, outpad, NULL));
+      wm_op_attr_ints_n(ctx, "output_padding", nsp, 0, 0, outpad, NULL));
   const int64_t *osv;
   size_t osn;
-  WM_RETURN_IF_ERROR(attr_ints(ctx, "output_shape", &osv, &osn));
+  WM_RETURN_IF_ERROR(wm_op_attr_ints(ctx, "output_shape", &osv, &osn));
   if (osv) {
     // Exporters give either the spatial dims or the whole shape.
     if (osn != (size_t)nsp && osn != (size_t)nsp + 2) {
@@ -816,7 +737,7 @@ static wm_status_t convt_run(wm_op_ctx_t *ctx) {
   WM_RETURN_IF_ERROR(convt_setup(ctx, &w, in_sp, out_sp, &mm, &known));
   const wm_tensor_t *xt = ctx->in[0], *wt = ctx->in[1];
   int64_t group;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "group", 1, &group));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "group", 1, &group));
   size_t n = (size_t)xt->shape.dims[0], c = (size_t)xt->shape.dims[1];
   size_t m = (size_t)mm, mg = (size_t)wt->shape.dims[1];
   size_t cg = c / (size_t)group;
@@ -919,7 +840,7 @@ static wm_status_t pool_setup(wm_op_ctx_t *ctx, pool_kind_t kind, bool global,
       pl->p = a->f;
     } else {
       int64_t p;
-      WM_RETURN_IF_ERROR(attr_int(ctx, "p", 2, &p));
+      WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "p", 2, &p));
       pl->p = (double)p;
     }
     if (!(pl->p > 0) || isinf(pl->p)) {
@@ -948,11 +869,12 @@ static wm_status_t pool_setup(wm_op_ctx_t *ctx, pool_kind_t kind, bool global,
   WM_RETURN_IF_ERROR(window_parse(ctx, nsp, NULL, &pl->w));
   if (kind == POOL_AVG) {
     int64_t cip;
-    WM_RETURN_IF_ERROR(attr_int(ctx, "count_include_pad", 0, &cip));
+    WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "count_include_pad", 0, &cip));
     pl->count_include_pad = cip != 0;
   }
   if (kind == POOL_MAX) {
-    WM_RETURN_IF_ERROR(attr_int(ctx, "storage_order", 0, &pl->storage_order));
+    WM_RETURN_IF_ERROR(
+        wm_op_attr_int(ctx, "storage_order", 0, &pl->storage_order));
     if (pl->storage_order != 0 && pl->storage_order != 1) {
       return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                          "attribute storage_order is %lld, want 0 or 1",
@@ -1095,7 +1017,7 @@ static void pool_cost(const wm_op_ctx_t *ctx, pool_kind_t kind, bool global,
   } else {
     const int64_t *k;
     size_t n;
-    wm_status_t st = attr_ints(ctx, "kernel_shape", &k, &n);
+    wm_status_t st = wm_op_attr_ints(ctx, "kernel_shape", &k, &n);
     if (st) {
       wm_status_free(st);
     } else if (k) {
@@ -1147,15 +1069,15 @@ static wm_status_t lrn_setup(wm_op_ctx_t *ctx, lrn_t *l) {
   if (!a) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "attribute size is required");
   }
-  WM_RETURN_IF_ERROR(attr_int(ctx, "size", 1, &l->size));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "size", 1, &l->size));
   if (l->size < 1) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute size is %lld, want at least 1",
                        (long long)l->size);
   }
-  WM_RETURN_IF_ERROR(attr_float(ctx, "alpha", 1e-4, &l->alpha));
-  WM_RETURN_IF_ERROR(attr_float(ctx, "beta", 0.75, &l->beta));
-  WM_RETURN_IF_ERROR(attr_float(ctx, "bias", 1.0, &l->bias));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "alpha", 1e-4, &l->alpha));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "beta", 0.75, &l->beta));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "bias", 1.0, &l->bias));
   return NULL;
 }
 
@@ -1220,10 +1142,10 @@ static wm_status_t bn_setup(wm_op_ctx_t *ctx, bool *out_training,
   WM_RETURN_IF_ERROR(check_rank(ctx, 0, 2, WM_MAX_RANK));
   int64_t spatial = 1, training = 0;
   if (ctx->opset < 9) {
-    WM_RETURN_IF_ERROR(attr_int(ctx, "spatial", 1, &spatial));
+    WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "spatial", 1, &spatial));
   }
   if (ctx->opset >= 14) {
-    WM_RETURN_IF_ERROR(attr_int(ctx, "training_mode", 0, &training));
+    WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "training_mode", 0, &training));
     if (!training) {
       for (int32_t i = 1; i < ctx->n_out; i++) {
         if (wm_op_has_output(ctx, i)) {
@@ -1239,7 +1161,7 @@ static wm_status_t bn_setup(wm_op_ctx_t *ctx, bool *out_training,
     }
     if (ctx->opset < 7) {
       int64_t is_test;
-      WM_RETURN_IF_ERROR(attr_int(ctx, "is_test", 0, &is_test));
+      WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "is_test", 0, &is_test));
       if (is_test) {
         training = 0;
       }
@@ -1291,8 +1213,8 @@ static wm_status_t bn_run(wm_op_ctx_t *ctx) {
   bool training = false, spatial = true;
   WM_RETURN_IF_ERROR(bn_setup(ctx, &training, &spatial));
   double eps, momentum;
-  WM_RETURN_IF_ERROR(attr_float(ctx, "epsilon", 1e-5, &eps));
-  WM_RETURN_IF_ERROR(attr_float(ctx, "momentum", 0.9, &momentum));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "epsilon", 1e-5, &eps));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "momentum", 0.9, &momentum));
   const wm_tensor_t *xt = ctx->in[0];
   size_t n = (size_t)xt->shape.dims[0], c = (size_t)xt->shape.dims[1];
   size_t inner = prod(xt->shape.dims + 2, xt->shape.rank - 2);
@@ -1407,8 +1329,8 @@ static wm_status_t ln_setup(wm_op_ctx_t *ctx, int32_t *out_axis) {
   const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
   *out_axis = -1;
   int64_t axis, stash;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "axis", -1, &axis));
-  WM_RETURN_IF_ERROR(attr_int(ctx, "stash_type", WM_DTYPE_FLOAT, &stash));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "axis", -1, &axis));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "stash_type", WM_DTYPE_FLOAT, &stash));
   if (stash < 0 || stash >= WM_DTYPE_COUNT ||
       !wm_dtype_is_float((wm_dtype_t)stash)) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
@@ -1491,7 +1413,7 @@ static wm_status_t ln_run(wm_op_ctx_t *ctx) {
   int32_t axis = 0;
   WM_RETURN_IF_ERROR(ln_setup(ctx, &axis));
   double eps;
-  WM_RETURN_IF_ERROR(attr_float(ctx, "epsilon", 1e-5, &eps));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "epsilon", 1e-5, &eps));
   const wm_tensor_t *xt = ctx->in[0];
   wm_shape_t norm = wm_shape_make(xt->shape.rank - axis, xt->shape.dims + axis);
   size_t outer = prod(xt->shape.dims, axis);
@@ -1572,7 +1494,7 @@ static wm_status_t in_infer(wm_op_ctx_t *ctx) {
 static wm_status_t in_run(wm_op_ctx_t *ctx) {
   WM_RETURN_IF_ERROR(in_infer(ctx));
   double eps;
-  WM_RETURN_IF_ERROR(attr_float(ctx, "epsilon", 1e-5, &eps));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "epsilon", 1e-5, &eps));
   const wm_tensor_t *xt = ctx->in[0];
   size_t n = (size_t)xt->shape.dims[0], c = (size_t)xt->shape.dims[1];
   size_t inner = prod(xt->shape.dims + 2, xt->shape.rank - 2);
@@ -1633,7 +1555,7 @@ static wm_status_t mvn_axes(const wm_op_ctx_t *ctx, int32_t rank, bool *mask) {
   static const int64_t def[] = {0, 2, 3};
   const int64_t *v;
   size_t n;
-  WM_RETURN_IF_ERROR(attr_ints(ctx, "axes", &v, &n));
+  WM_RETURN_IF_ERROR(wm_op_attr_ints(ctx, "axes", &v, &n));
   if (!v) {
     v = def;
     n = 3;
@@ -1824,7 +1746,7 @@ static wm_status_t loss_infer(wm_op_ctx_t *ctx) {
   const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
   const wm_shape_t *ts = wm_op_in_shape(ctx, 1);
   const char *red;
-  WM_RETURN_IF_ERROR(attr_string(ctx, "reduction", "mean", &red));
+  WM_RETURN_IF_ERROR(wm_op_attr_string(ctx, "reduction", "mean", &red));
   if (strcmp(red, "none") != 0 && strcmp(red, "sum") != 0 &&
       strcmp(red, "mean") != 0) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
@@ -1887,8 +1809,8 @@ static wm_status_t nll(wm_op_ctx_t *ctx, const double *lp) {
   size_t d = prod(xt->shape.dims + 2, xt->shape.rank - 2);
   const char *red;
   int64_t ii;
-  WM_RETURN_IF_ERROR(attr_string(ctx, "reduction", "mean", &red));
-  WM_RETURN_IF_ERROR(attr_int(ctx, "ignore_index", 0, &ii));
+  WM_RETURN_IF_ERROR(wm_op_attr_string(ctx, "reduction", "mean", &red));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "ignore_index", 0, &ii));
   bool has_ii = wm_node_attr(ctx->node, "ignore_index") != NULL;
   if (tt->count != n * d) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
@@ -1999,8 +1921,8 @@ static void sce_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 static wm_status_t lpn_setup(const wm_op_ctx_t *ctx, int32_t *out_axis,
                              int64_t *out_p) {
   int64_t axis;
-  WM_RETURN_IF_ERROR(attr_int(ctx, "axis", -1, &axis));
-  WM_RETURN_IF_ERROR(attr_int(ctx, "p", 2, out_p));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "axis", -1, &axis));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "p", 2, out_p));
   if (*out_p != 1 && *out_p != 2) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute p is %lld, want 1 or 2", (long long)*out_p);
@@ -2070,13 +1992,13 @@ static wm_status_t gn_setup(const wm_op_ctx_t *ctx, int64_t *out_groups) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute num_groups is required");
   }
-  WM_RETURN_IF_ERROR(attr_int(ctx, "num_groups", 1, &g));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "num_groups", 1, &g));
   if (g < 1) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute num_groups is %lld, want at least 1",
                        (long long)g);
   }
-  WM_RETURN_IF_ERROR(attr_int(ctx, "stash_type", WM_DTYPE_FLOAT, &stash));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "stash_type", WM_DTYPE_FLOAT, &stash));
   if (stash < 0 || stash >= WM_DTYPE_COUNT ||
       !wm_dtype_is_float((wm_dtype_t)stash)) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
@@ -2111,7 +2033,7 @@ static wm_status_t gn_run(wm_op_ctx_t *ctx) {
   int64_t groups;
   WM_RETURN_IF_ERROR(gn_setup(ctx, &groups));
   double eps;
-  WM_RETURN_IF_ERROR(attr_float(ctx, "epsilon", 1e-5, &eps));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "epsilon", 1e-5, &eps));
   const wm_tensor_t *xt = ctx->in[0];
   size_t n = (size_t)xt->shape.dims[0], c = (size_t)xt->shape.dims[1];
   size_t g = (size_t)groups, cg = c / g;
@@ -2211,10 +2133,11 @@ static wm_status_t col2im_setup(const wm_op_ctx_t *ctx, col2im_t *g) {
   window_t *w = &g->w;
   w->nsp = g->nsp;
   WM_RETURN_IF_ERROR(
-      attr_ints_n(ctx, "strides", g->nsp, 1, 1, w->strides, NULL));
+      wm_op_attr_ints_n(ctx, "strides", g->nsp, 1, 1, w->strides, NULL));
   WM_RETURN_IF_ERROR(
-      attr_ints_n(ctx, "dilations", g->nsp, 1, 1, w->dilations, NULL));
-  WM_RETURN_IF_ERROR(attr_ints_n(ctx, "pads", 2 * g->nsp, 0, 0, w->pads, NULL));
+      wm_op_attr_ints_n(ctx, "dilations", g->nsp, 1, 1, w->dilations, NULL));
+  WM_RETURN_IF_ERROR(
+      wm_op_attr_ints_n(ctx, "pads", 2 * g->nsp, 0, 0, w->pads, NULL));
   if (!ctx->in[1] || !ctx->in[2]) {
     return NULL;
   }
@@ -2358,8 +2281,8 @@ static wm_status_t dc_setup(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
   WM_RETURN_IF_ERROR(conv_setup(ctx, w, in_sp, out_sp, out_known));
   WM_RETURN_IF_ERROR(check_same_dtype(ctx, 3));
   WM_RETURN_IF_ERROR(check_same_dtype(ctx, 4));
-  WM_RETURN_IF_ERROR(attr_int(ctx, "group", 1, out_group));
-  WM_RETURN_IF_ERROR(attr_int(ctx, "offset_group", 1, out_ogroup));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "group", 1, out_group));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "offset_group", 1, out_ogroup));
   if (*out_group < 1 || *out_ogroup < 1) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attributes group %lld and offset_group %lld, want "

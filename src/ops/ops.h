@@ -144,6 +144,31 @@ double wm_op_rng_uniform(wm_op_rng_t *r);
 // A standard normal value (Box-Muller).
 double wm_op_rng_normal(wm_op_rng_t *r);
 
+// Typed attribute readers: an absent attribute gives |def|, one of the
+// wrong kind is an error naming it.
+wm_status_t wm_op_attr_int(const wm_op_ctx_t *ctx, const char *name,
+                           int64_t def, int64_t *out) WM_MUST_USE_RESULT;
+wm_status_t wm_op_attr_float(const wm_op_ctx_t *ctx, const char *name,
+                             double def, double *out) WM_MUST_USE_RESULT;
+wm_status_t wm_op_attr_string(const wm_op_ctx_t *ctx, const char *name,
+                              const char *def,
+                              const char **out) WM_MUST_USE_RESULT;
+// INTS: *out_values NULL and *out_count 0 when absent.
+wm_status_t wm_op_attr_ints(const wm_op_ctx_t *ctx, const char *name,
+                            const int64_t **out_values,
+                            size_t *out_count) WM_MUST_USE_RESULT;
+// Reads the ints attribute |name| into out[0..n): absent gives |def| for
+// every entry (*out_present false; it may be NULL); present must have |n|
+// values, each at least |min|.
+wm_status_t wm_op_attr_ints_n(const wm_op_ctx_t *ctx, const char *name,
+                              int32_t n, int64_t def, int64_t min, int64_t *out,
+                              bool *out_present) WM_MUST_USE_RESULT;
+// A string attribute that must be one of |choices| (NULL-terminated, at
+// least two); *out is the index of the match.
+wm_status_t wm_op_attr_choice(const wm_op_ctx_t *ctx, const char *name,
+                              const char *def, const char *const *choices,
+                              int *out) WM_MUST_USE_RESULT;
+
 // Makes an error prefixed with the node: `node "x" (Conv): ...`.
 wm_status_t wm_op_error(const wm_op_ctx_t *ctx, wm_status_code_t code,
                         const char *fmt, ...) WM_PRINTF(3, 4);

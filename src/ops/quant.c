@@ -210,20 +210,6 @@ static wm_status_t make_tensor(const wm_op_ctx_t *ctx, wm_dtype_t dtype,
   return NULL;
 }
 
-// Reads the int attribute |name| (|def| when absent); a present attribute
-// of another kind is an error.
-static wm_status_t attr_int(const wm_op_ctx_t *ctx, const char *name,
-                            int64_t def, int64_t *out) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  *out = def;
-  if (a && a->type != WM_ATTR_INT) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "attribute %s is %s, want int",
-                       name, wm_attr_type_name(a->type));
-  }
-  *out = a ? a->i : def;
-  return NULL;
-}
-
 // ------------------------------------------- Quantize/DequantizeLinear
 
 // How scale and zero point map onto x.
@@ -251,10 +237,10 @@ static wm_status_t qdq_layout(const wm_op_ctx_t *ctx, const char *sname,
   memset(out, 0, sizeof(*out));
   int64_t axis = 1, block = 0;
   if (ctx->opset >= 13) {
-    WM_RETURN_IF_ERROR(attr_int(ctx, "axis", 1, &axis));
+    WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "axis", 1, &axis));
   }
   if (ctx->opset >= 21) {
-    WM_RETURN_IF_ERROR(attr_int(ctx, "block_size", 0, &block));
+    WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "block_size", 0, &block));
     if (block < 0) {
       return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                          "attribute block_size is %lld, want at least 0",
@@ -379,7 +365,7 @@ static wm_status_t quant_out_dtype(const wm_op_ctx_t *ctx, wm_dtype_t *out) {
   wm_dtype_t zd = wm_op_in_dtype(ctx, 2);
   int64_t od = 0;
   if (ctx->opset >= 21) {
-    WM_RETURN_IF_ERROR(attr_int(ctx, "output_dtype", 0, &od));
+    WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "output_dtype", 0, &od));
   }
   if (od != 0) {
     char buf[160];
@@ -433,7 +419,7 @@ static wm_status_t quant_run(wm_op_ctx_t *ctx) {
   qrange(y->dtype, &lo, &hi);
   int64_t saturate = 1;
   if (ctx->opset >= 19) {
-    WM_RETURN_IF_ERROR(attr_int(ctx, "saturate", 1, &saturate));
+    WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "saturate", 1, &saturate));
   }
   bool mini = wm_dtype_is_minifloat(y->dtype);
   for (size_t i = 0; i < x->count; i++) {
@@ -471,7 +457,7 @@ static wm_status_t dequant_infer(wm_op_ctx_t *ctx) {
   }
   if (ctx->opset >= 23) {
     int64_t od = 0;
-    WM_RETURN_IF_ERROR(attr_int(ctx, "output_dtype", 0, &od));
+    WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "output_dtype", 0, &od));
     if (od != 0) {
       char buf[160];
       if (od < 0 || od >= WM_DTYPE_COUNT || !((T_SCALE >> od) & 1u)) {

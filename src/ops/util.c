@@ -227,3 +227,103 @@ void wm_op_rng_seed(wm_op_rng_t *r, const wm_op_ctx_t *ctx) {
     r->s[i] = splitmix64(&x);
   }
 }
+
+// ------------------------------------------------------------ attributes
+
+static wm_status_t attr_check(const wm_op_ctx_t *ctx, const wm_attr_t *a,
+                              wm_attr_type_t want) {
+  if (a && a->type != want) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "attribute %s is %s, want %s",
+                       a->name, wm_attr_type_name(a->type),
+                       wm_attr_type_name(want));
+  }
+  return NULL;
+}
+
+wm_status_t wm_op_attr_int(const wm_op_ctx_t *ctx, const char *name,
+                           int64_t def, int64_t *out) {
+  const wm_attr_t *a = wm_node_attr(ctx->node, name);
+  *out = def;
+  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_INT));
+  *out = a ? a->i : def;
+  return NULL;
+}
+
+wm_status_t wm_op_attr_float(const wm_op_ctx_t *ctx, const char *name,
+                             double def, double *out) {
+  const wm_attr_t *a = wm_node_attr(ctx->node, name);
+  *out = def;
+  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_FLOAT));
+  *out = a ? (double)a->f : def;
+  return NULL;
+}
+
+wm_status_t wm_op_attr_string(const wm_op_ctx_t *ctx, const char *name,
+                              const char *def, const char **out) {
+  const wm_attr_t *a = wm_node_attr(ctx->node, name);
+  *out = def;
+  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_STRING));
+  *out = a ? a->s : def;
+  return NULL;
+}
+
+wm_status_t wm_op_attr_ints(const wm_op_ctx_t *ctx, const char *name,
+                            const int64_t **out_values, size_t *out_count) {
+  const wm_attr_t *a = wm_node_attr(ctx->node, name);
+  *out_values = NULL;
+  *out_count = 0;
+  WM_RETURN_IF_ERROR(attr_check(ctx, a, WM_ATTR_INTS));
+  if (a) {
+    *out_values = a->ints;
+    *out_count = a->count;
+  }
+  return NULL;
+}
+
+wm_status_t wm_op_attr_choice(const wm_op_ctx_t *ctx, const char *name,
+                              const char *def, const char *const *choices,
+                              int *out) {
+  const char *v;
+  WM_RETURN_IF_ERROR(wm_op_attr_string(ctx, name, def, &v));
+  for (int i = 0; choices[i]; i++) {
+    if (v && strcmp(v, choices[i]) == 0) {
+      *out = i;
+      return NULL;
+    }
+  }
+  return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                     "attribute %s is \"%s\", want one of \"%s\", \"%s\"%s%s%s",
+                     name, v ? v : "", choices[0], choices[1],
+                     choices[2] ? ", \"" : "", choices[2] ? choices[2] : "",
+                     choices[2] ? "\"" : "");
+}
+
+wm_status_t wm_op_attr_ints_n(const wm_op_ctx_t *ctx, const char *name,
+                              int32_t n, int64_t def, int64_t min, int64_t *out,
+                              bool *out_present) {
+  const int64_t *v;
+  size_t count;
+  WM_RETURN_IF_ERROR(wm_op_attr_ints(ctx, name, &v, &count));
+  if (out_present) {
+    *out_present = v != NULL;
+  }
+  if (!v) {
+    for (int32_t i = 0; i < n; i++) {
+      out[i] = def;
+    }
+    return NULL;
+  }
+  if (count != (size_t)n) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute %s has %zu values, want %d", name, count, n);
+  }
+  for (int32_t i = 0; i < n; i++) {
+    if (v[i] < min) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "attribute %s[%d] is %lld, want at least %lld", name,
+                         i, (long long)v[i], (long long)min);
+    }
+    out[i] = v[i];
+  }
+  return NULL;
+}
