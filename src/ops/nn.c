@@ -484,6 +484,34 @@ static wm_status_t conv_setup(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
   return window_forward(ctx, w, in_sp, out_sp);
 }
 
+// Checks a grouped convolution's channels: input 0 has C = weight dim 1
+// x |group| channels and the weight's output channels divide by |group|;
+// unknown dims pass. *out_c and *out_m get C and M (-1 when unknown).
+static wm_status_t check_groups(const wm_op_ctx_t *ctx, const wm_shape_t *xs,
+                                const wm_shape_t *ws, int64_t group,
+                                int64_t *out_c, int64_t *out_m) {
+  int64_t c = xs->rank >= 0 ? xs->dims[1] : -1;
+  int64_t m = ws->rank >= 0 ? ws->dims[0] : -1;
+  int64_t cg = ws->rank >= 0 ? ws->dims[1] : -1;
+  int64_t want;
+  *out_c = c;
+  *out_m = m;
+  if (c >= 0 && cg >= 0 &&
+      (!wm_checked_mul_i64(cg, group, &want) || want != c)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input 0 has %lld channels but weight has %lld "
+                       "channels per group x group %lld",
+                       (long long)c, (long long)cg, (long long)group);
+  }
+  if (m >= 0 && m % group != 0) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "weight has %lld output channels, not a multiple of "
+                       "group %lld",
+                       (long long)m, (long long)group);
+  }
+  return NULL;
+}
+
 static wm_status_t conv_infer(wm_op_ctx_t *ctx) {
   window_t w;
   int64_t in_sp[MAX_SPATIAL], out_sp[MAX_SPATIAL];
@@ -503,23 +531,8 @@ static wm_status_t conv_infer(wm_op_ctx_t *ctx) {
                        "attribute group is %lld, want at least 1",
                        (long long)group);
   }
-  int64_t c = xs->rank >= 0 ? xs->dims[1] : -1;
-  int64_t m = ws->rank >= 0 ? ws->dims[0] : -1;
-  int64_t cg = ws->rank >= 0 ? ws->dims[1] : -1;
-  int64_t want;
-  if (c >= 0 && cg >= 0 &&
-      (!wm_checked_mul_i64(cg, group, &want) || want != c)) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "input 0 has %lld channels but weight has %lld "
-                       "channels per group x group %lld",
-                       (long long)c, (long long)cg, (long long)group);
-  }
-  if (m >= 0 && m % group != 0) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "weight has %lld output channels, not a multiple of "
-                       "group %lld",
-                       (long long)m, (long long)group);
-  }
+  int64_t c, m;
+  WM_RETURN_IF_ERROR(check_groups(ctx, xs, ws, group, &c, &m));
   WM_RETURN_IF_ERROR(check_vector(ctx, 2, "bias", m));
   wm_shape_t os;
   os.rank = w.nsp + 2;
@@ -2295,23 +2308,8 @@ static wm_status_t dc_setup(wm_op_ctx_t *ctx, window_t *w, int64_t *in_sp,
   const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
   const wm_shape_t *ws = wm_op_in_shape(ctx, 1);
   int64_t group = *out_group, og = *out_ogroup;
-  int64_t c = xs->rank >= 0 ? xs->dims[1] : -1;
-  int64_t m = ws->rank >= 0 ? ws->dims[0] : -1;
-  int64_t cg = ws->rank >= 0 ? ws->dims[1] : -1;
-  int64_t want;
-  if (c >= 0 && cg >= 0 &&
-      (!wm_checked_mul_i64(cg, group, &want) || want != c)) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "input 0 has %lld channels but weight has %lld "
-                       "channels per group x group %lld",
-                       (long long)c, (long long)cg, (long long)group);
-  }
-  if (m >= 0 && m % group != 0) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "weight has %lld output channels, not a multiple of "
-                       "group %lld",
-                       (long long)m, (long long)group);
-  }
+  int64_t c, m;
+  WM_RETURN_IF_ERROR(check_groups(ctx, xs, ws, group, &c, &m));
   if (c >= 0 && c % og != 0) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "input 0 has %lld channels, not a multiple of "
