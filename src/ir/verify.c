@@ -23,12 +23,68 @@ static bool value_is_source(const wm_value_t *v) {
   return v->is_input || v->initializer != NULL;
 }
 
+// Appends to out[*n] (while *n < cap; counts beyond) the values of
+// |graph| that subgraph |sub| (and its subgraphs) reads from outside.
+static void outer_deps(const wm_graph_t *graph, const wm_graph_t *sub,
+                       int32_t *out, size_t cap, size_t *n) {
+  for (size_t v = 0; v < sub->value_count; v++) {
+    if (!sub->values[v].is_outer) {
+      continue;
+    }
+    int32_t id = wm_graph_find_value(graph, sub->values[v].name);
+    if (id >= 0 && graph->values[id].producer >= 0) {
+      if (out && *n < cap) {
+        out[*n] = id;
+      }
+      (*n)++;
+    }
+  }
+  for (size_t i = 0; i < sub->node_count; i++) {
+    const wm_node_t *node = &sub->nodes[i];
+    for (int32_t a = 0; a < node->attr_count; a++) {
+      if (node->attrs[a].g) {
+        outer_deps(graph, node->attrs[a].g, out, cap, n);
+      }
+      for (size_t k = 0; node->attrs[a].graphs && k < node->attrs[a].count;
+           k++) {
+        outer_deps(graph, node->attrs[a].graphs[k], out, cap, n);
+      }
+    }
+  }
+}
+
+// The values produced in |graph| that |node| needs before it runs: its
+// inputs and what its subgraphs read from this graph (implicit inputs).
+// Writes up to |cap| ids to |out| (NULL: count only); returns the count.
+static size_t node_deps(const wm_graph_t *graph, const wm_node_t *node,
+                        int32_t *out, size_t cap) {
+  size_t n = 0;
+  for (int32_t k = 0; k < node->input_count; k++) {
+    int32_t v = node->inputs[k];
+    if (v >= 0 && graph->values[v].producer >= 0) {
+      if (out && n < cap) {
+        out[n] = v;
+      }
+      n++;
+    }
+  }
+  for (int32_t a = 0; a < node->attr_count; a++) {
+    if (node->attrs[a].g) {
+      outer_deps(graph, node->attrs[a].g, out, cap, &n);
+    }
+    for (size_t k = 0; node->attrs[a].graphs && k < node->attrs[a].count; k++) {
+      outer_deps(graph, node->attrs[a].graphs[k], out, cap, &n);
+    }
+  }
+  return n;
+}
+
 wm_status_t wm_graph_topo_order(const wm_graph_t *graph, int32_t **out_order) {
   *out_order = NULL;
   size_t n = graph->node_count, nv = graph->value_count;
   size_t edges = 0;
   for (size_t i = 0; i < n; i++) {
-    edges += (size_t)graph->nodes[i].input_count;
+    edges += node_deps(graph, &graph->nodes[i], NULL, 0);
   }
   // Consumers of each value as (value -> node) edges in CSR form: the
   // users of value v are users[first[v] .. first[v + 1]).
@@ -43,28 +99,28 @@ wm_status_t wm_graph_topo_order(const wm_graph_t *graph, int32_t **out_order) {
     s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory ordering the graph");
     goto done;
   }
+  int32_t *deps = wm_malloc((edges + 1) * sizeof(int32_t));
+  if (!deps) {
+    s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory ordering the graph");
+    goto done;
+  }
   for (size_t i = 0; i < n; i++) {
-    const wm_node_t *node = &graph->nodes[i];
-    for (int32_t k = 0; k < node->input_count; k++) {
-      int32_t v = node->inputs[k];
-      if (v >= 0 && graph->values[v].producer >= 0) {
-        first[v + 1]++;
-        pending[i]++;
-      }
+    size_t nd = node_deps(graph, &graph->nodes[i], deps, edges);
+    for (size_t k = 0; k < nd; k++) {
+      first[deps[k] + 1]++;
+      pending[i]++;
     }
   }
   for (size_t v = 0; v < nv; v++) {
     first[v + 1] += first[v];
   }
   for (size_t i = 0; i < n; i++) {
-    const wm_node_t *node = &graph->nodes[i];
-    for (int32_t k = 0; k < node->input_count; k++) {
-      int32_t v = node->inputs[k];
-      if (v >= 0 && graph->values[v].producer >= 0) {
-        users[first[v] + fill[v]++] = (int32_t)i;
-      }
+    size_t nd = node_deps(graph, &graph->nodes[i], deps, edges);
+    for (size_t k = 0; k < nd; k++) {
+      users[first[deps[k]] + fill[deps[k]]++] = (int32_t)i;
     }
   }
+  free(deps);
   // Kahn's algorithm; a FIFO of ready nodes seeded in file order keeps
   // graphs that are already ordered in their order.
   size_t ready_count = 0, done = 0;

@@ -60,6 +60,10 @@ typedef struct rt_node {
   wm_placement_t placement;  // the report entry
   wm_placement_refusal_t refusals[MAX_SLOTS];  // lower answers
   char label[LABEL_SIZE];                      // "#index" for unnamed nodes
+  bool host;             // control flow: the session runs it
+  wm_session_t *sub[2];  // nested sessions (If: then, else; Loop: body)
+  int32_t *implicit;     // values its subgraphs read from this graph
+  size_t n_implicit;
 } rt_node_t;
 
 struct wm_session {
@@ -77,6 +81,9 @@ struct wm_session {
   bool profiling;                 // time every node (stream sync after it)
   double *node_ns;                // per node: profiled time
   size_t profiled_runs;           // runs that added to |node_ns|
+  wm_backend_t *listed[WM_SESSION_MAX_BACKENDS];  // for nested sessions
+  wm_session_options_t options;  // as created (backends -> |listed|)
+  wm_session_t *outer;           // while nested: the session running it
 };
 
 // The pool keeps at most this many bytes per backend, or twice the peak of
@@ -370,11 +377,84 @@ const char *wm_why_name(uint32_t reason) {
   return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "other";
 }
 
+static bool has_subgraph_attr(const wm_node_t *node) {
+  for (int32_t a = 0; a < node->attr_count; a++) {
+    if (node->attrs[a].g || node->attrs[a].graphs) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Adds to |rn|'s implicit inputs every value of |s|'s graph that |g| or
+// its nested subgraphs read from outside (by name).
+static wm_status_t collect_implicit(wm_session_t *s, rt_node_t *rn,
+                                    const wm_graph_t *g) {
+  for (size_t v = 0; v < g->value_count; v++) {
+    if (!g->values[v].is_outer) {
+      continue;
+    }
+    int32_t id = wm_graph_find_value(s->graph, g->values[v].name);
+    bool dup = id < 0;
+    for (size_t k = 0; !dup && k < rn->n_implicit; k++) {
+      dup = rn->implicit[k] == id;
+    }
+    if (dup) {
+      continue;
+    }
+    size_t cap = rn->n_implicit;
+    WM_RETURN_IF_ERROR(wm_grow((void **)&rn->implicit, &cap, rn->n_implicit + 1,
+                               sizeof(int32_t)));
+    rn->implicit[rn->n_implicit++] = id;
+    s->use_count[id]++;
+  }
+  for (size_t i = 0; i < g->node_count; i++) {
+    const wm_node_t *n = &g->nodes[i];
+    for (int32_t a = 0; a < n->attr_count; a++) {
+      if (n->attrs[a].g) {
+        WM_RETURN_IF_ERROR(collect_implicit(s, rn, n->attrs[a].g));
+      }
+      for (size_t k = 0; n->attrs[a].graphs && k < n->attrs[a].count; k++) {
+        WM_RETURN_IF_ERROR(collect_implicit(s, rn, n->attrs[a].graphs[k]));
+      }
+    }
+  }
+  return NULL;
+}
+
+// A node with subgraphs (If, Loop) runs in the session itself, through
+// nested sessions on the same backends; its outputs live on slot 0.
+static wm_status_t place_host_node(wm_session_t *s, size_t index) {
+  rt_node_t *rn = &s->nodes[index];
+  const wm_node_t *node = &s->graph->nodes[index];
+  wm_node_label(s->graph, index, rn->label, sizeof(rn->label));
+  rn->host = true;
+  rn->slot = 0;
+  wm_placement_t *p = &rn->placement;
+  p->node = rn->label;
+  p->op_type = node->op_type;
+  p->domain = node->domain;
+  p->backend = "session";
+  p->level = WM_SUPPORT_SUPPORTED;
+  p->refusals = rn->refusals;
+  for (int32_t a = 0; a < node->attr_count; a++) {
+    if (node->attrs[a].g) {
+      WM_RETURN_IF_ERROR(collect_implicit(s, rn, node->attrs[a].g));
+    }
+  }
+  return NULL;
+}
+
 // Places node |index|; appends a line to |unplaced| when nothing takes it.
 static wm_status_t place_node(wm_session_t *s, size_t index,
                               wm_strbuf_t *unplaced, size_t *n_unplaced) {
   rt_node_t *rn = &s->nodes[index];
   const wm_node_t *node = &s->graph->nodes[index];
+  if (has_subgraph_attr(node) && wm_domain_is_onnx(node->domain) &&
+      (strcmp(node->op_type, "If") == 0 ||
+       strcmp(node->op_type, "Loop") == 0)) {
+    return place_host_node(s, index);
+  }
   wm_op_ctx_t ctx;
   WM_RETURN_IF_ERROR(wm_op_ctx_init(&ctx, s->graph, index));
   snprintf(rn->label, sizeof(rn->label), "%s", ctx.label);
@@ -526,6 +606,11 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   s->graph = graph;
+  for (size_t k = 0; k < options->backend_count; k++) {
+    s->listed[k] = options->backends[k];
+  }
+  s->options = *options;
+  s->options.backends = s->listed;
   wm_status_t st = NULL;
   for (size_t k = 0; !st && k < options->backend_count; k++) {
     wm_backend_t *b = options->backends[k];
@@ -605,6 +690,9 @@ void wm_session_destroy(wm_session_t *s) {
       s->slots[rn->slot].api->library->op_plan_destroy(rn->plan);
     }
     wm_node_attrs_deinit(&rn->attrs);
+    wm_session_destroy(rn->sub[0]);
+    wm_session_destroy(rn->sub[1]);
+    free(rn->implicit);
     free(rn->planned);
   }
   for (size_t k = 0; k < s->n_slots; k++) {
@@ -773,9 +861,14 @@ static void drop_use(wm_session_t *s, int32_t id) {
   }
 }
 
+static wm_status_t run_host_node(wm_session_t *s, size_t index);
+
 static wm_status_t run_node(wm_session_t *s, size_t index) {
   const wm_node_t *node = &s->graph->nodes[index];
   rt_node_t *rn = &s->nodes[index];
+  if (rn->host) {
+    return run_host_node(s, index);
+  }
   size_t slot = (size_t)rn->slot;
   rt_backend_t *b = &s->slots[slot];
   wm_op_ctx_t ctx;
@@ -877,6 +970,402 @@ static wm_status_t run_node(wm_session_t *s, size_t index) {
 }
 
 // Checks a bound input against the graph input's declared type.
+// -------------------------------------------------------- control flow
+
+// A host tensor holding value |id| (an initializer itself, else a copy
+// read from its home backend); *out_owned says whether to destroy it.
+static wm_status_t host_tensor(wm_session_t *s, int32_t id, wm_tensor_t **out,
+                               bool *out_owned) {
+  const rt_value_t *v = &s->values[id];
+  const wm_value_t *gv = &s->graph->values[id];
+  *out = NULL;
+  *out_owned = false;
+  if (v->home >= 0) {
+    *out_owned = true;
+    return read_copy(s, (size_t)v->home, &v->copy[v->home], &v->desc, out);
+  }
+  if (gv->initializer) {
+    *out = gv->initializer;
+    return NULL;
+  }
+  return WM_ERROR(INTERNAL, "value \"%s\" has no producer output yet",
+                  gv->name);
+}
+
+// The named inputs of one nested run: formal inputs then outer values.
+typedef struct sub_inputs {
+  size_t n, cap;
+  const char **names;
+  wm_tensor_t **tensors;
+  bool *owned;
+} sub_inputs_t;
+
+static wm_status_t sub_add(sub_inputs_t *in, const char *name, wm_tensor_t *t,
+                           bool owned) {
+  if (in->n == in->cap) {
+    size_t cap = in->cap ? 2 * in->cap : 8;
+    const char **names = wm_realloc(in->names, cap * sizeof(*names));
+    if (names) {
+      in->names = names;
+    }
+    wm_tensor_t **ts = wm_realloc(in->tensors, cap * sizeof(*ts));
+    if (ts) {
+      in->tensors = ts;
+    }
+    bool *ow = wm_realloc(in->owned, cap * sizeof(*ow));
+    if (ow) {
+      in->owned = ow;
+    }
+    if (!names || !ts || !ow) {
+      if (owned) {
+        wm_tensor_destroy(t);
+      }
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    in->cap = cap;
+  }
+  in->names[in->n] = name;
+  in->tensors[in->n] = t;
+  in->owned[in->n++] = owned;
+  return NULL;
+}
+
+static void sub_truncate(sub_inputs_t *in, size_t n) {
+  while (in->n > n) {
+    in->n--;
+    if (in->owned[in->n]) {
+      wm_tensor_destroy(in->tensors[in->n]);
+    }
+  }
+}
+
+static void sub_deinit(sub_inputs_t *in) {
+  sub_truncate(in, 0);
+  free(in->names);
+  free(in->tensors);
+  free(in->owned);
+}
+
+// Adds the values |g| reads from this session's graph.
+static wm_status_t sub_add_outer(wm_session_t *s, const wm_graph_t *g,
+                                 sub_inputs_t *in) {
+  for (size_t v = 0; v < g->value_count; v++) {
+    if (!g->values[v].is_outer) {
+      continue;
+    }
+    // Defined here, or (a subgraph nested deeper) in an enclosing run.
+    wm_session_t *at = s;
+    int32_t id = wm_graph_find_value(at->graph, g->values[v].name);
+    while (at->outer && (id < 0 || (at->values[id].home < 0 &&
+                                    !at->graph->values[id].initializer))) {
+      at = at->outer;
+      id = wm_graph_find_value(at->graph, g->values[v].name);
+    }
+    if (id < 0) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "subgraph \"%s\" reads \"%s\", which no enclosing "
+                      "graph defines",
+                      g->name ? g->name : "", g->values[v].name);
+    }
+    wm_tensor_t *t;
+    bool owned;
+    WM_RETURN_IF_ERROR(host_tensor(at, id, &t, &owned));
+    WM_RETURN_IF_ERROR(sub_add(in, g->values[v].name, t, owned));
+  }
+  return NULL;
+}
+
+// The nested session of subgraph attribute |name| (created on first use
+// with this session's backends), cached in rn->sub[k].
+static wm_status_t sub_session(wm_session_t *s, rt_node_t *rn,
+                               const wm_node_t *node, const char *name, int k,
+                               wm_session_t **out) {
+  const wm_attr_t *a = wm_node_attr(node, name);
+  if (!a || !a->g) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (%s): attribute \"%s\" (a graph) is "
+                    "required",
+                    rn->label, node->op_type, name);
+  }
+  if (!rn->sub[k]) {
+    wm_status_t st = wm_session_create_placed(a->g, &s->options, &rn->sub[k]);
+    if (st) {
+      return wm_status_annotate(st, "node \"%s\" (%s), subgraph %s", rn->label,
+                                node->op_type, name);
+    }
+  }
+  *out = rn->sub[k];
+  return NULL;
+}
+
+// Runs |sub| on |in|; its outputs go to |outs| (graph output count).
+static wm_status_t sub_run(wm_session_t *s, wm_session_t *sub,
+                           const sub_inputs_t *in, wm_tensor_t **outs) {
+  sub->outer = s;
+  wm_status_t st = wm_session_run(
+      sub, in->names, (const wm_tensor_t *const *)in->tensors, in->n, outs);
+  sub->outer = NULL;
+  return st;
+}
+
+static bool truthy(const wm_tensor_t *t) {
+  return t && t->count > 0 && wm_tensor_get_f64(t, 0) != 0.0;
+}
+
+// Stacks |n| tensors of one type along a new first axis into *out.
+static wm_status_t stack(wm_tensor_t *const *items, size_t n,
+                         const wm_type_t *elem, wm_tensor_t **out) {
+  wm_shape_t shape = {.rank = 1, .dims = {(int64_t)n}};
+  wm_dtype_t dtype = n ? items[0]->dtype : elem->dtype;
+  const wm_shape_t *es = n ? &items[0]->shape : &elem->shape;
+  if (es->rank >= 0 && es->rank < WM_MAX_RANK && (n || wm_shape_is_known(es))) {
+    shape.rank = es->rank + 1;
+    for (int32_t d = 0; d < es->rank; d++) {
+      shape.dims[d + 1] = es->dims[d];
+    }
+  }
+  if (!wm_dtype_is_valid(dtype)) {
+    dtype = WM_DTYPE_FLOAT;
+  }
+  for (size_t i = 1; i < n; i++) {
+    if (items[i]->dtype != dtype || items[i]->nbytes != items[0]->nbytes ||
+        !wm_shape_equal(&items[i]->shape, &items[0]->shape)) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "scan output of iteration %zu has another type or "
+                      "shape than iteration 0",
+                      i);
+    }
+  }
+  WM_RETURN_IF_ERROR(wm_tensor_create(dtype, &shape, out));
+  for (size_t i = 0; i < n; i++) {
+    if (dtype == WM_DTYPE_STRING) {
+      for (size_t e = 0; e < items[i]->count; e++) {
+        const char *str = ((char *const *)items[i]->data)[e];
+        WM_RETURN_IF_ERROR(wm_tensor_set_string(*out, i * items[i]->count + e,
+                                                str ? str : "",
+                                                str ? strlen(str) : 0));
+      }
+    } else if (items[i]->nbytes) {
+      memcpy((char *)(*out)->data + i * items[i]->nbytes, items[i]->data,
+             items[i]->nbytes);
+    }
+  }
+  return NULL;
+}
+
+static wm_status_t run_if(wm_session_t *s, size_t index, sub_inputs_t *in,
+                          wm_tensor_t **results) {
+  const wm_node_t *node = &s->graph->nodes[index];
+  rt_node_t *rn = &s->nodes[index];
+  wm_tensor_t *cond;
+  bool owned;
+  WM_RETURN_IF_ERROR(host_tensor(s, node->inputs[0], &cond, &owned));
+  bool take = truthy(cond);
+  if (owned) {
+    wm_tensor_destroy(cond);
+  }
+  wm_session_t *sub;
+  WM_RETURN_IF_ERROR(sub_session(
+      s, rn, node, take ? "then_branch" : "else_branch", take ? 0 : 1, &sub));
+  WM_RETURN_IF_ERROR(sub_add_outer(s, sub->graph, in));
+  if (sub->graph->output_count != (size_t)node->output_count) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (If): the branch has %zu outputs, the node "
+                    "%d",
+                    rn->label, sub->graph->output_count,
+                    (int)node->output_count);
+  }
+  return sub_run(s, sub, in, results);
+}
+
+static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
+                            wm_tensor_t **results) {
+  const wm_node_t *node = &s->graph->nodes[index];
+  rt_node_t *rn = &s->nodes[index];
+  wm_session_t *sub;
+  WM_RETURN_IF_ERROR(sub_session(s, rn, node, "body", 0, &sub));
+  const wm_graph_t *body = sub->graph;
+  size_t n_carried = (size_t)node->input_count - 2;
+  size_t n_scan = (size_t)node->output_count - n_carried;
+  int64_t max_iter = INT64_MAX;
+  bool cond = true;
+  wm_tensor_t *t;
+  bool owned;
+  if (node->inputs[0] >= 0) {
+    WM_RETURN_IF_ERROR(host_tensor(s, node->inputs[0], &t, &owned));
+    max_iter = t->count ? wm_tensor_get_i64(t, 0) : 0;
+    if (owned) {
+      wm_tensor_destroy(t);
+    }
+  }
+  if (node->inputs[1] >= 0) {
+    WM_RETURN_IF_ERROR(host_tensor(s, node->inputs[1], &t, &owned));
+    cond = truthy(t);
+    if (owned) {
+      wm_tensor_destroy(t);
+    }
+  }
+  // The carried values: owned copies, replaced every iteration.
+  size_t n_body_out = body->output_count;
+  wm_tensor_t **carried = wm_calloc(n_carried + 1, sizeof(*carried));
+  wm_tensor_t **outs = wm_calloc(n_body_out + 1, sizeof(*outs));
+  wm_tensor_t ***scans = wm_calloc(n_scan + 1, sizeof(*scans));
+  size_t iters = 0, scan_cap = 0;
+  wm_status_t st = carried && outs && scans
+                       ? NULL
+                       : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; !st && i < n_carried; i++) {
+    st = host_tensor(s, node->inputs[i + 2], &t, &owned);
+    if (!st && !owned) {
+      st = wm_tensor_clone(t, &t);
+    }
+    carried[i] = st ? NULL : t;
+  }
+  while (!st && (int64_t)iters < max_iter && cond) {
+    // Body inputs: iteration_num, cond, the carried values, then the values
+    // the body reads from this graph.
+    sub_truncate(in, 0);
+    wm_tensor_t *it = NULL, *c = NULL;
+    wm_shape_t scalar = {.rank = 0};
+    st = wm_tensor_create(WM_DTYPE_INT64, &scalar, &it);
+    if (!st) {
+      wm_tensor_set_i64(it, 0, (int64_t)iters);
+      st = wm_tensor_create(WM_DTYPE_BOOL, &scalar, &c);
+    }
+    if (!st) {
+      wm_tensor_set_i64(c, 0, 1);
+      st = sub_add(in, body->values[body->inputs[0]].name, it, true);
+      it = NULL;
+    }
+    if (!st) {
+      st = sub_add(in, body->values[body->inputs[1]].name, c, true);
+      c = NULL;
+    }
+    wm_tensor_destroy(it);
+    wm_tensor_destroy(c);
+    for (size_t i = 0; !st && i < n_carried; i++) {
+      st = sub_add(in, body->values[body->inputs[i + 2]].name, carried[i],
+                   false);
+    }
+    if (!st) {
+      st = sub_add_outer(s, body, in);
+    }
+    if (!st) {
+      st = sub_run(s, sub, in, outs);
+    }
+    if (!st) {
+      cond = truthy(outs[0]);
+      for (size_t i = 0; i < n_carried; i++) {
+        wm_tensor_destroy(carried[i]);
+        carried[i] = outs[i + 1];
+        outs[i + 1] = NULL;
+      }
+      if (iters == scan_cap) {
+        size_t cap = scan_cap ? 2 * scan_cap : 16;
+        for (size_t k = 0; !st && k < n_scan; k++) {
+          wm_tensor_t **grown = wm_realloc(scans[k], cap * sizeof(*grown));
+          st = grown ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+          if (grown) {
+            scans[k] = grown;
+          }
+        }
+        scan_cap = cap;
+      }
+      for (size_t k = 0; !st && k < n_scan; k++) {
+        scans[k][iters] = outs[n_carried + 1 + k];
+        outs[n_carried + 1 + k] = NULL;
+      }
+      wm_tensor_destroy(outs[0]);
+      outs[0] = NULL;
+      iters++;
+    }
+  }
+  for (size_t i = 0; i < n_carried; i++) {
+    results[i] = st ? NULL : carried[i];
+    if (st) {
+      wm_tensor_destroy(carried[i]);
+    }
+  }
+  for (size_t k = 0; k < n_scan; k++) {
+    const wm_type_t *elem =
+        &body->values[body->outputs[n_carried + 1 + k]].type;
+    if (!st) {
+      st = stack(scans ? scans[k] : NULL, iters, elem, &results[n_carried + k]);
+    }
+    for (size_t i = 0; scans && scans[k] && i < iters; i++) {
+      wm_tensor_destroy(scans[k][i]);
+    }
+    if (scans) {
+      free(scans[k]);
+    }
+  }
+  for (size_t i = 0; outs && i < n_body_out; i++) {
+    wm_tensor_destroy(outs[i]);
+  }
+  free(outs);
+  free(carried);
+  free(scans);
+  if (st) {
+    st = wm_status_annotate(st, "node \"%s\" (Loop), iteration %zu", rn->label,
+                            iters);
+  }
+  return st;
+}
+
+// Runs control-flow node |index| on the host with nested sessions; its
+// outputs are uploaded to slot 0.
+static wm_status_t run_host_node(wm_session_t *s, size_t index) {
+  const wm_node_t *node = &s->graph->nodes[index];
+  rt_node_t *rn = &s->nodes[index];
+  size_t n_out = (size_t)node->output_count;
+  wm_tensor_t **results = wm_calloc(n_out + 1, sizeof(*results));
+  if (!results) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  sub_inputs_t in = {0};
+  wm_status_t st = open_slot(s, 0);
+  if (!st) {
+    st = strcmp(node->op_type, "If") == 0 ? run_if(s, index, &in, results)
+                                          : run_loop(s, index, &in, results);
+  }
+  sub_deinit(&in);
+  for (size_t i = 0; !st && i < n_out; i++) {
+    int32_t id = node->outputs[i];
+    if (id < 0) {
+      continue;
+    }
+    if (!results[i]) {
+      st = WM_ERROR(INTERNAL, "node \"%s\" (%s): output %zu was not computed",
+                    rn->label, node->op_type, i);
+      break;
+    }
+    rt_value_t *v = &s->values[id];
+    st = upload(s, 0, v, results[i]);
+    if (!st) {
+      v->home = 0;
+    }
+  }
+  for (size_t i = 0; i < n_out; i++) {
+    wm_tensor_destroy(results[i]);
+  }
+  free(results);
+  for (int32_t i = 0; i < node->input_count; i++) {
+    if (node->inputs[i] >= 0) {
+      drop_use(s, node->inputs[i]);
+    }
+  }
+  for (size_t k = 0; k < rn->n_implicit; k++) {
+    drop_use(s, rn->implicit[k]);
+  }
+  for (size_t i = 0; !st && i < n_out; i++) {
+    int32_t id = node->outputs[i];
+    if (id >= 0 && s->values[id].uses <= 0) {
+      release_value(s, &s->values[id]);
+    }
+  }
+  return st;
+}
+
 static wm_status_t check_input(const wm_value_t *v, const wm_tensor_t *t) {
   const wm_type_t *d = &v->type;
   if (d->dtype != WM_DTYPE_UNDEFINED && d->dtype != t->dtype) {
@@ -926,7 +1415,7 @@ wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
   wm_status_t st = NULL;
   for (size_t i = 0; !st && i < n_inputs; i++) {
     int32_t id = wm_graph_find_value(g, names[i]);
-    if (id < 0 || !g->values[id].is_input) {
+    if (id < 0 || !(g->values[id].is_input || g->values[id].is_outer)) {
       st = WM_ERROR(INVALID_ARGUMENT, "the model has no input named \"%s\"",
                     names[i]);
       break;

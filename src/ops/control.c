@@ -1,0 +1,115 @@
+// Control flow: If and Loop. Their shape rules read the subgraphs' output
+// types (the check infers subgraphs first); the session executes them with
+// nested sessions over the subgraphs, so they have no kernel here.
+#include <string.h>
+
+#include "ops/ops.h"
+
+// The subgraph attribute |name| of the node, or an error naming it.
+static wm_status_t subgraph(const wm_op_ctx_t *ctx, const char *name,
+                            const wm_graph_t **out) {
+  const wm_attr_t *a = wm_node_attr(ctx->node, name);
+  if (!a || a->type != WM_ATTR_GRAPH || !a->g) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute \"%s\" (a graph) is required", name);
+  }
+  *out = a->g;
+  return NULL;
+}
+
+// The declared or inferred type of output |i| of |g|.
+static const wm_type_t *graph_output_type(const wm_graph_t *g, size_t i) {
+  return &g->values[g->outputs[i]].type;
+}
+
+// Merges two branch types: equal facts stay, differing dims become unknown.
+static wm_type_t merge(const wm_type_t *a, const wm_type_t *b) {
+  wm_type_t t = *a;
+  if (a->shape.rank != b->shape.rank) {
+    t.shape.rank = -1;
+  } else {
+    for (int32_t d = 0; d < t.shape.rank; d++) {
+      if (a->shape.dims[d] != b->shape.dims[d]) {
+        t.shape.dims[d] = -1;
+        t.dim_params[d] = NULL;
+      }
+    }
+  }
+  if (a->dtype != b->dtype) {
+    t.dtype = WM_DTYPE_UNDEFINED;
+  }
+  return t;
+}
+
+static wm_status_t if_infer(wm_op_ctx_t *ctx) {
+  const wm_graph_t *then_g = NULL, *else_g = NULL;
+  WM_RETURN_IF_ERROR(subgraph(ctx, "then_branch", &then_g));
+  WM_RETURN_IF_ERROR(subgraph(ctx, "else_branch", &else_g));
+  if (then_g->output_count != (size_t)ctx->n_out ||
+      else_g->output_count != (size_t)ctx->n_out) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "the branches have %zu and %zu outputs, the node %d",
+                       then_g->output_count, else_g->output_count,
+                       (int)ctx->n_out);
+  }
+  for (int32_t i = 0; i < ctx->n_out; i++) {
+    ctx->out_types[i] = merge(graph_output_type(then_g, (size_t)i),
+                              graph_output_type(else_g, (size_t)i));
+  }
+  return NULL;
+}
+
+// Loop: inputs M, cond, v_initial...; body inputs iteration_num, cond,
+// v...; body outputs cond, v..., scan outputs...; node outputs v_final...,
+// then each scan output stacked along a new first axis.
+static wm_status_t loop_infer(wm_op_ctx_t *ctx) {
+  const wm_graph_t *body = NULL;
+  WM_RETURN_IF_ERROR(subgraph(ctx, "body", &body));
+  int32_t n_carried = ctx->n_in - 2;
+  if (n_carried < 0 || body->input_count != (size_t)n_carried + 2 ||
+      body->output_count < (size_t)n_carried + 1 ||
+      (size_t)ctx->n_out != body->output_count - 1) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "the body has %zu inputs and %zu outputs; with %d "
+                       "loop-carried values it needs %d inputs and the node "
+                       "one output fewer than the body (%d)",
+                       body->input_count, body->output_count, (int)n_carried,
+                       (int)n_carried + 2, (int)ctx->n_out);
+  }
+  for (int32_t i = 0; i < ctx->n_out; i++) {
+    const wm_type_t *t = graph_output_type(body, (size_t)i + 1);
+    if (i < n_carried) {
+      ctx->out_types[i] =
+          wm_op_has_input(ctx, i + 2) ? merge(&ctx->in_types[i + 2], t) : *t;
+      continue;
+    }
+    wm_type_t s = *t;  // a scan output: one more, leading, dim
+    if (s.shape.rank >= 0 && s.shape.rank < WM_MAX_RANK) {
+      memmove(&s.shape.dims[1], &s.shape.dims[0],
+              (size_t)s.shape.rank * sizeof(s.shape.dims[0]));
+      memmove(&s.dim_params[1], &s.dim_params[0],
+              (size_t)s.shape.rank * sizeof(s.dim_params[0]));
+      s.shape.dims[0] = -1;
+      s.dim_params[0] = NULL;
+      s.shape.rank++;
+    } else {
+      s.shape.rank = -1;
+    }
+    ctx->out_types[i] = s;
+  }
+  return NULL;
+}
+
+// The session runs these nodes; a backend never gets them (ref refuses
+// nodes with subgraph attributes), so reaching here is a bug.
+static wm_status_t host_only(wm_op_ctx_t *ctx) {
+  return WM_OP_ERROR(ctx, INTERNAL,
+                     "control flow runs in the session, not as a kernel");
+}
+
+const wm_op_def_t wm_ops_control[] = {
+    {"If", "", 1, 1, 1, 1, -1, WM_T(BOOL), if_infer, host_only,
+     wm_op_cost_zero},
+    {"Loop", "", 1, 2, -1, 1, -1, 0, loop_infer, host_only, wm_op_cost_zero},
+    WM_OPS_END,
+};

@@ -1,0 +1,158 @@
+// Control flow in the session: If picks a branch that reads an outer
+// value; Loop carries a value and stacks a scan output.
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../tests/testing/wm_test.h"
+#include "ref.h"
+#include "wmap/onnx.h"
+#include "wmap/session.h"
+
+static void input(wm_graph_t *g, const char *name, wm_dtype_t dt, int32_t rank,
+                  int64_t d0) {
+  wm_shape_t shape = {.rank = rank, .dims = {d0}};
+  wm_type_t t = wm_type_tensor(dt, &shape);
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_input(g, name, &t, &id));
+}
+
+static void node(wm_graph_t *g, const char *op, const char *a, const char *b,
+                 const char *out, int32_t *out_node) {
+  const char *ins[2] = {a, b};
+  WM_CHECK_OK(
+      wm_graph_add_node(g, op, "", NULL, ins, b ? 2 : 1, &out, 1, out_node));
+}
+
+static void output(wm_graph_t *g, const char *name) {
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_output(g, name, NULL, &id));
+}
+
+// Export and import again: the importer marks outer-scope references.
+static void reload(wm_graph_t **g) {
+  uint8_t *data;
+  size_t size;
+  WM_CHECK_OK(wm_onnx_save_buffer(*g, &data, &size));
+  wm_graph_destroy(*g);
+  WM_CHECK_OK(wm_onnx_load_buffer(data, size, NULL, g));
+  free(data);
+}
+
+static wm_tensor_t *vector(wm_dtype_t dt, size_t n, const double *v) {
+  int64_t d[1] = {(int64_t)n};
+  wm_shape_t shape = wm_shape_make(n ? 1 : 0, d);
+  wm_tensor_t *t = NULL;
+  if (wm_tensor_create(dt, &shape, &t)) {
+    return NULL;
+  }
+  for (size_t i = 0; i < t->count; i++) {
+    wm_tensor_set_f64(t, i, v[i]);
+  }
+  return t;
+}
+
+// y = c ? x + x : -x, with x read from the enclosing graph.
+WM_TEST(if_takes_the_branch_and_reads_outer_values) {
+  wm_graph_t *g, *then_g, *else_g;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  input(g, "x", WM_DTYPE_FLOAT, 1, 2);
+  input(g, "c", WM_DTYPE_BOOL, 0, 0);
+  int32_t n_if, n;
+  node(g, "If", "c", NULL, "y", &n_if);
+  output(g, "y");
+  WM_CHECK_OK(wm_graph_create("then", g, &then_g));
+  node(then_g, "Add", "x", "x", "t", &n);
+  output(then_g, "t");
+  WM_CHECK_OK(wm_graph_create("else", g, &else_g));
+  node(else_g, "Neg", "x", NULL, "e", &n);
+  output(else_g, "e");
+  WM_CHECK_OK(wm_graph_add_attr_graph(g, n_if, "then_branch", then_g));
+  WM_CHECK_OK(wm_graph_add_attr_graph(g, n_if, "else_branch", else_g));
+  reload(&g);
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  static const double xv[2] = {1.5, -2}, one[1] = {1}, zero[1] = {0};
+  for (int k = 0; k < 2; k++) {
+    wm_tensor_t *in[2] = {vector(WM_DTYPE_FLOAT, 2, xv),
+                          vector(WM_DTYPE_BOOL, 0, k == 0 ? one : zero)};
+    const char *names[2] = {"x", "c"};
+    wm_tensor_t *y = NULL;
+    WM_CHECK_OK(
+        wm_session_run(s, names, (const wm_tensor_t *const *)in, 2, &y));
+    double f = k == 0 ? 2 : -1;
+    WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y, 0), 1.5 * f, 0);
+    WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y, 1), -2 * f, 0);
+    wm_tensor_destroy(y);
+    wm_tensor_destroy(in[0]);
+    wm_tensor_destroy(in[1]);
+  }
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
+// v = 1; 4 times: scan v, v = v * k (k outer, 2): final 16, scan 1 2 4 8.
+WM_TEST(loop_carries_values_and_stacks_scan_outputs) {
+  wm_graph_t *g, *body;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  input(g, "m", WM_DTYPE_INT64, 0, 0);
+  input(g, "c", WM_DTYPE_BOOL, 0, 0);
+  input(g, "v0", WM_DTYPE_FLOAT, 1, 1);
+  input(g, "k", WM_DTYPE_FLOAT, 1, 1);
+  const char *ins[3] = {"m", "c", "v0"};
+  const char *outs[2] = {"v", "scan"};
+  int32_t n_loop, n;
+  WM_CHECK_OK(wm_graph_add_node(g, "Loop", "", NULL, ins, 3, outs, 2, &n_loop));
+  output(g, "v");
+  output(g, "scan");
+  WM_CHECK_OK(wm_graph_create("body", g, &body));
+  input(body, "i", WM_DTYPE_INT64, 0, 0);
+  input(body, "cin", WM_DTYPE_BOOL, 0, 0);
+  input(body, "vin", WM_DTYPE_FLOAT, 1, 1);
+  node(body, "Identity", "cin", NULL, "cout", &n);
+  node(body, "Mul", "vin", "k", "vout", &n);
+  node(body, "Identity", "vin", NULL, "sout", &n);
+  output(body, "cout");
+  output(body, "vout");
+  output(body, "sout");
+  WM_CHECK_OK(wm_graph_add_attr_graph(g, n_loop, "body", body));
+  reload(&g);
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  static const double m[1] = {4}, c[1] = {1}, v0[1] = {1}, k[1] = {2};
+  wm_tensor_t *in[4] = {
+      vector(WM_DTYPE_INT64, 0, m), vector(WM_DTYPE_BOOL, 0, c),
+      vector(WM_DTYPE_FLOAT, 1, v0), vector(WM_DTYPE_FLOAT, 1, k)};
+  const char *names[4] = {"m", "c", "v0", "k"};
+  wm_tensor_t *y[2] = {NULL, NULL};
+  WM_CHECK_OK(wm_session_run(s, names, (const wm_tensor_t *const *)in, 4, y));
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y[0], 0), 16, 0);
+  WM_CHECK_INT_EQ(y[1]->shape.rank, 2);
+  WM_CHECK_INT_EQ(y[1]->shape.dims[0], 4);
+  for (size_t i = 0; i < 4; i++) {
+    WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y[1], i), (double)(1 << i), 0);
+  }
+  wm_tensor_destroy(y[0]);
+  wm_tensor_destroy(y[1]);
+  for (int i = 0; i < 4; i++) {
+    wm_tensor_destroy(in[i]);
+  }
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
+int main(void) {
+  static const wm_test_case_t cases[] = {
+      WM_CASE(if_takes_the_branch_and_reads_outer_values),
+      WM_CASE(loop_carries_values_and_stacks_scan_outputs),
+      {NULL, NULL},
+  };
+  return wm_test_main(cases);
+}
