@@ -371,8 +371,8 @@ static wm_status_t cover_node(build_t *b, size_t pos, const wm_op_ctx_t *ctx) {
     return oom();
   }
   if (n->state == WM_MAP_NODE_OK && wm_domain_is_onnx(node->domain) &&
-      (strcmp(node->op_type, "If") == 0 ||
-       strcmp(node->op_type, "Loop") == 0)) {
+      (strcmp(node->op_type, "If") == 0 || strcmp(node->op_type, "Loop") == 0 ||
+       strcmp(node->op_type, "Scan") == 0)) {
     // Control flow runs in the session on every backend (nested sessions
     // over its subgraphs, whose nodes the map does not list).
     for (size_t k = 0; k < m->n_backends; k++) {

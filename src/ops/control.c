@@ -1,6 +1,7 @@
-// Control flow: If and Loop. Their shape rules read the subgraphs' output
-// types (the check infers subgraphs first); the session executes them with
-// nested sessions over the subgraphs, so they have no kernel here.
+// Control flow: If, Loop and Scan (opset 9+). Their shape rules read the
+// subgraphs' output types (the check infers subgraphs first); the session
+// executes them with nested sessions over the subgraphs, so they have no kernel
+// here.
 #include <string.h>
 
 #include "ops/ops.h"
@@ -100,6 +101,66 @@ static wm_status_t loop_infer(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// Scan (opset 9+): inputs N states then M scan inputs (num_scan_inputs);
+// the body gets the states and one slice of each scan input (its scan
+// axis removed) and returns the states and K slices; the node returns the
+// final states and the K slices stacked along each scan output axis.
+static wm_status_t scan_infer(wm_op_ctx_t *ctx) {
+  const wm_graph_t *body = NULL;
+  WM_RETURN_IF_ERROR(subgraph(ctx, "body", &body));
+  int64_t m = wm_node_attr_int(ctx->node, "num_scan_inputs", -1);
+  int64_t n = ctx->n_in - m;
+  if (m < 1 || n < 0 || body->input_count != (size_t)ctx->n_in ||
+      body->output_count != (size_t)ctx->n_out || ctx->n_out < n) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "num_scan_inputs is %lld with %d inputs, %d outputs; "
+                       "the body has %zu inputs and %zu outputs",
+                       (long long)m, (int)ctx->n_in, (int)ctx->n_out,
+                       body->input_count, body->output_count);
+  }
+  // The sequence length: the scan axis of the first scan input.
+  const int64_t *in_axes = NULL, *out_axes = NULL;
+  size_t n_in_axes = 0, n_out_axes = 0;
+  wm_node_attr_ints(ctx->node, "scan_input_axes", &in_axes, &n_in_axes);
+  wm_node_attr_ints(ctx->node, "scan_output_axes", &out_axes, &n_out_axes);
+  const wm_shape_t *x0 = &ctx->in_types[n].shape;
+  int64_t a0 = n_in_axes ? in_axes[0] : 0;
+  if (x0->rank > 0 && a0 < 0) {
+    a0 += x0->rank;
+  }
+  int64_t len = x0->rank > 0 && a0 >= 0 && a0 < x0->rank ? x0->dims[a0] : -1;
+  for (int32_t i = 0; i < ctx->n_out; i++) {
+    const wm_type_t *t = graph_output_type(body, (size_t)i);
+    if (i < n) {
+      ctx->out_types[i] = merge(&ctx->in_types[i], t);
+      continue;
+    }
+    wm_type_t st = *t;
+    int64_t ax = (size_t)(i - n) < n_out_axes ? out_axes[i - n] : 0;
+    if (st.shape.rank >= 0 && st.shape.rank < WM_MAX_RANK) {
+      if (ax < 0) {
+        ax += st.shape.rank + 1;
+      }
+      if (ax < 0 || ax > st.shape.rank) {
+        return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                           "scan_output_axes[%d] is out of range for rank %d",
+                           (int)(i - n), (int)st.shape.rank + 1);
+      }
+      memmove(&st.shape.dims[ax + 1], &st.shape.dims[ax],
+              (size_t)(st.shape.rank - ax) * sizeof(st.shape.dims[0]));
+      memmove(&st.dim_params[ax + 1], &st.dim_params[ax],
+              (size_t)(st.shape.rank - ax) * sizeof(st.dim_params[0]));
+      st.shape.dims[ax] = len;
+      st.dim_params[ax] = NULL;
+      st.shape.rank++;
+    } else {
+      st.shape.rank = -1;
+    }
+    ctx->out_types[i] = st;
+  }
+  return NULL;
+}
+
 // The session runs these nodes; a backend never gets them (ref refuses
 // nodes with subgraph attributes), so reaching here is a bug.
 static wm_status_t host_only(wm_op_ctx_t *ctx) {
@@ -111,5 +172,6 @@ const wm_op_def_t wm_ops_control[] = {
     {"If", "", 1, 1, 1, 1, -1, WM_T(BOOL), if_infer, host_only,
      wm_op_cost_zero},
     {"Loop", "", 1, 2, -1, 1, -1, 0, loop_infer, host_only, wm_op_cost_zero},
+    {"Scan", "", 9, 1, -1, 1, -1, 0, scan_infer, host_only, wm_op_cost_zero},
     WM_OPS_END,
 };

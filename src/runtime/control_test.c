@@ -1,5 +1,5 @@
 // Control flow in the session: If picks a branch that reads an outer
-// value; Loop carries a value and stacks a scan output.
+// value; Loop carries a value and stacks a scan output; Scan folds.
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,10 +148,74 @@ WM_TEST(loop_carries_values_and_stacks_scan_outputs) {
   wm_graph_destroy(g);
 }
 
+// s = 0; for each x_t of x = [1, 2, 3]: s = s + x_t, emit s: final 6, scan
+// 1 3 6 (and 6 3 1 with a reversed scan output).
+WM_TEST(scan_folds_its_inputs_and_stacks_outputs) {
+  for (int reverse = 0; reverse < 2; reverse++) {
+    wm_graph_t *g, *body;
+    WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+    WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+    input(g, "s0", WM_DTYPE_FLOAT, 1, 1);
+    wm_shape_t xs = {.rank = 2, .dims = {3, 1}};
+    wm_type_t xt = wm_type_tensor(WM_DTYPE_FLOAT, &xs);
+    int32_t xid;
+    WM_CHECK_OK(wm_graph_add_input(g, "x", &xt, &xid));
+    const char *ins[2] = {"s0", "x"};
+    const char *outs[2] = {"s", "ys"};
+    int32_t n_scan, n;
+    WM_CHECK_OK(
+        wm_graph_add_node(g, "Scan", "", NULL, ins, 2, outs, 2, &n_scan));
+    WM_CHECK_OK(wm_graph_add_attr_int(g, n_scan, "num_scan_inputs", 1));
+    int64_t dir[1] = {reverse};
+    WM_CHECK_OK(
+        wm_graph_add_attr_ints(g, n_scan, "scan_output_directions", dir, 1));
+    output(g, "s");
+    output(g, "ys");
+    WM_CHECK_OK(wm_graph_create("body", g, &body));
+    input(body, "sin", WM_DTYPE_FLOAT, 1, 1);
+    input(body, "xt", WM_DTYPE_FLOAT, 1, 1);
+    node(body, "Add", "sin", "xt", "sout", &n);
+    node(body, "Identity", "sout", NULL, "yt", &n);
+    output(body, "sout");
+    output(body, "yt");
+    WM_CHECK_OK(wm_graph_add_attr_graph(g, n_scan, "body", body));
+    reload(&g);
+    wm_backend_t *ref;
+    WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+    wm_session_t *s;
+    WM_CHECK_OK(wm_session_create(g, ref, &s));
+    static const double s0[1] = {0}, xv[3] = {1, 2, 3};
+    wm_tensor_t *in[2] = {vector(WM_DTYPE_FLOAT, 1, s0), NULL};
+    int64_t d[2] = {3, 1};
+    wm_shape_t shape = wm_shape_make(2, d);
+    WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &shape, &in[1]));
+    for (int i = 0; i < 3; i++) {
+      wm_tensor_set_f64(in[1], (size_t)i, xv[i]);
+    }
+    const char *names[2] = {"s0", "x"};
+    wm_tensor_t *y[2] = {NULL, NULL};
+    WM_CHECK_OK(wm_session_run(s, names, (const wm_tensor_t *const *)in, 2, y));
+    WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y[0], 0), 6, 0);
+    static const double fwd[3] = {1, 3, 6}, rev[3] = {6, 3, 1};
+    for (size_t i = 0; i < 3; i++) {
+      WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y[1], i), reverse ? rev[i] : fwd[i],
+                        0);
+    }
+    wm_tensor_destroy(y[0]);
+    wm_tensor_destroy(y[1]);
+    wm_tensor_destroy(in[0]);
+    wm_tensor_destroy(in[1]);
+    wm_session_destroy(s);
+    wm_backend_destroy(ref);
+    wm_graph_destroy(g);
+  }
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(if_takes_the_branch_and_reads_outer_values),
       WM_CASE(loop_carries_values_and_stacks_scan_outputs),
+      WM_CASE(scan_folds_its_inputs_and_stacks_outputs),
       {NULL, NULL},
   };
   return wm_test_main(cases);

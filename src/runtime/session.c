@@ -451,8 +451,8 @@ static wm_status_t place_node(wm_session_t *s, size_t index,
   rt_node_t *rn = &s->nodes[index];
   const wm_node_t *node = &s->graph->nodes[index];
   if (has_subgraph_attr(node) && wm_domain_is_onnx(node->domain) &&
-      (strcmp(node->op_type, "If") == 0 ||
-       strcmp(node->op_type, "Loop") == 0)) {
+      (strcmp(node->op_type, "If") == 0 || strcmp(node->op_type, "Loop") == 0 ||
+       strcmp(node->op_type, "Scan") == 0)) {
     return place_host_node(s, index);
   }
   wm_op_ctx_t ctx;
@@ -1312,6 +1312,180 @@ static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
   return st;
 }
 
+// Axis |a| (negative from the end) of a rank |rank| tensor, or -1.
+static int32_t norm_axis(int64_t a, int32_t rank) {
+  if (a < 0) {
+    a += rank;
+  }
+  return a >= 0 && a < rank ? (int32_t)a : -1;
+}
+
+// Copies slice |t| along axis |axis| of |x| into a new tensor *out (the
+// axis removed), or back when |into| is set: |x| then receives |slice|.
+static wm_status_t scan_slice(wm_tensor_t *x, int32_t axis, int64_t t,
+                              wm_tensor_t *slice, bool into) {
+  size_t esize = wm_dtype_size(x->dtype), outer = 1, inner = esize;
+  for (int32_t d = 0; d < axis; d++) {
+    outer *= (size_t)x->shape.dims[d];
+  }
+  for (int32_t d = axis + 1; d < x->shape.rank; d++) {
+    inner *= (size_t)x->shape.dims[d];
+  }
+  size_t len = (size_t)x->shape.dims[axis];
+  for (size_t o = 0; o < outer; o++) {
+    char *big = (char *)x->data + (o * len + (size_t)t) * inner;
+    char *small = (char *)slice->data + o * inner;
+    memcpy(into ? big : small, into ? small : big, inner);
+  }
+  return NULL;
+}
+
+static wm_status_t run_scan(wm_session_t *s, size_t index, sub_inputs_t *in,
+                            wm_tensor_t **results) {
+  const wm_node_t *node = &s->graph->nodes[index];
+  rt_node_t *rn = &s->nodes[index];
+  wm_session_t *sub;
+  WM_RETURN_IF_ERROR(sub_session(s, rn, node, "body", 0, &sub));
+  const wm_graph_t *body = sub->graph;
+  int64_t m = wm_node_attr_int(node, "num_scan_inputs", -1);
+  size_t n_in = (size_t)node->input_count, n_out = (size_t)node->output_count;
+  if (m < 1 || (size_t)m > n_in || n_out < n_in - (size_t)m) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (Scan): num_scan_inputs is %lld with %zu "
+                    "inputs",
+                    rn->label, (long long)m, n_in);
+  }
+  size_t n_state = n_in - (size_t)m, n_scan_out = n_out - n_state;
+  const int64_t *in_axes = NULL, *in_dirs = NULL, *out_axes = NULL,
+                *out_dirs = NULL;
+  size_t n_ia = 0, n_id = 0, n_oa = 0, n_od = 0;
+  wm_node_attr_ints(node, "scan_input_axes", &in_axes, &n_ia);
+  wm_node_attr_ints(node, "scan_input_directions", &in_dirs, &n_id);
+  wm_node_attr_ints(node, "scan_output_axes", &out_axes, &n_oa);
+  wm_node_attr_ints(node, "scan_output_directions", &out_dirs, &n_od);
+  wm_tensor_t **vals = wm_calloc(n_in + 1, sizeof(*vals));
+  bool *owned = wm_calloc(n_in + 1, sizeof(bool));
+  wm_tensor_t **outs = wm_calloc(body->output_count + 1, sizeof(*outs));
+  int32_t *axes = wm_calloc((size_t)m + 1, sizeof(int32_t));
+  wm_status_t st = vals && owned && outs && axes
+                       ? NULL
+                       : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; !st && i < n_in; i++) {
+    st = node->inputs[i] >= 0
+             ? host_tensor(s, node->inputs[i], &vals[i], &owned[i])
+             : WM_ERROR(INVALID_ARGUMENT,
+                        "node \"%s\" (Scan): input %zu is "
+                        "omitted",
+                        rn->label, i);
+  }
+  // The sequence length, the same along every scan input's axis.
+  int64_t len = -1;
+  for (size_t j = 0; !st && j < (size_t)m; j++) {
+    wm_tensor_t *x = vals[n_state + j];
+    axes[j] = norm_axis(j < n_ia ? in_axes[j] : 0, x->shape.rank);
+    if (axes[j] < 0 || x->dtype == WM_DTYPE_STRING ||
+        (len >= 0 && x->shape.dims[axes[j]] != len)) {
+      st = WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (Scan): scan input %zu has type %s with "
+                    "its axis out of range, strings, or another length than "
+                    "%lld",
+                    rn->label, j, wm_dtype_name(x->dtype), (long long)len);
+    } else {
+      len = x->shape.dims[axes[j]];
+    }
+  }
+  // States: owned copies replaced every iteration.
+  for (size_t i = 0; !st && i < n_state; i++) {
+    if (!owned[i]) {
+      st = wm_tensor_clone(vals[i], &vals[i]);
+      owned[i] = !st;
+    }
+  }
+  for (int64_t t = 0; !st && t < len; t++) {
+    sub_truncate(in, 0);
+    for (size_t i = 0; !st && i < n_state; i++) {
+      st = sub_add(in, body->values[body->inputs[i]].name, vals[i], false);
+    }
+    for (size_t j = 0; !st && j < (size_t)m; j++) {
+      wm_tensor_t *x = vals[n_state + j];
+      int64_t at = j < n_id && in_dirs[j] ? len - 1 - t : t;
+      wm_shape_t shape = x->shape;
+      memmove(&shape.dims[axes[j]], &shape.dims[axes[j] + 1],
+              (size_t)(shape.rank - axes[j] - 1) * sizeof(shape.dims[0]));
+      shape.rank--;
+      wm_tensor_t *slice = NULL;
+      st = wm_tensor_create(x->dtype, &shape, &slice);
+      if (!st) {
+        scan_slice(x, axes[j], at, slice, false);
+        st = sub_add(in, body->values[body->inputs[n_state + j]].name, slice,
+                     true);
+      }
+    }
+    if (!st) {
+      st = sub_add_outer(s, body, in);
+    }
+    if (!st) {
+      st = sub_run(s, sub, in, outs);
+    }
+    for (size_t i = 0; !st && i < n_state; i++) {
+      wm_tensor_destroy(vals[i]);
+      vals[i] = outs[i];
+      outs[i] = NULL;
+    }
+    for (size_t k = 0; !st && k < n_scan_out; k++) {
+      wm_tensor_t *y = outs[n_state + k];
+      if (!results[n_state + k]) {  // first slice: allocate the output
+        int32_t ax = norm_axis(k < n_oa ? out_axes[k] : 0, y->shape.rank + 1);
+        if (ax < 0 || y->dtype == WM_DTYPE_STRING) {
+          st = WM_ERROR(INVALID_ARGUMENT,
+                        "node \"%s\" (Scan): scan output %zu axis out of "
+                        "range or strings",
+                        rn->label, k);
+          break;
+        }
+        wm_shape_t shape = y->shape;
+        memmove(&shape.dims[ax + 1], &shape.dims[ax],
+                (size_t)(shape.rank - ax) * sizeof(shape.dims[0]));
+        shape.dims[ax] = len;
+        shape.rank++;
+        st = wm_tensor_create(y->dtype, &shape, &results[n_state + k]);
+      }
+      wm_tensor_t *r = results[n_state + k];
+      int32_t ax = norm_axis(k < n_oa ? out_axes[k] : 0, r->shape.rank);
+      int64_t at = k < n_od && out_dirs[k] ? len - 1 - t : t;
+      if (!st && (y->dtype != r->dtype || y->count * (size_t)len != r->count)) {
+        st = WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (Scan): scan output %zu changes type or "
+                      "size at iteration %lld",
+                      rn->label, k, (long long)t);
+      }
+      if (!st) {
+        scan_slice(r, ax, at, y, true);
+      }
+    }
+    for (size_t i = 0; outs && i < body->output_count; i++) {
+      wm_tensor_destroy(outs[i]);
+      outs[i] = NULL;
+    }
+  }
+  for (size_t i = 0; i < n_state; i++) {
+    results[i] = st ? NULL : vals[i];
+    if (!st) {
+      owned[i] = false;
+    }
+  }
+  for (size_t i = 0; vals && i < n_in; i++) {
+    if (owned[i]) {
+      wm_tensor_destroy(vals[i]);
+    }
+  }
+  free(vals);
+  free(owned);
+  free(outs);
+  free(axes);
+  return st;
+}
+
 // Runs control-flow node |index| on the host with nested sessions; its
 // outputs are uploaded to slot 0.
 static wm_status_t run_host_node(wm_session_t *s, size_t index) {
@@ -1326,7 +1500,9 @@ static wm_status_t run_host_node(wm_session_t *s, size_t index) {
   wm_status_t st = open_slot(s, 0);
   if (!st) {
     st = strcmp(node->op_type, "If") == 0 ? run_if(s, index, &in, results)
-                                          : run_loop(s, index, &in, results);
+         : strcmp(node->op_type, "Loop") == 0
+             ? run_loop(s, index, &in, results)
+             : run_scan(s, index, &in, results);
   }
   sub_deinit(&in);
   for (size_t i = 0; !st && i < n_out; i++) {
