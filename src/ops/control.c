@@ -42,6 +42,24 @@ static wm_type_t merge(const wm_type_t *a, const wm_type_t *b) {
   return t;
 }
 
+// |t| with a new dim of size |len| (-1 unknown) inserted at |ax| (in
+// [0, rank]); unknown rank stays unknown.
+static wm_type_t with_axis(const wm_type_t *t, int64_t ax, int64_t len) {
+  wm_type_t r = *t;
+  if (r.shape.rank < 0 || r.shape.rank >= WM_MAX_RANK) {
+    r.shape.rank = -1;
+    return r;
+  }
+  memmove(&r.shape.dims[ax + 1], &r.shape.dims[ax],
+          (size_t)(r.shape.rank - ax) * sizeof(r.shape.dims[0]));
+  memmove(&r.dim_params[ax + 1], &r.dim_params[ax],
+          (size_t)(r.shape.rank - ax) * sizeof(r.dim_params[0]));
+  r.shape.dims[ax] = len;
+  r.dim_params[ax] = NULL;
+  r.shape.rank++;
+  return r;
+}
+
 static wm_status_t if_infer(wm_op_ctx_t *ctx) {
   const wm_graph_t *then_g = NULL, *else_g = NULL;
   WM_RETURN_IF_ERROR(subgraph(ctx, "then_branch", &then_g));
@@ -84,19 +102,7 @@ static wm_status_t loop_infer(wm_op_ctx_t *ctx) {
           wm_op_has_input(ctx, i + 2) ? merge(&ctx->in_types[i + 2], t) : *t;
       continue;
     }
-    wm_type_t s = *t;  // a scan output: one more, leading, dim
-    if (s.shape.rank >= 0 && s.shape.rank < WM_MAX_RANK) {
-      memmove(&s.shape.dims[1], &s.shape.dims[0],
-              (size_t)s.shape.rank * sizeof(s.shape.dims[0]));
-      memmove(&s.dim_params[1], &s.dim_params[0],
-              (size_t)s.shape.rank * sizeof(s.dim_params[0]));
-      s.shape.dims[0] = -1;
-      s.dim_params[0] = NULL;
-      s.shape.rank++;
-    } else {
-      s.shape.rank = -1;
-    }
-    ctx->out_types[i] = s;
+    ctx->out_types[i] = with_axis(t, 0, -1);  // a scan output: leading dim
   }
   return NULL;
 }
@@ -135,27 +141,16 @@ static wm_status_t scan_infer(wm_op_ctx_t *ctx) {
       ctx->out_types[i] = merge(&ctx->in_types[i], t);
       continue;
     }
-    wm_type_t st = *t;
     int64_t ax = (size_t)(i - n) < n_out_axes ? out_axes[i - n] : 0;
-    if (st.shape.rank >= 0 && st.shape.rank < WM_MAX_RANK) {
-      if (ax < 0) {
-        ax += st.shape.rank + 1;
-      }
-      if (ax < 0 || ax > st.shape.rank) {
-        return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                           "scan_output_axes[%d] is out of range for rank %d",
-                           (int)(i - n), (int)st.shape.rank + 1);
-      }
-      memmove(&st.shape.dims[ax + 1], &st.shape.dims[ax],
-              (size_t)(st.shape.rank - ax) * sizeof(st.shape.dims[0]));
-      memmove(&st.dim_params[ax + 1], &st.dim_params[ax],
-              (size_t)(st.shape.rank - ax) * sizeof(st.dim_params[0]));
-      st.shape.dims[ax] = len;
-      st.dim_params[ax] = NULL;
-      st.shape.rank++;
-    } else {
-      st.shape.rank = -1;
+    if (t->shape.rank >= 0 && ax < 0) {
+      ax += t->shape.rank + 1;
     }
+    if (t->shape.rank >= 0 && (ax < 0 || ax > t->shape.rank)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "scan_output_axes[%d] is out of range for rank %d",
+                         (int)(i - n), (int)t->shape.rank + 1);
+    }
+    wm_type_t st = with_axis(t, ax, len);
     ctx->out_types[i] = st;
   }
   return NULL;
