@@ -1,5 +1,6 @@
-// Control flow in the session: If picks a branch that reads an outer
-// value; Loop carries a value and stacks a scan output; Scan folds.
+// Nodes the session runs itself: If picks a branch that reads an outer
+// value; Loop carries a value and stacks a scan output; Scan folds; the
+// sequence operators keep sequences as host values.
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,11 +212,71 @@ WM_TEST(scan_folds_its_inputs_and_stacks_outputs) {
   }
 }
 
+// x = 1..5 split in chunks of 2 ([1 2] [3 4] [5]); insert [9] at the
+// front, erase the last: length 3, element 1 is [1 2], the concatenation
+// is 9 1 2 3 4.
+WM_TEST(sequences_live_in_the_session) {
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  input(g, "x", WM_DTYPE_FLOAT, 1, 5);
+  input(g, "nine", WM_DTYPE_FLOAT, 1, 1);
+  input(g, "two", WM_DTYPE_INT64, 0, 0);
+  input(g, "zero", WM_DTYPE_INT64, 0, 0);
+  input(g, "one", WM_DTYPE_INT64, 0, 0);
+  int32_t n;
+  node(g, "SplitToSequence", "x", "two", "chunks", &n);
+  const char *ins[3] = {"chunks", "nine", "zero"};
+  const char *out = "inserted";
+  WM_CHECK_OK(
+      wm_graph_add_node(g, "SequenceInsert", "", NULL, ins, 3, &out, 1, &n));
+  node(g, "SequenceErase", "inserted", NULL, "erased", &n);
+  node(g, "SequenceLength", "erased", NULL, "len", &n);
+  node(g, "SequenceAt", "erased", "one", "second", &n);
+  node(g, "ConcatFromSequence", "erased", NULL, "all", &n);
+  WM_CHECK_OK(wm_graph_add_attr_int(g, n, "axis", 0));
+  output(g, "len");
+  output(g, "second");
+  output(g, "all");
+  reload(&g);
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  static const double xv[5] = {1, 2, 3, 4, 5}, nine[1] = {9}, two[1] = {2},
+                      zero[1] = {0}, one[1] = {1};
+  wm_tensor_t *in[5] = {
+      vector(WM_DTYPE_FLOAT, 5, xv), vector(WM_DTYPE_FLOAT, 1, nine),
+      vector(WM_DTYPE_INT64, 0, two), vector(WM_DTYPE_INT64, 0, zero),
+      vector(WM_DTYPE_INT64, 0, one)};
+  const char *names[5] = {"x", "nine", "two", "zero", "one"};
+  wm_tensor_t *y[3] = {NULL, NULL, NULL};
+  WM_CHECK_OK(wm_session_run(s, names, (const wm_tensor_t *const *)in, 5, y));
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(y[0], 0), 3);
+  WM_CHECK_INT_EQ(y[1]->count, 2);
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y[1], 1), 2, 0);
+  static const double all[5] = {9, 1, 2, 3, 4};
+  WM_CHECK_INT_EQ(y[2]->count, 5);
+  for (size_t i = 0; i < 5; i++) {
+    WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y[2], i), all[i], 0);
+  }
+  for (int i = 0; i < 3; i++) {
+    wm_tensor_destroy(y[i]);
+  }
+  for (int i = 0; i < 5; i++) {
+    wm_tensor_destroy(in[i]);
+  }
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(if_takes_the_branch_and_reads_outer_values),
       WM_CASE(loop_carries_values_and_stacks_scan_outputs),
       WM_CASE(scan_folds_its_inputs_and_stacks_outputs),
+      WM_CASE(sequences_live_in_the_session),
       {NULL, NULL},
   };
   return wm_test_main(cases);

@@ -49,6 +49,9 @@ typedef struct rt_value {
   wm_tensor_desc desc;        // layout (same on every slot)
   int32_t uses;               // consumers left in this run
   bool overridden;            // a caller's input replaces the initializer
+  bool is_seq;                // a sequence: host tensors in |seq|
+  wm_tensor_t **seq;          // its elements (owned)
+  size_t seq_len;
 } rt_value_t;
 
 typedef struct rt_node {
@@ -164,6 +167,13 @@ static void release_value(wm_session_t *s, rt_value_t *v) {
     release_copy(s, k, &v->copy[k], v->desc.dtype);
   }
   v->home = -1;
+  for (size_t i = 0; i < v->seq_len; i++) {
+    wm_tensor_destroy(v->seq[i]);
+  }
+  free(v->seq);
+  v->seq = NULL;
+  v->seq_len = 0;
+  v->is_seq = false;
 }
 
 // Opens the device and stream of |slot| on first use.
@@ -377,6 +387,23 @@ const char *wm_why_name(uint32_t reason) {
   return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "other";
 }
 
+// Sequence operators run in the session: sequences are host values.
+static bool is_sequence_op(const wm_node_t *node) {
+  static const char *const ops[] = {"SequenceEmpty",   "SequenceConstruct",
+                                    "SequenceInsert",  "SequenceErase",
+                                    "SequenceAt",      "SequenceLength",
+                                    "SplitToSequence", "ConcatFromSequence"};
+  if (!wm_domain_is_onnx(node->domain)) {
+    return false;
+  }
+  for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+    if (strcmp(node->op_type, ops[i]) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 static bool has_subgraph_attr(const wm_node_t *node) {
   for (int32_t a = 0; a < node->attr_count; a++) {
     if (node->attrs[a].g || node->attrs[a].graphs) {
@@ -450,6 +477,9 @@ static wm_status_t place_node(wm_session_t *s, size_t index,
                               wm_strbuf_t *unplaced, size_t *n_unplaced) {
   rt_node_t *rn = &s->nodes[index];
   const wm_node_t *node = &s->graph->nodes[index];
+  if (is_sequence_op(node)) {
+    return place_host_node(s, index);
+  }
   if (has_subgraph_attr(node) && wm_domain_is_onnx(node->domain) &&
       (strcmp(node->op_type, "If") == 0 || strcmp(node->op_type, "Loop") == 0 ||
        strcmp(node->op_type, "Scan") == 0)) {
@@ -980,6 +1010,11 @@ static wm_status_t host_tensor(wm_session_t *s, int32_t id, wm_tensor_t **out,
   const wm_value_t *gv = &s->graph->values[id];
   *out = NULL;
   *out_owned = false;
+  if (v->is_seq) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "value \"%s\" is a sequence where a tensor is needed",
+                    gv->name);
+  }
   if (v->home >= 0) {
     *out_owned = true;
     return read_copy(s, (size_t)v->home, &v->copy[v->home], &v->desc, out);
@@ -1486,6 +1521,365 @@ static wm_status_t run_scan(wm_session_t *s, size_t index, sub_inputs_t *in,
   return st;
 }
 
+// ------------------------------------------------------------- sequences
+
+// The elements of sequence value |id|.
+static wm_status_t seq_in(wm_session_t *s, int32_t id, wm_tensor_t ***items,
+                          size_t *n) {
+  const rt_value_t *v = &s->values[id];
+  if (!v->is_seq) {
+    return WM_ERROR(INVALID_ARGUMENT, "value \"%s\" is not a sequence",
+                    s->graph->values[id].name);
+  }
+  *items = v->seq;
+  *n = v->seq_len;
+  return NULL;
+}
+
+// Input |i| of |node| as an int64 scalar, or |def| when omitted.
+static wm_status_t int_input(wm_session_t *s, const wm_node_t *node, int32_t i,
+                             int64_t def, int64_t *out) {
+  *out = def;
+  if (i >= node->input_count || node->inputs[i] < 0) {
+    return NULL;
+  }
+  wm_tensor_t *t;
+  bool owned;
+  WM_RETURN_IF_ERROR(host_tensor(s, node->inputs[i], &t, &owned));
+  wm_status_t st = t->count == 1 ? NULL
+                                 : WM_ERROR(INVALID_ARGUMENT,
+                                            "input %d has %zu elements, want "
+                                            "a scalar",
+                                            (int)i, t->count);
+  if (!st) {
+    *out = wm_tensor_get_i64(t, 0);
+  }
+  if (owned) {
+    wm_tensor_destroy(t);
+  }
+  return st;
+}
+
+// A position in [-n, n + extra - 1] made non-negative, or an error.
+static wm_status_t seq_position(const rt_node_t *rn, int64_t pos, size_t n,
+                                size_t extra, size_t *out) {
+  int64_t len = (int64_t)n;
+  if (pos < -len || pos > len - 1 + (int64_t)extra) {
+    return WM_ERROR(OUT_OF_RANGE,
+                    "node \"%s\": position %lld is outside [%lld, %lld]",
+                    rn->label, (long long)pos, (long long)-len,
+                    (long long)(len - 1 + (int64_t)extra));
+  }
+  *out = (size_t)(pos < 0 ? pos + len : pos);
+  return NULL;
+}
+
+// Stores |items| (owned, |n|) as sequence value |id|.
+static void seq_out(wm_session_t *s, int32_t id, wm_tensor_t **items,
+                    size_t n) {
+  rt_value_t *v = &s->values[id];
+  release_value(s, v);
+  v->is_seq = true;
+  v->seq = items;
+  v->seq_len = n;
+}
+
+// Bytes per step along |axis| of |shape| (inner) and the steps before it
+// (outer).
+static void axis_blocks(const wm_shape_t *shape, int32_t axis, size_t esize,
+                        size_t *outer, size_t *inner) {
+  *outer = 1;
+  *inner = esize;
+  for (int32_t d = 0; d < axis; d++) {
+    *outer *= (size_t)shape->dims[d];
+  }
+  for (int32_t d = axis + 1; d < shape->rank; d++) {
+    *inner *= (size_t)shape->dims[d];
+  }
+}
+
+static wm_status_t split_to_sequence(wm_session_t *s, const wm_node_t *node,
+                                     const rt_node_t *rn, wm_tensor_t ***out,
+                                     size_t *out_n) {
+  wm_tensor_t *x;
+  bool owned;
+  WM_RETURN_IF_ERROR(host_tensor(s, node->inputs[0], &x, &owned));
+  wm_tensor_t *split = NULL;
+  bool split_owned = false;
+  wm_status_t st = NULL;
+  if (node->input_count > 1 && node->inputs[1] >= 0) {
+    st = host_tensor(s, node->inputs[1], &split, &split_owned);
+  }
+  int32_t axis = -1;
+  int64_t a = wm_node_attr_int(node, "axis", 0);
+  if (!st) {
+    axis = (int32_t)(a < 0 ? a + x->shape.rank : a);
+    if (axis < 0 || axis >= x->shape.rank || x->dtype == WM_DTYPE_STRING) {
+      st = WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (SplitToSequence): axis %lld for rank %d, "
+                    "or string input",
+                    rn->label, (long long)a, (int)x->shape.rank);
+    }
+  }
+  size_t len = st ? 0 : (size_t)x->shape.dims[axis];
+  bool keep = split || wm_node_attr_int(node, "keepdims", 1) != 0;
+  // Chunk sizes.
+  size_t n = 0;
+  size_t cap = split && split->count > len ? split->count : len;
+  int64_t *sizes = wm_calloc(cap + 2, sizeof(int64_t));
+  if (!st && !sizes) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (!st && !split) {
+    for (size_t i = 0; i < len; i++) {
+      sizes[n++] = 1;
+    }
+  } else if (!st && split->shape.rank == 0) {
+    int64_t k = wm_tensor_get_i64(split, 0);
+    if (k < 1) {
+      st = WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (SplitToSequence): split is %lld, want >= 1",
+                    rn->label, (long long)k);
+    }
+    for (size_t at = 0; !st && at < len; at += (size_t)k) {
+      sizes[n++] = (int64_t)(len - at < (size_t)k ? len - at : (size_t)k);
+    }
+  } else if (!st) {
+    int64_t sum = 0;
+    for (size_t i = 0; !st && i < split->count; i++) {
+      int64_t k = wm_tensor_get_i64(split, i);
+      if (k < 0) {
+        st = WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (SplitToSequence): split[%zu] is %lld",
+                      rn->label, i, (long long)k);
+        break;
+      }
+      sizes[n++] = k;
+      sum += k;
+    }
+    if (!st && sum != (int64_t)len) {
+      st = WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (SplitToSequence): the splits sum to %lld, "
+                    "the axis has %zu",
+                    rn->label, (long long)sum, len);
+    }
+  }
+  wm_tensor_t **items = st ? NULL : wm_calloc(n + 1, sizeof(*items));
+  if (!st && !items) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  size_t esize = st ? 0 : wm_dtype_size(x->dtype), outer = 0, inner = 0;
+  if (!st) {
+    axis_blocks(&x->shape, axis, esize, &outer, &inner);
+  }
+  size_t start = 0;
+  for (size_t c = 0; !st && c < n; c++) {
+    wm_shape_t shape = x->shape;
+    shape.dims[axis] = sizes[c];
+    if (!keep) {
+      memmove(&shape.dims[axis], &shape.dims[axis + 1],
+              (size_t)(shape.rank - axis - 1) * sizeof(shape.dims[0]));
+      shape.rank--;
+    }
+    st = wm_tensor_create(x->dtype, &shape, &items[c]);
+    for (size_t o = 0; !st && o < outer; o++) {
+      memcpy((char *)items[c]->data + o * (size_t)sizes[c] * inner,
+             (const char *)x->data + (o * len + start) * inner,
+             (size_t)sizes[c] * inner);
+    }
+    start += (size_t)sizes[c];
+  }
+  if (st) {
+    for (size_t c = 0; items && c < n; c++) {
+      wm_tensor_destroy(items[c]);
+    }
+    free(items);
+  } else {
+    *out = items;
+    *out_n = n;
+  }
+  free(sizes);
+  if (owned) {
+    wm_tensor_destroy(x);
+  }
+  if (split_owned) {
+    wm_tensor_destroy(split);
+  }
+  return st;
+}
+
+static wm_status_t concat_from_sequence(wm_session_t *s, const wm_node_t *node,
+                                        const rt_node_t *rn,
+                                        wm_tensor_t **out) {
+  wm_tensor_t **items = NULL;
+  size_t n = 0;
+  WM_RETURN_IF_ERROR(seq_in(s, node->inputs[0], &items, &n));
+  if (n == 0) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (ConcatFromSequence): the sequence is empty",
+                    rn->label);
+  }
+  bool stack = wm_node_attr_int(node, "new_axis", 0) != 0;
+  int64_t a = wm_node_attr_int(node, "axis", 0);
+  const wm_tensor_t *first = items[0];
+  int32_t rank = first->shape.rank + (stack ? 1 : 0);
+  int32_t axis = (int32_t)(a < 0 ? a + rank : a);
+  if (axis < 0 || axis >= rank || first->dtype == WM_DTYPE_STRING) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (ConcatFromSequence): axis %lld for rank "
+                    "%d, or strings",
+                    rn->label, (long long)a, (int)rank);
+  }
+  // Each element viewed with a dim of 1 at |axis| when stacking.
+  wm_shape_t shape = first->shape;
+  if (stack) {
+    memmove(&shape.dims[axis + 1], &shape.dims[axis],
+            (size_t)(shape.rank - axis) * sizeof(shape.dims[0]));
+    shape.dims[axis] = 1;
+    shape.rank++;
+  }
+  int64_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    const wm_tensor_t *t = items[i];
+    bool ok = t->dtype == first->dtype && t->shape.rank == first->shape.rank;
+    for (int32_t d = 0, e = 0; ok && d < shape.rank; d++) {
+      if (stack && d == axis) {
+        continue;
+      }
+      int64_t dim = t->shape.dims[e++];
+      ok = d == axis || dim == shape.dims[d];
+      if (d == axis) {
+        total += dim;
+      }
+    }
+    if (!ok) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (ConcatFromSequence): element %zu does "
+                      "not match element 0's type or shape",
+                      rn->label, i);
+    }
+    if (stack) {
+      total += 1;
+    }
+  }
+  shape.dims[axis] = total;
+  WM_RETURN_IF_ERROR(wm_tensor_create(first->dtype, &shape, out));
+  size_t esize = wm_dtype_size(first->dtype), outer, inner;
+  axis_blocks(&shape, axis, esize, &outer, &inner);
+  size_t at = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t steps = stack ? 1 : (size_t)items[i]->shape.dims[axis];
+    for (size_t o = 0; o < outer; o++) {
+      memcpy((char *)(*out)->data + (o * (size_t)total + at) * inner,
+             (const char *)items[i]->data + o * steps * inner, steps * inner);
+    }
+    at += steps;
+  }
+  return NULL;
+}
+
+// Runs sequence node |index|; a tensor output goes to results[0], a
+// sequence output straight into its value.
+static wm_status_t run_sequence(wm_session_t *s, size_t index,
+                                wm_tensor_t **results) {
+  const wm_node_t *node = &s->graph->nodes[index];
+  const rt_node_t *rn = &s->nodes[index];
+  const char *op = node->op_type;
+  int32_t out_id = node->outputs[0];
+  wm_tensor_t **items = NULL, **src = NULL;
+  size_t n = 0, n_src = 0, pos = 0;
+  int64_t p = 0;
+  wm_status_t st = NULL;
+  if (strcmp(op, "SequenceEmpty") == 0) {
+    items = wm_calloc(1, sizeof(*items));
+    st = items ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  } else if (strcmp(op, "SequenceConstruct") == 0) {
+    items = wm_calloc((size_t)node->input_count + 1, sizeof(*items));
+    st = items ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    for (int32_t i = 0; !st && i < node->input_count; i++) {
+      wm_tensor_t *t;
+      bool owned;
+      st = host_tensor(s, node->inputs[i], &t, &owned);
+      if (!st && !owned) {
+        st = wm_tensor_clone(t, &t);
+      }
+      if (!st) {
+        items[n++] = t;
+      }
+    }
+  } else if (strcmp(op, "SequenceInsert") == 0 ||
+             strcmp(op, "SequenceErase") == 0) {
+    bool insert = op[8] == 'I';
+    st = seq_in(s, node->inputs[0], &src, &n_src);
+    if (!st) {
+      st = int_input(s, node, insert ? 2 : 1, insert ? (int64_t)n_src : -1, &p);
+    }
+    if (!st) {
+      st = seq_position(rn, p, n_src, insert ? 1 : 0, &pos);
+    }
+    items = st ? NULL : wm_calloc(n_src + 2, sizeof(*items));
+    if (!st && !items) {
+      st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    for (size_t i = 0; !st && i <= n_src; i++) {
+      if (insert && i == pos) {
+        wm_tensor_t *t;
+        bool owned;
+        st = host_tensor(s, node->inputs[1], &t, &owned);
+        if (!st && !owned) {
+          st = wm_tensor_clone(t, &t);
+        }
+        if (!st) {
+          items[n++] = t;
+        }
+      }
+      if (!st && i < n_src && (insert || i != pos)) {
+        st = wm_tensor_clone(src[i], &items[n]);
+        n += !st;
+      }
+    }
+  } else if (strcmp(op, "SequenceAt") == 0) {
+    st = seq_in(s, node->inputs[0], &src, &n_src);
+    if (!st) {
+      st = int_input(s, node, 1, 0, &p);
+    }
+    if (!st) {
+      st = seq_position(rn, p, n_src, 0, &pos);
+    }
+    return st ? st : wm_tensor_clone(src[pos], &results[0]);
+  } else if (strcmp(op, "SequenceLength") == 0) {
+    st = seq_in(s, node->inputs[0], &src, &n_src);
+    wm_shape_t scalar = {.rank = 0};
+    if (!st) {
+      st = wm_tensor_create(WM_DTYPE_INT64, &scalar, &results[0]);
+    }
+    if (!st) {
+      wm_tensor_set_i64(results[0], 0, (int64_t)n_src);
+    }
+    return st;
+  } else if (strcmp(op, "SplitToSequence") == 0) {
+    st = split_to_sequence(s, node, rn, &items, &n);
+  } else {
+    return concat_from_sequence(s, node, rn, &results[0]);
+  }
+  if (st) {
+    for (size_t i = 0; items && i < n; i++) {
+      wm_tensor_destroy(items[i]);
+    }
+    free(items);
+    return st;
+  }
+  if (out_id >= 0) {
+    seq_out(s, out_id, items, n);
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      wm_tensor_destroy(items[i]);
+    }
+    free(items);
+  }
+  return NULL;
+}
+
 // Runs control-flow node |index| on the host with nested sessions; its
 // outputs are uploaded to slot 0.
 static wm_status_t run_host_node(wm_session_t *s, size_t index) {
@@ -1499,16 +1893,19 @@ static wm_status_t run_host_node(wm_session_t *s, size_t index) {
   sub_inputs_t in = {0};
   wm_status_t st = open_slot(s, 0);
   if (!st) {
-    st = strcmp(node->op_type, "If") == 0 ? run_if(s, index, &in, results)
-         : strcmp(node->op_type, "Loop") == 0
-             ? run_loop(s, index, &in, results)
-             : run_scan(s, index, &in, results);
+    st = strcmp(node->op_type, "If") == 0     ? run_if(s, index, &in, results)
+         : strcmp(node->op_type, "Loop") == 0 ? run_loop(s, index, &in, results)
+         : strcmp(node->op_type, "Scan") == 0 ? run_scan(s, index, &in, results)
+                                              : run_sequence(s, index, results);
   }
   sub_deinit(&in);
   for (size_t i = 0; !st && i < n_out; i++) {
     int32_t id = node->outputs[i];
     if (id < 0) {
       continue;
+    }
+    if (!results[i] && s->values[id].is_seq) {
+      continue;  // a sequence output, already stored
     }
     if (!results[i]) {
       st = WM_ERROR(INTERNAL, "node \"%s\" (%s): output %zu was not computed",
@@ -1642,6 +2039,10 @@ wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
     if (v->home >= 0) {
       st = read_copy(s, (size_t)v->home, &v->copy[v->home], &v->desc,
                      &out_outputs[i]);
+    } else if (v->is_seq) {
+      st = WM_ERROR(UNIMPLEMENTED,
+                    "output \"%s\" is a sequence; runs return tensors only",
+                    g->values[id].name);
     } else if (g->values[id].initializer) {
       st = wm_tensor_clone(g->values[id].initializer, &out_outputs[i]);
     } else {
