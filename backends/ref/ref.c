@@ -128,9 +128,9 @@ static wm_error *op_query(const wm_target_desc *target, const wm_op_desc *op,
                       : "no reference kernel for this operator";
     return NULL;
   }
-  if (has_graph_attr(op)) {
+  if (has_graph_attr(op) || wm_op_runs_in_session(def)) {
     out->reason = WM_WHY_SUBGRAPH;
-    out->detail = "subgraph attributes are executed by the host";
+    out->detail = "control flow and sequences are run by the session";
     return NULL;
   }
   if (op->n_in > 0 && op->in[0].dtype != 0 && def->types &&

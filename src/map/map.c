@@ -370,15 +370,15 @@ static wm_status_t cover_node(build_t *b, size_t pos, const wm_op_ctx_t *ctx) {
   if (!n->cells) {
     return oom();
   }
-  if (n->state == WM_MAP_NODE_OK && wm_domain_is_onnx(node->domain) &&
-      (strcmp(node->op_type, "If") == 0 || strcmp(node->op_type, "Loop") == 0 ||
-       strcmp(node->op_type, "Scan") == 0)) {
-    // Control flow runs in the session on every backend (nested sessions
-    // over its subgraphs, whose nodes the map does not list).
+  const wm_op_def_t *def = NULL;
+  wm_status_free(wm_op_find_def(ctx, &def));
+  if (n->state == WM_MAP_NODE_OK && wm_op_runs_in_session(def)) {
+    // Control flow and sequences run in the session on every backend
+    // (control flow through nested sessions; their nodes are not listed).
     for (size_t k = 0; k < m->n_backends; k++) {
       n->cells[k].cover = WM_COVER_NATIVE;
       n->cells[k].level = WM_SUPPORT_SUPPORTED;
-      n->cells[k].detail = "control flow: the session runs its subgraphs";
+      n->cells[k].detail = "the session runs it (control flow, sequences)";
     }
     return NULL;
   }

@@ -156,17 +156,12 @@ static wm_status_t scan_infer(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
-// The session runs these nodes; a backend never gets them (ref refuses
-// nodes with subgraph attributes), so reaching here is a bug.
-static wm_status_t host_only(wm_op_ctx_t *ctx) {
-  return WM_OP_ERROR(ctx, INTERNAL,
-                     "control flow runs in the session, not as a kernel");
-}
-
 const wm_op_def_t wm_ops_control[] = {
-    {"If", "", 1, 1, 1, 1, -1, WM_T(BOOL), if_infer, host_only,
+    {"If", "", 1, 1, 1, 1, -1, WM_T(BOOL), if_infer, wm_op_run_in_session,
      wm_op_cost_zero},
-    {"Loop", "", 1, 2, -1, 1, -1, 0, loop_infer, host_only, wm_op_cost_zero},
-    {"Scan", "", 9, 1, -1, 1, -1, 0, scan_infer, host_only, wm_op_cost_zero},
+    {"Loop", "", 1, 2, -1, 1, -1, 0, loop_infer, wm_op_run_in_session,
+     wm_op_cost_zero},
+    {"Scan", "", 9, 1, -1, 1, -1, 0, scan_infer, wm_op_run_in_session,
+     wm_op_cost_zero},
     WM_OPS_END,
 };

@@ -169,6 +169,12 @@ wm_status_t wm_op_attr_choice(const wm_op_ctx_t *ctx, const char *name,
                               const char *def, const char *const *choices,
                               int *out) WM_MUST_USE_RESULT;
 
+// The kernel of operators the session runs itself (control flow,
+// sequences): calling it is an error; wm_op_runs_in_session tells them
+// apart.
+wm_status_t wm_op_run_in_session(wm_op_ctx_t *ctx);
+bool wm_op_runs_in_session(const wm_op_def_t *def);
+
 // Makes an error prefixed with the node: `node "x" (Conv): ...`.
 wm_status_t wm_op_error(const wm_op_ctx_t *ctx, wm_status_code_t code,
                         const char *fmt, ...) WM_PRINTF(3, 4);

@@ -79,28 +79,22 @@ static wm_status_t concat_infer(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
-// The session runs these nodes (sequences are host values); a backend
-// never gets them.
-static wm_status_t host_only(wm_op_ctx_t *ctx) {
-  return WM_OP_ERROR(ctx, INTERNAL,
-                     "sequence operators run in the session, not as kernels");
-}
-
 const wm_op_def_t wm_ops_sequence[] = {
-    {"SequenceEmpty", "", 11, 0, 0, 1, 1, 0, empty_infer, host_only,
+    {"SequenceEmpty", "", 11, 0, 0, 1, 1, 0, empty_infer, wm_op_run_in_session,
      wm_op_cost_zero},
-    {"SequenceConstruct", "", 11, 1, -1, 1, 1, 0, construct_infer, host_only,
+    {"SequenceConstruct", "", 11, 1, -1, 1, 1, 0, construct_infer,
+     wm_op_run_in_session, wm_op_cost_zero},
+    {"SequenceInsert", "", 11, 2, 3, 1, 1, 0, same_seq_infer,
+     wm_op_run_in_session, wm_op_cost_zero},
+    {"SequenceErase", "", 11, 1, 2, 1, 1, 0, same_seq_infer,
+     wm_op_run_in_session, wm_op_cost_zero},
+    {"SequenceAt", "", 11, 2, 2, 1, 1, 0, at_infer, wm_op_run_in_session,
      wm_op_cost_zero},
-    {"SequenceInsert", "", 11, 2, 3, 1, 1, 0, same_seq_infer, host_only,
-     wm_op_cost_zero},
-    {"SequenceErase", "", 11, 1, 2, 1, 1, 0, same_seq_infer, host_only,
-     wm_op_cost_zero},
-    {"SequenceAt", "", 11, 2, 2, 1, 1, 0, at_infer, host_only, wm_op_cost_zero},
-    {"SequenceLength", "", 11, 1, 1, 1, 1, 0, length_infer, host_only,
-     wm_op_cost_zero},
-    {"SplitToSequence", "", 11, 1, 2, 1, 1, 0, split_infer, host_only,
-     wm_op_cost_zero},
-    {"ConcatFromSequence", "", 11, 1, 1, 1, 1, 0, concat_infer, host_only,
-     wm_op_cost_zero},
+    {"SequenceLength", "", 11, 1, 1, 1, 1, 0, length_infer,
+     wm_op_run_in_session, wm_op_cost_zero},
+    {"SplitToSequence", "", 11, 1, 2, 1, 1, 0, split_infer,
+     wm_op_run_in_session, wm_op_cost_zero},
+    {"ConcatFromSequence", "", 11, 1, 1, 1, 1, 0, concat_infer,
+     wm_op_run_in_session, wm_op_cost_zero},
     WM_OPS_END,
 };

@@ -327,3 +327,13 @@ wm_status_t wm_op_attr_ints_n(const wm_op_ctx_t *ctx, const char *name,
   }
   return NULL;
 }
+
+wm_status_t wm_op_run_in_session(wm_op_ctx_t *ctx) {
+  return WM_OP_ERROR(ctx, INTERNAL,
+                     "%s runs in the session, not as a backend kernel",
+                     ctx->node->op_type);
+}
+
+bool wm_op_runs_in_session(const wm_op_def_t *def) {
+  return def && def->run == wm_op_run_in_session;
+}

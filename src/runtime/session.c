@@ -387,32 +387,6 @@ const char *wm_why_name(uint32_t reason) {
   return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "other";
 }
 
-// Sequence operators run in the session: sequences are host values.
-static bool is_sequence_op(const wm_node_t *node) {
-  static const char *const ops[] = {"SequenceEmpty",   "SequenceConstruct",
-                                    "SequenceInsert",  "SequenceErase",
-                                    "SequenceAt",      "SequenceLength",
-                                    "SplitToSequence", "ConcatFromSequence"};
-  if (!wm_domain_is_onnx(node->domain)) {
-    return false;
-  }
-  for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-    if (strcmp(node->op_type, ops[i]) == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
-static bool has_subgraph_attr(const wm_node_t *node) {
-  for (int32_t a = 0; a < node->attr_count; a++) {
-    if (node->attrs[a].g || node->attrs[a].graphs) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Adds to |rn|'s implicit inputs every value of |s|'s graph that |g| or
 // its nested subgraphs read from outside (by name).
 static wm_status_t collect_implicit(wm_session_t *s, rt_node_t *rn,
@@ -477,12 +451,9 @@ static wm_status_t place_node(wm_session_t *s, size_t index,
                               wm_strbuf_t *unplaced, size_t *n_unplaced) {
   rt_node_t *rn = &s->nodes[index];
   const wm_node_t *node = &s->graph->nodes[index];
-  if (is_sequence_op(node)) {
-    return place_host_node(s, index);
-  }
-  if (has_subgraph_attr(node) && wm_domain_is_onnx(node->domain) &&
-      (strcmp(node->op_type, "If") == 0 || strcmp(node->op_type, "Loop") == 0 ||
-       strcmp(node->op_type, "Scan") == 0)) {
+  if (wm_op_runs_in_session(wm_ops_find(
+          node->domain, node->op_type,
+          wm_graph_opset(s->graph, node->domain ? node->domain : "")))) {
     return place_host_node(s, index);
   }
   wm_op_ctx_t ctx;
