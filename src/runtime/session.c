@@ -1227,10 +1227,14 @@ static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
     }
     carried[i] = st ? NULL : t;
   }
+  // The values the body reads from this graph, read once for every
+  // iteration; then per iteration: iteration_num, cond, the carried values.
+  if (!st) {
+    st = sub_add_outer(s, body, in);
+  }
+  size_t n_outer = in->n;
   while (!st && (int64_t)iters < max_iter && cond) {
-    // Body inputs: iteration_num, cond, the carried values, then the values
-    // the body reads from this graph.
-    sub_truncate(in, 0);
+    sub_truncate(in, n_outer);
     wm_tensor_t *it = NULL, *c = NULL;
     wm_shape_t scalar = {.rank = 0};
     st = wm_tensor_create(WM_DTYPE_INT64, &scalar, &it);
@@ -1252,9 +1256,6 @@ static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
     for (size_t i = 0; !st && i < n_carried; i++) {
       st = sub_add(in, body->values[body->inputs[i + 2]].name, carried[i],
                    false);
-    }
-    if (!st) {
-      st = sub_add_outer(s, body, in);
     }
     if (!st) {
       st = sub_run(s, sub, in, outs);
@@ -1407,8 +1408,14 @@ static wm_status_t run_scan(wm_session_t *s, size_t index, sub_inputs_t *in,
       owned[i] = !st;
     }
   }
+  // The values the body reads from this graph, read once; then per step
+  // the states and one slice of each scan input.
+  if (!st) {
+    st = sub_add_outer(s, body, in);
+  }
+  size_t n_outer = in->n;
   for (int64_t t = 0; !st && t < len; t++) {
-    sub_truncate(in, 0);
+    sub_truncate(in, n_outer);
     for (size_t i = 0; !st && i < n_state; i++) {
       st = sub_add(in, body->values[body->inputs[i]].name, vals[i], false);
     }
@@ -1426,9 +1433,6 @@ static wm_status_t run_scan(wm_session_t *s, size_t index, sub_inputs_t *in,
         st = sub_add(in, body->values[body->inputs[n_state + j]].name, slice,
                      true);
       }
-    }
-    if (!st) {
-      st = sub_add_outer(s, body, in);
     }
     if (!st) {
       st = sub_run(s, sub, in, outs);
