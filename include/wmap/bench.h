@@ -270,6 +270,15 @@ typedef struct wm_bench_options {
 wm_status_t wm_bench_run(const wm_bench_options_t *opts,
                          wm_baseline_t **out) WM_MUST_USE_RESULT;
 
+// Work for a child process: appends its report to |out|.
+typedef wm_status_t (*wm_bench_child_fn)(void *ctx, wm_strbuf_t *out);
+// Runs |fn| in a forked child process and returns what it wrote (or, when
+// it failed, "error <message>\n") in *out_text (caller frees) and its wait
+// status in *out_status. Blocks and anything that loads plugins run this
+// way, so the calling process never holds a plugin's threads across fork.
+wm_status_t wm_bench_in_child(wm_bench_child_fn fn, void *ctx, char **out_text,
+                              int *out_status) WM_MUST_USE_RESULT;
+
 // Deterministic inputs for every graph input that is not an initializer:
 // floats from a fixed sine pattern in [-1, 1]; integer inputs feeding a
 // Gather's indices stay below that table's size (token ids), inputs named

@@ -272,9 +272,10 @@ static wm_status_t child_block(const job_t *j, wm_strbuf_t *out) {
   return s;
 }
 
-// Runs one block in a child process; *out_report receives what it sent.
-static wm_status_t fork_block(const job_t *j, char **out_report) {
-  *out_report = NULL;
+wm_status_t wm_bench_in_child(wm_bench_child_fn fn, void *ctx, char **out_text,
+                              int *out_status) {
+  *out_text = NULL;
+  *out_status = 0;
   int fds[2];
   if (pipe(fds) != 0) {
     return WM_ERROR(UNAVAILABLE, "pipe: %s", strerror(errno));
@@ -291,7 +292,7 @@ static wm_status_t fork_block(const job_t *j, char **out_report) {
     close(fds[0]);
     wm_strbuf_t buf;
     wm_strbuf_init(&buf);
-    wm_status_t s = child_block(j, &buf);
+    wm_status_t s = fn(ctx, &buf);
     if (s) {
       wm_strbuf_deinit(&buf);
       wm_strbuf_init(&buf);
@@ -328,10 +329,24 @@ static wm_status_t fork_block(const job_t *j, char **out_report) {
     wm_strbuf_append(&got, chunk, (size_t)r);
   }
   close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(pid, out_status, 0) < 0 && errno == EINTR) {
   }
-  const char *text = wm_strbuf_str(&got);
+  *out_text = wm_strdup(wm_strbuf_str(&got));
+  wm_strbuf_deinit(&got);
+  return *out_text ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+}
+
+static wm_status_t block_in_child(void *ctx, wm_strbuf_t *out) {
+  return child_block(ctx, out);
+}
+
+// Runs one block in a child process; *out_report receives what it sent.
+static wm_status_t fork_block(const job_t *j, char **out_report) {
+  *out_report = NULL;
+  char *text = NULL;
+  int status = 0;
+  WM_RETURN_IF_ERROR(
+      wm_bench_in_child(block_in_child, (void *)j, &text, &status));
   wm_status_t s = NULL;
   if (strncmp(text, "error ", 6) == 0) {
     size_t len = strcspn(text + 6, "\n");
@@ -344,12 +359,12 @@ static wm_status_t fork_block(const job_t *j, char **out_report) {
                  WIFSIGNALED(status) ? "was killed by signal" : "exited with",
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
   }
-  if (!s) {
-    *out_report = wm_strdup(text);
-    s = *out_report ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (s) {
+    free(text);
+    return s;
   }
-  wm_strbuf_deinit(&got);
-  return s;
+  *out_report = text;
+  return NULL;
 }
 
 // ------------------------------------------------------------ parent

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -256,71 +255,41 @@ static wm_status_t open_config(void *ctx, const char *list, uint32_t threads,
   return s;
 }
 
-// The default backend list ("every loaded backend, ref last"), found in a
-// child process so that this one never loads a plugin (blocks fork from
-// it, and a plugin's threads do not survive a fork).
+// Writes the default backend list ("every loaded backend, ref last").
+static wm_status_t list_backends(void *ctx, wm_strbuf_t *out) {
+  wm_cli_backend_options_t quiet = *(const wm_cli_backend_options_t *)ctx;
+  quiet.quiet = true;
+  wm_registry_t *reg = NULL;
+  wm_backend_t *list[WM_SESSION_MAX_BACKENDS];
+  size_t n = 0;
+  wm_status_t s = wm_cli_registry_open(&quiet, &reg);
+  if (!s) {
+    s = wm_cli_backend_list(reg, NULL, list, &n);
+  }
+  for (size_t k = 0; !s && k < n; k++) {
+    wm_strbuf_printf(out, "%s%s", k ? "," : "", wm_backend_name(list[k]));
+  }
+  wm_registry_destroy(reg);
+  return s;
+}
+
+// The default backend list, found in a child process so that this one
+// never loads a plugin (blocks fork from it, and a plugin's threads do not
+// survive a fork).
 static wm_status_t default_list(const wm_cli_backend_options_t *bo,
                                 char **out) {
-  *out = NULL;
-  int fds[2];
-  if (pipe(fds) != 0) {
-    return WM_ERROR(UNAVAILABLE, "pipe: %s", strerror(errno));
-  }
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return WM_ERROR(UNAVAILABLE, "fork: %s", strerror(errno));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    wm_registry_t *reg = NULL;
-    wm_backend_t *list[WM_SESSION_MAX_BACKENDS];
-    size_t n = 0;
-    wm_cli_backend_options_t quiet = *bo;
-    quiet.quiet = true;
-    wm_status_t s = wm_cli_registry_open(&quiet, &reg);
-    if (!s) {
-      s = wm_cli_backend_list(reg, NULL, list, &n);
-    }
-    wm_strbuf_t buf;
-    wm_strbuf_init(&buf);
-    for (size_t k = 0; !s && k < n; k++) {
-      wm_strbuf_printf(&buf, "%s%s", k ? "," : "", wm_backend_name(list[k]));
-    }
-    const char *text = s ? "" : wm_strbuf_str(&buf);
-    ssize_t w = write(fds[1], text, strlen(text));
-    (void)w;
-    wm_status_free(s);
-    wm_registry_destroy(reg);
-    _exit(0);
-  }
-  close(fds[1]);
-  char text[1024];
-  size_t len = 0;
-  ssize_t r;
-  while (len + 1 < sizeof(text) &&
-         (r = read(fds[0], text + len, sizeof(text) - 1 - len)) != 0) {
-    if (r < 0 && errno == EINTR) {
-      continue;
-    }
-    if (r < 0) {
-      break;
-    }
-    len += (size_t)r;
-  }
-  text[len] = '\0';
-  close(fds[0]);
   int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  WM_RETURN_IF_ERROR(
+      wm_bench_in_child(list_backends, (void *)bo, out, &status));
+  if (strncmp(*out, "error ", 6) == 0 || !**out) {
+    const char *why = **out ? *out + 6 : "none found";
+    wm_status_t s = WM_ERROR(UNAVAILABLE, "no backend could be opened: %.*s",
+                             (int)strcspn(why, "\n"), why);
+    free(*out);
+    *out = NULL;
+    return s;
   }
-  if (len == 0) {
-    return WM_ERROR(UNAVAILABLE, "no backend could be opened");
-  }
-  *out = wm_strdup(text);
-  return *out ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  return NULL;
 }
 
 // SHA-256 of the model: the file's bytes, or the zoo model's ONNX bytes.
