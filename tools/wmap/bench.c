@@ -347,10 +347,9 @@ static wm_peaks_t *load_peaks(const char *file) {
   char *path = NULL;
   wm_status_t s = NULL;
   if (!file) {
-    wm_machine_t m;
-    wm_machine_get(&m);
-    s = wm_peaks_cache_path(NULL, &m, &path);
-    if (!s && access(path, R_OK) != 0) {
+    bool cached = false;
+    s = wm_cli_peaks_cache(&path, &cached);
+    if (!s && !cached) {
       free(path);
       free(p);
       return NULL;

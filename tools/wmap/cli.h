@@ -103,6 +103,11 @@ bool wm_cli_use_color(int color, bool to_file);
 wm_status_t wm_cli_write_report(const char *path,
                                 const wm_strbuf_t *report) WM_MUST_USE_RESULT;
 
+// The peaks cache file of this machine (caller frees) and whether it
+// exists yet.
+wm_status_t wm_cli_peaks_cache(char **out_path,
+                               bool *out_exists) WM_MUST_USE_RESULT;
+
 // One test_data_set folder: inputs bound to graph input names, expected
 // outputs in graph output order.
 typedef struct wm_cli_dataset {

@@ -219,6 +219,14 @@ wm_status_t wm_cli_write_report(const char *path, const wm_strbuf_t *report) {
   return NULL;
 }
 
+wm_status_t wm_cli_peaks_cache(char **out_path, bool *out_exists) {
+  wm_machine_t machine;
+  wm_machine_get(&machine);
+  WM_RETURN_IF_ERROR(wm_peaks_cache_path(NULL, &machine, out_path));
+  *out_exists = access(*out_path, R_OK) == 0;
+  return NULL;
+}
+
 // Opens the registry again with every CPU backend at 1 thread.
 static wm_status_t open_one_thread(void *ctx, wm_registry_t **out) {
   wm_cli_backend_options_t one = *(const wm_cli_backend_options_t *)ctx;

@@ -184,11 +184,10 @@ static wm_status_t get_peaks(const map_args_t *a, wm_peaks_t **out) {
   if (a->peaks_file) {
     s = wm_peaks_load(a->peaks_file, p);
   } else {
-    wm_machine_t machine;
-    wm_machine_get(&machine);
     char *path = NULL;
-    s = wm_peaks_cache_path(NULL, &machine, &path);
-    if (!s && access(path, R_OK) != 0) {
+    bool cached = false;
+    s = wm_cli_peaks_cache(&path, &cached);
+    if (!s && !cached) {
       fprintf(stderr,
               "wmap: measuring this machine's peaks once (~15 s); cached in "
               "%s\n",
