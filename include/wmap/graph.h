@@ -198,6 +198,41 @@ wm_type_t wm_type_tensor(wm_dtype_t dtype, const wm_shape_t *shape);
 // Writes "float[N,3,224,224]" into |buf|; returns |buf|.
 char *wm_type_format(const wm_type_t *type, char *buf, size_t size);
 
+// ----------------------------------------------------------------- items
+
+// A value a run consumes or produces: a tensor, a sequence of items or an
+// optional item (ONNX's TensorProto, SequenceProto and OptionalProto).
+// Plain data; what it points to is owned by it, wm_item_deinit frees that.
+typedef struct wm_item {
+  wm_type_kind_t kind;       // TENSOR, SEQUENCE or OPTIONAL
+  wm_tensor_t *tensor;       // TENSOR: the tensor
+  struct wm_item *elems;     // SEQUENCE: the elements; OPTIONAL: the value
+  size_t count;              // SEQUENCE: elements; OPTIONAL: 0 (none) or 1
+  wm_type_kind_t elem_kind;  // SEQUENCE, OPTIONAL: what the elements are
+  wm_dtype_t elem_dtype;     // their tensors' dtype, UNDEFINED if unknown
+} wm_item_t;
+
+// Returns a tensor item taking ownership of |tensor|.
+wm_item_t wm_item_tensor_take(wm_tensor_t *tensor);
+// Creates an empty sequence (count 0) or an empty optional (none) of
+// elements of |elem_kind| and |elem_dtype| with room for |capacity|
+// elements.
+wm_status_t wm_item_init(wm_item_t *item, wm_type_kind_t kind,
+                         wm_type_kind_t elem_kind, wm_dtype_t elem_dtype,
+                         size_t capacity) WM_MUST_USE_RESULT;
+// Frees what |item| owns and clears it; accepts a cleared item.
+void wm_item_deinit(wm_item_t *item);
+// Makes *out a deep copy of |src|.
+wm_status_t wm_item_clone(const wm_item_t *src,
+                          wm_item_t *out) WM_MUST_USE_RESULT;
+// Returns true when both have the same kind, element kind and count and
+// equal elements (wm_tensor_equal); the element dtype of empty ones is
+// not compared.
+bool wm_item_equal(const wm_item_t *a, const wm_item_t *b);
+// Writes "sequence of 3 float tensors", "optional float tensor (none)",
+// "float[2,3]" into |buf|; returns |buf|.
+char *wm_item_format(const wm_item_t *item, char *buf, size_t size);
+
 // ------------------------------------------------------------ attributes
 
 // Attribute kinds, numbered as ONNX AttributeProto.AttributeType.

@@ -40,6 +40,21 @@ wm_status_t wm_onnx_tensor_load_buffer(const uint8_t *data, size_t size,
 wm_status_t wm_onnx_tensor_save(const wm_tensor_t *tensor, const char *name,
                                 const char *path) WM_MUST_USE_RESULT;
 
+// Reads a value file: a TensorProto, SequenceProto or OptionalProto (the
+// two containers share one wire layout, so |kind| says which to read
+// first; the others are tried when it does not parse). *out_name (may be
+// NULL) receives a heap copy of the value's name.
+wm_status_t wm_onnx_item_load(const char *path, wm_type_kind_t kind,
+                              wm_item_t *out_item,
+                              char **out_name) WM_MUST_USE_RESULT;
+// Parses a value from memory, as wm_onnx_item_load.
+wm_status_t wm_onnx_item_load_buffer(const uint8_t *data, size_t size,
+                                     wm_type_kind_t kind, wm_item_t *out_item,
+                                     char **out_name) WM_MUST_USE_RESULT;
+// Writes |item| as a TensorProto, SequenceProto or OptionalProto file.
+wm_status_t wm_onnx_item_save(const wm_item_t *item, const char *name,
+                              const char *path) WM_MUST_USE_RESULT;
+
 #ifdef __cplusplus
 }
 #endif

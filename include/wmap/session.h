@@ -76,10 +76,20 @@ void wm_session_destroy(wm_session_t *session);
 // Runs the graph once. |inputs| are bound by name to graph inputs (a
 // graph input that is also an initializer may be left out). On success
 // out_outputs[i] (graph->output_count slots) receives a new host tensor
-// per graph output, owned by the caller.
+// per graph output, owned by the caller. A model with a sequence or
+// optional among its outputs runs with wm_session_run_items.
 wm_status_t wm_session_run(wm_session_t *session, const char *const *names,
                            const wm_tensor_t *const *inputs, size_t n_inputs,
                            wm_tensor_t **out_outputs) WM_MUST_USE_RESULT;
+
+// Runs the graph once on items: tensors, sequences and optionals. Like
+// wm_session_run, with |inputs| (n_inputs) bound by name; on success
+// out_outputs[i] (graph->output_count slots) receives an item per graph
+// output, owned by the caller (wm_item_deinit).
+wm_status_t wm_session_run_items(wm_session_t *session,
+                                 const char *const *names,
+                                 const wm_item_t *inputs, size_t n_inputs,
+                                 wm_item_t *out_outputs) WM_MUST_USE_RESULT;
 
 // Returns the number of graph nodes the session executes.
 size_t wm_session_node_count(const wm_session_t *session);

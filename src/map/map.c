@@ -378,7 +378,9 @@ static wm_status_t cover_node(build_t *b, size_t pos, const wm_op_ctx_t *ctx) {
     for (size_t k = 0; k < m->n_backends; k++) {
       n->cells[k].cover = WM_COVER_NATIVE;
       n->cells[k].level = WM_SUPPORT_SUPPORTED;
-      n->cells[k].detail = "the session runs it (control flow, sequences)";
+      n->cells[k].detail =
+          "the session runs it (control flow, sequences, optionals, subgraph "
+          "mods)";
     }
     return NULL;
   }

@@ -16,12 +16,19 @@ wm_status_t wm_onnx_wire_check(const uint8_t *data, size_t size,
                                const ProtobufCMessageDescriptor *desc)
     WM_MUST_USE_RESULT;
 
-// Returns true when |data| has the wire structure of an ONNX SequenceProto
-// or OptionalProto (onnx-data.proto) with tensors parseable as such; sets
-// *out_values to the number of values it holds.
-bool wm_onnx_wire_is_container(const uint8_t *data, size_t size,
-                               size_t *out_values);
+// One field of a protobuf message: its number, wire type and payload.
+typedef struct wm_onnx_wire_field {
+  uint32_t number;  // field number
+  uint32_t wire;    // wire type (0, 1, 2 or 5)
+  uint64_t varint;  // the value for wire type 0
+  size_t start;     // payload offset for wire type 2
+  size_t len;       // payload length for wire type 2
+} wm_onnx_wire_field_t;
 
+// Reads the field at data[*pos] and advances *pos past it; returns a
+// static reason when the field is cut off or malformed, else NULL.
+const char *wm_onnx_wire_next(const uint8_t *data, size_t size, size_t *pos,
+                              wm_onnx_wire_field_t *f);
 // Unpacks a |desc| message from untrusted |data| after the wire check,
 // allocating through wm_malloc (so fault injection reaches it).
 wm_status_t wm_onnx_unpack(const ProtobufCMessageDescriptor *desc,

@@ -688,20 +688,24 @@ wm_status_t wm_onnx_tensor_to_proto(const wm_tensor_t *tensor, const char *name,
 // Explains why a TensorProto file failed: it may hold another ONNX value.
 static wm_status_t explain_container(wm_status_t s, const uint8_t *data,
                                      size_t size) {
-  size_t values;
-  if (!wm_onnx_wire_is_container(data, size, &values)) {
+  wm_item_t item;
+  if (wm_status_code(s) == WM_STATUS_RESOURCE_EXHAUSTED) {
+    return s;
+  }
+  wm_status_t other =
+      wm_onnx_item_load_buffer(data, size, WM_TYPE_SEQUENCE, &item, NULL);
+  if (other || item.kind == WM_TYPE_TENSOR) {
+    wm_status_free(other);
+    wm_item_deinit(&item);
     return s;
   }
   wm_status_free(s);
-  if (values > 1) {
-    return WM_ERROR(UNIMPLEMENTED,
-                    "the file holds a sequence (SequenceProto of %zu "
-                    "values), not a tensor; sequences are not supported",
-                    values);
-  }
-  return WM_ERROR(UNIMPLEMENTED,
-                  "the file holds a sequence or optional (SequenceProto or "
-                  "OptionalProto), not a tensor; they are not supported");
+  s = WM_ERROR(INVALID_ARGUMENT,
+               "the file holds a sequence or optional of %zu values "
+               "(SequenceProto or OptionalProto), not a tensor",
+               item.count);
+  wm_item_deinit(&item);
+  return s;
 }
 
 static wm_status_t tensor_load(const uint8_t *data, size_t size,

@@ -240,44 +240,169 @@ static size_t put(uint8_t *buf, size_t at, int field, const uint8_t *data,
   return at + len;
 }
 
-WM_TEST(sequence_and_optional_files_are_refused_as_such) {
-  float v[2] = {1, 2};
+// Test buffers: a float[2] TensorProto, SequenceProto{name: "seq",
+// elem_type: TENSOR, tensor_values: 2 of them}, OptionalProto{name: "opt",
+// elem_type: UNDEFINED} (none) and OptionalProto{elem_type: SEQUENCE,
+// sequence_value: a sequence of one tensor}.
+typedef struct containers {
+  uint8_t tensor[64], seq[256], opt[16], nested[300], inner[128];
+  size_t tlen, seq_len, opt_len, nested_len;
+} containers_t;
+
+static void make_containers(containers_t *c) {
+  static float v[2] = {1, 2};
   int64_t dims[1] = {2};
   Onnx__TensorProto p = make(WM_DTYPE_FLOAT, dims, 1);
   p.float_data = v;
   p.n_float_data = 2;
-  uint8_t tensor[64];
-  size_t tlen = onnx__tensor_proto__pack(&p, tensor);
-  // SequenceProto{name: "seq", elem_type: TENSOR, tensor_values: 2}.
-  uint8_t seq[256];
-  size_t n = put(seq, 0, 1, (const uint8_t *)"seq", 3);
-  seq[n++] = 0x10;
-  seq[n++] = 1;
-  n = put(seq, n, 3, tensor, tlen);
-  n = put(seq, n, 3, tensor, tlen);
+  c->tlen = onnx__tensor_proto__pack(&p, c->tensor);
+  size_t n = put(c->seq, 0, 1, (const uint8_t *)"seq", 3);
+  c->seq[n++] = 0x10;
+  c->seq[n++] = 1;
+  n = put(c->seq, n, 3, c->tensor, c->tlen);
+  c->seq_len = put(c->seq, n, 3, c->tensor, c->tlen);
+  n = put(c->opt, 0, 1, (const uint8_t *)"opt", 3);
+  c->opt[n++] = 0x10;
+  c->opt[n++] = 0;
+  c->opt_len = n;
+  size_t m = put(c->nested, 0, 1, (const uint8_t *)"o", 1);
+  c->nested[m++] = 0x10;
+  c->nested[m++] = 3;
+  n = put(c->inner, 0, 1, (const uint8_t *)"s", 1);
+  c->inner[n++] = 0x10;
+  c->inner[n++] = 1;
+  n = put(c->inner, n, 3, c->tensor, c->tlen);
+  c->nested_len = put(c->nested, m, 5, c->inner, n);
+}
+
+WM_TEST(sequence_and_optional_files_are_refused_as_tensors) {
+  containers_t c;
+  make_containers(&c);
   wm_tensor_t *t = NULL;
-  WM_CHECK_ERR(wm_onnx_tensor_load_buffer(seq, n, &t, NULL), UNIMPLEMENTED,
-               "holds a sequence (SequenceProto of 2 values), not a tensor");
-  // OptionalProto{name: "opt", elem_type: UNDEFINED}: an empty optional.
-  uint8_t opt[16];
-  n = put(opt, 0, 1, (const uint8_t *)"opt", 3);
-  opt[n++] = 0x10;
-  opt[n++] = 0;
-  WM_CHECK_ERR(wm_onnx_tensor_load_buffer(opt, n, &t, NULL), UNIMPLEMENTED,
-               "not a tensor");
-  // OptionalProto{elem_type: SEQUENCE, sequence_value: the sequence}.
-  uint8_t nested[300];
-  size_t m = put(nested, 0, 1, (const uint8_t *)"o", 1);
-  nested[m++] = 0x10;
-  nested[m++] = 3;
-  n = put(seq, 0, 1, (const uint8_t *)"s", 1);
-  seq[n++] = 0x10;
-  seq[n++] = 1;
-  n = put(seq, n, 3, tensor, tlen);
-  m = put(nested, m, 5, seq, n);
-  WM_CHECK_ERR(wm_onnx_tensor_load_buffer(nested, m, &t, NULL), UNIMPLEMENTED,
-               "SequenceProto or OptionalProto");
+  WM_CHECK_ERR(wm_onnx_tensor_load_buffer(c.seq, c.seq_len, &t, NULL),
+               INVALID_ARGUMENT,
+               "holds a sequence or optional of 2 values (SequenceProto or "
+               "OptionalProto), not a tensor");
+  WM_CHECK_ERR(wm_onnx_tensor_load_buffer(c.opt, c.opt_len, &t, NULL),
+               INVALID_ARGUMENT, "not a tensor");
+  WM_CHECK_ERR(wm_onnx_tensor_load_buffer(c.nested, c.nested_len, &t, NULL),
+               INVALID_ARGUMENT, "SequenceProto or OptionalProto");
   WM_CHECK(t == NULL);
+}
+
+WM_TEST(sequence_and_optional_files_load_as_items) {
+  containers_t c;
+  make_containers(&c);
+  wm_item_t item;
+  char *name = NULL;
+  WM_CHECK_OK(wm_onnx_item_load_buffer(c.seq, c.seq_len, WM_TYPE_SEQUENCE,
+                                       &item, &name));
+  WM_CHECK_STR_EQ(name, "seq");
+  WM_CHECK_INT_EQ(item.kind, WM_TYPE_SEQUENCE);
+  WM_CHECK_INT_EQ(item.count, 2);
+  WM_CHECK_INT_EQ(item.elem_dtype, WM_DTYPE_FLOAT);
+  WM_CHECK_INT_EQ(item.elems[1].kind, WM_TYPE_TENSOR);
+  WM_CHECK_INT_EQ(wm_tensor_get_f64(item.elems[1].tensor, 1), 2.0);
+  char text[96];
+  WM_CHECK_STR_EQ(wm_item_format(&item, text, sizeof(text)),
+                  "sequence of 2 float tensors");
+  wm_item_deinit(&item);
+  free(name);
+  // A tensor hint falls back to the containers.
+  WM_CHECK_OK(
+      wm_onnx_item_load_buffer(c.seq, c.seq_len, WM_TYPE_TENSOR, &item, NULL));
+  WM_CHECK_INT_EQ(item.kind, WM_TYPE_SEQUENCE);
+  wm_item_deinit(&item);
+  WM_CHECK_OK(wm_onnx_item_load_buffer(c.opt, c.opt_len, WM_TYPE_OPTIONAL,
+                                       &item, NULL));
+  WM_CHECK_INT_EQ(item.kind, WM_TYPE_OPTIONAL);
+  WM_CHECK_INT_EQ(item.count, 0);
+  WM_CHECK_STR_EQ(wm_item_format(&item, text, sizeof(text)),
+                  "optional tensor (none)");
+  wm_item_deinit(&item);
+  WM_CHECK_OK(wm_onnx_item_load_buffer(c.nested, c.nested_len, WM_TYPE_OPTIONAL,
+                                       &item, NULL));
+  WM_CHECK_INT_EQ(item.count, 1);
+  WM_CHECK_INT_EQ(item.elem_kind, WM_TYPE_SEQUENCE);
+  WM_CHECK_INT_EQ(item.elems[0].kind, WM_TYPE_SEQUENCE);
+  WM_CHECK_INT_EQ(item.elems[0].count, 1);
+  WM_CHECK_INT_EQ(item.elem_dtype, WM_DTYPE_FLOAT);
+  wm_item_deinit(&item);
+  // A plain tensor file is a tensor item.
+  WM_CHECK_OK(
+      wm_onnx_item_load_buffer(c.tensor, c.tlen, WM_TYPE_TENSOR, &item, NULL));
+  WM_CHECK_INT_EQ(item.kind, WM_TYPE_TENSOR);
+  WM_CHECK_INT_EQ(item.tensor->count, 2);
+  wm_item_deinit(&item);
+}
+
+WM_TEST(malformed_containers_are_refused_with_the_reason) {
+  containers_t c;
+  make_containers(&c);
+  wm_item_t item;
+  // elem_type SEQUENCE but tensor values.
+  uint8_t bad[256];
+  memcpy(bad, c.seq, c.seq_len);
+  bad[6] = 3;
+  WM_CHECK_ERR(
+      wm_onnx_item_load_buffer(bad, c.seq_len, WM_TYPE_SEQUENCE, &item, NULL),
+      DATA_LOSS, "elem_type 3 does not match its values (field 3)");
+  // An "optional" with two values is read as the sequence it is.
+  WM_CHECK_OK(wm_onnx_item_load_buffer(c.seq, c.seq_len, WM_TYPE_OPTIONAL,
+                                       &item, NULL));
+  WM_CHECK_INT_EQ(item.kind, WM_TYPE_SEQUENCE);
+  WM_CHECK_INT_EQ(item.count, 2);
+  wm_item_deinit(&item);
+  // An optional holding values of two fields is neither.
+  memcpy(bad, c.opt, c.opt_len);
+  size_t n = put(bad, c.opt_len, 3, c.tensor, c.tlen);
+  n = put(bad, n, 5, c.inner, 8);
+  WM_CHECK_ERR(wm_onnx_item_load_buffer(bad, n, WM_TYPE_OPTIONAL, &item, NULL),
+               DATA_LOSS, "OptionalProto holds values in fields 3 and 5");
+  // Maps are not read.
+  uint8_t map[8] = {0x10, 4, 0x32, 0};
+  WM_CHECK_ERR(wm_onnx_item_load_buffer(map, 4, WM_TYPE_SEQUENCE, &item, NULL),
+               UNIMPLEMENTED, "SequenceProto of map elements: not supported");
+  // Cut in the middle of a value.
+  WM_CHECK_ERR(wm_onnx_item_load_buffer(c.seq, c.seq_len - 3, WM_TYPE_SEQUENCE,
+                                        &item, NULL),
+               DATA_LOSS, "truncated or corrupt SequenceProto");
+  WM_CHECK_INT_EQ(item.kind, WM_TYPE_TENSOR);
+  WM_CHECK(item.elems == NULL && item.tensor == NULL);
+}
+
+WM_TEST(saved_items_load_back_equal) {
+  containers_t c;
+  make_containers(&c);
+  char path[] = "/tmp/wm_onnx_item_testXXXXXX";
+  int fd = mkstemp(path);
+  WM_CHECK(fd >= 0);
+  close(fd);
+  wm_item_t item, back;
+  char *name = NULL;
+  WM_CHECK_OK(wm_onnx_item_load_buffer(c.nested, c.nested_len, WM_TYPE_OPTIONAL,
+                                       &item, NULL));
+  WM_CHECK_OK(wm_onnx_item_save(&item, "y", path));
+  WM_CHECK_OK(wm_onnx_item_load(path, WM_TYPE_OPTIONAL, &back, &name));
+  WM_CHECK_STR_EQ(name, "y");
+  WM_CHECK_INT_EQ(back.kind, WM_TYPE_OPTIONAL);
+  WM_CHECK_INT_EQ(back.count, 1);
+  WM_CHECK_INT_EQ(back.elems[0].count, 1);
+  WM_CHECK(wm_tensor_equal(back.elems[0].elems[0].tensor,
+                           item.elems[0].elems[0].tensor));
+  wm_item_deinit(&back);
+  free(name);
+  // An empty sequence keeps its kind.
+  wm_item_deinit(&item);
+  WM_CHECK_OK(
+      wm_item_init(&item, WM_TYPE_SEQUENCE, WM_TYPE_TENSOR, WM_DTYPE_FLOAT, 0));
+  WM_CHECK_OK(wm_onnx_item_save(&item, "e", path));
+  WM_CHECK_OK(wm_onnx_item_load(path, WM_TYPE_SEQUENCE, &back, NULL));
+  WM_CHECK_INT_EQ(back.kind, WM_TYPE_SEQUENCE);
+  WM_CHECK_INT_EQ(back.count, 0);
+  wm_item_deinit(&back);
+  wm_item_deinit(&item);
+  unlink(path);
 }
 
 WM_TEST(saved_tensors_of_every_dtype_load_back_equal) {
@@ -438,7 +563,10 @@ int main(void) {
       WM_CASE(raw_data_is_little_endian_and_scalars_and_empties_load),
       WM_CASE(inconsistent_tensors_are_refused_with_the_reason),
       WM_CASE(garbage_and_truncated_buffers_are_data_loss),
-      WM_CASE(sequence_and_optional_files_are_refused_as_such),
+      WM_CASE(sequence_and_optional_files_are_refused_as_tensors),
+      WM_CASE(sequence_and_optional_files_load_as_items),
+      WM_CASE(malformed_containers_are_refused_with_the_reason),
+      WM_CASE(saved_items_load_back_equal),
       WM_CASE(saved_tensors_of_every_dtype_load_back_equal),
       WM_CASE(four_and_two_bit_raw_data_unpacks_low_bits_first),
       WM_CASE(int32_data_carries_float8_codes_and_packed_bytes),

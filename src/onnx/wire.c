@@ -25,18 +25,8 @@ static bool read_varint(const uint8_t *data, size_t end, size_t *pos,
   return false;
 }
 
-// One field of a message: its number, wire type and where its payload is.
-typedef struct wire_field {
-  uint32_t number;  // field number
-  uint32_t wire;    // wire type (0, 1, 2 or 5)
-  uint64_t varint;  // the value for wire type 0
-  size_t start;     // payload offset for wire type 2
-  size_t len;       // payload length for wire type 2
-} wire_field_t;
-
-// Reads the field at *pos; returns a static reason on failure.
-static const char *next_field(const uint8_t *data, size_t size, size_t *pos,
-                              wire_field_t *f) {
+const char *wm_onnx_wire_next(const uint8_t *data, size_t size, size_t *pos,
+                              wm_onnx_wire_field_t *f) {
   uint64_t key;
   if (!read_varint(data, size, pos, &key)) {
     return "field key is cut off";
@@ -85,8 +75,8 @@ static wm_status_t wire_walk(const uint8_t *data, size_t size, size_t base,
   size_t pos = 0;
   while (pos < size) {
     size_t at = pos;
-    wire_field_t f;
-    const char *why = next_field(data, size, &pos, &f);
+    wm_onnx_wire_field_t f;
+    const char *why = wm_onnx_wire_next(data, size, &pos, &f);
     if (why) {
       return WM_ERROR(DATA_LOSS,
                       "truncated or corrupt protobuf: %s at byte %zu", why,
@@ -114,73 +104,6 @@ static wm_status_t wire_walk(const uint8_t *data, size_t size, size_t base,
 wm_status_t wm_onnx_wire_check(const uint8_t *data, size_t size,
                                const ProtobufCMessageDescriptor *desc) {
   return wire_walk(data, size, 0, desc, 0);
-}
-
-// ------------------------------------------------- SequenceProto sniffing
-
-// SequenceProto and OptionalProto share one layout: 1 name, 2 elem_type
-// (0 undefined, 1 tensor, 2 sparse tensor, 3 sequence, 4 map,
-// 5 optional) and the value fields 3..7 in that order.
-static bool container_at(const uint8_t *data, size_t size, int depth,
-                         size_t *out_values) {
-  if (depth > WM_ONNX_MAX_DEPTH) {
-    return false;
-  }
-  size_t pos = 0, values = 0;
-  int64_t elem_type = -1;
-  uint32_t value_field = 0;
-  while (pos < size) {
-    wire_field_t f;
-    if (next_field(data, size, &pos, &f)) {
-      return false;
-    }
-    if (f.number == 1 && f.wire == 2) {
-      continue;
-    }
-    if (f.number == 2 && f.wire == 0) {
-      if (f.varint > 5) {
-        return false;
-      }
-      elem_type = (int64_t)f.varint;
-      continue;
-    }
-    if (f.number < 3 || f.number > 7 || f.wire != 2) {
-      return false;
-    }
-    if (value_field && value_field != f.number) {
-      return false;
-    }
-    value_field = f.number;
-    values++;
-    const uint8_t *p = data + f.start;
-    if (f.number == 3) {
-      ProtobufCMessage *t = NULL;
-      wm_status_t s =
-          wm_onnx_unpack(&onnx__tensor_proto__descriptor, p, f.len, &t);
-      wm_onnx_unpacked_free(t);
-      if (s) {
-        wm_status_free(s);
-        return false;
-      }
-    } else if (f.number == 5 || f.number == 7) {
-      size_t inner;
-      if (!container_at(p, f.len, depth + 1, &inner)) {
-        return false;
-      }
-    }
-  }
-  // The value field must be the one elem_type names (none if undefined).
-  if (elem_type < 0 || (value_field && value_field != elem_type + 2)) {
-    return false;
-  }
-  *out_values = values;
-  return true;
-}
-
-bool wm_onnx_wire_is_container(const uint8_t *data, size_t size,
-                               size_t *out_values) {
-  *out_values = 0;
-  return container_at(data, size, 0, out_values);
 }
 
 // ------------------------------------------------------- protobuf-c glue

@@ -1,4 +1,5 @@
-// Transformer operators: Attention, RotaryEmbedding, RMSNormalization.
+// Transformer operators: Attention, RotaryEmbedding, RMSNormalization and
+// FlexAttention (whose modifier subgraphs the session runs).
 // Kernels compute in double but round every intermediate the ONNX
 // reference rounds (scaled Q and K, logits, softmax terms) to the
 // tensor's dtype, so float16 and bfloat16 results land on the same
@@ -1052,6 +1053,354 @@ static void rms_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   out->transcendentals = rows;
 }
 
+// --------------------------------------------------------- FlexAttention
+
+// Sizes of one FlexAttention node; -1 where unknown (static inference).
+typedef struct flex {
+  int64_t b;           // batch
+  int64_t hq;          // query heads
+  int64_t hkv;         // key/value heads
+  int64_t l;           // query sequence length
+  int64_t s;           // key/value sequence length
+  int64_t e;           // query/key head size
+  int64_t ev;          // value head size
+  double scale;        // product scale; NAN until the head size is known
+  wm_dtype_t t;        // dtype of Q, K and V (UNDEFINED when unknown)
+  wm_dtype_t prec;     // dtype of the scores, probabilities and mod tensors
+  bool has_score_mod;  // score_mod given
+  bool has_prob_mod;   // prob_mod given
+} flex_t;
+
+// Checks the modifier graph attribute |name|: one rank-4 input and one
+// output, whose declared dtypes (when given) are the softmax precision.
+static wm_status_t flex_check_mod(const wm_op_ctx_t *ctx, const char *name,
+                                  wm_dtype_t prec, bool *out_present) {
+  const wm_attr_t *a = wm_node_attr(ctx->node, name);
+  *out_present = a != NULL;
+  if (!a) {
+    return NULL;
+  }
+  if (a->type != WM_ATTR_GRAPH || !a->g) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute %s is %s, want a graph", name,
+                       wm_attr_type_name(a->type));
+  }
+  const wm_graph_t *g = a->g;
+  if (g->input_count != 1 || g->output_count != 1) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute %s has %zu inputs and %zu outputs, want 1 "
+                       "and 1",
+                       name, g->input_count, g->output_count);
+  }
+  const int32_t ids[2] = {g->inputs[0], g->outputs[0]};
+  for (int k = 0; k < 2; k++) {
+    const wm_type_t *ty = &g->values[ids[k]].type;
+    const char *what = k == 0 ? "input" : "output";
+    if (ty->dtype != WM_DTYPE_UNDEFINED && ty->dtype != prec) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "attribute %s %s has dtype %s, want %s (the softmax "
+                         "precision)",
+                         name, what, wm_dtype_name(ty->dtype),
+                         wm_dtype_name(prec));
+    }
+    if (ty->kind == WM_TYPE_TENSOR && ty->shape.rank >= 0 &&
+        ty->shape.rank != 4) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "attribute %s %s has rank %d, want 4", name, what,
+                         ty->shape.rank);
+    }
+  }
+  return NULL;
+}
+
+// Checks the attributes and the shapes of Q, K and V and fills |f|;
+// unknown parts stay -1.
+static wm_status_t flex_setup(const wm_op_ctx_t *ctx, flex_t *f) {
+  memset(f, 0, sizeof(*f));
+  double scale;
+  int64_t prec;
+  bool scale_set, prec_set;
+  WM_RETURN_IF_ERROR(attr_float(ctx, "scale", 0, &scale, &scale_set));
+  WM_RETURN_IF_ERROR(attr_int(ctx, "softmax_precision", 0, &prec, &prec_set));
+  // The reference splits the scale as sqrt(scale) onto Q and K, so a
+  // negative one gives NaN there: refuse it rather than agree on NaN.
+  if (scale_set && !(isfinite(scale) && scale >= 0)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute scale is %g, want a finite value of at "
+                       "least 0",
+                       scale);
+  }
+  for (int32_t i = 0; i < 3; i++) {
+    WM_RETURN_IF_ERROR(check_float(ctx, i));
+  }
+  WM_RETURN_IF_ERROR(check_dtype_as(ctx, 1, 0));
+  WM_RETURN_IF_ERROR(check_dtype_as(ctx, 2, 0));
+  f->t = wm_op_in_dtype(ctx, 0);
+  for (int32_t i = 1; f->t == WM_DTYPE_UNDEFINED && i < 3; i++) {
+    f->t = wm_op_in_dtype(ctx, i);
+  }
+  if (prec_set) {
+    if (prec != WM_DTYPE_FLOAT && prec != WM_DTYPE_FLOAT16 &&
+        prec != WM_DTYPE_DOUBLE && prec != WM_DTYPE_BFLOAT16) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "attribute softmax_precision is %lld, want 1, 10, 11 "
+                         "or 16",
+                         (long long)prec);
+    }
+    f->prec = (wm_dtype_t)prec;
+  } else if (f->t != WM_DTYPE_UNDEFINED) {
+    f->prec = f->t == WM_DTYPE_DOUBLE ? WM_DTYPE_DOUBLE : WM_DTYPE_FLOAT;
+  }
+  if (f->prec != WM_DTYPE_UNDEFINED) {
+    WM_RETURN_IF_ERROR(
+        flex_check_mod(ctx, "score_mod", f->prec, &f->has_score_mod));
+    WM_RETURN_IF_ERROR(
+        flex_check_mod(ctx, "prob_mod", f->prec, &f->has_prob_mod));
+  } else {
+    f->has_score_mod = wm_node_attr(ctx->node, "score_mod") != NULL;
+    f->has_prob_mod = wm_node_attr(ctx->node, "prob_mod") != NULL;
+  }
+
+  for (int32_t i = 0; i < 3; i++) {
+    int32_t r = wm_op_in_shape(ctx, i)->rank;
+    if (r >= 0 && r != 4) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "input %d has rank %d, want 4",
+                         i, r);
+    }
+  }
+  f->b = f->hkv = f->s = f->e = -1;
+  for (int32_t i = 0; i < 3; i++) {
+    WM_RETURN_IF_ERROR(merge_dim(ctx, &f->b, in_dim(ctx, i, 0), "batch size"));
+  }
+  f->hq = in_dim(ctx, 0, 1);
+  f->l = in_dim(ctx, 0, 2);
+  f->ev = in_dim(ctx, 2, 3);
+  for (int32_t i = 1; i < 3; i++) {
+    WM_RETURN_IF_ERROR(
+        merge_dim(ctx, &f->hkv, in_dim(ctx, i, 1), "kv head count"));
+    WM_RETURN_IF_ERROR(
+        merge_dim(ctx, &f->s, in_dim(ctx, i, 2), "kv sequence length"));
+  }
+  for (int32_t i = 0; i < 2; i++) {
+    WM_RETURN_IF_ERROR(
+        merge_dim(ctx, &f->e, in_dim(ctx, i, 3), "query/key head size"));
+  }
+  if (f->hq >= 0 && f->hkv >= 0 && f->hq != f->hkv &&
+      (f->hkv == 0 || f->hq % f->hkv != 0)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "query head count %lld is not a multiple of kv head "
+                       "count %lld",
+                       (long long)f->hq, (long long)f->hkv);
+  }
+  f->scale = scale;
+  if (!scale_set) {
+    f->scale = f->e >= 0 ? 1.0 / sqrt((double)f->e) : NAN;
+  }
+  return NULL;
+}
+
+static wm_status_t flex_infer(wm_op_ctx_t *ctx) {
+  flex_t f;
+  WM_RETURN_IF_ERROR(flex_setup(ctx, &f));
+  bool known = false;
+  for (int32_t i = 0; i < 3; i++) {
+    known = known || wm_op_in_shape(ctx, i)->rank >= 0;
+  }
+  if (!known) {
+    wm_op_set_out_unknown(ctx, 0, f.t);
+    return NULL;
+  }
+  int64_t d[4] = {f.b, f.hq, f.l, f.ev};
+  wm_shape_t s = wm_shape_make(4, d);
+  return set_out(ctx, 0, f.t, &s);
+}
+
+// Runs modifier |attr| on *io through |run_graph|, replacing *io with its
+// result, which must have the dtype and shape it was given.
+static wm_status_t flex_apply_mod(const wm_op_ctx_t *ctx, const char *attr,
+                                  wm_op_subgraph_fn run_graph, void *env,
+                                  wm_tensor_t **io) {
+  if (!run_graph) {
+    return WM_OP_ERROR(ctx, FAILED_PRECONDITION,
+                       "attribute %s is a subgraph, and nothing was given to "
+                       "run it",
+                       attr);
+  }
+  wm_tensor_t *res = NULL;
+  wm_status_t s = run_graph(env, attr, *io, &res);
+  if (s) {
+    wm_tensor_destroy(res);
+    return wm_status_annotate(s, "node \"%s\" (%s), subgraph %s", ctx->label,
+                              ctx->node->op_type, attr);
+  }
+  if (!res) {
+    return WM_OP_ERROR(ctx, INTERNAL, "subgraph %s gave no output", attr);
+  }
+  if (res->dtype != (*io)->dtype ||
+      !wm_shape_equal(&res->shape, &(*io)->shape)) {
+    char got[160], want[160];
+    wm_type_t tg = wm_type_tensor(res->dtype, &res->shape);
+    wm_type_t tw = wm_type_tensor((*io)->dtype, &(*io)->shape);
+    wm_tensor_destroy(res);
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "subgraph %s gave %s, want %s like its input", attr,
+                       wm_type_format(&tg, got, sizeof(got)),
+                       wm_type_format(&tw, want, sizeof(want)));
+  }
+  wm_tensor_destroy(*io);
+  *io = res;
+  return NULL;
+}
+
+// Softmax of one row like the reference: max, exp of the difference,
+// normalize. A row whose maximum is -inf gives NaN there (-inf - -inf),
+// so it does here, unlike Attention's zeros.
+static void flex_softmax(wm_dtype_t p, const double *x, size_t n, double *out) {
+  double mx = -INFINITY;
+  for (size_t j = 0; j < n && !isnan(mx); j++) {
+    mx = isnan(x[j]) || x[j] > mx ? x[j] : mx;
+  }
+  if (n > 0 && isinf(mx) && mx < 0) {
+    for (size_t j = 0; j < n; j++) {
+      out[j] = NAN;
+    }
+    return;
+  }
+  attn_softmax(p, x, n, out);
+}
+
+wm_status_t wm_op_flex_attention_run(wm_op_ctx_t *ctx,
+                                     wm_op_subgraph_fn run_graph, void *env) {
+  flex_t f;
+  WM_RETURN_IF_ERROR(flex_setup(ctx, &f));
+  if (!wm_op_has_output(ctx, 0)) {
+    return NULL;  // Y is its only output, and the mods have no effects
+  }
+  if (!ctx->out[0]) {
+    return WM_OP_ERROR(ctx, INTERNAL, "output 0 was not allocated");
+  }
+  const wm_tensor_t *qt = ctx->in[0], *kt = ctx->in[1], *vt = ctx->in[2];
+  wm_dtype_t t = f.t, p = f.prec;
+  size_t l = (size_t)f.l, st = (size_t)f.s, e = (size_t)f.e, ev = (size_t)f.ev;
+  size_t reps = f.hkv > 0 ? (size_t)(f.hq / f.hkv) : 1;
+  int64_t sd[4] = {f.b, f.hq, f.l, f.s};
+  wm_shape_t ss = wm_shape_make(4, sd);
+  wm_tensor_t *sc = NULL;
+  double *kc = NULL, *vc = NULL, *qs = NULL, *row = NULL;
+  wm_status_t s = wm_tensor_create(p, &ss, &sc);
+  if (s) {
+    return wm_status_annotate(s, "node \"%s\" (%s): scores", ctx->label,
+                              ctx->node->op_type);
+  }
+  s = alloc_f64(ctx, kt->count, &kc);
+  if (!s) {
+    s = alloc_f64(ctx, vt->count, &vc);
+  }
+  if (!s) {
+    s = alloc_f64(ctx, e, &qs);
+  }
+  if (!s) {
+    s = alloc_f64(ctx, 2 * st, &row);
+  }
+  if (s) {
+    goto done;
+  }
+  // sqrt(scale) is taken in float32 and rounded to the inputs' dtype,
+  // then scales Q and K each, as the reference does.
+  double half = round_to(t, (double)sqrtf((float)f.scale));
+  for (size_t i = 0; i < kt->count; i++) {
+    kc[i] = round_to(t, wm_tensor_get_f64(kt, i) * half);
+  }
+  for (size_t i = 0; i < vt->count; i++) {
+    vc[i] = round_to(p, wm_tensor_get_f64(vt, i));
+  }
+  // Scores: the product in the inputs' dtype, then cast to precision p.
+  size_t n = 0;
+  for (size_t b = 0; b < (size_t)f.b; b++) {
+    for (size_t h = 0; h < (size_t)f.hq; h++) {
+      const double *kh = kc + (b * (size_t)f.hkv + h / reps) * st * e;
+      for (size_t i = 0; i < l; i++) {
+        size_t qo = ((b * (size_t)f.hq + h) * l + i) * e;
+        for (size_t d = 0; d < e; d++) {
+          qs[d] = round_to(t, wm_tensor_get_f64(qt, qo + d) * half);
+        }
+        for (size_t j = 0; j < st; j++, n++) {
+          double acc = 0;
+          for (size_t d = 0; d < e; d++) {
+            acc += qs[d] * kh[j * e + d];
+          }
+          wm_tensor_set_f64(sc, n, round_to(p, round_to(t, acc)));
+        }
+      }
+    }
+  }
+  if (f.has_score_mod) {
+    s = flex_apply_mod(ctx, "score_mod", run_graph, env, &sc);
+    if (s) {
+      goto done;
+    }
+  }
+  size_t rows = st ? sc->count / st : 0;
+  for (size_t r = 0; r < rows; r++) {
+    for (size_t j = 0; j < st; j++) {
+      row[j] = wm_tensor_get_f64(sc, r * st + j);
+    }
+    flex_softmax(p, row, st, row + st);
+    for (size_t j = 0; j < st; j++) {
+      wm_tensor_set_f64(sc, r * st + j, row[st + j]);
+    }
+  }
+  if (f.has_prob_mod) {
+    s = flex_apply_mod(ctx, "prob_mod", run_graph, env, &sc);
+    if (s) {
+      goto done;
+    }
+  }
+  // Y = probabilities x V in precision p, cast to V's dtype.
+  wm_tensor_t *yt = ctx->out[0];
+  for (size_t r = 0; r < rows; r++) {
+    size_t h = (r / l) % (size_t)f.hq, b = r / (l * (size_t)f.hq);
+    const double *vh = vc + (b * (size_t)f.hkv + h / reps) * st * ev;
+    for (size_t j = 0; j < st; j++) {
+      row[j] = wm_tensor_get_f64(sc, r * st + j);
+    }
+    for (size_t d = 0; d < ev; d++) {
+      double acc = 0;
+      for (size_t j = 0; j < st; j++) {
+        acc += row[j] * vh[j * ev + d];
+      }
+      wm_tensor_set_f64(yt, r * ev + d, round_to(p, acc));
+    }
+  }
+done:
+  wm_tensor_destroy(sc);
+  free(kc);
+  free(vc);
+  free(qs);
+  free(row);
+  return s;
+}
+
+// MACs B*Hq*L*S*(E + Ev) for the two products; four FLOPs per score for
+// the softmax (max, subtract, sum, divide) and one exp. The modifier
+// subgraphs' own work is not counted here.
+static void flex_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
+  memset(out, 0, sizeof(*out));
+  flex_t f;
+  wm_status_t s = flex_setup(ctx, &f);
+  if (s) {
+    wm_status_free(s);
+    return;
+  }
+  if (f.b < 0 || f.hq < 0 || f.l < 0 || f.s < 0 || f.e < 0 || f.ev < 0) {
+    return;
+  }
+  double scores = (double)f.b * (double)f.hq * (double)f.l * (double)f.s;
+  out->macs = scores * (double)(f.e + f.ev);
+  out->flops = 2 * out->macs + 4 * scores;
+  out->transcendentals = scores;
+}
+
 // ----------------------------------------------------------------- table
 
 #define T_ROPE (WM_T(FLOAT) | WM_T(FLOAT16) | WM_T(BFLOAT16))
@@ -1065,5 +1414,7 @@ const wm_op_def_t wm_ops_attention[] = {
      rope_cost},
     {"RMSNormalization", "", 23, 2, 2, 1, 1, WM_TYPES_FLOAT, rms_infer, rms_run,
      rms_cost},
+    {"FlexAttention", "ai.onnx.preview", 1, 3, 3, 1, 1, WM_TYPES_FLOAT,
+     flex_infer, wm_op_run_in_session, flex_cost},
     WM_OPS_END,
 };

@@ -1,8 +1,10 @@
-// Tests of the transformer operators: Attention, RotaryEmbedding and
-// RMSNormalization against hand-computed values, their shape rules and
+// Tests of the transformer operators: Attention, RotaryEmbedding,
+// RMSNormalization and FlexAttention (its modifier subgraphs emulated by a
+// C callback) against hand-computed values, their shape rules and
 // costs, and errors on hostile attributes, shapes and indices.
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "op_fixture.h"
 #include "wm_test.h"
@@ -587,6 +589,390 @@ WM_TEST(rms_normalization_cost_counts_elements_and_rows) {
   WM_CHECK_DBL_NEAR(cost.transcendentals, 6, 0);
 }
 
+// --------------------------------------------------------- FlexAttention
+
+// What the C stand-in for the modifier subgraphs does and saw.
+typedef struct mod_env {
+  double add1;         // score_mod adds this to every score of key 1
+  double mul;          // prob_mod multiplies every probability by this
+  bool all_neg_inf;    // score_mod masks every score
+  int bad;             // 1: drop the last dim, 2: answer double, 3: fail
+  char log[64];        // attributes called, in order
+  wm_dtype_t seen;     // dtype of the last tensor given
+  double first_score;  // element 0 given to score_mod
+  double prob_sum;     // sum of the row 0 given to prob_mod
+} mod_env_t;
+
+static wm_status_t emulate_mod(void *envp, const char *attr,
+                               const wm_tensor_t *in, wm_tensor_t **out) {
+  mod_env_t *env = envp;
+  *out = NULL;
+  strncat(env->log, attr, sizeof(env->log) - strlen(env->log) - 2);
+  strcat(env->log, ";");
+  env->seen = in->dtype;
+  if (env->bad == 3) {
+    return WM_ERROR(UNAVAILABLE, "the stand-in refuses");
+  }
+  wm_shape_t shape = in->shape;
+  if (env->bad == 1) {
+    shape.rank--;
+  }
+  wm_dtype_t dt = env->bad == 2 ? WM_DTYPE_DOUBLE : in->dtype;
+  WM_RETURN_IF_ERROR(wm_tensor_create(dt, &shape, out));
+  size_t last = (size_t)in->shape.dims[in->shape.rank - 1];
+  bool score = strcmp(attr, "score_mod") == 0;
+  if (score) {
+    env->first_score = wm_tensor_get_f64(in, 0);
+  } else {
+    env->prob_sum = 0;
+    for (size_t j = 0; j < last; j++) {
+      env->prob_sum += wm_tensor_get_f64(in, j);
+    }
+  }
+  for (size_t i = 0; i < (*out)->count; i++) {
+    double v = wm_tensor_get_f64(in, i);
+    if (score) {
+      v = env->all_neg_inf ? -INFINITY : v + (i % last == 1 ? env->add1 : 0);
+    } else {
+      v *= env->mul;
+    }
+    wm_tensor_set_f64(*out, i, v);
+  }
+  return NULL;
+}
+
+// Starts a fixture with a FlexAttention node (ai.onnx.preview opset 1)
+// reading the values "q", "k" and "v", which the caller adds.
+static wm_status_t flex_init(wm_op_fixture_t *f) {
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, 26));
+  return wm_graph_set_opset(f->graph, "ai.onnx.preview", 1);
+}
+
+static wm_status_t flex_add_node(wm_op_fixture_t *f) {
+  static const char *const in[3] = {"q", "k", "v"}, *const out[1] = {"y0"};
+  return wm_graph_add_node(f->graph, "FlexAttention", "ai.onnx.preview", "n",
+                           in, 3, out, 1, &f->node);
+}
+
+// Adds modifier attribute |name|: an Identity graph with |n_in| inputs of
+// |dtype| and rank 4 (the C stand-in does the real work).
+static wm_status_t flex_add_mod(wm_op_fixture_t *f, const char *name,
+                                wm_dtype_t dtype, int n_in) {
+  wm_graph_t *g;
+  WM_RETURN_IF_ERROR(wm_graph_create(name, f->graph, &g));
+  int64_t d[4] = {-1, -1, -1, -1};
+  wm_shape_t shape = wm_shape_make(4, d);
+  wm_type_t t = wm_type_tensor(dtype, &shape);
+  static const char *const ins[2] = {"x", "x2"}, *const outs[1] = {"y"};
+  wm_status_t s = NULL;
+  for (int i = 0; !s && i < n_in; i++) {
+    s = wm_graph_add_input(g, ins[i], &t, NULL);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "Identity", "", "id", ins, 1, outs, 1, NULL);
+  }
+  if (!s) {
+    s = wm_graph_add_output(g, "y", &t, NULL);
+  }
+  if (s) {
+    wm_graph_destroy(g);
+    return s;
+  }
+  return wm_graph_add_attr_graph(f->graph, f->node, name, g);
+}
+
+// Adds constants q [1,hq,1,e], k [1,hkv,s,e] and v [1,hkv,s,1] of |dt|.
+static wm_status_t flex_add_qkv(wm_op_fixture_t *f, wm_dtype_t dt,
+                                const int64_t *dq, const int64_t *dk,
+                                const int64_t *dv, const double *q,
+                                const double *k, const double *v) {
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_const(f, "q", dt, 4, dq, q));
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_const(f, "k", dt, 4, dk, k));
+  return wm_op_fixture_add_const(f, "v", dt, 4, dv, v);
+}
+
+// Runs the node through wm_op_flex_attention_run the way the session
+// does; output 0 lands in f->out[0].
+static wm_status_t flex_run(wm_op_fixture_t *f, wm_op_subgraph_fn fn,
+                            void *env) {
+  wm_tensor_destroy(f->out[0]);
+  f->out[0] = NULL;
+  wm_op_ctx_t ctx;
+  WM_RETURN_IF_ERROR(wm_op_ctx_init(&ctx, f->graph, (size_t)f->node));
+  const wm_op_def_t *def;
+  wm_status_t s = wm_op_find_def(&ctx, &def);
+  if (!s) {
+    s = def->infer(&ctx);
+  }
+  if (!s) {
+    s = wm_op_alloc_outputs(&ctx);
+  }
+  if (!s) {
+    s = wm_op_flex_attention_run(&ctx, fn, env);
+  }
+  f->out[0] = ctx.out[0];
+  wm_op_ctx_deinit(&ctx);
+  return s;
+}
+
+// One query [1, 0] against keys [2, 0] and [0, 0], values 1 and 0.
+static const int64_t kFlexDq[4] = {1, 1, 1, 2}, kFlexDk[4] = {1, 1, 2, 2},
+                     kFlexDv[4] = {1, 1, 2, 1};
+static const double kFlexQ[2] = {1, 0}, kFlexK[4] = {2, 0, 0, 0},
+                    kFlexV[2] = {1, 0};
+
+WM_TEST(flex_attention_matches_hand_computed_softmax) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(flex_init(&f));
+  WM_CHECK_OK(flex_add_qkv(&f, WM_DTYPE_FLOAT, kFlexDq, kFlexDk, kFlexDv,
+                           kFlexQ, kFlexK, kFlexV));
+  WM_CHECK_OK(flex_add_node(&f));
+  wm_status_t s = flex_run(&f, NULL, NULL);
+  // Scale 1/sqrt(2): logits [sqrt(2), 0]; Y is the first key's weight.
+  double e = exp(sqrt(2.0));
+  double want[1] = {e / (e + 1)};
+  int64_t dy[4] = {1, 1, 1, 1};
+  bool ok = !s && wm_op_fixture_shape_is(f.out[0], 4, dy) &&
+            wm_op_fixture_values_near(f.out[0], want, 1, 1e-6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(flex_attention_double_splits_the_scale_in_float32_like_the_reference) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(flex_init(&f));
+  WM_CHECK_OK(flex_add_qkv(&f, WM_DTYPE_DOUBLE, kFlexDq, kFlexDk, kFlexDv,
+                           kFlexQ, kFlexK, kFlexV));
+  WM_CHECK_OK(flex_add_node(&f));
+  wm_status_t s = flex_run(&f, NULL, NULL);
+  // Q and K are each scaled by sqrt(scale) taken in float32, so the logit
+  // is 2 * r^2 with r = sqrtf(0.70710677f), not exactly sqrt(2).
+  double r = (double)sqrtf((float)(1 / sqrt(2.0)));
+  double e = exp(2 * r * r);
+  double want[1] = {e / (e + 1)};
+  bool ok = !s && f.out[0]->dtype == WM_DTYPE_DOUBLE &&
+            wm_op_fixture_values_near(f.out[0], want, 1, 1e-15);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(flex_attention_scale_attribute_replaces_the_default) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(flex_init(&f));
+  WM_CHECK_OK(flex_add_qkv(&f, WM_DTYPE_DOUBLE, kFlexDq, kFlexDk, kFlexDv,
+                           kFlexQ, kFlexK, kFlexV));
+  WM_CHECK_OK(flex_add_node(&f));
+  WM_CHECK_OK(wm_op_fixture_attr_float(&f, "scale", 0.25f));
+  wm_status_t s = flex_run(&f, NULL, NULL);
+  // Logits [0.5, 0].
+  double e = exp(0.5);
+  double want[1] = {e / (e + 1)};
+  bool ok = !s && wm_op_fixture_values_near(f.out[0], want, 1, 1e-15);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(flex_attention_score_mod_gets_the_scaled_scores_and_changes_them) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(flex_init(&f));
+  WM_CHECK_OK(flex_add_qkv(&f, WM_DTYPE_FLOAT, kFlexDq, kFlexDk, kFlexDv,
+                           kFlexQ, kFlexK, kFlexV));
+  WM_CHECK_OK(flex_add_node(&f));
+  WM_CHECK_OK(wm_op_fixture_attr_float(&f, "scale", 0.5f));
+  WM_CHECK_OK(flex_add_mod(&f, "score_mod", WM_DTYPE_FLOAT, 1));
+  mod_env_t env = {.add1 = log(3.0)};
+  wm_status_t s = flex_run(&f, emulate_mod, &env);
+  // Logits [1, 0] become [1, log 3]: weights e/(e+3) and 3/(e+3).
+  double e = exp(1.0);
+  double want[1] = {e / (e + 3)};
+  bool ok = !s && strcmp(env.log, "score_mod;") == 0 &&
+            env.seen == WM_DTYPE_FLOAT && fabs(env.first_score - 1) < 1e-6 &&
+            wm_op_fixture_values_near(f.out[0], want, 1, 1e-6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(flex_attention_prob_mod_runs_after_softmax_on_probabilities) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(flex_init(&f));
+  static const double v[2] = {2, 4};
+  WM_CHECK_OK(flex_add_qkv(&f, WM_DTYPE_FLOAT16, kFlexDq, kFlexDk, kFlexDv,
+                           NULL, NULL, v));
+  WM_CHECK_OK(flex_add_node(&f));
+  WM_CHECK_OK(flex_add_mod(&f, "prob_mod", WM_DTYPE_FLOAT, 1));
+  WM_CHECK_OK(flex_add_mod(&f, "score_mod", WM_DTYPE_FLOAT, 1));
+  mod_env_t env = {.add1 = 0, .mul = 0.5};
+  wm_status_t s = flex_run(&f, emulate_mod, &env);
+  // Q = [0, 1] and K = [[0, 1], [2, 3]]: logits [1, 3]/sqrt(2); the
+  // float16 weights, halved, mix V = [2, 4].
+  double l0 = 1 / sqrt(2.0), l1 = 3 / sqrt(2.0);
+  double w0 = 1 / (1 + exp(l1 - l0));
+  double want[1] = {0.5 * (2 * w0 + 4 * (1 - w0))};
+  // float16 inputs still give the mods float32 tensors.
+  bool ok = !s && strcmp(env.log, "score_mod;prob_mod;") == 0 &&
+            env.seen == WM_DTYPE_FLOAT && fabs(env.prob_sum - 1) < 1e-6 &&
+            f.out[0]->dtype == WM_DTYPE_FLOAT16 &&
+            wm_op_fixture_values_near(f.out[0], want, 1, 2e-3);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(flex_attention_fully_masked_row_gives_nan_like_the_reference) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(flex_init(&f));
+  WM_CHECK_OK(flex_add_qkv(&f, WM_DTYPE_FLOAT, kFlexDq, kFlexDk, kFlexDv,
+                           kFlexQ, kFlexK, kFlexV));
+  WM_CHECK_OK(flex_add_node(&f));
+  WM_CHECK_OK(flex_add_mod(&f, "score_mod", WM_DTYPE_FLOAT, 1));
+  mod_env_t env = {.all_neg_inf = true};
+  wm_status_t s = flex_run(&f, emulate_mod, &env);
+  bool ok = !s && isnan(wm_tensor_get_f64(f.out[0], 0));
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(flex_attention_gqa_maps_query_heads_to_kv_heads_in_blocks) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(flex_init(&f));
+  int64_t dq[4] = {1, 4, 1, 2}, dk[4] = {1, 2, 1, 2}, dv[4] = {1, 2, 1, 1};
+  static const double v[2] = {10, 20};
+  WM_CHECK_OK(flex_add_qkv(&f, WM_DTYPE_FLOAT, dq, dk, dv, NULL, NULL, v));
+  WM_CHECK_OK(flex_add_node(&f));
+  wm_status_t s = flex_run(&f, NULL, NULL);
+  // One key per head: query heads 0, 1 read kv head 0; heads 2, 3 head 1.
+  static const double want[4] = {10, 10, 20, 20};
+  bool ok = !s && wm_op_fixture_values_near(f.out[0], want, 4, 1e-6);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(flex_attention_rejects_a_mod_result_of_another_shape_or_dtype) {
+  static const char *const want[3] = {
+      "subgraph score_mod gave float[1,1,1], want float[1,1,1,2]",
+      "subgraph score_mod gave double[1,1,1,2], want float[1,1,1,2]",
+      "subgraph score_mod: the stand-in refuses"};
+  for (int bad = 1; bad <= 3; bad++) {
+    wm_op_fixture_t f;
+    WM_CHECK_OK(flex_init(&f));
+    WM_CHECK_OK(flex_add_qkv(&f, WM_DTYPE_FLOAT, kFlexDq, kFlexDk, kFlexDv,
+                             kFlexQ, kFlexK, kFlexV));
+    WM_CHECK_OK(flex_add_node(&f));
+    WM_CHECK_OK(flex_add_mod(&f, "score_mod", WM_DTYPE_FLOAT, 1));
+    mod_env_t env = {.bad = bad};
+    wm_status_t s = flex_run(&f, emulate_mod, &env);
+    wm_op_fixture_deinit(&f);
+    WM_CHECK(wm_op_fixture_fails_with(s, want[bad - 1]));
+  }
+}
+
+WM_TEST(flex_attention_with_mods_needs_a_subgraph_runner) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(flex_init(&f));
+  WM_CHECK_OK(flex_add_qkv(&f, WM_DTYPE_FLOAT, kFlexDq, kFlexDk, kFlexDv,
+                           kFlexQ, kFlexK, kFlexV));
+  WM_CHECK_OK(flex_add_node(&f));
+  WM_CHECK_OK(flex_add_mod(&f, "prob_mod", WM_DTYPE_FLOAT, 1));
+  wm_status_t s = flex_run(&f, NULL, NULL);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_ERR(s, FAILED_PRECONDITION, "attribute prob_mod is a subgraph");
+}
+
+WM_TEST(flex_attention_is_run_by_the_session) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(flex_init(&f));
+  WM_CHECK_OK(flex_add_qkv(&f, WM_DTYPE_FLOAT, kFlexDq, kFlexDk, kFlexDv,
+                           kFlexQ, kFlexK, kFlexV));
+  WM_CHECK_OK(flex_add_node(&f));
+  bool in_session =
+      wm_op_runs_in_session(wm_ops_find("ai.onnx.preview", "FlexAttention", 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(in_session);
+  WM_CHECK_ERR(s, INTERNAL, "runs in the session");
+}
+
+WM_TEST(flex_attention_static_shape_and_cost) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(flex_init(&f));
+  int64_t dq[4] = {-1, 4, 3, 8}, dk[4] = {2, 2, 5, -1}, dv[4] = {-1, 2, 5, 16};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "q", WM_DTYPE_FLOAT16, 4, dq));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "k", WM_DTYPE_FLOAT16, 4, dk));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "v", WM_DTYPE_FLOAT16, 4, dv));
+  WM_CHECK_OK(flex_add_node(&f));
+  wm_type_t t;
+  wm_op_cost_t cost;
+  wm_status_t s = wm_op_fixture_cost(&f, &t, &cost);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(s);
+  WM_CHECK_INT_EQ(t.dtype, WM_DTYPE_FLOAT16);
+  WM_CHECK_INT_EQ(t.shape.rank, 4);
+  WM_CHECK_INT_EQ(t.shape.dims[0], 2);
+  WM_CHECK_INT_EQ(t.shape.dims[1], 4);
+  WM_CHECK_INT_EQ(t.shape.dims[2], 3);
+  WM_CHECK_INT_EQ(t.shape.dims[3], 16);
+  // 120 scores (2*4*3*5), each with 8 + 16 MACs.
+  WM_CHECK_DBL_NEAR(cost.macs, 120 * 24, 0);
+  WM_CHECK_DBL_NEAR(cost.flops, 2 * 120 * 24 + 4 * 120, 0);
+  WM_CHECK_DBL_NEAR(cost.transcendentals, 120, 0);
+}
+
+// Checks FlexAttention over typed float inputs of shapes |dq|, |dk|, |dv|
+// (rank |r|), with one optional attribute: an int (|attr| starting with
+// "softmax"), the float scale, or a modifier graph of |mod_dtype| with
+// |mod_inputs| inputs.
+static wm_status_t flex_check(int32_t r, const int64_t *dq, const int64_t *dk,
+                              const int64_t *dv, const char *attr, double value,
+                              wm_dtype_t mod_dtype, int mod_inputs) {
+  wm_op_fixture_t f;
+  WM_RETURN_IF_ERROR(flex_init(&f));
+  wm_status_t s = wm_op_fixture_add_input(&f, "q", WM_DTYPE_FLOAT, r, dq);
+  if (!s) {
+    s = wm_op_fixture_add_input(&f, "k", WM_DTYPE_FLOAT, r, dk);
+  }
+  if (!s) {
+    s = wm_op_fixture_add_input(&f, "v", WM_DTYPE_FLOAT, r, dv);
+  }
+  if (!s) {
+    s = flex_add_node(&f);
+  }
+  if (!s && attr && strcmp(attr, "scale") == 0) {
+    s = wm_op_fixture_attr_float(&f, attr, (float)value);
+  } else if (!s && attr && strncmp(attr, "softmax", 7) == 0) {
+    s = wm_op_fixture_attr_int(&f, attr, (int64_t)value);
+  } else if (!s && attr) {
+    s = flex_add_mod(&f, attr, mod_dtype, mod_inputs);
+  }
+  if (!s) {
+    s = wm_ops_check_graph(f.graph);
+  }
+  wm_op_fixture_deinit(&f);
+  return s;
+}
+
+WM_TEST(flex_attention_rejects_bad_head_counts_and_shapes) {
+  int64_t dq[4] = {1, 3, 2, 4}, dk[4] = {1, 2, 2, 4}, dv[4] = {1, 1, 2, 4};
+  int64_t d3[3] = {1, 2, 4}, de[4] = {1, 3, 2, 5};
+  WM_CHECK_ERR(flex_check(4, dq, dk, dk, NULL, 0, 0, 0), INVALID_ARGUMENT,
+               "query head count 3 is not a multiple of kv head count 2");
+  WM_CHECK_ERR(flex_check(4, dk, dk, dv, NULL, 0, 0, 0), INVALID_ARGUMENT,
+               "kv head count is 1 here, 2 elsewhere");
+  WM_CHECK_ERR(flex_check(4, de, dq, dq, NULL, 0, 0, 0), INVALID_ARGUMENT,
+               "query/key head size is 4 here, 5 elsewhere");
+  WM_CHECK_ERR(flex_check(3, d3, d3, d3, NULL, 0, 0, 0), INVALID_ARGUMENT,
+               "input 0 has rank 3, want 4");
+  int64_t dz[4] = {1, 2, 2, 4}, dkz[4] = {1, 0, 2, 4};
+  WM_CHECK_ERR(flex_check(4, dz, dkz, dkz, NULL, 0, 0, 0), INVALID_ARGUMENT,
+               "query head count 2 is not a multiple of kv head count 0");
+}
+
+WM_TEST(flex_attention_rejects_bad_attributes_and_mod_graphs) {
+  int64_t d[4] = {1, 2, 2, 4};
+  WM_CHECK_ERR(flex_check(4, d, d, d, "scale", -0.5, 0, 0), INVALID_ARGUMENT,
+               "attribute scale is -0.5");
+  WM_CHECK_ERR(flex_check(4, d, d, d, "softmax_precision", 7, 0, 0),
+               INVALID_ARGUMENT, "attribute softmax_precision is 7");
+  WM_CHECK_ERR(flex_check(4, d, d, d, "score_mod", 0, WM_DTYPE_FLOAT, 2),
+               INVALID_ARGUMENT,
+               "attribute score_mod has 2 inputs and 1 outputs");
+  WM_CHECK_ERR(flex_check(4, d, d, d, "prob_mod", 0, WM_DTYPE_DOUBLE, 1),
+               INVALID_ARGUMENT,
+               "attribute prob_mod input has dtype double, want float");
+  WM_CHECK_OK(flex_check(4, d, d, d, "prob_mod", 0, WM_DTYPE_FLOAT, 1));
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(attention_4d_matches_hand_computed_softmax),
     WM_CASE(attention_gqa_maps_query_heads_to_kv_heads_in_blocks),
@@ -616,6 +1002,20 @@ static const wm_test_case_t cases[] = {
     WM_CASE(rms_normalization_matches_hand_computed),
     WM_CASE(rms_normalization_rejects_scale_and_axis_errors),
     WM_CASE(rms_normalization_cost_counts_elements_and_rows),
+    WM_CASE(flex_attention_matches_hand_computed_softmax),
+    WM_CASE(
+        flex_attention_double_splits_the_scale_in_float32_like_the_reference),
+    WM_CASE(flex_attention_scale_attribute_replaces_the_default),
+    WM_CASE(flex_attention_score_mod_gets_the_scaled_scores_and_changes_them),
+    WM_CASE(flex_attention_prob_mod_runs_after_softmax_on_probabilities),
+    WM_CASE(flex_attention_fully_masked_row_gives_nan_like_the_reference),
+    WM_CASE(flex_attention_gqa_maps_query_heads_to_kv_heads_in_blocks),
+    WM_CASE(flex_attention_rejects_a_mod_result_of_another_shape_or_dtype),
+    WM_CASE(flex_attention_with_mods_needs_a_subgraph_runner),
+    WM_CASE(flex_attention_is_run_by_the_session),
+    WM_CASE(flex_attention_static_shape_and_cost),
+    WM_CASE(flex_attention_rejects_bad_head_counts_and_shapes),
+    WM_CASE(flex_attention_rejects_bad_attributes_and_mod_graphs),
     {NULL, NULL},
 };
 

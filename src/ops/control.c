@@ -1,7 +1,7 @@
-// Control flow: If, Loop and Scan (opset 9+). Their shape rules read the
-// subgraphs' output types (the check infers subgraphs first); the session
-// executes them with nested sessions over the subgraphs, so they have no kernel
-// here.
+// Control flow: If, Loop and Scan (opset 8's batched form and 9+). Their shape
+// rules read the subgraphs' output types (the check infers subgraphs first);
+// the session executes them with nested sessions over the subgraphs, so they
+// have no kernel here.
 #include <string.h>
 
 #include "ops/ops.h"
@@ -84,6 +84,7 @@ static wm_status_t if_infer(wm_op_ctx_t *ctx) {
 static wm_status_t loop_infer(wm_op_ctx_t *ctx) {
   const wm_graph_t *body = NULL;
   WM_RETURN_IF_ERROR(subgraph(ctx, "body", &body));
+  // M and cond (inputs 0 and 1) may be omitted, but their slots exist.
   int32_t n_carried = ctx->n_in - 2;
   if (n_carried < 0 || body->input_count != (size_t)n_carried + 2 ||
       body->output_count < (size_t)n_carried + 1 ||
@@ -156,10 +157,43 @@ static wm_status_t scan_infer(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// Scan 8 (batched): inputs sequence_lens (optional), N states [batch,
+// ...] and M scan inputs [batch, seq, ...]; the body sees one batch entry
+// and one step; outputs are the final states [batch, ...] and the scan
+// outputs [batch, seq, ...].
+static wm_status_t scan8_infer(wm_op_ctx_t *ctx) {
+  const wm_graph_t *body = NULL;
+  WM_RETURN_IF_ERROR(subgraph(ctx, "body", &body));
+  int64_t m = wm_node_attr_int(ctx->node, "num_scan_inputs", -1);
+  int64_t n = ctx->n_in - 1 - m;  // sequence_lens (input 0) may be omitted
+  if (m < 1 || n < 0 || body->input_count != (size_t)ctx->n_in - 1 ||
+      body->output_count != (size_t)ctx->n_out || ctx->n_out < n) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "num_scan_inputs is %lld with %d inputs (sequence_lens "
+                       "first), %d outputs; the body has %zu inputs and %zu "
+                       "outputs",
+                       (long long)m, (int)ctx->n_in, (int)ctx->n_out,
+                       body->input_count, body->output_count);
+  }
+  const wm_shape_t *x0 = &ctx->in_types[1 + n].shape;
+  int64_t batch = x0->rank >= 2 ? x0->dims[0] : -1;
+  int64_t len = x0->rank >= 2 ? x0->dims[1] : -1;
+  for (int32_t i = 0; i < ctx->n_out; i++) {
+    wm_type_t t = with_axis(graph_output_type(body, (size_t)i), 0, batch);
+    if (i >= n) {
+      t = with_axis(&t, 1, len);
+    }
+    ctx->out_types[i] = i < n ? merge(&ctx->in_types[1 + i], &t) : t;
+  }
+  return NULL;
+}
+
 const wm_op_def_t wm_ops_control[] = {
     {"If", "", 1, 1, 1, 1, -1, WM_T(BOOL), if_infer, wm_op_run_in_session,
      wm_op_cost_zero},
-    {"Loop", "", 1, 2, -1, 1, -1, 0, loop_infer, wm_op_run_in_session,
+    {"Loop", "", 1, 0, -1, 1, -1, 0, loop_infer, wm_op_run_in_session,
+     wm_op_cost_zero},
+    {"Scan", "", 8, 0, -1, 1, -1, 0, scan8_infer, wm_op_run_in_session,
      wm_op_cost_zero},
     {"Scan", "", 9, 1, -1, 1, -1, 0, scan_infer, wm_op_run_in_session,
      wm_op_cost_zero},

@@ -246,6 +246,20 @@ wm_status_t wm_op_infer_broadcast(wm_op_ctx_t *ctx,
 // Shape rule: output 0 has the type of input 0.
 wm_status_t wm_op_infer_same(wm_op_ctx_t *ctx) WM_MUST_USE_RESULT;
 
+// Runs subgraph attribute |attr| of the node on |in|, returning its one
+// output (new, owned by the caller).
+typedef wm_status_t (*wm_op_subgraph_fn)(void *env, const char *attr,
+                                         const wm_tensor_t *in,
+                                         wm_tensor_t **out);
+// FlexAttention's kernel: fills ctx->out (allocated from the shape rule's
+// out_types) from ctx->in (host tensors), applying score_mod / prob_mod
+// (when the node has them) through |run_graph|, which may be NULL for a
+// node without them. A result of another dtype or shape than its input
+// is an error naming the node and the attribute.
+wm_status_t wm_op_flex_attention_run(wm_op_ctx_t *ctx,
+                                     wm_op_subgraph_fn run_graph,
+                                     void *env) WM_MUST_USE_RESULT;
+
 #ifdef __cplusplus
 }
 #endif

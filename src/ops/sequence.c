@@ -1,7 +1,9 @@
-// Sequence operators: SequenceEmpty, SequenceConstruct, SequenceInsert,
-// SequenceErase, SequenceAt, SequenceLength, SplitToSequence and
-// ConcatFromSequence. Sequences live in the session's host memory: the
-// shape rules are here, the session runs the nodes (src/runtime).
+// Sequence and optional operators: SequenceEmpty, SequenceConstruct,
+// SequenceInsert, SequenceErase, SequenceAt, SequenceLength,
+// SplitToSequence, ConcatFromSequence, SequenceMap, Optional,
+// OptionalHasElement and OptionalGetElement. Sequences and optionals live
+// in the session's host memory: the shape rules are here, the session runs
+// the nodes (src/runtime).
 #include "ops/ops.h"
 
 // A sequence type of element |dtype| (element shape unknown).
@@ -79,6 +81,82 @@ static wm_status_t concat_infer(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// SequenceMap: output j is a sequence of the body's output j.
+static wm_status_t map_infer(wm_op_ctx_t *ctx) {
+  WM_RETURN_IF_ERROR(want_seq(ctx, 0));
+  const wm_attr_t *a = wm_node_attr(ctx->node, "body");
+  if (!a || a->type != WM_ATTR_GRAPH || !a->g) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute \"body\" (a graph) is required");
+  }
+  const wm_graph_t *body = a->g;
+  if (body->input_count != (size_t)ctx->n_in ||
+      body->output_count != (size_t)ctx->n_out) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "the body has %zu inputs and %zu outputs, the node %d "
+                       "and %d",
+                       body->input_count, body->output_count, (int)ctx->n_in,
+                       (int)ctx->n_out);
+  }
+  for (int32_t j = 0; j < ctx->n_out; j++) {
+    wm_type_t t = body->values[body->outputs[j]].type;
+    t.elem_kind = t.kind;
+    t.kind = WM_TYPE_SEQUENCE;
+    ctx->out_types[j] = t;
+  }
+  return NULL;
+}
+
+// Optional: wraps its input, or is empty of the attribute "type".
+static wm_status_t optional_infer(wm_op_ctx_t *ctx) {
+  wm_type_t t;
+  if (wm_op_has_input(ctx, 0)) {
+    t = ctx->in_types[0];
+  } else {
+    const wm_attr_t *a = wm_node_attr(ctx->node, "type");
+    if (!a || a->type != WM_ATTR_TYPE_PROTO || !a->types) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "without an input the attribute \"type\" is "
+                         "required");
+    }
+    t = a->types[0];
+  }
+  if (t.kind == WM_TYPE_OPTIONAL) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "an optional cannot hold an optional");
+  }
+  t.elem_kind = t.kind;
+  t.kind = WM_TYPE_OPTIONAL;
+  ctx->out_types[0] = t;
+  return NULL;
+}
+
+static wm_status_t has_element_infer(wm_op_ctx_t *ctx) {
+  if (ctx->opset < 18 &&
+      (!wm_op_has_input(ctx, 0) || ctx->in_types[0].kind != WM_TYPE_OPTIONAL)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input 0 must be an optional before opset 18");
+  }
+  wm_shape_t scalar = {.rank = 0};
+  ctx->out_types[0] = wm_type_tensor(WM_DTYPE_BOOL, &scalar);
+  return NULL;
+}
+
+// OptionalGetElement: the optional's element; from opset 18 a tensor or
+// sequence passes through.
+static wm_status_t get_element_infer(wm_op_ctx_t *ctx) {
+  wm_type_t t = ctx->in_types[0];
+  if (t.kind == WM_TYPE_OPTIONAL) {
+    t.kind = t.elem_kind;
+    t.elem_kind = WM_TYPE_TENSOR;
+  } else if (ctx->opset < 18 && wm_dtype_is_valid(t.dtype)) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input 0 must be an optional before opset 18");
+  }
+  ctx->out_types[0] = t;
+  return NULL;
+}
+
 const wm_op_def_t wm_ops_sequence[] = {
     {"SequenceEmpty", "", 11, 0, 0, 1, 1, 0, empty_infer, wm_op_run_in_session,
      wm_op_cost_zero},
@@ -95,6 +173,14 @@ const wm_op_def_t wm_ops_sequence[] = {
     {"SplitToSequence", "", 11, 1, 2, 1, 1, 0, split_infer,
      wm_op_run_in_session, wm_op_cost_zero},
     {"ConcatFromSequence", "", 11, 1, 1, 1, 1, 0, concat_infer,
+     wm_op_run_in_session, wm_op_cost_zero},
+    {"SequenceMap", "", 17, 1, -1, 1, -1, 0, map_infer, wm_op_run_in_session,
+     wm_op_cost_zero},
+    {"Optional", "", 15, 0, 1, 1, 1, 0, optional_infer, wm_op_run_in_session,
+     wm_op_cost_zero},
+    {"OptionalHasElement", "", 15, 0, 1, 1, 1, 0, has_element_infer,
+     wm_op_run_in_session, wm_op_cost_zero},
+    {"OptionalGetElement", "", 15, 1, 1, 1, 1, 0, get_element_infer,
      wm_op_run_in_session, wm_op_cost_zero},
     WM_OPS_END,
 };

@@ -49,9 +49,8 @@ typedef struct rt_value {
   wm_tensor_desc desc;        // layout (same on every slot)
   int32_t uses;               // consumers left in this run
   bool overridden;            // a caller's input replaces the initializer
-  bool is_seq;                // a sequence: host tensors in |seq|
-  wm_tensor_t **seq;          // its elements (owned)
-  size_t seq_len;
+  bool is_item;               // a sequence or optional held in |item|
+  wm_item_t item;             // it (owned), on the host
 } rt_value_t;
 
 typedef struct rt_node {
@@ -167,13 +166,8 @@ static void release_value(wm_session_t *s, rt_value_t *v) {
     release_copy(s, k, &v->copy[k], v->desc.dtype);
   }
   v->home = -1;
-  for (size_t i = 0; i < v->seq_len; i++) {
-    wm_tensor_destroy(v->seq[i]);
-  }
-  free(v->seq);
-  v->seq = NULL;
-  v->seq_len = 0;
-  v->is_seq = false;
+  wm_item_deinit(&v->item);
+  v->is_item = false;
 }
 
 // Opens the device and stream of |slot| on first use.
@@ -446,14 +440,33 @@ static wm_status_t place_host_node(wm_session_t *s, size_t index) {
   return NULL;
 }
 
+// True for the nodes the session runs itself: operators whose kernel says
+// so (control flow, sequences, optionals) and any node reading or writing
+// a sequence or optional (Identity passes them through), since backends
+// hold tensors only.
+static bool runs_in_session(const wm_graph_t *g, const wm_node_t *node) {
+  if (wm_op_runs_in_session(
+          wm_ops_find(node->domain, node->op_type,
+                      wm_graph_opset(g, node->domain ? node->domain : "")))) {
+    return true;
+  }
+  for (int32_t i = 0; i < node->input_count + node->output_count; i++) {
+    int32_t id = i < node->input_count ? node->inputs[i]
+                                       : node->outputs[i - node->input_count];
+    if (id >= 0 && (g->values[id].type.kind == WM_TYPE_SEQUENCE ||
+                    g->values[id].type.kind == WM_TYPE_OPTIONAL)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Places node |index|; appends a line to |unplaced| when nothing takes it.
 static wm_status_t place_node(wm_session_t *s, size_t index,
                               wm_strbuf_t *unplaced, size_t *n_unplaced) {
   rt_node_t *rn = &s->nodes[index];
   const wm_node_t *node = &s->graph->nodes[index];
-  if (wm_op_runs_in_session(wm_ops_find(
-          node->domain, node->op_type,
-          wm_graph_opset(s->graph, node->domain ? node->domain : "")))) {
+  if (runs_in_session(s->graph, node)) {
     return place_host_node(s, index);
   }
   wm_op_ctx_t ctx;
@@ -970,8 +983,7 @@ static wm_status_t run_node(wm_session_t *s, size_t index) {
   return st;
 }
 
-// Checks a bound input against the graph input's declared type.
-// -------------------------------------------------------- control flow
+// -------------------------------------------------------- host values
 
 // A host tensor holding value |id| (an initializer itself, else a copy
 // read from its home backend); *out_owned says whether to destroy it.
@@ -981,10 +993,11 @@ static wm_status_t host_tensor(wm_session_t *s, int32_t id, wm_tensor_t **out,
   const wm_value_t *gv = &s->graph->values[id];
   *out = NULL;
   *out_owned = false;
-  if (v->is_seq) {
+  if (v->is_item) {
+    char what[96];
     return WM_ERROR(INVALID_ARGUMENT,
-                    "value \"%s\" is a sequence where a tensor is needed",
-                    gv->name);
+                    "value \"%s\" is a %s where a tensor is needed", gv->name,
+                    wm_item_format(&v->item, what, sizeof(what)));
   }
   if (v->home >= 0) {
     *out_owned = true;
@@ -998,15 +1011,69 @@ static wm_status_t host_tensor(wm_session_t *s, int32_t id, wm_tensor_t **out,
                   gv->name);
 }
 
+// Value |id| as an item: a sequence or optional the session holds
+// (borrowed), else a host tensor; *out_owned says whether to deinit it.
+static wm_status_t host_item(wm_session_t *s, int32_t id, wm_item_t *out,
+                             bool *out_owned) {
+  const rt_value_t *v = &s->values[id];
+  memset(out, 0, sizeof(*out));
+  *out_owned = false;
+  if (v->is_item) {
+    *out = v->item;
+    return NULL;
+  }
+  wm_tensor_t *t;
+  WM_RETURN_IF_ERROR(host_tensor(s, id, &t, out_owned));
+  *out = wm_item_tensor_take(t);
+  return NULL;
+}
+
+// Value |id| as an item of the caller's own: a deep copy unless it was
+// already one.
+static wm_status_t own_item(wm_session_t *s, int32_t id, wm_item_t *out) {
+  bool owned;
+  WM_RETURN_IF_ERROR(host_item(s, id, out, &owned));
+  if (owned) {
+    return NULL;
+  }
+  wm_item_t view = *out;
+  return wm_item_clone(&view, out);
+}
+
+// Stores |item| (taken and cleared) as value |id|: a tensor is uploaded
+// to slot 0, a sequence or optional kept on the host.
+static wm_status_t store_item(wm_session_t *s, int32_t id, wm_item_t *item) {
+  rt_value_t *v = &s->values[id];
+  release_value(s, v);
+  if (item->kind != WM_TYPE_TENSOR) {
+    v->item = *item;
+    v->is_item = true;
+    memset(item, 0, sizeof(*item));
+    return NULL;
+  }
+  wm_status_t st = item->tensor ? upload(s, 0, v, item->tensor)
+                                : WM_ERROR(INTERNAL,
+                                           "value \"%s\" was not "
+                                           "computed",
+                                           s->graph->values[id].name);
+  if (!st) {
+    v->home = 0;
+  }
+  wm_item_deinit(item);
+  return st;
+}
+
+// -------------------------------------------------------- control flow
+
 // The named inputs of one nested run: formal inputs then outer values.
 typedef struct sub_inputs {
   size_t n, cap;
   const char **names;
-  wm_tensor_t **tensors;
+  wm_item_t *items;
   bool *owned;
 } sub_inputs_t;
 
-static wm_status_t sub_add(sub_inputs_t *in, const char *name, wm_tensor_t *t,
+static wm_status_t sub_add(sub_inputs_t *in, const char *name, wm_item_t item,
                            bool owned) {
   if (in->n == in->cap) {
     size_t cap = in->cap ? 2 * in->cap : 8;
@@ -1014,33 +1081,38 @@ static wm_status_t sub_add(sub_inputs_t *in, const char *name, wm_tensor_t *t,
     if (names) {
       in->names = names;
     }
-    wm_tensor_t **ts = wm_realloc(in->tensors, cap * sizeof(*ts));
-    if (ts) {
-      in->tensors = ts;
+    wm_item_t *items = wm_realloc(in->items, cap * sizeof(*items));
+    if (items) {
+      in->items = items;
     }
     bool *ow = wm_realloc(in->owned, cap * sizeof(*ow));
     if (ow) {
       in->owned = ow;
     }
-    if (!names || !ts || !ow) {
+    if (!names || !items || !ow) {
       if (owned) {
-        wm_tensor_destroy(t);
+        wm_item_deinit(&item);
       }
       return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     }
     in->cap = cap;
   }
   in->names[in->n] = name;
-  in->tensors[in->n] = t;
+  in->items[in->n] = item;
   in->owned[in->n++] = owned;
   return NULL;
+}
+
+static wm_status_t sub_add_tensor(sub_inputs_t *in, const char *name,
+                                  wm_tensor_t *t, bool owned) {
+  return sub_add(in, name, wm_item_tensor_take(t), owned);
 }
 
 static void sub_truncate(sub_inputs_t *in, size_t n) {
   while (in->n > n) {
     in->n--;
     if (in->owned[in->n]) {
-      wm_tensor_destroy(in->tensors[in->n]);
+      wm_item_deinit(&in->items[in->n]);
     }
   }
 }
@@ -1048,7 +1120,7 @@ static void sub_truncate(sub_inputs_t *in, size_t n) {
 static void sub_deinit(sub_inputs_t *in) {
   sub_truncate(in, 0);
   free(in->names);
-  free(in->tensors);
+  free(in->items);
   free(in->owned);
 }
 
@@ -1062,8 +1134,9 @@ static wm_status_t sub_add_outer(wm_session_t *s, const wm_graph_t *g,
     // Defined here, or (a subgraph nested deeper) in an enclosing run.
     wm_session_t *at = s;
     int32_t id = wm_graph_find_value(at->graph, g->values[v].name);
-    while (at->outer && (id < 0 || (at->values[id].home < 0 &&
-                                    !at->graph->values[id].initializer))) {
+    while (at->outer &&
+           (id < 0 || (at->values[id].home < 0 && !at->values[id].is_item &&
+                       !at->graph->values[id].initializer))) {
       at = at->outer;
       id = wm_graph_find_value(at->graph, g->values[v].name);
     }
@@ -1073,10 +1146,10 @@ static wm_status_t sub_add_outer(wm_session_t *s, const wm_graph_t *g,
                       "graph defines",
                       g->name ? g->name : "", g->values[v].name);
     }
-    wm_tensor_t *t;
+    wm_item_t item;
     bool owned;
-    WM_RETURN_IF_ERROR(host_tensor(at, id, &t, &owned));
-    WM_RETURN_IF_ERROR(sub_add(in, g->values[v].name, t, owned));
+    WM_RETURN_IF_ERROR(host_item(at, id, &item, &owned));
+    WM_RETURN_IF_ERROR(sub_add(in, g->values[v].name, item, owned));
   }
   return NULL;
 }
@@ -1106,12 +1179,30 @@ static wm_status_t sub_session(wm_session_t *s, rt_node_t *rn,
 
 // Runs |sub| on |in|; its outputs go to |outs| (graph output count).
 static wm_status_t sub_run(wm_session_t *s, wm_session_t *sub,
-                           const sub_inputs_t *in, wm_tensor_t **outs) {
+                           const sub_inputs_t *in, wm_item_t *outs) {
   sub->outer = s;
-  wm_status_t st = wm_session_run(
-      sub, in->names, (const wm_tensor_t *const *)in->tensors, in->n, outs);
+  wm_status_t st = wm_session_run_items(sub, in->names, in->items, in->n, outs);
   sub->outer = NULL;
   return st;
+}
+
+// Takes the tensor of body output |item| (a sequence or optional is an
+// error naming |what|).
+static wm_status_t take_tensor(const rt_node_t *rn, const char *op,
+                               const char *what, size_t i, wm_item_t *item,
+                               wm_tensor_t **out) {
+  *out = NULL;
+  if (item->kind != WM_TYPE_TENSOR || !item->tensor) {
+    char buf[96];
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (%s): %s %zu is a %s, want "
+                    "a tensor",
+                    rn->label, op, what, i,
+                    wm_item_format(item, buf, sizeof(buf)));
+  }
+  *out = item->tensor;
+  item->tensor = NULL;
+  return NULL;
 }
 
 static bool truthy(const wm_tensor_t *t) {
@@ -1160,7 +1251,7 @@ static wm_status_t stack(wm_tensor_t *const *items, size_t n,
 }
 
 static wm_status_t run_if(wm_session_t *s, size_t index, sub_inputs_t *in,
-                          wm_tensor_t **results) {
+                          wm_item_t *results) {
   const wm_node_t *node = &s->graph->nodes[index];
   rt_node_t *rn = &s->nodes[index];
   wm_tensor_t *cond;
@@ -1184,8 +1275,10 @@ static wm_status_t run_if(wm_session_t *s, size_t index, sub_inputs_t *in,
   return sub_run(s, sub, in, results);
 }
 
+// Loop: the carried values (tensors, sequences or optionals) are items
+// replaced every iteration; scan outputs are tensors stacked at the end.
 static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
-                            wm_tensor_t **results) {
+                            wm_item_t *results) {
   const wm_node_t *node = &s->graph->nodes[index];
   rt_node_t *rn = &s->nodes[index];
   wm_session_t *sub;
@@ -1211,21 +1304,16 @@ static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
       wm_tensor_destroy(t);
     }
   }
-  // The carried values: owned copies, replaced every iteration.
   size_t n_body_out = body->output_count;
-  wm_tensor_t **carried = wm_calloc(n_carried + 1, sizeof(*carried));
-  wm_tensor_t **outs = wm_calloc(n_body_out + 1, sizeof(*outs));
+  wm_item_t *carried = wm_calloc(n_carried + 1, sizeof(*carried));
+  wm_item_t *outs = wm_calloc(n_body_out + 1, sizeof(*outs));
   wm_tensor_t ***scans = wm_calloc(n_scan + 1, sizeof(*scans));
   size_t iters = 0, scan_cap = 0;
   wm_status_t st = carried && outs && scans
                        ? NULL
                        : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (size_t i = 0; !st && i < n_carried; i++) {
-    st = host_tensor(s, node->inputs[i + 2], &t, &owned);
-    if (!st && !owned) {
-      st = wm_tensor_clone(t, &t);
-    }
-    carried[i] = st ? NULL : t;
+    st = own_item(s, node->inputs[i + 2], &carried[i]);
   }
   // The values the body reads from this graph, read once for every
   // iteration; then per iteration: iteration_num, cond, the carried values.
@@ -1244,11 +1332,11 @@ static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
     }
     if (!st) {
       wm_tensor_set_i64(c, 0, 1);
-      st = sub_add(in, body->values[body->inputs[0]].name, it, true);
+      st = sub_add_tensor(in, body->values[body->inputs[0]].name, it, true);
       it = NULL;
     }
     if (!st) {
-      st = sub_add(in, body->values[body->inputs[1]].name, c, true);
+      st = sub_add_tensor(in, body->values[body->inputs[1]].name, c, true);
       c = NULL;
     }
     wm_tensor_destroy(it);
@@ -1261,11 +1349,11 @@ static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
       st = sub_run(s, sub, in, outs);
     }
     if (!st) {
-      cond = truthy(outs[0]);
+      cond = outs[0].kind == WM_TYPE_TENSOR && truthy(outs[0].tensor);
       for (size_t i = 0; i < n_carried; i++) {
-        wm_tensor_destroy(carried[i]);
+        wm_item_deinit(&carried[i]);
         carried[i] = outs[i + 1];
-        outs[i + 1] = NULL;
+        memset(&outs[i + 1], 0, sizeof(outs[i + 1]));
       }
       if (iters == scan_cap) {
         size_t cap = scan_cap ? 2 * scan_cap : 16;
@@ -1279,25 +1367,34 @@ static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
         scan_cap = cap;
       }
       for (size_t k = 0; !st && k < n_scan; k++) {
-        scans[k][iters] = outs[n_carried + 1 + k];
-        outs[n_carried + 1 + k] = NULL;
+        st = take_tensor(rn, "Loop", "scan output", k, &outs[n_carried + 1 + k],
+                         &scans[k][iters]);
+        if (st) {
+          for (size_t j = 0; j < k; j++) {
+            wm_tensor_destroy(scans[j][iters]);
+          }
+        }
       }
-      wm_tensor_destroy(outs[0]);
-      outs[0] = NULL;
-      iters++;
+      iters += !st;
+    }
+    for (size_t i = 0; outs && i < n_body_out; i++) {
+      wm_item_deinit(&outs[i]);
     }
   }
-  for (size_t i = 0; i < n_carried; i++) {
-    results[i] = st ? NULL : carried[i];
+  for (size_t i = 0; carried && i < n_carried; i++) {
     if (st) {
-      wm_tensor_destroy(carried[i]);
+      wm_item_deinit(&carried[i]);
+    } else {
+      results[i] = carried[i];
     }
   }
   for (size_t k = 0; k < n_scan; k++) {
     const wm_type_t *elem =
         &body->values[body->outputs[n_carried + 1 + k]].type;
+    wm_tensor_t *stacked = NULL;
     if (!st) {
-      st = stack(scans ? scans[k] : NULL, iters, elem, &results[n_carried + k]);
+      st = stack(scans ? scans[k] : NULL, iters, elem, &stacked);
+      results[n_carried + k] = wm_item_tensor_take(stacked);
     }
     for (size_t i = 0; scans && scans[k] && i < iters; i++) {
       wm_tensor_destroy(scans[k][i]);
@@ -1305,9 +1402,6 @@ static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
     if (scans) {
       free(scans[k]);
     }
-  }
-  for (size_t i = 0; outs && i < n_body_out; i++) {
-    wm_tensor_destroy(outs[i]);
   }
   free(outs);
   free(carried);
@@ -1327,10 +1421,10 @@ static int32_t norm_axis(int64_t a, int32_t rank) {
   return a >= 0 && a < rank ? (int32_t)a : -1;
 }
 
-// Copies slice |t| along axis |axis| of |x| into a new tensor *out (the
-// axis removed), or back when |into| is set: |x| then receives |slice|.
-static wm_status_t scan_slice(wm_tensor_t *x, int32_t axis, int64_t t,
-                              wm_tensor_t *slice, bool into) {
+// Copies slice |t| along axis |axis| of |x| into |slice| (the axis
+// removed), or back when |into| is set: |x| then receives |slice|.
+static void scan_slice(wm_tensor_t *x, int32_t axis, int64_t t,
+                       wm_tensor_t *slice, bool into) {
   size_t esize = wm_dtype_size(x->dtype), outer = 1, inner = esize;
   for (int32_t d = 0; d < axis; d++) {
     outer *= (size_t)x->shape.dims[d];
@@ -1344,16 +1438,124 @@ static wm_status_t scan_slice(wm_tensor_t *x, int32_t axis, int64_t t,
     char *small = (char *)slice->data + o * inner;
     memcpy(into ? big : small, into ? small : big, inner);
   }
+}
+
+// Slice |t| of |x| along |axis| as a new tensor.
+static wm_status_t slice_of(wm_tensor_t *x, int32_t axis, int64_t t,
+                            wm_tensor_t **out) {
+  wm_shape_t shape = x->shape;
+  memmove(&shape.dims[axis], &shape.dims[axis + 1],
+          (size_t)(shape.rank - axis - 1) * sizeof(shape.dims[0]));
+  shape.rank--;
+  WM_RETURN_IF_ERROR(wm_tensor_create(x->dtype, &shape, out));
+  scan_slice(x, axis, t, *out, false);
   return NULL;
 }
 
+// How one Scan iterates: scan input j is sliced along in_axes[j], read
+// backwards when in_dirs[j] is set; scan output k is stacked along
+// out_axes[k] (in [-r-1, r]), written backwards when out_dirs[k] is set.
+typedef struct scan_spec {
+  const rt_node_t *rn;     // the node (messages)
+  size_t n_state;          // state variables
+  size_t m;                // scan inputs
+  size_t k;                // scan outputs
+  const int32_t *in_axes;  // per scan input, normalized
+  const int64_t *in_dirs;  // per scan input (n_in_dirs of them)
+  size_t n_in_dirs;
+  const int64_t *out_axes;  // per scan output (n_out_axes of them)
+  size_t n_out_axes;
+  const int64_t *out_dirs;  // per scan output (n_out_dirs of them)
+  size_t n_out_dirs;
+} scan_spec_t;
+
+// Runs |len| steps of the body |sub| on |in| (outer values already added,
+// n_outer of them): states (owned) are replaced every step, xs are the scan
+// inputs, ys receive the scan outputs (created at the first step).
+static wm_status_t scan_steps(wm_session_t *s, wm_session_t *sub,
+                              sub_inputs_t *in, size_t n_outer,
+                              const scan_spec_t *sp, int64_t len,
+                              wm_tensor_t **states, wm_tensor_t *const *xs,
+                              wm_tensor_t **ys) {
+  const wm_graph_t *body = sub->graph;
+  const char *label = sp->rn->label;
+  wm_item_t *outs = wm_calloc(body->output_count + 1, sizeof(*outs));
+  wm_status_t st = outs ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t t = 0; !st && t < len; t++) {
+    sub_truncate(in, n_outer);
+    for (size_t i = 0; !st && i < sp->n_state; i++) {
+      st = sub_add_tensor(in, body->values[body->inputs[i]].name, states[i],
+                          false);
+    }
+    for (size_t j = 0; !st && j < sp->m; j++) {
+      int64_t at = j < sp->n_in_dirs && sp->in_dirs[j] ? len - 1 - t : t;
+      wm_tensor_t *slice = NULL;
+      st = slice_of(xs[j], sp->in_axes[j], at, &slice);
+      if (!st) {
+        st = sub_add_tensor(
+            in, body->values[body->inputs[sp->n_state + j]].name, slice, true);
+      }
+    }
+    if (!st) {
+      st = sub_run(s, sub, in, outs);
+    }
+    for (size_t i = 0; !st && i < sp->n_state; i++) {
+      wm_tensor_t *next;
+      st = take_tensor(sp->rn, "Scan", "state", i, &outs[i], &next);
+      if (!st) {
+        wm_tensor_destroy(states[i]);
+        states[i] = next;
+      }
+    }
+    for (size_t k = 0; !st && k < sp->k; k++) {
+      wm_tensor_t *y;
+      st = take_tensor(sp->rn, "Scan", "scan output", k, &outs[sp->n_state + k],
+                       &y);
+      int64_t a = k < sp->n_out_axes ? sp->out_axes[k] : 0;
+      int32_t ax = st ? -1 : norm_axis(a, y->shape.rank + 1);
+      if (!st && (ax < 0 || y->dtype == WM_DTYPE_STRING)) {
+        st = WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (Scan): scan output %zu has axis %lld for "
+                      "rank %d, or strings",
+                      label, k, (long long)a, (int)y->shape.rank + 1);
+      }
+      if (!st && !ys[k]) {  // first slice: allocate the output
+        wm_shape_t shape = y->shape;
+        memmove(&shape.dims[ax + 1], &shape.dims[ax],
+                (size_t)(shape.rank - ax) * sizeof(shape.dims[0]));
+        shape.dims[ax] = len;
+        shape.rank++;
+        st = wm_tensor_create(y->dtype, &shape, &ys[k]);
+      }
+      if (!st && (y->dtype != ys[k]->dtype ||
+                  y->count * (size_t)len != ys[k]->count)) {
+        st = WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (Scan): scan output %zu changes type or "
+                      "size at iteration %lld",
+                      label, k, (long long)t);
+      }
+      if (!st) {
+        int64_t at = k < sp->n_out_dirs && sp->out_dirs[k] ? len - 1 - t : t;
+        scan_slice(ys[k], ax, at, y, true);
+      }
+      wm_tensor_destroy(y);
+    }
+    for (size_t i = 0; outs && i < body->output_count; i++) {
+      wm_item_deinit(&outs[i]);
+    }
+  }
+  free(outs);
+  return st;
+}
+
+// Scan 9+: inputs are N states then M scan inputs, each sliced along its
+// own axis.
 static wm_status_t run_scan(wm_session_t *s, size_t index, sub_inputs_t *in,
-                            wm_tensor_t **results) {
+                            wm_item_t *results) {
   const wm_node_t *node = &s->graph->nodes[index];
   rt_node_t *rn = &s->nodes[index];
   wm_session_t *sub;
   WM_RETURN_IF_ERROR(sub_session(s, rn, node, "body", 0, &sub));
-  const wm_graph_t *body = sub->graph;
   int64_t m = wm_node_attr_int(node, "num_scan_inputs", -1);
   size_t n_in = (size_t)node->input_count, n_out = (size_t)node->output_count;
   if (m < 1 || (size_t)m > n_in || n_out < n_in - (size_t)m) {
@@ -1362,33 +1564,33 @@ static wm_status_t run_scan(wm_session_t *s, size_t index, sub_inputs_t *in,
                     "inputs",
                     rn->label, (long long)m, n_in);
   }
-  size_t n_state = n_in - (size_t)m, n_scan_out = n_out - n_state;
-  const int64_t *in_axes = NULL, *in_dirs = NULL, *out_axes = NULL,
-                *out_dirs = NULL;
-  size_t n_ia = 0, n_id = 0, n_oa = 0, n_od = 0;
+  scan_spec_t sp = {.rn = rn, .n_state = n_in - (size_t)m, .m = (size_t)m};
+  sp.k = n_out - sp.n_state;
+  const int64_t *in_axes = NULL;
+  size_t n_ia = 0;
   wm_node_attr_ints(node, "scan_input_axes", &in_axes, &n_ia);
-  wm_node_attr_ints(node, "scan_input_directions", &in_dirs, &n_id);
-  wm_node_attr_ints(node, "scan_output_axes", &out_axes, &n_oa);
-  wm_node_attr_ints(node, "scan_output_directions", &out_dirs, &n_od);
+  wm_node_attr_ints(node, "scan_input_directions", &sp.in_dirs, &sp.n_in_dirs);
+  wm_node_attr_ints(node, "scan_output_axes", &sp.out_axes, &sp.n_out_axes);
+  wm_node_attr_ints(node, "scan_output_directions", &sp.out_dirs,
+                    &sp.n_out_dirs);
   wm_tensor_t **vals = wm_calloc(n_in + 1, sizeof(*vals));
   bool *owned = wm_calloc(n_in + 1, sizeof(bool));
-  wm_tensor_t **outs = wm_calloc(body->output_count + 1, sizeof(*outs));
+  wm_tensor_t **ys = wm_calloc(sp.k + 1, sizeof(*ys));
   int32_t *axes = wm_calloc((size_t)m + 1, sizeof(int32_t));
-  wm_status_t st = vals && owned && outs && axes
+  wm_status_t st = vals && owned && ys && axes
                        ? NULL
                        : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (size_t i = 0; !st && i < n_in; i++) {
     st = node->inputs[i] >= 0
              ? host_tensor(s, node->inputs[i], &vals[i], &owned[i])
              : WM_ERROR(INVALID_ARGUMENT,
-                        "node \"%s\" (Scan): input %zu is "
-                        "omitted",
-                        rn->label, i);
+                        "node \"%s\" (Scan): input %zu is omitted", rn->label,
+                        i);
   }
   // The sequence length, the same along every scan input's axis.
   int64_t len = -1;
   for (size_t j = 0; !st && j < (size_t)m; j++) {
-    wm_tensor_t *x = vals[n_state + j];
+    wm_tensor_t *x = vals[sp.n_state + j];
     axes[j] = norm_axis(j < n_ia ? in_axes[j] : 0, x->shape.rank);
     if (axes[j] < 0 || x->dtype == WM_DTYPE_STRING ||
         (len >= 0 && x->shape.dims[axes[j]] != len)) {
@@ -1401,87 +1603,29 @@ static wm_status_t run_scan(wm_session_t *s, size_t index, sub_inputs_t *in,
       len = x->shape.dims[axes[j]];
     }
   }
+  sp.in_axes = axes;
   // States: owned copies replaced every iteration.
-  for (size_t i = 0; !st && i < n_state; i++) {
+  for (size_t i = 0; !st && i < sp.n_state; i++) {
     if (!owned[i]) {
       st = wm_tensor_clone(vals[i], &vals[i]);
       owned[i] = !st;
     }
   }
-  // The values the body reads from this graph, read once; then per step
-  // the states and one slice of each scan input.
   if (!st) {
-    st = sub_add_outer(s, body, in);
+    st = sub_add_outer(s, sub->graph, in);
   }
-  size_t n_outer = in->n;
-  for (int64_t t = 0; !st && t < len; t++) {
-    sub_truncate(in, n_outer);
-    for (size_t i = 0; !st && i < n_state; i++) {
-      st = sub_add(in, body->values[body->inputs[i]].name, vals[i], false);
-    }
-    for (size_t j = 0; !st && j < (size_t)m; j++) {
-      wm_tensor_t *x = vals[n_state + j];
-      int64_t at = j < n_id && in_dirs[j] ? len - 1 - t : t;
-      wm_shape_t shape = x->shape;
-      memmove(&shape.dims[axes[j]], &shape.dims[axes[j] + 1],
-              (size_t)(shape.rank - axes[j] - 1) * sizeof(shape.dims[0]));
-      shape.rank--;
-      wm_tensor_t *slice = NULL;
-      st = wm_tensor_create(x->dtype, &shape, &slice);
-      if (!st) {
-        scan_slice(x, axes[j], at, slice, false);
-        st = sub_add(in, body->values[body->inputs[n_state + j]].name, slice,
-                     true);
-      }
-    }
-    if (!st) {
-      st = sub_run(s, sub, in, outs);
-    }
-    for (size_t i = 0; !st && i < n_state; i++) {
-      wm_tensor_destroy(vals[i]);
-      vals[i] = outs[i];
-      outs[i] = NULL;
-    }
-    for (size_t k = 0; !st && k < n_scan_out; k++) {
-      wm_tensor_t *y = outs[n_state + k];
-      if (!results[n_state + k]) {  // first slice: allocate the output
-        int32_t ax = norm_axis(k < n_oa ? out_axes[k] : 0, y->shape.rank + 1);
-        if (ax < 0 || y->dtype == WM_DTYPE_STRING) {
-          st = WM_ERROR(INVALID_ARGUMENT,
-                        "node \"%s\" (Scan): scan output %zu axis out of "
-                        "range or strings",
-                        rn->label, k);
-          break;
-        }
-        wm_shape_t shape = y->shape;
-        memmove(&shape.dims[ax + 1], &shape.dims[ax],
-                (size_t)(shape.rank - ax) * sizeof(shape.dims[0]));
-        shape.dims[ax] = len;
-        shape.rank++;
-        st = wm_tensor_create(y->dtype, &shape, &results[n_state + k]);
-      }
-      wm_tensor_t *r = results[n_state + k];
-      int32_t ax = norm_axis(k < n_oa ? out_axes[k] : 0, r->shape.rank);
-      int64_t at = k < n_od && out_dirs[k] ? len - 1 - t : t;
-      if (!st && (y->dtype != r->dtype || y->count * (size_t)len != r->count)) {
-        st = WM_ERROR(INVALID_ARGUMENT,
-                      "node \"%s\" (Scan): scan output %zu changes type or "
-                      "size at iteration %lld",
-                      rn->label, k, (long long)t);
-      }
-      if (!st) {
-        scan_slice(r, ax, at, y, true);
-      }
-    }
-    for (size_t i = 0; outs && i < body->output_count; i++) {
-      wm_tensor_destroy(outs[i]);
-      outs[i] = NULL;
-    }
+  if (!st) {
+    st = scan_steps(s, sub, in, in->n, &sp, len, vals, vals + sp.n_state, ys);
   }
-  for (size_t i = 0; i < n_state; i++) {
-    results[i] = st ? NULL : vals[i];
-    if (!st) {
-      owned[i] = false;
+  for (size_t i = 0; !st && i < sp.n_state; i++) {
+    results[i] = wm_item_tensor_take(vals[i]);
+    owned[i] = false;
+  }
+  for (size_t k = 0; ys && k < sp.k; k++) {
+    if (st) {
+      wm_tensor_destroy(ys[k]);
+    } else {
+      results[sp.n_state + k] = wm_item_tensor_take(ys[k]);
     }
   }
   for (size_t i = 0; vals && i < n_in; i++) {
@@ -1491,25 +1635,173 @@ static wm_status_t run_scan(wm_session_t *s, size_t index, sub_inputs_t *in,
   }
   free(vals);
   free(owned);
+  free(ys);
+  free(axes);
+  return st;
+}
+
+// Scan 8 (the batched form): input 0 is the optional sequence_lens
+// [batch], then N states [batch, ...] and M scan inputs [batch, seq, ...];
+// each batch entry is scanned on its own for its length, and scan outputs
+// [batch, max_len, ...] are zero past an entry's length.
+static wm_status_t run_scan8(wm_session_t *s, size_t index, sub_inputs_t *in,
+                             wm_item_t *results) {
+  const wm_node_t *node = &s->graph->nodes[index];
+  rt_node_t *rn = &s->nodes[index];
+  wm_session_t *sub;
+  WM_RETURN_IF_ERROR(sub_session(s, rn, node, "body", 0, &sub));
+  int64_t m = wm_node_attr_int(node, "num_scan_inputs", -1);
+  size_t n_in = (size_t)node->input_count - 1;
+  size_t n_out = (size_t)node->output_count;
+  if (node->input_count < 2 || m < 1 || (size_t)m > n_in ||
+      n_out < n_in - (size_t)m) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (Scan): num_scan_inputs is %lld with %zu "
+                    "inputs after sequence_lens",
+                    rn->label, (long long)m, n_in);
+  }
+  scan_spec_t sp = {.rn = rn, .n_state = n_in - (size_t)m, .m = (size_t)m};
+  sp.k = n_out - sp.n_state;
+  wm_node_attr_ints(node, "directions", &sp.in_dirs, &sp.n_in_dirs);
+  wm_tensor_t *lens = NULL;
+  bool lens_owned = false;
+  wm_tensor_t **vals = wm_calloc(n_in + 1, sizeof(*vals));
+  bool *owned = wm_calloc(n_in + 1, sizeof(bool));
+  wm_tensor_t **bvals = wm_calloc(n_in + 1, sizeof(*bvals));  // one entry
+  wm_tensor_t **ys = wm_calloc(sp.k + 1, sizeof(*ys));        // one entry
+  wm_tensor_t **outs = wm_calloc(n_out + 1, sizeof(*outs));   // batched
+  int32_t *axes = wm_calloc((size_t)m + 1, sizeof(int32_t));  // all 0
+  wm_status_t st = vals && owned && bvals && ys && outs && axes
+                       ? NULL
+                       : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  sp.in_axes = axes;
+  if (!st && node->inputs[0] >= 0) {
+    st = host_tensor(s, node->inputs[0], &lens, &lens_owned);
+  }
+  for (size_t i = 0; !st && i < n_in; i++) {
+    st = node->inputs[i + 1] >= 0
+             ? host_tensor(s, node->inputs[i + 1], &vals[i], &owned[i])
+             : WM_ERROR(INVALID_ARGUMENT,
+                        "node \"%s\" (Scan): input %zu is omitted", rn->label,
+                        i + 1);
+  }
+  int64_t batch = -1, max_len = -1;
+  for (size_t i = 0; !st && i < n_in; i++) {
+    const wm_tensor_t *x = vals[i];
+    bool scan = i >= sp.n_state;
+    if (x->shape.rank < (scan ? 2 : 1) || x->dtype == WM_DTYPE_STRING ||
+        (batch >= 0 && x->shape.dims[0] != batch) ||
+        (scan && max_len >= 0 && x->shape.dims[1] != max_len)) {
+      st = WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (Scan): input %zu is %s of rank %d; want "
+                    "[batch%s, ...] with one batch size (%lld)%s",
+                    rn->label, i + 1, wm_dtype_name(x->dtype),
+                    (int)x->shape.rank, scan ? ", sequence" : "",
+                    (long long)batch, scan ? " and one sequence length" : "");
+      break;
+    }
+    batch = x->shape.dims[0];
+    if (scan) {
+      max_len = x->shape.dims[1];
+    }
+  }
+  if (!st && lens && (int64_t)lens->count != batch) {
+    st = WM_ERROR(INVALID_ARGUMENT,
+                  "node \"%s\" (Scan): sequence_lens has %zu entries for a "
+                  "batch of %lld",
+                  rn->label, lens->count, (long long)batch);
+  }
+  if (!st) {
+    st = sub_add_outer(s, sub->graph, in);
+  }
+  size_t n_outer = in->n;
+  for (int64_t b = 0; !st && b < batch; b++) {
+    int64_t len = lens ? wm_tensor_get_i64(lens, (size_t)b) : max_len;
+    if (len < 0 || len > max_len) {
+      st =
+          WM_ERROR(OUT_OF_RANGE,
+                   "node \"%s\" (Scan): sequence_lens[%lld] is %lld, outside "
+                   "[0, %lld]",
+                   rn->label, (long long)b, (long long)len, (long long)max_len);
+      break;
+    }
+    for (size_t i = 0; !st && i < n_in; i++) {
+      st = slice_of(vals[i], 0, b, &bvals[i]);
+    }
+    if (!st) {
+      st = scan_steps(s, sub, in, n_outer, &sp, len, bvals, bvals + sp.n_state,
+                      ys);
+    }
+    // Entry b of each output: a state, or a scan output padded with zeros.
+    for (size_t o = 0; !st && o < n_out; o++) {
+      wm_tensor_t *part = o < sp.n_state ? bvals[o] : ys[o - sp.n_state];
+      if (!part) {
+        st = WM_ERROR(UNIMPLEMENTED,
+                      "node \"%s\" (Scan): batch entry %lld has length 0, so "
+                      "scan output %zu has no element shape",
+                      rn->label, (long long)b, o - sp.n_state);
+        break;
+      }
+      size_t stride = o < sp.n_state ? part->nbytes
+                                     : part->nbytes / (size_t)(len ? len : 1) *
+                                           (size_t)max_len;
+      if (!outs[o]) {
+        wm_shape_t shape = part->shape;
+        memmove(&shape.dims[1], &shape.dims[0],
+                (size_t)shape.rank * sizeof(shape.dims[0]));
+        shape.dims[0] = batch;
+        shape.rank++;
+        if (o >= sp.n_state) {
+          shape.dims[1] = max_len;
+        }
+        st = wm_tensor_create(part->dtype, &shape, &outs[o]);
+      }
+      if (!st && (outs[o]->dtype != part->dtype ||
+                  outs[o]->nbytes != stride * (size_t)batch)) {
+        st = WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (Scan): output %zu changes type or size at "
+                      "batch entry %lld",
+                      rn->label, o, (long long)b);
+      }
+      if (!st) {
+        memcpy((char *)outs[o]->data + (size_t)b * stride, part->data,
+               part->nbytes);
+      }
+    }
+    for (size_t i = 0; i < n_in; i++) {
+      wm_tensor_destroy(bvals[i]);
+      bvals[i] = NULL;
+    }
+    for (size_t k = 0; ys && k < sp.k; k++) {
+      wm_tensor_destroy(ys[k]);
+      ys[k] = NULL;
+    }
+  }
+  for (size_t o = 0; outs && o < n_out; o++) {
+    if (st) {
+      wm_tensor_destroy(outs[o]);
+    } else {
+      results[o] = wm_item_tensor_take(outs[o]);
+    }
+  }
+  for (size_t i = 0; vals && i < n_in; i++) {
+    if (owned[i]) {
+      wm_tensor_destroy(vals[i]);
+    }
+  }
+  if (lens_owned) {
+    wm_tensor_destroy(lens);
+  }
+  free(vals);
+  free(owned);
+  free(bvals);
+  free(ys);
   free(outs);
   free(axes);
   return st;
 }
 
 // ------------------------------------------------------------- sequences
-
-// The elements of sequence value |id|.
-static wm_status_t seq_in(wm_session_t *s, int32_t id, wm_tensor_t ***items,
-                          size_t *n) {
-  const rt_value_t *v = &s->values[id];
-  if (!v->is_seq) {
-    return WM_ERROR(INVALID_ARGUMENT, "value \"%s\" is not a sequence",
-                    s->graph->values[id].name);
-  }
-  *items = v->seq;
-  *n = v->seq_len;
-  return NULL;
-}
 
 // Input |i| of |node| as an int64 scalar, or |def| when omitted.
 static wm_status_t int_input(wm_session_t *s, const wm_node_t *node, int32_t i,
@@ -1547,16 +1839,6 @@ static wm_status_t seq_position(const rt_node_t *rn, int64_t pos, size_t n,
   }
   *out = (size_t)(pos < 0 ? pos + len : pos);
   return NULL;
-}
-
-// Stores |items| (owned, |n|) as sequence value |id|.
-static void seq_out(wm_session_t *s, int32_t id, wm_tensor_t **items,
-                    size_t n) {
-  rt_value_t *v = &s->values[id];
-  release_value(s, v);
-  v->is_seq = true;
-  v->seq = items;
-  v->seq_len = n;
 }
 
 // Bytes per step along |axis| of |shape| (inner) and the steps before it
@@ -1683,20 +1965,39 @@ static wm_status_t split_to_sequence(wm_session_t *s, const wm_node_t *node,
   return st;
 }
 
+// The sequence value |id| (borrowed).
+static wm_status_t seq_in(wm_session_t *s, int32_t id, const wm_item_t **out) {
+  const rt_value_t *v = &s->values[id];
+  if (!v->is_item || v->item.kind != WM_TYPE_SEQUENCE) {
+    return WM_ERROR(INVALID_ARGUMENT, "value \"%s\" is not a sequence",
+                    s->graph->values[id].name);
+  }
+  *out = &v->item;
+  return NULL;
+}
+
 static wm_status_t concat_from_sequence(wm_session_t *s, const wm_node_t *node,
                                         const rt_node_t *rn,
                                         wm_tensor_t **out) {
-  wm_tensor_t **items = NULL;
-  size_t n = 0;
-  WM_RETURN_IF_ERROR(seq_in(s, node->inputs[0], &items, &n));
+  const wm_item_t *seq;
+  WM_RETURN_IF_ERROR(seq_in(s, node->inputs[0], &seq));
+  size_t n = seq->count;
   if (n == 0) {
     return WM_ERROR(INVALID_ARGUMENT,
                     "node \"%s\" (ConcatFromSequence): the sequence is empty",
                     rn->label);
   }
+  for (size_t i = 0; i < n; i++) {
+    if (seq->elems[i].kind != WM_TYPE_TENSOR) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (ConcatFromSequence): element %zu is not "
+                      "a tensor",
+                      rn->label, i);
+    }
+  }
   bool stack = wm_node_attr_int(node, "new_axis", 0) != 0;
   int64_t a = wm_node_attr_int(node, "axis", 0);
-  const wm_tensor_t *first = items[0];
+  const wm_tensor_t *first = seq->elems[0].tensor;
   int32_t rank = first->shape.rank + (stack ? 1 : 0);
   int32_t axis = (int32_t)(a < 0 ? a + rank : a);
   if (axis < 0 || axis >= rank || first->dtype == WM_DTYPE_STRING) {
@@ -1715,7 +2016,7 @@ static wm_status_t concat_from_sequence(wm_session_t *s, const wm_node_t *node,
   }
   int64_t total = 0;
   for (size_t i = 0; i < n; i++) {
-    const wm_tensor_t *t = items[i];
+    const wm_tensor_t *t = seq->elems[i].tensor;
     bool ok = t->dtype == first->dtype && t->shape.rank == first->shape.rank;
     for (int32_t d = 0, e = 0; ok && d < shape.rank; d++) {
       if (stack && d == axis) {
@@ -1743,158 +2044,396 @@ static wm_status_t concat_from_sequence(wm_session_t *s, const wm_node_t *node,
   axis_blocks(&shape, axis, esize, &outer, &inner);
   size_t at = 0;
   for (size_t i = 0; i < n; i++) {
-    size_t steps = stack ? 1 : (size_t)items[i]->shape.dims[axis];
+    const wm_tensor_t *t = seq->elems[i].tensor;
+    size_t steps = stack ? 1 : (size_t)t->shape.dims[axis];
     for (size_t o = 0; o < outer; o++) {
       memcpy((char *)(*out)->data + (o * (size_t)total + at) * inner,
-             (const char *)items[i]->data + o * steps * inner, steps * inner);
+             (const char *)t->data + o * steps * inner, steps * inner);
     }
     at += steps;
   }
   return NULL;
 }
 
-// Runs sequence node |index|; a tensor output goes to results[0], a
-// sequence output straight into its value.
+// The dtype of an item's tensors (UNDEFINED when it has none).
+static wm_dtype_t item_dtype(const wm_item_t *item) {
+  return item->kind == WM_TYPE_TENSOR ? item->tensor->dtype : item->elem_dtype;
+}
+
+// Runs sequence node |index| into results[0].
 static wm_status_t run_sequence(wm_session_t *s, size_t index,
-                                wm_tensor_t **results) {
+                                wm_item_t *results) {
   const wm_node_t *node = &s->graph->nodes[index];
   const rt_node_t *rn = &s->nodes[index];
   const char *op = node->op_type;
-  int32_t out_id = node->outputs[0];
-  wm_tensor_t **items = NULL, **src = NULL;
-  size_t n = 0, n_src = 0, pos = 0;
+  wm_item_t *r = &results[0];
+  const wm_item_t *src = NULL;
+  size_t pos = 0;
   int64_t p = 0;
   wm_status_t st = NULL;
   if (strcmp(op, "SequenceEmpty") == 0) {
-    items = wm_calloc(1, sizeof(*items));
-    st = items ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  } else if (strcmp(op, "SequenceConstruct") == 0) {
-    items = wm_calloc((size_t)node->input_count + 1, sizeof(*items));
-    st = items ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    int64_t dt = wm_node_attr_int(node, "dtype", WM_DTYPE_FLOAT);
+    return wm_item_init(r, WM_TYPE_SEQUENCE, WM_TYPE_TENSOR, (wm_dtype_t)dt, 0);
+  }
+  if (strcmp(op, "SequenceConstruct") == 0) {
+    st = wm_item_init(r, WM_TYPE_SEQUENCE, WM_TYPE_TENSOR, WM_DTYPE_UNDEFINED,
+                      (size_t)node->input_count);
     for (int32_t i = 0; !st && i < node->input_count; i++) {
-      wm_tensor_t *t;
-      bool owned;
-      st = host_tensor(s, node->inputs[i], &t, &owned);
-      if (!st && !owned) {
-        st = wm_tensor_clone(t, &t);
-      }
-      if (!st) {
-        items[n++] = t;
-      }
+      st = own_item(s, node->inputs[i], &r->elems[r->count]);
+      r->count += !st;
     }
-  } else if (strcmp(op, "SequenceInsert") == 0 ||
-             strcmp(op, "SequenceErase") == 0) {
+    if (!st && r->count) {
+      r->elem_kind = r->elems[0].kind;
+      r->elem_dtype = item_dtype(&r->elems[0]);
+    }
+    return st;
+  }
+  if (strcmp(op, "SequenceInsert") == 0 || strcmp(op, "SequenceErase") == 0) {
     bool insert = op[8] == 'I';
-    st = seq_in(s, node->inputs[0], &src, &n_src);
-    if (!st) {
-      st = int_input(s, node, insert ? 2 : 1, insert ? (int64_t)n_src : -1, &p);
-    }
-    if (!st) {
-      st = seq_position(rn, p, n_src, insert ? 1 : 0, &pos);
-    }
-    items = st ? NULL : wm_calloc(n_src + 2, sizeof(*items));
-    if (!st && !items) {
-      st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    }
-    for (size_t i = 0; !st && i <= n_src; i++) {
+    WM_RETURN_IF_ERROR(seq_in(s, node->inputs[0], &src));
+    WM_RETURN_IF_ERROR(int_input(s, node, insert ? 2 : 1,
+                                 insert ? (int64_t)src->count : -1, &p));
+    WM_RETURN_IF_ERROR(seq_position(rn, p, src->count, insert ? 1 : 0, &pos));
+    st = wm_item_init(r, WM_TYPE_SEQUENCE, src->elem_kind, src->elem_dtype,
+                      src->count + 1);
+    for (size_t i = 0; !st && i <= src->count; i++) {
       if (insert && i == pos) {
-        wm_tensor_t *t;
-        bool owned;
-        st = host_tensor(s, node->inputs[1], &t, &owned);
-        if (!st && !owned) {
-          st = wm_tensor_clone(t, &t);
-        }
-        if (!st) {
-          items[n++] = t;
+        st = own_item(s, node->inputs[1], &r->elems[r->count]);
+        r->count += !st;
+        if (!st && r->elem_dtype == WM_DTYPE_UNDEFINED) {
+          r->elem_dtype = item_dtype(&r->elems[r->count - 1]);
         }
       }
-      if (!st && i < n_src && (insert || i != pos)) {
-        st = wm_tensor_clone(src[i], &items[n]);
-        n += !st;
+      if (!st && i < src->count && (insert || i != pos)) {
+        st = wm_item_clone(&src->elems[i], &r->elems[r->count]);
+        r->count += !st;
       }
     }
-  } else if (strcmp(op, "SequenceAt") == 0) {
-    st = seq_in(s, node->inputs[0], &src, &n_src);
-    if (!st) {
-      st = int_input(s, node, 1, 0, &p);
-    }
-    if (!st) {
-      st = seq_position(rn, p, n_src, 0, &pos);
-    }
-    return st ? st : wm_tensor_clone(src[pos], &results[0]);
-  } else if (strcmp(op, "SequenceLength") == 0) {
-    st = seq_in(s, node->inputs[0], &src, &n_src);
+    return st;
+  }
+  if (strcmp(op, "SequenceAt") == 0) {
+    WM_RETURN_IF_ERROR(seq_in(s, node->inputs[0], &src));
+    WM_RETURN_IF_ERROR(int_input(s, node, 1, 0, &p));
+    WM_RETURN_IF_ERROR(seq_position(rn, p, src->count, 0, &pos));
+    return wm_item_clone(&src->elems[pos], r);
+  }
+  if (strcmp(op, "SequenceLength") == 0) {
+    WM_RETURN_IF_ERROR(seq_in(s, node->inputs[0], &src));
     wm_shape_t scalar = {.rank = 0};
-    if (!st) {
-      st = wm_tensor_create(WM_DTYPE_INT64, &scalar, &results[0]);
-    }
-    if (!st) {
-      wm_tensor_set_i64(results[0], 0, (int64_t)n_src);
-    }
-    return st;
-  } else if (strcmp(op, "SplitToSequence") == 0) {
-    st = split_to_sequence(s, node, rn, &items, &n);
-  } else {
-    return concat_from_sequence(s, node, rn, &results[0]);
+    wm_tensor_t *t;
+    WM_RETURN_IF_ERROR(wm_tensor_create(WM_DTYPE_INT64, &scalar, &t));
+    wm_tensor_set_i64(t, 0, (int64_t)src->count);
+    *r = wm_item_tensor_take(t);
+    return NULL;
   }
-  if (st) {
-    for (size_t i = 0; items && i < n; i++) {
-      wm_tensor_destroy(items[i]);
-    }
-    free(items);
-    return st;
-  }
-  if (out_id >= 0) {
-    seq_out(s, out_id, items, n);
-  } else {
+  if (strcmp(op, "SplitToSequence") == 0) {
+    wm_tensor_t **parts = NULL;
+    size_t n = 0;
+    WM_RETURN_IF_ERROR(split_to_sequence(s, node, rn, &parts, &n));
+    st = wm_item_init(r, WM_TYPE_SEQUENCE, WM_TYPE_TENSOR,
+                      n ? parts[0]->dtype : WM_DTYPE_UNDEFINED, n);
     for (size_t i = 0; i < n; i++) {
-      wm_tensor_destroy(items[i]);
+      if (st) {
+        wm_tensor_destroy(parts[i]);
+      } else {
+        r->elems[r->count++] = wm_item_tensor_take(parts[i]);
+      }
     }
-    free(items);
+    free(parts);
+    return st;
   }
-  return NULL;
+  wm_tensor_t *t = NULL;
+  st = concat_from_sequence(s, node, rn, &t);
+  *r = wm_item_tensor_take(t);
+  return st;
 }
 
-// Runs control-flow node |index| on the host with nested sessions; its
-// outputs are uploaded to slot 0.
+// ----------------------------------------------------- optionals and co
+
+// SequenceMap: the body runs once per position of the input sequence; a
+// sequence among the additional inputs gives its element at that
+// position, a tensor is passed whole; output j collects the body's
+// output j.
+static wm_status_t run_sequence_map(wm_session_t *s, size_t index,
+                                    sub_inputs_t *in, wm_item_t *results) {
+  const wm_node_t *node = &s->graph->nodes[index];
+  rt_node_t *rn = &s->nodes[index];
+  wm_session_t *sub;
+  WM_RETURN_IF_ERROR(sub_session(s, rn, node, "body", 0, &sub));
+  const wm_graph_t *body = sub->graph;
+  size_t n_in = (size_t)node->input_count, n_out = (size_t)node->output_count;
+  if (body->input_count != n_in || body->output_count != n_out) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (SequenceMap): the body has %zu inputs and "
+                    "%zu outputs, the node %zu and %zu",
+                    rn->label, body->input_count, body->output_count, n_in,
+                    n_out);
+  }
+  wm_item_t *args = wm_calloc(n_in + 1, sizeof(*args));
+  bool *owned = wm_calloc(n_in + 1, sizeof(bool));
+  wm_item_t *outs = wm_calloc(n_out + 1, sizeof(*outs));
+  wm_status_t st = args && owned && outs
+                       ? NULL
+                       : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  size_t len = 0;
+  for (size_t i = 0; !st && i < n_in; i++) {
+    st = host_item(s, node->inputs[i], &args[i], &owned[i]);
+    if (!st && i == 0 && args[0].kind != WM_TYPE_SEQUENCE) {
+      st = WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (SequenceMap): input 0 is not a sequence",
+                    rn->label);
+    }
+    if (!st && i == 0) {
+      len = args[0].count;
+    } else if (!st && args[i].kind == WM_TYPE_SEQUENCE &&
+               args[i].count != len) {
+      st = WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (SequenceMap): input %zu has %zu elements, "
+                    "input 0 %zu",
+                    rn->label, i, args[i].count, len);
+    }
+  }
+  for (size_t j = 0; !st && j < n_out; j++) {
+    const wm_type_t *t = &body->values[body->outputs[j]].type;
+    st = wm_item_init(&results[j], WM_TYPE_SEQUENCE, t->kind, t->dtype, len);
+  }
+  if (!st) {
+    st = sub_add_outer(s, body, in);
+  }
+  size_t n_outer = in->n;
+  for (size_t e = 0; !st && e < len; e++) {
+    sub_truncate(in, n_outer);
+    for (size_t i = 0; !st && i < n_in; i++) {
+      st = sub_add(
+          in, body->values[body->inputs[i]].name,
+          args[i].kind == WM_TYPE_SEQUENCE ? args[i].elems[e] : args[i], false);
+    }
+    if (!st) {
+      st = sub_run(s, sub, in, outs);
+    }
+    for (size_t j = 0; !st && j < n_out; j++) {
+      wm_item_t *seq = &results[j];
+      seq->elems[seq->count++] = outs[j];
+      if (seq->elem_dtype == WM_DTYPE_UNDEFINED) {
+        seq->elem_kind = outs[j].kind;
+        seq->elem_dtype = item_dtype(&outs[j]);
+      }
+      memset(&outs[j], 0, sizeof(outs[j]));
+    }
+  }
+  for (size_t i = 0; args && i < n_in; i++) {
+    if (owned[i]) {
+      wm_item_deinit(&args[i]);
+    }
+  }
+  free(args);
+  free(owned);
+  free(outs);
+  return st;
+}
+
+// Optional, OptionalHasElement and OptionalGetElement; Identity of a
+// sequence or optional.
+static wm_status_t run_optional(wm_session_t *s, size_t index,
+                                wm_item_t *results) {
+  const wm_node_t *node = &s->graph->nodes[index];
+  const rt_node_t *rn = &s->nodes[index];
+  const char *op = node->op_type;
+  int32_t in = node->input_count > 0 ? node->inputs[0] : -1;
+  wm_item_t *r = &results[0];
+  if (strcmp(op, "Optional") == 0) {
+    if (in < 0) {
+      const wm_attr_t *a = wm_node_attr(node, "type");
+      if (!a || a->type != WM_ATTR_TYPE_PROTO || !a->types) {
+        return WM_ERROR(INVALID_ARGUMENT,
+                        "node \"%s\" (Optional): without an input the "
+                        "attribute \"type\" is required",
+                        rn->label);
+      }
+      return wm_item_init(r, WM_TYPE_OPTIONAL, a->types[0].kind,
+                          a->types[0].dtype, 0);
+    }
+    wm_item_t content;
+    WM_RETURN_IF_ERROR(own_item(s, in, &content));
+    wm_status_t st = wm_item_init(r, WM_TYPE_OPTIONAL, content.kind,
+                                  item_dtype(&content), 1);
+    if (st) {
+      wm_item_deinit(&content);
+      return st;
+    }
+    r->elems[0] = content;
+    r->count = 1;
+    return NULL;
+  }
+  if (strcmp(op, "OptionalHasElement") == 0) {
+    const rt_value_t *v = in >= 0 ? &s->values[in] : NULL;
+    bool has = v && (!v->is_item || v->item.kind != WM_TYPE_OPTIONAL ||
+                     v->item.count > 0);
+    wm_shape_t scalar = {.rank = 0};
+    wm_tensor_t *t;
+    WM_RETURN_IF_ERROR(wm_tensor_create(WM_DTYPE_BOOL, &scalar, &t));
+    wm_tensor_set_i64(t, 0, has);
+    *r = wm_item_tensor_take(t);
+    return NULL;
+  }
+  if (strcmp(op, "OptionalGetElement") == 0 || strcmp(op, "Identity") == 0) {
+    if (in < 0) {
+      return WM_ERROR(INVALID_ARGUMENT, "node \"%s\" (%s): input 0 is omitted",
+                      rn->label, op);
+    }
+    const rt_value_t *v = &s->values[in];
+    if (op[0] == 'O' && v->is_item && v->item.kind == WM_TYPE_OPTIONAL) {
+      if (v->item.count == 0) {
+        return WM_ERROR(INVALID_ARGUMENT,
+                        "node \"%s\" (OptionalGetElement): the optional "
+                        "\"%s\" is empty",
+                        rn->label, s->graph->values[in].name);
+      }
+      return wm_item_clone(&v->item.elems[0], r);
+    }
+    return own_item(s, in, r);
+  }
+  return WM_ERROR(UNIMPLEMENTED,
+                  "node \"%s\" (%s): the operator does not take sequences or "
+                  "optionals",
+                  rn->label, op);
+}
+
+// ------------------------------------------------------ FlexAttention
+
+// What FlexAttention's mod callback needs: the node and a nested input
+// list.
+typedef struct flex_env {
+  wm_session_t *s;
+  rt_node_t *rn;
+  const wm_node_t *node;
+  sub_inputs_t *in;
+} flex_env_t;
+
+// Runs the node's score_mod or prob_mod subgraph on |x|.
+static wm_status_t flex_mod(void *env, const char *attr, const wm_tensor_t *x,
+                            wm_tensor_t **out) {
+  flex_env_t *e = env;
+  *out = NULL;
+  wm_session_t *sub;
+  WM_RETURN_IF_ERROR(sub_session(e->s, e->rn, e->node, attr,
+                                 strcmp(attr, "score_mod") == 0 ? 0 : 1, &sub));
+  const wm_graph_t *g = sub->graph;
+  size_t formal = 0;
+  while (formal < g->input_count && g->values[g->inputs[formal]].initializer) {
+    formal++;
+  }
+  if (formal == g->input_count || g->output_count != 1) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (FlexAttention): subgraph %s has no input "
+                    "or %zu outputs, want 1",
+                    e->rn->label, attr, g->output_count);
+  }
+  sub_truncate(e->in, 0);
+  WM_RETURN_IF_ERROR(sub_add_tensor(e->in, g->values[g->inputs[formal]].name,
+                                    (wm_tensor_t *)x, false));
+  WM_RETURN_IF_ERROR(sub_add_outer(e->s, g, e->in));
+  wm_item_t result;
+  WM_RETURN_IF_ERROR(sub_run(e->s, sub, e->in, &result));
+  wm_status_t st = take_tensor(e->rn, "FlexAttention", attr, 0, &result, out);
+  wm_item_deinit(&result);
+  return st;
+}
+
+// FlexAttention: the kernel in src/ops on host copies of Q, K and V, its
+// mods run as nested sessions.
+static wm_status_t run_flex(wm_session_t *s, size_t index, sub_inputs_t *in,
+                            wm_item_t *results) {
+  const wm_node_t *node = &s->graph->nodes[index];
+  wm_op_ctx_t ctx;
+  WM_RETURN_IF_ERROR(wm_op_ctx_init(&ctx, s->graph, index));
+  wm_tensor_t **ins = (wm_tensor_t **)ctx.in;
+  bool owned[4] = {false, false, false, false};
+  const wm_op_def_t *def = NULL;
+  wm_status_t st = ctx.n_in <= 4 ? NULL
+                                 : WM_ERROR(INVALID_ARGUMENT,
+                                            "node \"%s\" (FlexAttention): %d "
+                                            "inputs",
+                                            ctx.label, (int)ctx.n_in);
+  for (int32_t i = 0; !st && i < ctx.n_in; i++) {
+    if (node->inputs[i] >= 0) {
+      st = host_tensor(s, node->inputs[i], &ins[i], &owned[i]);
+    }
+    if (!st && ins[i]) {
+      ((wm_type_t *)ctx.in_types)[i] =
+          wm_type_tensor(ins[i]->dtype, &ins[i]->shape);
+    }
+  }
+  if (!st) {
+    st = wm_op_find_def(&ctx, &def);
+  }
+  if (!st) {
+    st = def->infer(&ctx);
+  }
+  if (!st) {
+    st = wm_op_alloc_outputs(&ctx);
+  }
+  if (!st) {
+    flex_env_t env = {s, &s->nodes[index], node, in};
+    st = wm_op_flex_attention_run(&ctx, flex_mod, &env);
+  }
+  for (int32_t i = 0; i < ctx.n_out; i++) {
+    if (!st && i == 0) {
+      results[0] = wm_item_tensor_take(ctx.out[0]);
+    } else {
+      wm_tensor_destroy(ctx.out[i]);
+    }
+    ctx.out[i] = NULL;
+  }
+  for (int32_t i = 0; i < ctx.n_in && i < 4; i++) {
+    if (owned[i]) {
+      wm_tensor_destroy(ins[i]);
+    }
+  }
+  wm_op_ctx_deinit(&ctx);
+  return st;
+}
+
+// Runs node |index| on the host: control flow with nested sessions, the
+// operators of sequences and optionals, and FlexAttention (its mods are
+// subgraphs). Tensor outputs are uploaded
+// to slot 0, sequences and optionals stay on the host.
 static wm_status_t run_host_node(wm_session_t *s, size_t index) {
   const wm_node_t *node = &s->graph->nodes[index];
   rt_node_t *rn = &s->nodes[index];
+  const char *op = node->op_type;
   size_t n_out = (size_t)node->output_count;
-  wm_tensor_t **results = wm_calloc(n_out + 1, sizeof(*results));
+  wm_item_t *results = wm_calloc(n_out + 1, sizeof(*results));
   if (!results) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   sub_inputs_t in = {0};
   wm_status_t st = open_slot(s, 0);
   if (!st) {
-    st = strcmp(node->op_type, "If") == 0     ? run_if(s, index, &in, results)
-         : strcmp(node->op_type, "Loop") == 0 ? run_loop(s, index, &in, results)
-         : strcmp(node->op_type, "Scan") == 0 ? run_scan(s, index, &in, results)
-                                              : run_sequence(s, index, results);
+    int64_t opset = wm_graph_opset(s->graph, node->domain ? node->domain : "");
+    st = strcmp(op, "If") == 0     ? run_if(s, index, &in, results)
+         : strcmp(op, "Loop") == 0 ? run_loop(s, index, &in, results)
+         : strcmp(op, "Scan") == 0
+             ? (opset < 9 ? run_scan8(s, index, &in, results)
+                          : run_scan(s, index, &in, results))
+         : strcmp(op, "SequenceMap") == 0
+             ? run_sequence_map(s, index, &in, results)
+         : strcmp(op, "FlexAttention") == 0 ? run_flex(s, index, &in, results)
+         : strncmp(op, "Sequence", 8) == 0 ||
+                 strcmp(op, "SplitToSequence") == 0 ||
+                 strcmp(op, "ConcatFromSequence") == 0
+             ? run_sequence(s, index, results)
+             : run_optional(s, index, results);
   }
   sub_deinit(&in);
   for (size_t i = 0; !st && i < n_out; i++) {
     int32_t id = node->outputs[i];
-    if (id < 0) {
-      continue;
-    }
-    if (!results[i] && s->values[id].is_seq) {
-      continue;  // a sequence output, already stored
-    }
-    if (!results[i]) {
-      st = WM_ERROR(INTERNAL, "node \"%s\" (%s): output %zu was not computed",
-                    rn->label, node->op_type, i);
-      break;
-    }
-    rt_value_t *v = &s->values[id];
-    st = upload(s, 0, v, results[i]);
-    if (!st) {
-      v->home = 0;
+    if (id >= 0) {
+      st = store_item(s, id, &results[i]);
     }
   }
   for (size_t i = 0; i < n_out; i++) {
-    wm_tensor_destroy(results[i]);
+    wm_item_deinit(&results[i]);
   }
   free(results);
   for (int32_t i = 0; i < node->input_count; i++) {
@@ -1948,12 +2487,57 @@ static size_t first_consumer_slot(const wm_session_t *s, int32_t id) {
   return 0;
 }
 
-wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
-                           const wm_tensor_t *const *inputs, size_t n_inputs,
-                           wm_tensor_t **out_outputs) {
+// True when |item| binds to an input declared an optional of its kind:
+// it is wrapped (ONNX passes a tensor or sequence where an optional of it
+// is expected, as a Loop body returning the value it was given optional).
+static bool wraps_into_optional(const wm_value_t *v, const wm_item_t *item) {
+  return v->type.kind == WM_TYPE_OPTIONAL && item->kind != WM_TYPE_OPTIONAL &&
+         item->kind == v->type.elem_kind;
+}
+
+// Checks a bound item against the graph input's declared kind; tensors
+// also against its element type and shape.
+static wm_status_t check_item(const wm_value_t *v, const wm_item_t *item) {
+  const wm_type_t *d = &v->type;
+  char got[96], want[160];
+  bool declared = d->kind != WM_TYPE_TENSOR || d->dtype != WM_DTYPE_UNDEFINED ||
+                  d->shape.rank >= 0;
+  if (wraps_into_optional(v, item)) {
+    return NULL;
+  }
+  if (item->kind == WM_TYPE_TENSOR && !item->tensor) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "input \"%s\" is a tensor item without "
+                    "a tensor",
+                    v->name);
+  }
+  if (declared && item->kind != d->kind) {
+    wm_type_t shown = *d;
+    return WM_ERROR(INVALID_ARGUMENT, "input \"%s\" is %s, want %s%s", v->name,
+                    wm_item_format(item, got, sizeof(got)),
+                    d->kind == WM_TYPE_SEQUENCE   ? "a sequence of "
+                    : d->kind == WM_TYPE_OPTIONAL ? "an optional "
+                                                  : "a tensor ",
+                    wm_type_format(&shown, want, sizeof(want)));
+  }
+  if (item->kind == WM_TYPE_TENSOR) {
+    return check_input(v, item->tensor);
+  }
+  if (d->dtype != WM_DTYPE_UNDEFINED &&
+      item->elem_dtype != WM_DTYPE_UNDEFINED && d->dtype != item->elem_dtype) {
+    return WM_ERROR(INVALID_ARGUMENT, "input \"%s\" is %s, want %s elements",
+                    v->name, wm_item_format(item, got, sizeof(got)),
+                    wm_dtype_name(d->dtype));
+  }
+  return NULL;
+}
+
+wm_status_t wm_session_run_items(wm_session_t *s, const char *const *names,
+                                 const wm_item_t *inputs, size_t n_inputs,
+                                 wm_item_t *out_outputs) {
   wm_graph_t *g = s->graph;
   for (size_t i = 0; i < g->output_count; i++) {
-    out_outputs[i] = NULL;
+    memset(&out_outputs[i], 0, sizeof(out_outputs[i]));
   }
   for (size_t i = 0; i < g->value_count; i++) {
     s->values[i].uses = s->use_count[i];
@@ -1969,24 +2553,46 @@ wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
       break;
     }
     rt_value_t *v = &s->values[id];
-    st = check_input(&g->values[id], inputs[i]);
-    if (!st && v->overridden) {
+    st = check_item(&g->values[id], &inputs[i]);
+    if (!st && (v->overridden || v->is_item ||
+                (v->home >= 0 && !g->values[id].initializer))) {
       st = WM_ERROR(INVALID_ARGUMENT, "input \"%s\" is given twice", names[i]);
     }
-    if (!st && v->home >= 0 && !g->values[id].initializer) {
-      st = WM_ERROR(INVALID_ARGUMENT, "input \"%s\" is given twice", names[i]);
+    if (st) {
+      break;
     }
-    if (!st) {
-      release_value(s, v);  // drops a default initializer's copies
-      size_t slot = first_consumer_slot(s, id);
-      st = upload(s, slot, v, inputs[i]);
-      v->home = st ? -1 : (int32_t)slot;
-      v->overridden = g->values[id].initializer != NULL;
+    release_value(s, v);  // drops a default initializer's copies
+    if (wraps_into_optional(&g->values[id], &inputs[i])) {
+      wm_item_t value;
+      st = wm_item_clone(&inputs[i], &value);
+      if (!st) {
+        st = wm_item_init(&v->item, WM_TYPE_OPTIONAL, value.kind,
+                          value.kind == WM_TYPE_TENSOR ? value.tensor->dtype
+                                                       : value.elem_dtype,
+                          1);
+      }
+      if (st) {
+        wm_item_deinit(&value);
+        break;
+      }
+      v->item.elems[v->item.count++] = value;
+      v->is_item = true;
+      continue;
     }
+    if (inputs[i].kind != WM_TYPE_TENSOR) {
+      st = wm_item_clone(&inputs[i], &v->item);
+      v->is_item = !st;
+      continue;
+    }
+    size_t slot = first_consumer_slot(s, id);
+    st = upload(s, slot, v, inputs[i].tensor);
+    v->home = st ? -1 : (int32_t)slot;
+    v->overridden = g->values[id].initializer != NULL;
   }
   for (size_t i = 0; !st && i < g->input_count; i++) {
     int32_t id = g->inputs[i];
-    if (s->values[id].home < 0 && !g->values[id].initializer) {
+    if (s->values[id].home < 0 && !s->values[id].is_item &&
+        !g->values[id].initializer) {
       st = WM_ERROR(INVALID_ARGUMENT, "input \"%s\" is not given",
                     g->values[id].name);
     }
@@ -2011,19 +2617,19 @@ wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
   for (size_t i = 0; !st && i < g->output_count; i++) {
     int32_t id = g->outputs[i];
     const rt_value_t *v = &s->values[id];
+    wm_tensor_t *t = NULL;
     if (v->home >= 0) {
-      st = read_copy(s, (size_t)v->home, &v->copy[v->home], &v->desc,
-                     &out_outputs[i]);
-    } else if (v->is_seq) {
-      st = WM_ERROR(UNIMPLEMENTED,
-                    "output \"%s\" is a sequence; runs return tensors only",
-                    g->values[id].name);
+      st = read_copy(s, (size_t)v->home, &v->copy[v->home], &v->desc, &t);
+    } else if (v->is_item) {
+      st = wm_item_clone(&v->item, &out_outputs[i]);
+      continue;
     } else if (g->values[id].initializer) {
-      st = wm_tensor_clone(g->values[id].initializer, &out_outputs[i]);
+      st = wm_tensor_clone(g->values[id].initializer, &t);
     } else {
       st = WM_ERROR(INTERNAL, "output \"%s\" was not computed",
                     g->values[id].name);
     }
+    out_outputs[i] = wm_item_tensor_take(t);
   }
   // Free everything but initializers, whatever happened; an initializer a
   // caller replaced is uploaded again when next needed.
@@ -2035,10 +2641,48 @@ wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
   }
   if (st) {
     for (size_t i = 0; i < g->output_count; i++) {
-      wm_tensor_destroy(out_outputs[i]);
-      out_outputs[i] = NULL;
+      wm_item_deinit(&out_outputs[i]);
     }
   }
+  return st;
+}
+
+wm_status_t wm_session_run(wm_session_t *s, const char *const *names,
+                           const wm_tensor_t *const *inputs, size_t n_inputs,
+                           wm_tensor_t **out_outputs) {
+  const wm_graph_t *g = s->graph;
+  for (size_t i = 0; i < g->output_count; i++) {
+    out_outputs[i] = NULL;
+  }
+  wm_item_t *ins = wm_calloc(n_inputs + 1, sizeof(*ins));
+  wm_item_t *outs = wm_calloc(g->output_count + 1, sizeof(*outs));
+  wm_status_t st =
+      ins && outs ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; !st && i < n_inputs; i++) {
+    ins[i] = wm_item_tensor_take((wm_tensor_t *)inputs[i]);  // borrowed
+  }
+  if (!st) {
+    st = wm_session_run_items(s, names, ins, n_inputs, outs);
+  }
+  for (size_t i = 0; !st && i < g->output_count; i++) {
+    if (outs[i].kind != WM_TYPE_TENSOR) {
+      char what[96];
+      st = WM_ERROR(UNIMPLEMENTED,
+                    "output \"%s\" is a %s; wm_session_run returns tensors "
+                    "only (use wm_session_run_items)",
+                    g->values[g->outputs[i]].name,
+                    wm_item_format(&outs[i], what, sizeof(what)));
+    }
+  }
+  for (size_t i = 0; outs && i < g->output_count; i++) {
+    if (!st) {
+      out_outputs[i] = outs[i].tensor;
+      outs[i].tensor = NULL;
+    }
+    wm_item_deinit(&outs[i]);
+  }
+  free(ins);
+  free(outs);
   return st;
 }
 

@@ -423,8 +423,12 @@ int wm_cli_bench(int argc, char **argv) {
   if (!s) {
     s = model_digest(&a, graph, sha);
   }
+  const wm_tensor_t **ins = NULL;
   if (!s && a.inputs_dir) {
     s = wm_cli_dataset_load(a.inputs_dir, graph, &ds);
+    if (!s) {
+      s = wm_cli_dataset_tensors(&ds, &ins);
+    }
   }
   if (!s && a.n_lists == 0) {
     s = default_list(&a.bo, &deflist);
@@ -447,7 +451,7 @@ int wm_cli_bench(int argc, char **argv) {
       .min_iters = a.min_iters,
       .profile = a.profile,
       .input_names = a.inputs_dir ? (const char *const *)ds.input_names : NULL,
-      .inputs = a.inputs_dir ? (const wm_tensor_t *const *)ds.inputs : NULL,
+      .inputs = ins,
       .n_inputs = ds.n_inputs,
       .peaks = peaks,
       .model_flops = flops,
@@ -464,6 +468,7 @@ int wm_cli_bench(int argc, char **argv) {
   wm_baseline_destroy(baseline);
   free(peaks);
   free(deflist);
+  free(ins);
   wm_cli_dataset_deinit(&ds);
   wm_graph_destroy(graph);
   wm_cli_dims_deinit(&a.dims);

@@ -109,20 +109,26 @@ wm_status_t wm_cli_peaks_cache(char **out_path,
                                bool *out_exists) WM_MUST_USE_RESULT;
 
 // One test_data_set folder: inputs bound to graph input names, expected
-// outputs in graph output order.
+// outputs in graph output order; each a tensor, sequence or optional.
 typedef struct wm_cli_dataset {
-  size_t n_inputs;        // tensors found as input_K.pb
-  char **input_names;     // graph input each binds to
-  wm_tensor_t **inputs;   // owned
-  size_t n_outputs;       // tensors found as output_K.pb
-  wm_tensor_t **outputs;  // owned
+  size_t n_inputs;     // values found as input_K.pb
+  char **input_names;  // graph input each binds to
+  wm_item_t *inputs;   // owned
+  size_t n_outputs;    // values found as output_K.pb
+  wm_item_t *outputs;  // owned
 } wm_cli_dataset_t;
 
-// Loads input_K.pb (and output_K.pb) from |dir| for |graph|: a tensor
+// Loads input_K.pb (and output_K.pb) from |dir| for |graph|: a value
 // named like a graph input binds to it, others bind by position to the
-// inputs that are not initializers.
+// inputs that are not initializers. Each file is read as the kind (tensor,
+// sequence, optional) its graph value declares.
 wm_status_t wm_cli_dataset_load(const char *dir, const wm_graph_t *graph,
                                 wm_cli_dataset_t *out) WM_MUST_USE_RESULT;
+// The dataset's inputs as tensors (*out_tensors borrowed from |ds|, to be
+// freed), or an error naming the first input that is not a tensor.
+wm_status_t wm_cli_dataset_tensors(const wm_cli_dataset_t *ds,
+                                   const wm_tensor_t ***out_tensors)
+    WM_MUST_USE_RESULT;
 // Frees a dataset's tensors and names.
 void wm_cli_dataset_deinit(wm_cli_dataset_t *ds);
 #endif  // WMAP_TOOLS_CLI_H_

@@ -12,58 +12,89 @@ static bool file_exists(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// The declared kind of the value file prefix_K.pb: input_K is the K-th
+// graph input that is not an initializer, output_K the K-th output.
+static wm_type_kind_t declared_kind(const wm_graph_t *g, bool inputs,
+                                    size_t k) {
+  if (!inputs) {
+    return k < g->output_count ? g->values[g->outputs[k]].type.kind
+                               : WM_TYPE_TENSOR;
+  }
+  size_t seen = 0;
+  for (size_t i = 0; i < g->input_count; i++) {
+    const wm_value_t *v = &g->values[g->inputs[i]];
+    if (!v->initializer && seen++ == k) {
+      return v->type.kind;
+    }
+  }
+  return WM_TYPE_TENSOR;
+}
+
 // Loads prefix_0.pb, prefix_1.pb... until one is missing.
-static wm_status_t load_series(const char *dir, const char *prefix,
-                               wm_tensor_t ***out_tensors, char ***out_names,
-                               size_t *out_count) {
-  size_t cap = 0, n = 0;
-  wm_tensor_t **tensors = NULL;
+static wm_status_t load_series(const char *dir, const wm_graph_t *graph,
+                               bool inputs, wm_item_t **out_items,
+                               char ***out_names, size_t *out_count) {
+  const char *prefix = inputs ? "input" : "output";
+  size_t cap = 0, n = 0, name_cap = 0;
+  wm_item_t *items = NULL;
   char **names = NULL;
-  size_t name_cap = 0;
+  wm_status_t s = NULL;
   for (;;) {
     char *path = wm_cli_path("%s/%s_%zu.pb", dir, prefix, n);
     if (!path || !file_exists(path)) {
       free(path);
       break;
     }
-    wm_status_t s = wm_grow((void **)&tensors, &cap, n + 1, sizeof(void *));
+    s = wm_grow((void **)&items, &cap, n + 1, sizeof(wm_item_t));
     if (!s) {
       s = wm_grow((void **)&names, &name_cap, n + 1, sizeof(char *));
     }
     if (!s) {
-      s = wm_onnx_tensor_load(path, &tensors[n], &names[n]);
+      s = wm_onnx_item_load(path, declared_kind(graph, inputs, n), &items[n],
+                            &names[n]);
     }
     free(path);
     if (s) {
-      for (size_t i = 0; i < n; i++) {
-        wm_tensor_destroy(tensors[i]);
-        free(names[i]);
-      }
-      free(tensors);
-      free(names);
-      return s;
+      break;
     }
     n++;
   }
-  *out_tensors = tensors;
+  if (s) {
+    for (size_t i = 0; i < n; i++) {
+      wm_item_deinit(&items[i]);
+      free(names[i]);
+    }
+    free(items);
+    free(names);
+    return s;
+  }
+  *out_items = items;
   *out_names = names;
   *out_count = n;
   return NULL;
 }
 
-static void retype_bfloat16(wm_tensor_t *t, wm_dtype_t declared) {
-  if (declared == WM_DTYPE_BFLOAT16 && t->dtype == WM_DTYPE_UINT16) {
-    t->dtype = WM_DTYPE_BFLOAT16;
+// ONNX before 1.13 wrote bfloat16 test tensors with data_type UINT16 (the
+// same bits); read them as the bfloat16 the model declares.
+static void retype_bfloat16(wm_item_t *item, wm_dtype_t declared) {
+  if (item->kind != WM_TYPE_TENSOR) {
+    for (size_t i = 0; i < item->count; i++) {
+      retype_bfloat16(&item->elems[i], declared);
+    }
+    return;
+  }
+  if (declared == WM_DTYPE_BFLOAT16 && item->tensor->dtype == WM_DTYPE_UINT16) {
+    item->tensor->dtype = WM_DTYPE_BFLOAT16;
   }
 }
 
 void wm_cli_dataset_deinit(wm_cli_dataset_t *ds) {
   for (size_t i = 0; i < ds->n_inputs; i++) {
-    wm_tensor_destroy(ds->inputs[i]);
+    wm_item_deinit(&ds->inputs[i]);
     free(ds->input_names[i]);
   }
   for (size_t i = 0; i < ds->n_outputs; i++) {
-    wm_tensor_destroy(ds->outputs[i]);
+    wm_item_deinit(&ds->outputs[i]);
   }
   free(ds->inputs);
   free(ds->input_names);
@@ -75,10 +106,10 @@ wm_status_t wm_cli_dataset_load(const char *dir, const wm_graph_t *graph,
                                 wm_cli_dataset_t *out) {
   memset(out, 0, sizeof(*out));
   char **out_names = NULL;
-  WM_RETURN_IF_ERROR(load_series(dir, "input", &out->inputs, &out->input_names,
-                                 &out->n_inputs));
-  wm_status_t s =
-      load_series(dir, "output", &out->outputs, &out_names, &out->n_outputs);
+  WM_RETURN_IF_ERROR(load_series(dir, graph, true, &out->inputs,
+                                 &out->input_names, &out->n_inputs));
+  wm_status_t s = load_series(dir, graph, false, &out->outputs, &out_names,
+                              &out->n_outputs);
   for (size_t i = 0; i < out->n_outputs; i++) {
     free(out_names[i]);
   }
@@ -110,18 +141,39 @@ wm_status_t wm_cli_dataset_load(const char *dir, const wm_graph_t *graph,
       s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     }
   }
-  // ONNX before 1.13 wrote bfloat16 test tensors with data_type UINT16
-  // (the same bits); read them as the bfloat16 the model declares.
   for (size_t i = 0; !s && i < out->n_inputs; i++) {
     int32_t id = wm_graph_find_value(graph, out->input_names[i]);
-    retype_bfloat16(out->inputs[i], graph->values[id].type.dtype);
+    retype_bfloat16(&out->inputs[i], graph->values[id].type.dtype);
   }
   for (size_t i = 0; !s && i < out->n_outputs && i < graph->output_count; i++) {
-    retype_bfloat16(out->outputs[i],
+    retype_bfloat16(&out->outputs[i],
                     graph->values[graph->outputs[i]].type.dtype);
   }
   if (s) {
     wm_cli_dataset_deinit(out);
   }
   return s;
+}
+
+wm_status_t wm_cli_dataset_tensors(const wm_cli_dataset_t *ds,
+                                   const wm_tensor_t ***out_tensors) {
+  *out_tensors = NULL;
+  const wm_tensor_t **ts = wm_calloc(ds->n_inputs + 1, sizeof(*ts));
+  if (!ts) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (size_t i = 0; i < ds->n_inputs; i++) {
+    if (ds->inputs[i].kind != WM_TYPE_TENSOR) {
+      char what[96];
+      free(ts);
+      return WM_ERROR(UNIMPLEMENTED,
+                      "input \"%s\" is a %s; only tensors are "
+                      "taken here",
+                      ds->input_names[i],
+                      wm_item_format(&ds->inputs[i], what, sizeof(what)));
+    }
+    ts[i] = ds->inputs[i].tensor;
+  }
+  *out_tensors = ts;
+  return NULL;
 }

@@ -18,7 +18,7 @@ static const char run_usage[] =
     "\n"
     "Options:\n"
     "  --inputs DIR         read inputs from a test_data_set folder\n"
-    "                       (input_K.pb)\n"
+    "                       (input_K.pb: tensors, sequences, optionals)\n"
     "  --backends LIST      backends in order of preference, e.g. cpu,ref\n"
     "                       (default: every loaded backend, ref last);\n"
     "                       --backend NAME is the same with one name\n"
@@ -49,6 +49,25 @@ static void print_tensor(const char *name, const wm_tensor_t *t, size_t n) {
     }
   }
   printf("%s\n", t->count > shown ? " ..." : "");
+}
+
+// Prints an item: a tensor on one line, a sequence or optional as a
+// header line and its elements indented below it.
+static void print_item(const char *name, const wm_item_t *item, size_t n,
+                       int depth) {
+  if (item->kind == WM_TYPE_TENSOR) {
+    printf("%*s", 2 * depth, "");
+    print_tensor(name, item->tensor, n);
+    return;
+  }
+  char what[96];
+  printf("%*s%s: %s\n", 2 * depth, "", name,
+         wm_item_format(item, what, sizeof(what)));
+  for (size_t i = 0; i < item->count; i++) {
+    char label[32];
+    snprintf(label, sizeof(label), "[%zu]", i);
+    print_item(label, &item->elems[i], n, depth + 1);
+  }
 }
 
 // Prints or writes the placement report.
@@ -152,7 +171,7 @@ int wm_cli_run(int argc, char **argv) {
   wm_graph_t *graph = NULL;
   wm_session_t *session = NULL;
   wm_cli_dataset_t ds = {0};
-  wm_tensor_t **outs = NULL;
+  wm_item_t *outs = NULL;
   wm_backend_t *list[WM_SESSION_MAX_BACKENDS];
   wm_session_options_t so = {
       .backends = list,
@@ -178,13 +197,12 @@ int wm_cli_run(int argc, char **argv) {
     }
   }
   if (!s) {
-    outs = wm_calloc(graph->output_count + 1, sizeof(void *));
+    outs = wm_calloc(graph->output_count + 1, sizeof(*outs));
     s = outs ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   if (!s) {
-    s = wm_session_run(session, (const char *const *)ds.input_names,
-                       (const wm_tensor_t *const *)ds.inputs, ds.n_inputs,
-                       outs);
+    s = wm_session_run_items(session, (const char *const *)ds.input_names,
+                             ds.inputs, ds.n_inputs, outs);
     if (s) {
       s = wm_status_annotate(s, "running \"%s\"", model);
     }
@@ -197,16 +215,16 @@ int wm_cli_run(int argc, char **argv) {
   }
   for (size_t i = 0; !s && i < graph->output_count; i++) {
     const char *name = graph->values[graph->outputs[i]].name;
-    print_tensor(name, outs[i], (size_t)values);
+    print_item(name, &outs[i], (size_t)values, 0);
     if (save_dir) {
       char *path = wm_cli_path("%s/output_%zu.pb", save_dir, i);
-      s = path ? wm_onnx_tensor_save(outs[i], name, path)
+      s = path ? wm_onnx_item_save(&outs[i], name, path)
                : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
       free(path);
     }
   }
   for (size_t i = 0; outs && i < graph->output_count; i++) {
-    wm_tensor_destroy(outs[i]);
+    wm_item_deinit(&outs[i]);
   }
   free(outs);
   wm_session_destroy(session);
