@@ -1,6 +1,7 @@
 // Nodes the session runs itself: If picks a branch that reads an outer
-// value; Loop carries a value and stacks a scan output; Scan folds; the
-// sequence operators keep sequences as host values.
+// value; Loop carries a value and stacks a scan output; Scan folds (and
+// Scan 8 per batch entry); the sequence and optional operators keep their
+// values on the host, and items carry them through the run API.
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,12 +272,228 @@ WM_TEST(sequences_live_in_the_session) {
   wm_graph_destroy(g);
 }
 
+// An input declared |kind| (SEQUENCE or OPTIONAL) of float tensors.
+static void container_input(wm_graph_t *g, const char *name,
+                            wm_type_kind_t kind) {
+  wm_shape_t unknown = {.rank = -1};
+  wm_type_t t = wm_type_tensor(WM_DTYPE_FLOAT, &unknown);
+  t.kind = kind;
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_input(g, name, &t, &id));
+}
+
+// A sequence item holding one tensor per entry of |v| (|n| floats each).
+static wm_item_t float_sequence(size_t count, size_t n, const double *v) {
+  wm_item_t seq;
+  if (wm_item_init(&seq, WM_TYPE_SEQUENCE, WM_TYPE_TENSOR, WM_DTYPE_FLOAT,
+                   count)) {
+    memset(&seq, 0, sizeof(seq));
+    return seq;
+  }
+  for (size_t i = 0; i < count; i++) {
+    seq.elems[seq.count++] =
+        wm_item_tensor_take(vector(WM_DTYPE_FLOAT, n, v + i * n));
+  }
+  return seq;
+}
+
+// s = [[1 2]]; SequenceInsert(s, t = [3 4]) gives a sequence output, and
+// its length a tensor output. wm_session_run_items passes both ways;
+// wm_session_run refuses the sequence with the reason, and a tensor where
+// the sequence is declared is refused naming the input.
+WM_TEST(sequences_cross_the_run_api_as_items) {
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  container_input(g, "s", WM_TYPE_SEQUENCE);
+  input(g, "t", WM_DTYPE_FLOAT, 1, 2);
+  int32_t n;
+  node(g, "SequenceInsert", "s", "t", "s2", &n);
+  node(g, "SequenceLength", "s2", NULL, "len", &n);
+  output(g, "s2");
+  output(g, "len");
+  reload(&g);
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  static const double one_two[2] = {1, 2}, three_four[2] = {3, 4};
+  wm_item_t in[2] = {
+      float_sequence(1, 2, one_two),
+      wm_item_tensor_take(vector(WM_DTYPE_FLOAT, 2, three_four))};
+  const char *names[2] = {"s", "t"};
+  wm_item_t out[2];
+  for (int run = 0; run < 2; run++) {  // the second run reuses the session
+    WM_CHECK_OK(wm_session_run_items(s, names, in, 2, out));
+    WM_CHECK_INT_EQ(out[0].kind, WM_TYPE_SEQUENCE);
+    WM_CHECK_INT_EQ(out[0].count, 2);
+    WM_CHECK(wm_item_equal(&out[0].elems[0], &in[0].elems[0]));
+    WM_CHECK(wm_item_equal(&out[0].elems[1], &in[1]));
+    WM_CHECK_INT_EQ(out[1].kind, WM_TYPE_TENSOR);
+    WM_CHECK_INT_EQ(wm_tensor_get_i64(out[1].tensor, 0), 2);
+    wm_item_deinit(&out[0]);
+    wm_item_deinit(&out[1]);
+  }
+  // The sequence input given twice, and a tensor for it.
+  const char *twice[2] = {"s", "s"};
+  wm_item_t both[2] = {in[0], in[0]};
+  WM_CHECK_ERR(wm_session_run_items(s, twice, both, 2, out), INVALID_ARGUMENT,
+               "input \"s\" is given twice");
+  const wm_tensor_t *tin[2] = {in[1].tensor, in[1].tensor};
+  wm_tensor_t *tout[2] = {NULL, NULL};
+  WM_CHECK_ERR(wm_session_run(s, names, tin, 2, tout), INVALID_ARGUMENT,
+               "input \"s\" is float[2], want seq(float[?...])");
+  wm_item_deinit(&in[0]);
+  wm_item_deinit(&in[1]);
+  wm_session_destroy(s);
+  // A model whose output is a sequence cannot run through wm_session_run.
+  wm_graph_t *g2;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g2));
+  WM_CHECK_OK(wm_graph_set_opset(g2, "", 17));
+  input(g2, "x", WM_DTYPE_FLOAT, 1, 2);
+  node(g2, "SequenceConstruct", "x", "x", "pair", &n);
+  output(g2, "pair");
+  reload(&g2);
+  WM_CHECK_OK(wm_session_create(g2, ref, &s));
+  wm_tensor_t *x = vector(WM_DTYPE_FLOAT, 2, one_two);
+  const char *xname = "x";
+  WM_CHECK_ERR(
+      wm_session_run(s, &xname, (const wm_tensor_t *const *)&x, 1, tout),
+      UNIMPLEMENTED,
+      "output \"pair\" is a sequence of 2 float tensors; "
+      "wm_session_run returns tensors only");
+  WM_CHECK(tout[0] == NULL);
+  wm_tensor_destroy(x);
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g2);
+  wm_graph_destroy(g);
+}
+
+// OptionalHasElement and OptionalGetElement on a present optional, an
+// empty one (GetElement refuses it, naming it) and an omitted input.
+WM_TEST(optionals_report_presence_and_refuse_empty_gets) {
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 18));
+  container_input(g, "o", WM_TYPE_OPTIONAL);
+  int32_t n;
+  node(g, "OptionalHasElement", "o", NULL, "has", &n);
+  node(g, "OptionalGetElement", "o", NULL, "value", &n);
+  const char *none = "none";
+  WM_CHECK_OK(wm_graph_add_node(g, "OptionalHasElement", "", NULL, NULL, 0,
+                                &none, 1, &n));
+  output(g, "has");
+  output(g, "value");
+  output(g, "none");
+  reload(&g);
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  static const double v[2] = {5, 6};
+  wm_item_t opt;
+  WM_CHECK_OK(
+      wm_item_init(&opt, WM_TYPE_OPTIONAL, WM_TYPE_TENSOR, WM_DTYPE_FLOAT, 1));
+  opt.elems[opt.count++] = wm_item_tensor_take(vector(WM_DTYPE_FLOAT, 2, v));
+  const char *name = "o";
+  wm_item_t out[3];
+  WM_CHECK_OK(wm_session_run_items(s, &name, &opt, 1, out));
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(out[0].tensor, 0), 1);
+  WM_CHECK(wm_item_equal(&out[1], &opt.elems[0]));
+  WM_CHECK_INT_EQ(wm_tensor_get_i64(out[2].tensor, 0), 0);
+  for (int i = 0; i < 3; i++) {
+    wm_item_deinit(&out[i]);
+  }
+  wm_item_deinit(&opt);
+  WM_CHECK_OK(
+      wm_item_init(&opt, WM_TYPE_OPTIONAL, WM_TYPE_TENSOR, WM_DTYPE_FLOAT, 0));
+  WM_CHECK_ERR(wm_session_run_items(s, &name, &opt, 1, out), INVALID_ARGUMENT,
+               "(OptionalGetElement): the optional \"o\" is empty");
+  wm_item_deinit(&opt);
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
+// Scan 8 over a batch of 2 with sequence_lens [3, 1]: running sums of
+// 1 2 3 and of 10; the second entry's scan output is zero past step 1.
+WM_TEST(batched_scan8_stops_each_entry_at_its_length) {
+  wm_graph_t *g, *body;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 8));
+  input(g, "lens", WM_DTYPE_INT64, 1, 2);
+  wm_shape_t ss = {.rank = 2, .dims = {2, 1}};
+  wm_shape_t xs = {.rank = 3, .dims = {2, 3, 1}};
+  wm_type_t st = wm_type_tensor(WM_DTYPE_FLOAT, &ss);
+  wm_type_t xt = wm_type_tensor(WM_DTYPE_FLOAT, &xs);
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_input(g, "s0", &st, &id));
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &xt, &id));
+  const char *ins[3] = {"lens", "s0", "x"};
+  const char *outs[2] = {"s", "ys"};
+  int32_t n_scan, n;
+  WM_CHECK_OK(wm_graph_add_node(g, "Scan", "", NULL, ins, 3, outs, 2, &n_scan));
+  WM_CHECK_OK(wm_graph_add_attr_int(g, n_scan, "num_scan_inputs", 1));
+  output(g, "s");
+  output(g, "ys");
+  WM_CHECK_OK(wm_graph_create("body", g, &body));
+  input(body, "sin", WM_DTYPE_FLOAT, 1, 1);
+  input(body, "xt", WM_DTYPE_FLOAT, 1, 1);
+  node(body, "Add", "sin", "xt", "sout", &n);
+  node(body, "Identity", "sout", NULL, "yt", &n);
+  output(body, "sout");
+  output(body, "yt");
+  WM_CHECK_OK(wm_graph_add_attr_graph(g, n_scan, "body", body));
+  reload(&g);
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  static const double lens[2] = {3, 1}, s0[2] = {0, 0},
+                      xv[6] = {1, 2, 3, 10, 20, 30};
+  wm_tensor_t *in[3] = {vector(WM_DTYPE_INT64, 2, lens), NULL, NULL};
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &ss, &in[1]));
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &xs, &in[2]));
+  for (size_t i = 0; i < 6; i++) {
+    if (i < 2) {
+      wm_tensor_set_f64(in[1], i, s0[i]);
+    }
+    wm_tensor_set_f64(in[2], i, xv[i]);
+  }
+  const char *names[3] = {"lens", "s0", "x"};
+  wm_tensor_t *y[2] = {NULL, NULL};
+  WM_CHECK_OK(wm_session_run(s, names, (const wm_tensor_t *const *)in, 3, y));
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y[0], 0), 6, 0);
+  WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y[0], 1), 10, 0);
+  static const double want[6] = {1, 3, 6, 10, 0, 0};
+  WM_CHECK_INT_EQ(y[1]->count, 6);
+  for (size_t i = 0; i < 6; i++) {
+    WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y[1], i), want[i], 0);
+  }
+  wm_tensor_destroy(y[0]);
+  wm_tensor_destroy(y[1]);
+  // A length past the sequence is refused with the values.
+  wm_tensor_set_i64(in[0], 1, 4);
+  WM_CHECK_ERR(wm_session_run(s, names, (const wm_tensor_t *const *)in, 3, y),
+               OUT_OF_RANGE, "sequence_lens[1] is 4, outside [0, 3]");
+  for (int i = 0; i < 3; i++) {
+    wm_tensor_destroy(in[i]);
+  }
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(if_takes_the_branch_and_reads_outer_values),
       WM_CASE(loop_carries_values_and_stacks_scan_outputs),
       WM_CASE(scan_folds_its_inputs_and_stacks_outputs),
       WM_CASE(sequences_live_in_the_session),
+      WM_CASE(sequences_cross_the_run_api_as_items),
+      WM_CASE(optionals_report_presence_and_refuse_empty_gets),
+      WM_CASE(batched_scan8_stops_each_entry_at_its_length),
       {NULL, NULL},
   };
   return wm_test_main(cases);

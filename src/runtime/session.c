@@ -2512,13 +2512,9 @@ static wm_status_t check_item(const wm_value_t *v, const wm_item_t *item) {
                     v->name);
   }
   if (declared && item->kind != d->kind) {
-    wm_type_t shown = *d;
-    return WM_ERROR(INVALID_ARGUMENT, "input \"%s\" is %s, want %s%s", v->name,
+    return WM_ERROR(INVALID_ARGUMENT, "input \"%s\" is %s, want %s", v->name,
                     wm_item_format(item, got, sizeof(got)),
-                    d->kind == WM_TYPE_SEQUENCE   ? "a sequence of "
-                    : d->kind == WM_TYPE_OPTIONAL ? "an optional "
-                                                  : "a tensor ",
-                    wm_type_format(&shown, want, sizeof(want)));
+                    wm_type_format(d, want, sizeof(want)));
   }
   if (item->kind == WM_TYPE_TENSOR) {
     return check_input(v, item->tensor);
