@@ -9,6 +9,7 @@ packages=(
   libonnx-testdata
   libopenblas-dev
   libcjson-dev
+  libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev  # ImageDecoder
   clang-format-15 clang-15
   python3-venv
   chromium  # headless screenshots of the map's HTML report (e2e.html_view)

@@ -50,33 +50,6 @@ static wm_status_t attr_float(const wm_op_ctx_t *ctx, const char *name,
 
 // ---------------------------------------------------------- small helpers
 
-// Rounds |v| to the nearest value of float dtype |dt| (ties to even).
-static double round_to(wm_dtype_t dt, double v) {
-  switch (dt) {
-    case WM_DTYPE_FLOAT:
-      return (double)(float)v;
-    case WM_DTYPE_FLOAT16:
-      return (double)wm_f16_to_f32(wm_f32_to_f16((float)v));
-    case WM_DTYPE_BFLOAT16:
-      return (double)wm_bf16_to_f32(wm_f32_to_bf16((float)v));
-    default:
-      return v;
-  }
-}
-
-// Requires input |i|, when present with a known dtype, to have the dtype
-// of input |ref|.
-static wm_status_t check_dtype_as(const wm_op_ctx_t *ctx, int32_t i,
-                                  int32_t ref) {
-  wm_dtype_t a = wm_op_in_dtype(ctx, ref), b = wm_op_in_dtype(ctx, i);
-  if (a != WM_DTYPE_UNDEFINED && b != WM_DTYPE_UNDEFINED && a != b) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "input %d has dtype %s, want %s like input %d", i,
-                       wm_dtype_name(b), wm_dtype_name(a), ref);
-  }
-  return NULL;
-}
-
 static wm_status_t check_float(const wm_op_ctx_t *ctx, int32_t i) {
   wm_dtype_t d = wm_op_in_dtype(ctx, i);
   if (d != WM_DTYPE_UNDEFINED && !wm_dtype_is_float(d)) {
@@ -245,9 +218,9 @@ static wm_status_t attn_setup(const wm_op_ctx_t *ctx, attn_t *a) {
   for (int32_t i = 0; i < 3; i++) {
     WM_RETURN_IF_ERROR(check_float(ctx, i));
   }
-  WM_RETURN_IF_ERROR(check_dtype_as(ctx, IN_K, IN_Q));
-  WM_RETURN_IF_ERROR(check_dtype_as(ctx, IN_PAST_K, IN_Q));
-  WM_RETURN_IF_ERROR(check_dtype_as(ctx, IN_PAST_V, IN_V));
+  WM_RETURN_IF_ERROR(wm_op_check_dtype_as(ctx, IN_K, IN_Q));
+  WM_RETURN_IF_ERROR(wm_op_check_dtype_as(ctx, IN_PAST_K, IN_Q));
+  WM_RETURN_IF_ERROR(wm_op_check_dtype_as(ctx, IN_PAST_V, IN_V));
   a->has_mask = wm_op_has_input(ctx, IN_MASK);
   a->has_past = wm_op_has_input(ctx, IN_PAST_K);
   a->has_nonpad = wm_op_has_input(ctx, IN_NONPAD);
@@ -571,17 +544,18 @@ static void attn_softmax(wm_dtype_t p, const double *x, size_t n, double *out) {
   double safe = isinf(mx) && mx < 0 ? 0 : mx;
   double sum = 0;
   for (size_t j = 0; j < n; j++) {
-    out[j] = round_to(p, exp(round_to(p, x[j] - safe)));
+    out[j] = wm_op_round_to(p, exp(wm_op_round_to(p, x[j] - safe)));
     // numpy sums bfloat16 element by element in bfloat16; the builtin
     // types accumulate wider and round once.
-    sum = p == WM_DTYPE_BFLOAT16 ? round_to(p, sum + out[j]) : sum + out[j];
+    sum =
+        p == WM_DTYPE_BFLOAT16 ? wm_op_round_to(p, sum + out[j]) : sum + out[j];
   }
-  sum = round_to(p, sum);
+  sum = wm_op_round_to(p, sum);
   if (sum == 0) {
     sum = 1;
   }
   for (size_t j = 0; j < n; j++) {
-    out[j] = round_to(p, out[j] / sum);
+    out[j] = wm_op_round_to(p, out[j] / sum);
   }
 }
 
@@ -616,9 +590,9 @@ static wm_status_t attn_run(wm_op_ctx_t *ctx) {
   attn_concat(ctx, &a, IN_PAST_K, IN_K, a.dq, kc, OUT_PRESENT_K);
   attn_concat(ctx, &a, IN_PAST_V, IN_V, a.dv, vc, OUT_PRESENT_V);
   // Q and K are each scaled by sqrt(scale) rounded to their dtype.
-  double sc = round_to(t, sqrt(a.scale));
+  double sc = wm_op_round_to(t, sqrt(a.scale));
   for (size_t i = 0; i < nk * (size_t)a.dq; i++) {
-    kc[i] = round_to(t, kc[i] * sc);
+    kc[i] = wm_op_round_to(t, kc[i] * sc);
   }
   attn_mask_t m;
   attn_mask_init(ctx, &a, &m);
@@ -642,7 +616,7 @@ static wm_status_t attn_run(wm_op_ctx_t *ctx) {
       for (size_t i = 0; i < (size_t)a.sq; i++) {
         size_t qo = attn_offset(&a, a.hq, a.sq, a.dq, b, h, i);
         for (size_t d = 0; d < (size_t)a.dq; d++) {
-          qs[d] = round_to(t, wm_tensor_get_f64(qt, qo + d) * sc);
+          qs[d] = wm_op_round_to(t, wm_tensor_get_f64(qt, qo + d) * sc);
         }
         attn_bias_row(&a, &m, offset, np, b, h, i, bias);
         double bmax = -INFINITY;
@@ -658,15 +632,15 @@ static wm_status_t attn_run(wm_op_ctx_t *ctx) {
           for (size_t d = 0; d < (size_t)a.dq; d++) {
             acc += qs[d] * kr[d];
           }
-          logit[j] = round_to(t, acc);
+          logit[j] = wm_op_round_to(t, acc);
           double c = logit[j];
           if (a.softcap > 0) {
-            c = round_to(t, c / a.softcap);
-            c = round_to(t, tanh(c));
-            c = round_to(t, c * a.softcap);
+            c = wm_op_round_to(t, c / a.softcap);
+            c = wm_op_round_to(t, tanh(c));
+            c = wm_op_round_to(t, c * a.softcap);
           }
           capped[j] = c;
-          prob[j] = round_to(t, c + bias[j]);
+          prob[j] = wm_op_round_to(t, c + bias[j]);
         }
         size_t qko = ((b * (size_t)a.hq + h) * (size_t)a.sq + i) * st;
         // Mode 0 is the raw product even with a softcap, as the spec says
@@ -678,11 +652,11 @@ static wm_status_t attn_run(wm_op_ctx_t *ctx) {
           }
         }
         for (size_t j = 0; j < st; j++) {
-          logit[j] = round_to(prec, prob[j]);
+          logit[j] = wm_op_round_to(prec, prob[j]);
         }
         attn_softmax(prec, logit, st, prob);
         for (size_t j = 0; j < st; j++) {
-          prob[j] = all_masked ? 0 : round_to(t, prob[j]);
+          prob[j] = all_masked ? 0 : wm_op_round_to(t, prob[j]);
         }
         if (qkt && a.mode == 3) {
           for (size_t j = 0; j < st; j++) {
@@ -695,7 +669,7 @@ static wm_status_t attn_run(wm_op_ctx_t *ctx) {
           for (size_t j = 0; j < st; j++) {
             acc += prob[j] * vh[j * (size_t)a.dv + d];
           }
-          wm_tensor_set_f64(yt, yo + d, round_to(t, acc));
+          wm_tensor_set_f64(yt, yo + d, wm_op_round_to(t, acc));
         }
       }
     }
@@ -767,8 +741,8 @@ static wm_status_t rope_setup(const wm_op_ctx_t *ctx, rope_t *r) {
   }
   r->interleaved = inter == 1;
   r->has_pos = wm_op_has_input(ctx, 3);
-  WM_RETURN_IF_ERROR(check_dtype_as(ctx, 1, 0));
-  WM_RETURN_IF_ERROR(check_dtype_as(ctx, 2, 0));
+  WM_RETURN_IF_ERROR(wm_op_check_dtype_as(ctx, 1, 0));
+  WM_RETURN_IF_ERROR(wm_op_check_dtype_as(ctx, 2, 0));
   wm_dtype_t pd = wm_op_in_dtype(ctx, 3);
   if (pd != WM_DTYPE_UNDEFINED && pd != WM_DTYPE_INT64) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
@@ -909,8 +883,8 @@ static wm_status_t rope_run(wm_op_ctx_t *ctx) {
           size_t i2 = r.interleaved ? 2 * k + 1 : k + half;
           double x1 = wm_tensor_get_f64(x, base + i1);
           double x2 = wm_tensor_get_f64(x, base + i2);
-          double re = round_to(t, c * x1) - round_to(t, sn * x2);
-          double im = round_to(t, sn * x1) + round_to(t, c * x2);
+          double re = wm_op_round_to(t, c * x1) - wm_op_round_to(t, sn * x2);
+          double im = wm_op_round_to(t, sn * x1) + wm_op_round_to(t, c * x2);
           wm_tensor_set_f64(y, base + i1, re);
           wm_tensor_set_f64(y, base + i2, im);
         }
@@ -1133,8 +1107,8 @@ static wm_status_t flex_setup(const wm_op_ctx_t *ctx, flex_t *f) {
   for (int32_t i = 0; i < 3; i++) {
     WM_RETURN_IF_ERROR(check_float(ctx, i));
   }
-  WM_RETURN_IF_ERROR(check_dtype_as(ctx, 1, 0));
-  WM_RETURN_IF_ERROR(check_dtype_as(ctx, 2, 0));
+  WM_RETURN_IF_ERROR(wm_op_check_dtype_as(ctx, 1, 0));
+  WM_RETURN_IF_ERROR(wm_op_check_dtype_as(ctx, 2, 0));
   f->t = wm_op_in_dtype(ctx, 0);
   for (int32_t i = 1; f->t == WM_DTYPE_UNDEFINED && i < 3; i++) {
     f->t = wm_op_in_dtype(ctx, i);
@@ -1307,12 +1281,12 @@ wm_status_t wm_op_flex_attention_run(wm_op_ctx_t *ctx,
   }
   // sqrt(scale) is taken in float32 and rounded to the inputs' dtype,
   // then scales Q and K each, as the reference does.
-  double half = round_to(t, (double)sqrtf((float)f.scale));
+  double half = wm_op_round_to(t, (double)sqrtf((float)f.scale));
   for (size_t i = 0; i < kt->count; i++) {
-    kc[i] = round_to(t, wm_tensor_get_f64(kt, i) * half);
+    kc[i] = wm_op_round_to(t, wm_tensor_get_f64(kt, i) * half);
   }
   for (size_t i = 0; i < vt->count; i++) {
-    vc[i] = round_to(p, wm_tensor_get_f64(vt, i));
+    vc[i] = wm_op_round_to(p, wm_tensor_get_f64(vt, i));
   }
   // Scores: the product in the inputs' dtype, then cast to precision p.
   size_t n = 0;
@@ -1322,14 +1296,14 @@ wm_status_t wm_op_flex_attention_run(wm_op_ctx_t *ctx,
       for (size_t i = 0; i < l; i++) {
         size_t qo = ((b * (size_t)f.hq + h) * l + i) * e;
         for (size_t d = 0; d < e; d++) {
-          qs[d] = round_to(t, wm_tensor_get_f64(qt, qo + d) * half);
+          qs[d] = wm_op_round_to(t, wm_tensor_get_f64(qt, qo + d) * half);
         }
         for (size_t j = 0; j < st; j++, n++) {
           double acc = 0;
           for (size_t d = 0; d < e; d++) {
             acc += qs[d] * kh[j * e + d];
           }
-          wm_tensor_set_f64(sc, n, round_to(p, round_to(t, acc)));
+          wm_tensor_set_f64(sc, n, wm_op_round_to(p, wm_op_round_to(t, acc)));
         }
       }
     }
@@ -1369,7 +1343,7 @@ wm_status_t wm_op_flex_attention_run(wm_op_ctx_t *ctx,
       for (size_t j = 0; j < st; j++) {
         acc += row[j] * vh[j * ev + d];
       }
-      wm_tensor_set_f64(yt, r * ev + d, round_to(p, acc));
+      wm_tensor_set_f64(yt, r * ev + d, wm_op_round_to(p, acc));
     }
   }
 done:

@@ -163,6 +163,18 @@ wm_status_t wm_op_attr_ints(const wm_op_ctx_t *ctx, const char *name,
 wm_status_t wm_op_attr_ints_n(const wm_op_ctx_t *ctx, const char *name,
                               int32_t n, int64_t def, int64_t min, int64_t *out,
                               bool *out_present) WM_MUST_USE_RESULT;
+// Finds attribute |name| of kind |want|: *out NULL when absent (an error
+// when |required|); another kind is an error naming both.
+wm_status_t wm_op_attr_find(const wm_op_ctx_t *ctx, const char *name,
+                            wm_attr_type_t want, bool required,
+                            const wm_attr_t **out) WM_MUST_USE_RESULT;
+// Requires input |i|, when present with a known dtype, to have the dtype
+// of input |ref| (one type parameter shared by both).
+wm_status_t wm_op_check_dtype_as(const wm_op_ctx_t *ctx, int32_t i,
+                                 int32_t ref) WM_MUST_USE_RESULT;
+// |v| rounded to the nearest value of the float type |dtype| (ties to
+// even; through float for float16 and bfloat16; double as is).
+double wm_op_round_to(wm_dtype_t dtype, double v);
 // A string attribute that must be one of |choices| (NULL-terminated, at
 // least two); *out is the index of the match.
 wm_status_t wm_op_attr_choice(const wm_op_ctx_t *ctx, const char *name,

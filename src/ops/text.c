@@ -59,26 +59,6 @@ static wm_status_t attr_string(const wm_op_ctx_t *ctx, const char *name,
   return NULL;
 }
 
-// Finds the list attribute |name| of kind |want|; *out NULL when absent.
-static wm_status_t attr_list(const wm_op_ctx_t *ctx, const char *name,
-                             wm_attr_type_t want, bool required,
-                             const wm_attr_t **out) {
-  const wm_attr_t *a = wm_node_attr(ctx->node, name);
-  *out = NULL;
-  if (!a) {
-    return required ? WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                                  "attribute \"%s\" is required", name)
-                    : NULL;
-  }
-  if (a->type != want) {
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "attribute \"%s\" has kind %s, want %s", name,
-                       wm_attr_type_name(a->type), wm_attr_type_name(want));
-  }
-  *out = a;
-  return NULL;
-}
-
 // Returns string element |i| of |t| ("" for an unset element).
 static const char *elem_string(const wm_tensor_t *t, size_t i) {
   const char *s = ((char *const *)t->data)[i];
@@ -393,7 +373,7 @@ static wm_status_t strnorm_init(const wm_op_ctx_t *ctx, strnorm_t *p) {
   WM_RETURN_IF_ERROR(attr_int(ctx, "is_case_sensitive", false, 0, &sensitive));
   WM_RETURN_IF_ERROR(attr_string(ctx, "locale", false, "", &loc));
   WM_RETURN_IF_ERROR(
-      attr_list(ctx, "stopwords", WM_ATTR_STRINGS, false, &stops));
+      wm_op_attr_find(ctx, "stopwords", WM_ATTR_STRINGS, false, &stops));
   if (strcmp(action, "NONE") == 0) {
     p->action = CASE_NONE;
   } else if (strcmp(action, "LOWER") == 0) {
@@ -626,15 +606,16 @@ static wm_status_t tfidf_attrs(const wm_op_ctx_t *ctx, tfidf_attrs_t *a) {
                        (long long)a->max_skip);
   }
   const wm_attr_t *ints, *strs, *counts, *indexes, *weights;
-  WM_RETURN_IF_ERROR(attr_list(ctx, "pool_int64s", WM_ATTR_INTS, false, &ints));
   WM_RETURN_IF_ERROR(
-      attr_list(ctx, "pool_strings", WM_ATTR_STRINGS, false, &strs));
+      wm_op_attr_find(ctx, "pool_int64s", WM_ATTR_INTS, false, &ints));
   WM_RETURN_IF_ERROR(
-      attr_list(ctx, "ngram_counts", WM_ATTR_INTS, true, &counts));
+      wm_op_attr_find(ctx, "pool_strings", WM_ATTR_STRINGS, false, &strs));
   WM_RETURN_IF_ERROR(
-      attr_list(ctx, "ngram_indexes", WM_ATTR_INTS, true, &indexes));
+      wm_op_attr_find(ctx, "ngram_counts", WM_ATTR_INTS, true, &counts));
   WM_RETURN_IF_ERROR(
-      attr_list(ctx, "weights", WM_ATTR_FLOATS, false, &weights));
+      wm_op_attr_find(ctx, "ngram_indexes", WM_ATTR_INTS, true, &indexes));
+  WM_RETURN_IF_ERROR(
+      wm_op_attr_find(ctx, "weights", WM_ATTR_FLOATS, false, &weights));
   if ((ints != NULL) == (strs != NULL)) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "has %s of pool_int64s and pool_strings, want "
@@ -1511,7 +1492,7 @@ typedef struct regex_prog {
 
 static wm_status_t regex_compile(const wm_op_ctx_t *ctx, regex_prog_t *out) {
   const wm_attr_t *a;
-  WM_RETURN_IF_ERROR(attr_list(ctx, "pattern", WM_ATTR_STRING, true, &a));
+  WM_RETURN_IF_ERROR(wm_op_attr_find(ctx, "pattern", WM_ATTR_STRING, true, &a));
   if (a->s_len != strlen(a->s)) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute \"pattern\" holds a NUL byte");
@@ -1544,7 +1525,7 @@ static wm_status_t regex_compile(const wm_op_ctx_t *ctx, regex_prog_t *out) {
 static wm_status_t regex_infer(wm_op_ctx_t *ctx) {
   WM_RETURN_IF_ERROR(check_string_input(ctx, 0));
   const wm_attr_t *a;
-  WM_RETURN_IF_ERROR(attr_list(ctx, "pattern", WM_ATTR_STRING, true, &a));
+  WM_RETURN_IF_ERROR(wm_op_attr_find(ctx, "pattern", WM_ATTR_STRING, true, &a));
   wm_op_set_out(ctx, 0, WM_DTYPE_BOOL, wm_op_in_shape(ctx, 0));
   return NULL;
 }

@@ -337,3 +337,46 @@ wm_status_t wm_op_run_in_session(wm_op_ctx_t *ctx) {
 bool wm_op_runs_in_session(const wm_op_def_t *def) {
   return def && def->run == wm_op_run_in_session;
 }
+
+wm_status_t wm_op_attr_find(const wm_op_ctx_t *ctx, const char *name,
+                            wm_attr_type_t want, bool required,
+                            const wm_attr_t **out) {
+  const wm_attr_t *a = wm_node_attr(ctx->node, name);
+  *out = NULL;
+  if (!a) {
+    return required ? WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                                  "attribute \"%s\" is required", name)
+                    : NULL;
+  }
+  if (a->type != want) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "attribute \"%s\" has kind %s, want %s", name,
+                       wm_attr_type_name(a->type), wm_attr_type_name(want));
+  }
+  *out = a;
+  return NULL;
+}
+
+wm_status_t wm_op_check_dtype_as(const wm_op_ctx_t *ctx, int32_t i,
+                                 int32_t ref) {
+  wm_dtype_t a = wm_op_in_dtype(ctx, ref), b = wm_op_in_dtype(ctx, i);
+  if (a != WM_DTYPE_UNDEFINED && b != WM_DTYPE_UNDEFINED && a != b) {
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "input %d has dtype %s, want %s like input %d", i,
+                       wm_dtype_name(b), wm_dtype_name(a), ref);
+  }
+  return NULL;
+}
+
+double wm_op_round_to(wm_dtype_t dtype, double v) {
+  switch (dtype) {
+    case WM_DTYPE_FLOAT:
+      return (double)(float)v;
+    case WM_DTYPE_FLOAT16:
+      return (double)wm_f16_to_f32(wm_f32_to_f16((float)v));
+    case WM_DTYPE_BFLOAT16:
+      return (double)wm_bf16_to_f32(wm_f32_to_bf16((float)v));
+    default:
+      return v;
+  }
+}
