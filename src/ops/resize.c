@@ -3,7 +3,9 @@
 // a table of taps (input index and weight) from the coordinate transform
 // and the interpolation kernel, then a separable weighted sum over the
 // taps of every dim. Nearest copies whole elements and so works for any
-// dtype.
+// dtype. With antialias (opset 18) a downsampled dim stretches the linear
+// or cubic kernel by 1/scale, so each output averages every input it
+// covers, and the weights are normalized to sum to one.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@ typedef struct resize_params {
   enum nearest_mode nearest;      // rounding of nearest
   double cubic_a;                 // cubic_coeff_a
   bool exclude_outside;           // zero weights outside the input
+  bool antialias;                 // stretch the kernel when downsampling
   double extrapolation;           // value outside the crop (tf_crop)
   int32_t rank;                   // rank of the input
   bool known;                     // scales/sizes known: fields below set
@@ -110,9 +113,10 @@ static wm_status_t resize_modes(const wm_op_ctx_t *ctx, resize_params_t *p) {
   p->cubic_a = wm_node_attr_float(n, "cubic_coeff_a", -0.75f);
   p->exclude_outside = wm_node_attr_int(n, "exclude_outside", 0) != 0;
   p->extrapolation = wm_node_attr_float(n, "extrapolation_value", 0.0f);
-  if (wm_node_attr_int(n, "antialias", 0) != 0) {
-    return WM_OP_ERROR(ctx, UNIMPLEMENTED, "antialias=1 is not supported");
-  }
+  // The spec gives antialias meaning only for linear and cubic; nearest
+  // ignores it.
+  p->antialias = ctx->opset >= 18 && p->mode != MODE_NEAREST &&
+                 wm_node_attr_int(n, "antialias", 0) != 0;
   return NULL;
 }
 
@@ -408,22 +412,78 @@ static void cubic_weights(double a, double t, double w[4]) {
   }
 }
 
-enum { MAX_TAPS = 4 };
-
 // Taps of every output position of one dim.
 typedef struct dim_taps {
+  int64_t width;   // room for taps per output position
   int32_t *count;  // taps per output position; 0 = extrapolate
-  int64_t *index;  // MAX_TAPS input indices per position
-  double *weight;  // MAX_TAPS weights per position
+  int64_t *index;  // |width| input indices per position
+  double *weight;  // |width| weights per position
 } dim_taps_t;
 
-// Fills the taps of dim |d| (|out_len| positions over |in_len| inputs).
+// Offset of the first tap from the input position below the sample
+// point, for a kernel of radius |radius| (1 linear, 2 cubic) stretched by
+// 1/|scale| when antialiasing a downsampled dim; the taps are symmetric,
+// so there are 2 - 2 * first of them.
+static int64_t first_tap(const resize_params_t *p, int32_t d, double radius) {
+  double s = p->scale[d];
+  if (!p->antialias || s >= 1 || !(s > 0)) {
+    return 1 - (int64_t)radius;
+  }
+  return (int64_t)floor(-radius / s) + 1;
+}
+
+// Taps per output position of dim |d|.
+static int64_t tap_width(const resize_params_t *p, int32_t d) {
+  switch (p->mode) {
+    case MODE_NEAREST:
+      return 1;
+    case MODE_LINEAR:
+      return 2 - 2 * first_tap(p, d, 1);
+    case MODE_CUBIC:
+      return 2 - 2 * first_tap(p, d, 2);
+  }
+  return 1;
+}
+
+// Cubic convolution kernel with coefficient |a| at distance |z|.
+static double cubic_kernel(double a, double z) {
+  z = fabs(z);
+  if (z <= 1) {
+    return ((a + 2) * z - (a + 3)) * z * z + 1;
+  }
+  if (z < 2) {
+    return ((a * z - 5 * a) * z + 8 * a) * z - 4 * a;
+  }
+  return 0;
+}
+
+// Antialiased weights of dim |d| for the |n| taps from |first| past the
+// input position below the sample point, |frac| in (0, 1] above it: the
+// kernel evaluated at distances scaled by the scale, normalized.
+static void antialias_weights(const resize_params_t *p, int32_t d,
+                              int64_t first, int64_t n, double frac,
+                              double *w) {
+  double s = fmin(p->scale[d], 1.0);
+  double sum = 0;
+  for (int64_t k = 0; k < n; k++) {
+    double z = s * ((double)(first + k) - frac);
+    w[k] = p->mode == MODE_LINEAR ? fmax(0.0, 1 - fabs(z))
+                                  : cubic_kernel(p->cubic_a, z);
+    sum += w[k];
+  }
+  for (int64_t k = 0; k < n && sum != 0; k++) {
+    w[k] /= sum;
+  }
+}
+
+// Fills the taps of dim |d| (|out_len| positions over |in_len| inputs);
+// |ws| has room for t->width weights.
 static void build_taps(const resize_params_t *p, int32_t d, int64_t in_len,
-                       int64_t out_len, dim_taps_t *t) {
+                       int64_t out_len, dim_taps_t *t, double *ws) {
   for (int64_t x = 0; x < out_len; x++) {
     int32_t *count = &t->count[x];
-    int64_t *idx = &t->index[x * MAX_TAPS];
-    double *w = &t->weight[x * MAX_TAPS];
+    int64_t *idx = &t->index[x * t->width];
+    double *w = &t->weight[x * t->width];
     double xo = resize_coord(p, d, x, in_len);
     if (p->coord == COORD_TF_CROP_AND_RESIZE &&
         (xo < 0 || xo > (double)(in_len - 1))) {
@@ -446,21 +506,19 @@ static void build_taps(const resize_params_t *p, int32_t d, int64_t in_len,
       f -= 1;
       frac = 1;
     }
-    int32_t n;
-    int64_t first;
-    double ws[MAX_TAPS];
-    if (p->mode == MODE_LINEAR) {
-      n = 2;
-      first = (int64_t)f;
+    int64_t n = t->width;
+    int64_t offset = first_tap(p, d, p->mode == MODE_LINEAR ? 1 : 2);
+    int64_t first = (int64_t)f + offset;
+    if (p->antialias) {
+      antialias_weights(p, d, offset, n, frac, ws);
+    } else if (p->mode == MODE_LINEAR) {
       ws[0] = 1 - frac;
       ws[1] = frac;
     } else {
-      n = 4;
-      first = (int64_t)f - 1;
       cubic_weights(p->cubic_a, frac, ws);
     }
     double sum = 0;
-    for (int32_t k = 0; k < n; k++) {
+    for (int64_t k = 0; k < n; k++) {
       int64_t i = first + k;
       if (p->exclude_outside && (i < 0 || i >= in_len)) {
         ws[k] = 0;
@@ -468,7 +526,7 @@ static void build_taps(const resize_params_t *p, int32_t d, int64_t in_len,
       sum += ws[k];
     }
     *count = 0;
-    for (int32_t k = 0; k < n; k++) {
+    for (int64_t k = 0; k < n; k++) {
       if (ws[k] == 0) {
         continue;
       }
@@ -499,8 +557,8 @@ static wm_status_t resize_element(const resize_params_t *p,
   const double *w[WM_MAX_RANK];
   for (int32_t d = 0; d < r; d++) {
     cnt[d] = &taps[d].count[coord[d]];
-    idx[d] = &taps[d].index[coord[d] * MAX_TAPS];
-    w[d] = &taps[d].weight[coord[d] * MAX_TAPS];
+    idx[d] = &taps[d].index[coord[d] * taps[d].width];
+    w[d] = &taps[d].weight[coord[d] * taps[d].width];
     if (*cnt[d] == 0) {
       wm_tensor_set_f64(out, o, p->extrapolation);
       return NULL;
@@ -567,28 +625,41 @@ static wm_status_t resize_run(wm_op_ctx_t *ctx) {
                          (long long)out->shape.dims[d]);
     }
   }
-  size_t positions = 0;
+  // One block of taps for all dims: |positions| counts and |slots|
+  // indices and weights.
+  dim_taps_t taps[WM_MAX_RANK];
+  size_t positions = 0, slots = 0, widest = 1;
   for (int32_t d = 0; d < r; d++) {
+    taps[d].width = tap_width(&p, d);
+    size_t n;
+    if (taps[d].width > INT32_MAX ||
+        !wm_checked_mul((size_t)out->shape.dims[d], (size_t)taps[d].width,
+                        &n) ||
+        !wm_checked_add(slots, n, &slots)) {
+      return WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED,
+                         "%lld taps per output of axis %d are too many",
+                         (long long)taps[d].width, d);
+    }
     positions += (size_t)out->shape.dims[d];
+    widest = taps[d].width > (int64_t)widest ? (size_t)taps[d].width : widest;
   }
-  int32_t *counts = wm_calloc(positions ? positions : 1, sizeof(int32_t));
-  int64_t *indices =
-      wm_calloc(positions ? positions * MAX_TAPS : 1, sizeof(int64_t));
-  double *weights =
-      wm_calloc(positions ? positions * MAX_TAPS : 1, sizeof(double));
+  int32_t *counts = wm_calloc(positions, sizeof(int32_t));
+  int64_t *indices = wm_calloc(slots, sizeof(int64_t));
+  double *weights = wm_calloc(slots, sizeof(double));
+  double *scratch = wm_calloc(widest, sizeof(double));
   wm_status_t st = NULL;
-  if (!counts || !indices || !weights) {
+  if (!counts || !indices || !weights || !scratch) {
     st = WM_OP_ERROR(ctx, RESOURCE_EXHAUSTED, "out of memory");
     goto done;
   }
-  dim_taps_t taps[WM_MAX_RANK];
-  size_t at = 0;
+  size_t at = 0, at_slot = 0;
   for (int32_t d = 0; d < r; d++) {
     taps[d].count = counts + at;
-    taps[d].index = indices + at * MAX_TAPS;
-    taps[d].weight = weights + at * MAX_TAPS;
-    build_taps(&p, d, in->shape.dims[d], out->shape.dims[d], &taps[d]);
+    taps[d].index = indices + at_slot;
+    taps[d].weight = weights + at_slot;
+    build_taps(&p, d, in->shape.dims[d], out->shape.dims[d], &taps[d], scratch);
     at += (size_t)out->shape.dims[d];
+    at_slot += (size_t)out->shape.dims[d] * (size_t)taps[d].width;
   }
   int64_t strides[WM_MAX_RANK];
   wm_shape_strides(&in->shape, strides);
@@ -606,6 +677,7 @@ done:
   free(counts);
   free(indices);
   free(weights);
+  free(scratch);
   return st;
 }
 
@@ -628,9 +700,12 @@ static void resize_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
     return;
   }
   double taps = 1;
-  for (int32_t d = 0; d < in->rank; d++) {
+  for (int32_t d = 0; d < in->rank && d < WM_MAX_RANK; d++) {
     if (in->dims[d] != os->dims[d]) {
-      taps *= p.mode == MODE_LINEAR ? 2 : 4;
+      p.scale[d] = in->dims[d] > 0 && os->dims[d] > 0
+                       ? (double)os->dims[d] / (double)in->dims[d]
+                       : 1.0;
+      taps *= (double)tap_width(&p, d);
     }
   }
   out->flops = (double)n * 2 * taps;

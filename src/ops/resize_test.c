@@ -18,6 +18,87 @@ static wm_status_t resize_x2(wm_op_fixture_t *f, const char *mode) {
   return wm_op_fixture_run(f);
 }
 
+// Runs Resize-18 with |mode|, antialias=1 and scale |scale| on x = [0, 1,
+// 2, 3].
+static wm_status_t resize_antialias(wm_op_fixture_t *f, const char *mode,
+                                    double scale) {
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, 18));
+  int64_t dx[1] = {4};
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_const(f, "x", WM_DTYPE_FLOAT, 1, dx, NULL));
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_floats(f, "s", 1, (const double[]){scale}));
+  const char *in[3] = {"x", "", "s"};
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_node(f, "Resize", in, 3, 1));
+  WM_RETURN_IF_ERROR(wm_op_fixture_attr_string(f, "mode", mode));
+  WM_RETURN_IF_ERROR(wm_op_fixture_attr_int(f, "antialias", 1));
+  return wm_op_fixture_run(f);
+}
+
+WM_TEST(resize_antialias_linear_widens_the_triangle_when_halving) {
+  // Sample points 0.5 and 2.5; the triangle stretched to radius 2 puts
+  // weights 1/8, 3/8, 3/8, 1/8 on inputs f-1..f+2 (clamped at the edges):
+  // 3/8 * 1 + 1/8 * 2 and 1/8 * 1 + 3/8 * 2 + 3/8 * 3 + 1/8 * 3.
+  wm_op_fixture_t f;
+  wm_status_t s = resize_antialias(&f, "linear", 0.5);
+  bool ok = !s && wm_op_fixture_shape_is(f.out[0], 1, (const int64_t[]){2}) &&
+            wm_op_fixture_values_near(f.out[0], (const double[]){0.625, 2.375},
+                                      2, WM_OP_FIXTURE_TOL);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(resize_antialias_cubic_uses_eight_normalized_taps_when_halving) {
+  // Kernel (a = -0.75) at distances +-0.25, 0.75, 1.25, 1.75 gives
+  // 0.87890625, 0.26171875, -0.10546875, -0.03515625, summing to 2 over
+  // the eight taps; the first output sees inputs 0, 0, 0, 0, 1, 2, 3, 3.
+  wm_op_fixture_t f;
+  wm_status_t s = resize_antialias(&f, "cubic", 0.5);
+  bool ok = !s && wm_op_fixture_values_near(
+                      f.out[0], (const double[]){0.490234375, 2.509765625}, 2,
+                      WM_OP_FIXTURE_TOL);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(resize_antialias_leaves_upsampling_unchanged) {
+  wm_op_fixture_t f;
+  wm_status_t s = resize_antialias(&f, "linear", 2);
+  bool ok =
+      !s &&
+      wm_op_fixture_values_near(
+          f.out[0], (const double[]){0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3},
+          8, WM_OP_FIXTURE_TOL);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(resize_antialias_is_ignored_by_nearest) {
+  wm_op_fixture_t f;
+  wm_status_t s = resize_antialias(&f, "nearest", 0.5);
+  // half_pixel sample points 0.5 and 2.5 round down to inputs 0 and 2.
+  bool ok = !s && wm_op_fixture_values_near(f.out[0], (const double[]){0, 2}, 2,
+                                            WM_OP_FIXTURE_TOL);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
+WM_TEST(resize_antialias_cost_counts_the_wider_taps) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 18));
+  int64_t dx[1] = {8};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 1, dx, NULL));
+  WM_CHECK_OK(wm_op_fixture_add_floats(&f, "s", 1, (const double[]){0.25}));
+  const char *in[3] = {"x", "", "s"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Resize", in, 3, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_string(&f, "mode", "linear"));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "antialias", 1));
+  wm_type_t t;
+  wm_op_cost_t c;
+  wm_status_t s = wm_op_fixture_cost(&f, &t, &c);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(s);
+  // Two outputs, each a multiply-add over 2 - 2 * (floor(-4) + 1) = 8 taps.
+  WM_CHECK_INT_EQ(t.shape.dims[0], 2);
+  WM_CHECK_DBL_NEAR(c.flops, 2 * 2 * 8, 0);
+}
+
 WM_TEST(upsample_nearest_repeats_elements) {
   wm_op_fixture_t f;
   WM_CHECK_OK(wm_op_fixture_init(&f, 9));
@@ -138,6 +219,11 @@ static const wm_test_case_t cases[] = {
     WM_CASE(resize_static_shape_with_unknown_scales),
     WM_CASE(resize_rejects_scales_and_sizes_together),
     WM_CASE(resize_rejects_unknown_mode),
+    WM_CASE(resize_antialias_linear_widens_the_triangle_when_halving),
+    WM_CASE(resize_antialias_cubic_uses_eight_normalized_taps_when_halving),
+    WM_CASE(resize_antialias_leaves_upsampling_unchanged),
+    WM_CASE(resize_antialias_is_ignored_by_nearest),
+    WM_CASE(resize_antialias_cost_counts_the_wider_taps),
     {NULL, NULL},
 };
 
