@@ -683,6 +683,20 @@ done:
   return s;
 }
 
+// The work of scaled dot-product attention over b*h*l*s scores: the two
+// products (e and ev MACs per score), |per_score| FLOPs and one exp per
+// score. Unknown (negative) dims leave *out zero.
+static void scores_cost(int64_t b, int64_t h, int64_t l, int64_t s, int64_t e,
+                        int64_t ev, int per_score, wm_op_cost_t *out) {
+  if (b < 0 || h < 0 || l < 0 || s < 0 || e < 0 || ev < 0) {
+    return;
+  }
+  double scores = (double)b * (double)h * (double)l * (double)s;
+  out->macs = scores * (double)(e + ev);
+  out->flops = 2 * out->macs + per_score * scores;
+  out->transcendentals = scores;
+}
+
 // MACs B*Hq*Sq*St*(dq + dv) for the two products; five FLOPs per score
 // (scale, mask add, max, subtract, divide) and one exp.
 static void attn_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
@@ -693,13 +707,7 @@ static void attn_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
     wm_status_free(s);
     return;
   }
-  if (a.b < 0 || a.hq < 0 || a.sq < 0 || a.st < 0 || a.dq < 0 || a.dv < 0) {
-    return;
-  }
-  double scores = (double)a.b * (double)a.hq * (double)a.sq * (double)a.st;
-  out->macs = scores * (double)(a.dq + a.dv);
-  out->flops = 2 * out->macs + 5 * scores;
-  out->transcendentals = scores;
+  scores_cost(a.b, a.hq, a.sq, a.st, a.dq, a.dv, 5, out);
 }
 
 // ------------------------------------------------------- RotaryEmbedding
@@ -1366,13 +1374,7 @@ static void flex_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
     wm_status_free(s);
     return;
   }
-  if (f.b < 0 || f.hq < 0 || f.l < 0 || f.s < 0 || f.e < 0 || f.ev < 0) {
-    return;
-  }
-  double scores = (double)f.b * (double)f.hq * (double)f.l * (double)f.s;
-  out->macs = scores * (double)(f.e + f.ev);
-  out->flops = 2 * out->macs + 4 * scores;
-  out->transcendentals = scores;
+  scores_cost(f.b, f.hq, f.l, f.s, f.e, f.ev, 4, out);
 }
 
 // ----------------------------------------------------------------- table
