@@ -49,5 +49,26 @@ if [ -d "$data/node/test_add" ]; then
     { echo "FAIL run_save_writes_pb"; failed=$((failed + 1)); }
 fi
 
+seq_case=$data/node/test_sequence_insert_at_back
+if [ -d "$seq_case" ]; then
+  expect run_missing_inputs_folder 1 "test data folder \"$tmp/nothing\" does not exist" \
+    "$wmap" run "$seq_case/model.onnx" --inputs "$tmp/nothing"
+  # A sequence input and output: printed element by element, saved as a
+  # SequenceProto that reads back as the same values.
+  expect run_prints_sequence_elements 0 "  [3]: int64 [3] = 10 11 12" \
+    "$wmap" run "$seq_case/model.onnx" --inputs "$seq_case/test_data_set_0" --save "$tmp/seq"
+  mkdir -p "$tmp/seqin"
+  cp "$tmp/seq/output_0.pb" "$tmp/seqin/input_0.pb"
+  cp "$seq_case/test_data_set_0/input_1.pb" "$tmp/seqin/input_1.pb"
+  expect run_reads_saved_sequences 0 "output_sequence: sequence of 5 int64 tensors" \
+    "$wmap" run "$seq_case/model.onnx" --inputs "$tmp/seqin"
+  opt_case=$data/node/test_optional_get_element
+  mkdir -p "$tmp/optin"
+  cp "$seq_case/test_data_set_0/input_0.pb" "$tmp/optin/input_0.pb"
+  expect run_sequence_for_optional_is_named 1 \
+    'input "optional_input" is sequence of 3 int64 tensors, want optional(float[4])' \
+    "$wmap" run "$opt_case/model.onnx" --inputs "$tmp/optin"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -105,6 +105,10 @@ void wm_cli_dataset_deinit(wm_cli_dataset_t *ds) {
 wm_status_t wm_cli_dataset_load(const char *dir, const wm_graph_t *graph,
                                 wm_cli_dataset_t *out) {
   memset(out, 0, sizeof(*out));
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return WM_ERROR(NOT_FOUND, "test data folder \"%s\" does not exist", dir);
+  }
   char **out_names = NULL;
   WM_RETURN_IF_ERROR(load_series(dir, graph, true, &out->inputs,
                                  &out->input_names, &out->n_inputs));
