@@ -417,8 +417,9 @@ static wm_status_t collect_implicit(wm_session_t *s, rt_node_t *rn,
   return NULL;
 }
 
-// A node with subgraphs (If, Loop) runs in the session itself, through
-// nested sessions on the same backends; its outputs live on slot 0.
+// A node the session runs itself (control flow through nested sessions on
+// the same backends, sequences, optionals): its tensor outputs live on
+// slot 0, its sequences and optionals on the host.
 static wm_status_t place_host_node(wm_session_t *s, size_t index) {
   rt_node_t *rn = &s->nodes[index];
   const wm_node_t *node = &s->graph->nodes[index];
