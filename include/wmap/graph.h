@@ -220,6 +220,13 @@ wm_item_t wm_item_tensor_take(wm_tensor_t *tensor);
 wm_status_t wm_item_init(wm_item_t *item, wm_type_kind_t kind,
                          wm_type_kind_t elem_kind, wm_dtype_t elem_dtype,
                          size_t capacity) WM_MUST_USE_RESULT;
+// Makes *out an optional holding |value|, which it takes (and clears);
+// on failure |value| is freed.
+wm_status_t wm_item_optional_take(wm_item_t *value,
+                                  wm_item_t *out) WM_MUST_USE_RESULT;
+// Returns the dtype of an item's tensors: a tensor's own, else the element
+// dtype (UNDEFINED when unknown).
+wm_dtype_t wm_item_dtype(const wm_item_t *item);
 // Frees what |item| owns and clears it; accepts a cleared item.
 void wm_item_deinit(wm_item_t *item);
 // Makes *out a deep copy of |src|.

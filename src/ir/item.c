@@ -33,6 +33,25 @@ wm_status_t wm_item_init(wm_item_t *item, wm_type_kind_t kind,
   return NULL;
 }
 
+wm_status_t wm_item_optional_take(wm_item_t *value, wm_item_t *out) {
+  wm_status_t st =
+      wm_item_init(out, WM_TYPE_OPTIONAL, value->kind, wm_item_dtype(value), 1);
+  if (st) {
+    wm_item_deinit(value);
+    return st;
+  }
+  out->elems[out->count++] = *value;
+  memset(value, 0, sizeof(*value));
+  return NULL;
+}
+
+wm_dtype_t wm_item_dtype(const wm_item_t *item) {
+  if (item->kind == WM_TYPE_TENSOR) {
+    return item->tensor ? item->tensor->dtype : WM_DTYPE_UNDEFINED;
+  }
+  return item->elem_dtype;
+}
+
 void wm_item_deinit(wm_item_t *item) {
   if (!item) {
     return;

@@ -132,8 +132,7 @@ static wm_status_t parse_container(const uint8_t *data, size_t size,
       break;
     }
     out->count++;
-    wm_dtype_t dt =
-        e->kind == WM_TYPE_TENSOR ? e->tensor->dtype : e->elem_dtype;
+    wm_dtype_t dt = wm_item_dtype(e);
     if (out->count == 1) {
       out->elem_dtype = dt;
     } else if (dt != out->elem_dtype) {
@@ -215,26 +214,27 @@ wm_status_t wm_onnx_item_load_buffer(const uint8_t *data, size_t size,
       item_load(data, size, NULL, kind, out_item, out_name));
 }
 
+// The request and outputs of one wm_onnx_item_load.
+typedef struct item_file {
+  wm_type_kind_t kind;
+  wm_item_t *item;
+  char **name;
+} item_file_t;
+
+static wm_status_t parse_item_file(const uint8_t *data, size_t size,
+                                   const char *dir, void *env) {
+  item_file_t *f = env;
+  return item_load(data, size, dir, f->kind, f->item, f->name);
+}
+
 wm_status_t wm_onnx_item_load(const char *path, wm_type_kind_t kind,
                               wm_item_t *out_item, char **out_name) {
   memset(out_item, 0, sizeof(*out_item));
   if (out_name) {
     *out_name = NULL;
   }
-  uint8_t *data;
-  size_t size;
-  WM_RETURN_IF_ERROR(wm_file_read(path, &data, &size));
-  char *dir = wm_onnx_dirname(path);
-  wm_status_t s = dir ? item_load(data, size, dir, kind, out_item, out_name)
-                      : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  free(dir);
-  free(data);
-  if (s) {
-    char p[160];
-    s = wm_status_annotate(s, "loading \"%s\"",
-                           wm_onnx_safe(path, p, sizeof(p)));
-  }
-  return wm_onnx_one_line(s);
+  item_file_t f = {kind, out_item, out_name};
+  return wm_onnx_parse_file(path, parse_item_file, &f);
 }
 
 // ------------------------------------------------------------- writing

@@ -56,6 +56,13 @@ wm_status_t wm_onnx_tensor_from_proto(
 wm_status_t wm_onnx_tensor_to_proto(const wm_tensor_t *tensor, const char *name,
                                     wm_arena_t *arena, Onnx__TensorProto *proto)
     WM_MUST_USE_RESULT;
+// Reads the value file at |path| and returns parse(data, size, folder,
+// env), the folder being where external data is read from; an error is
+// annotated with the path and kept on one line.
+typedef wm_status_t (*wm_onnx_parse_fn)(const uint8_t *data, size_t size,
+                                        const char *dir, void *env);
+wm_status_t wm_onnx_parse_file(const char *path, wm_onnx_parse_fn parse,
+                               void *env) WM_MUST_USE_RESULT;
 // Returns a heap copy of the folder part of |path| ("." if none).
 char *wm_onnx_dirname(const char *path);
 

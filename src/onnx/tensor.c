@@ -745,26 +745,26 @@ wm_status_t wm_onnx_tensor_load_buffer(const uint8_t *data, size_t size,
   return wm_onnx_one_line(tensor_load(data, size, NULL, out_tensor, out_name));
 }
 
+// The outputs of one wm_onnx_tensor_load.
+typedef struct tensor_file {
+  wm_tensor_t **tensor;
+  char **name;
+} tensor_file_t;
+
+static wm_status_t parse_tensor_file(const uint8_t *data, size_t size,
+                                     const char *dir, void *env) {
+  tensor_file_t *f = env;
+  return tensor_load(data, size, dir, f->tensor, f->name);
+}
+
 wm_status_t wm_onnx_tensor_load(const char *path, wm_tensor_t **out_tensor,
                                 char **out_name) {
   *out_tensor = NULL;
   if (out_name) {
     *out_name = NULL;
   }
-  uint8_t *data;
-  size_t size;
-  WM_RETURN_IF_ERROR(wm_file_read(path, &data, &size));
-  char *dir = wm_onnx_dirname(path);
-  wm_status_t s = dir ? tensor_load(data, size, dir, out_tensor, out_name)
-                      : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  free(dir);
-  free(data);
-  if (s) {
-    char p[160];
-    s = wm_status_annotate(s, "loading \"%s\"",
-                           wm_onnx_safe(path, p, sizeof(p)));
-  }
-  return wm_onnx_one_line(s);
+  tensor_file_t f = {out_tensor, out_name};
+  return wm_onnx_parse_file(path, parse_tensor_file, &f);
 }
 
 wm_status_t wm_onnx_tensor_save(const wm_tensor_t *tensor, const char *name,

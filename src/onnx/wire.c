@@ -227,3 +227,21 @@ char *wm_onnx_dirname(const char *path) {
   }
   return wm_strndup(path, (size_t)(slash - path));
 }
+
+wm_status_t wm_onnx_parse_file(const char *path, wm_onnx_parse_fn parse,
+                               void *env) {
+  uint8_t *data;
+  size_t size;
+  WM_RETURN_IF_ERROR(wm_file_read(path, &data, &size));
+  char *dir = wm_onnx_dirname(path);
+  wm_status_t s = dir ? parse(data, size, dir, env)
+                      : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  free(dir);
+  free(data);
+  if (s) {
+    char p[160];
+    s = wm_status_annotate(s, "loading \"%s\"",
+                           wm_onnx_safe(path, p, sizeof(p)));
+  }
+  return wm_onnx_one_line(s);
+}

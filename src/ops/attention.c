@@ -81,20 +81,6 @@ static int64_t in_dim(const wm_op_ctx_t *ctx, int32_t i, int32_t d) {
   return s->rank > d ? s->dims[d] : -1;
 }
 
-// Sets output |i|, rejecting known shapes whose element count overflows.
-static wm_status_t set_out(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
-                           const wm_shape_t *shape) {
-  size_t n;
-  if (wm_shape_is_known(shape) && !wm_shape_numel(shape, &n)) {
-    char buf[160];
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "output %d shape %s has too many elements", i,
-                       wm_shape_format(shape, buf, sizeof(buf)));
-  }
-  wm_op_set_out(ctx, i, dtype, shape);
-  return NULL;
-}
-
 static wm_status_t alloc_f64(const wm_op_ctx_t *ctx, size_t n, double **out) {
   *out = wm_calloc(n ? n : 1, sizeof(double));
   if (!*out) {
@@ -409,20 +395,20 @@ static wm_status_t attn_infer(wm_op_ctx_t *ctx) {
   } else if (a.rank == 3) {
     int64_t d[3] = {a.b, a.sq, mul_dim(a.hq, a.dv)};
     wm_shape_t s = wm_shape_make(3, d);
-    WM_RETURN_IF_ERROR(set_out(ctx, OUT_Y, t1, &s));
+    WM_RETURN_IF_ERROR(wm_op_set_out_checked(ctx, OUT_Y, t1, &s));
   } else {
     int64_t d[4] = {a.b, a.hq, a.sq, a.dv};
     wm_shape_t s = wm_shape_make(4, d);
-    WM_RETURN_IF_ERROR(set_out(ctx, OUT_Y, t1, &s));
+    WM_RETURN_IF_ERROR(wm_op_set_out_checked(ctx, OUT_Y, t1, &s));
   }
   int64_t dk[4] = {a.b, a.hkv, a.st, a.dq};
   int64_t dv[4] = {a.b, a.hkv, a.st, a.dv};
   int64_t dqk[4] = {a.b, a.hq, a.sq, a.st};
   wm_shape_t sk = wm_shape_make(4, dk), sv = wm_shape_make(4, dv),
              sqk = wm_shape_make(4, dqk);
-  WM_RETURN_IF_ERROR(set_out(ctx, OUT_PRESENT_K, t1, &sk));
-  WM_RETURN_IF_ERROR(set_out(ctx, OUT_PRESENT_V, t2, &sv));
-  WM_RETURN_IF_ERROR(set_out(ctx, OUT_QK, t1, &sqk));
+  WM_RETURN_IF_ERROR(wm_op_set_out_checked(ctx, OUT_PRESENT_K, t1, &sk));
+  WM_RETURN_IF_ERROR(wm_op_set_out_checked(ctx, OUT_PRESENT_V, t2, &sv));
+  WM_RETURN_IF_ERROR(wm_op_set_out_checked(ctx, OUT_QK, t1, &sqk));
   return NULL;
 }
 
@@ -1194,7 +1180,7 @@ static wm_status_t flex_infer(wm_op_ctx_t *ctx) {
   }
   int64_t d[4] = {f.b, f.hq, f.l, f.ev};
   wm_shape_t s = wm_shape_make(4, d);
-  return set_out(ctx, 0, f.t, &s);
+  return wm_op_set_out_checked(ctx, 0, f.t, &s);
 }
 
 // Runs modifier |attr| on *io through |run_graph|, replacing *io with its

@@ -82,20 +82,6 @@ static wm_status_t check_scalar(const wm_op_ctx_t *ctx, int32_t i,
   return NULL;
 }
 
-// Sets output |i|, rejecting known shapes whose element count overflows.
-static wm_status_t set_out(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
-                           const wm_shape_t *shape) {
-  size_t n;
-  if (wm_shape_is_known(shape) && !wm_shape_numel(shape, &n)) {
-    char buf[160];
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "output %d shape %s has too many elements", i,
-                       wm_shape_format(shape, buf, sizeof(buf)));
-  }
-  wm_op_set_out(ctx, i, dtype, shape);
-  return NULL;
-}
-
 // Requires tensor |t| (the value of input or output |what|) to have shape
 // |want|: the kernels index by the tensors themselves, so a value whose
 // shape differs from its declared type must not reach them.
@@ -521,7 +507,7 @@ static wm_status_t roi_infer(wm_op_ctx_t *ctx) {
   if (xs->rank == 4) {
     out.dims[1] = xs->dims[1];
   }
-  return set_out(ctx, 0, wm_op_in_dtype(ctx, 0), &out);
+  return wm_op_set_out_checked(ctx, 0, wm_op_in_dtype(ctx, 0), &out);
 }
 
 // The sampling geometry of one ROI.
@@ -857,7 +843,7 @@ static wm_status_t gs_infer(wm_op_ctx_t *ctx) {
       out.dims[d] = gr->dims[d - 1];
     }
   }
-  return set_out(ctx, 0, dt, &out);
+  return wm_op_set_out_checked(ctx, 0, dt, &out);
 }
 
 // Maps normalized |v| to a pixel coordinate along a dim of |size|.
@@ -1169,7 +1155,7 @@ static wm_status_t ag_infer(wm_op_ctx_t *ctx) {
     out.dims[1 + d] = known ? sizes[2 + d] : -1;
   }
   out.dims[nsp + 1] = nsp;
-  return set_out(ctx, 0, dt, &out);
+  return wm_op_set_out_checked(ctx, 0, dt, &out);
 }
 
 // Normalized coordinate of index |i| along a dim of |size|: pixel centers
@@ -1373,7 +1359,7 @@ static wm_status_t unpool_infer(wm_op_ctx_t *ctx) {
     WM_RETURN_IF_ERROR(unpool_shape(ctx, &u, xs, &unp));
   }
   WM_RETURN_IF_ERROR(unpool_out_shape(ctx, &unp, &out));
-  return set_out(ctx, 0, wm_op_in_dtype(ctx, 0), &out);
+  return wm_op_set_out_checked(ctx, 0, wm_op_in_dtype(ctx, 0), &out);
 }
 
 static wm_status_t unpool_run(wm_op_ctx_t *ctx) {

@@ -53,24 +53,6 @@ static wm_status_t attr_vec_strings(wm_op_fixture_t *f, const char *name,
   return wm_graph_add_attr_tensor(f->graph, f->node, name, t);
 }
 
-// Adds a strings attribute holding |n| strings.
-static wm_status_t attr_strings(wm_op_fixture_t *f, const char *name,
-                                const char *const *v, size_t n) {
-  size_t lens[16];
-  WM_ASSERT(n <= 16);
-  for (size_t i = 0; i < n; i++) {
-    lens[i] = strlen(v[i]);
-  }
-  wm_attr_t a;
-  memset(&a, 0, sizeof(a));
-  a.name = name;
-  a.type = WM_ATTR_STRINGS;
-  a.count = n;
-  a.strings = (const char **)v;
-  a.string_lens = lens;
-  return wm_graph_add_attr(f->graph, f->node, &a);
-}
-
 // ------------------------------------------------------------ Binarizer
 
 WM_TEST(binarizer_maps_above_threshold_to_one_and_nan_to_zero) {
@@ -215,7 +197,7 @@ WM_TEST(label_encoder_v1_maps_strings_to_first_index_and_back) {
   WM_CHECK_OK(wm_op_fixture_add_strings(&f, "x", 1, d, x));
   const char *in[1] = {"x"};
   WM_CHECK_OK(ml_add_node(&f, "LabelEncoder", in, 1));
-  WM_CHECK_OK(attr_strings(&f, "classes_strings", classes, 3));
+  WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "classes_strings", classes, 3));
   WM_CHECK_OK(wm_op_fixture_attr_int(&f, "default_int64", 9));
   wm_status_t s = wm_op_fixture_run(&f);
   static const double want[4] = {1, 0, 9, 9};
@@ -227,7 +209,7 @@ WM_TEST(label_encoder_v1_maps_strings_to_first_index_and_back) {
   WM_CHECK_OK(ml_init(&f, 1));
   WM_CHECK_OK(wm_op_fixture_add_const_i64(&f, "x", WM_DTYPE_INT64, 1, d, xi));
   WM_CHECK_OK(ml_add_node(&f, "LabelEncoder", in, 1));
-  WM_CHECK_OK(attr_strings(&f, "classes_strings", classes, 3));
+  WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "classes_strings", classes, 3));
   s = wm_op_fixture_run(&f);
   static const char *const want_s[4] = {"cat", "_Unused", "dog", "_Unused"};
   ok = !s && wm_op_fixture_strings_are(f.out[0], want_s, 4);
@@ -267,7 +249,7 @@ WM_TEST(label_encoder_v4_matches_any_nan_and_zero_signs) {
   WM_CHECK_OK(ml_add_node(&f, "LabelEncoder", in, 1));
   WM_CHECK_OK(
       wm_graph_add_attr_floats(f.graph, f.node, "keys_floats", keys, 3));
-  WM_CHECK_OK(attr_strings(&f, "values_strings", vals, 3));
+  WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "values_strings", vals, 3));
   WM_CHECK_OK(wm_op_fixture_attr_string(&f, "default_string", "other"));
   wm_status_t s = wm_op_fixture_run(&f);
   static const char *const want[4] = {"zero", "nan", "seven", "other"};
@@ -343,14 +325,14 @@ WM_TEST(label_encoder_rejects_bad_attribute_sets) {
     WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "keys_int64s", ints, 2));
     switch (c) {
       case 0:  // two kinds of keys
-        WM_CHECK_OK(attr_strings(&f, "keys_strings", strs, 2));
+        WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "keys_strings", strs, 2));
         WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "values_int64s", ints, 2));
         break;
       case 1:  // counts differ
-        WM_CHECK_OK(attr_strings(&f, "values_strings", strs, 3));
+        WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "values_strings", strs, 3));
         break;
       case 2:  // a tensor attribute of the wrong kind
-        WM_CHECK_OK(attr_strings(&f, "values_tensor", strs, 2));
+        WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "values_tensor", strs, 2));
         break;
       case 3: {  // a default of another dtype
         static const double v[2] = {1, 2}, def[1] = {0};
@@ -384,7 +366,7 @@ WM_TEST(label_encoder_rejects_keys_of_another_dtype_statically) {
                                       (const int64_t[]){3}));
   const char *in[1] = {"x"};
   WM_CHECK_OK(ml_add_node(&f, "LabelEncoder", in, 1));
-  WM_CHECK_OK(attr_strings(&f, "keys_strings", keys, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "keys_strings", keys, 1));
   WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "values_int64s", vals, 1));
   wm_type_t t;
   wm_status_t s = wm_op_fixture_infer(&f, &t);

@@ -71,21 +71,6 @@ static wm_status_t check_float_dtype(const wm_op_ctx_t *ctx, int32_t i) {
   return NULL;
 }
 
-// Sets output |i|, rejecting known shapes whose element count overflows
-// (hostile attributes such as huge strides or output_shape).
-static wm_status_t set_out(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
-                           const wm_shape_t *shape) {
-  size_t n;
-  if (wm_shape_is_known(shape) && !wm_shape_numel(shape, &n)) {
-    char buf[160];
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "output %d shape %s has too many elements", i,
-                       wm_shape_format(shape, buf, sizeof(buf)));
-  }
-  wm_op_set_out(ctx, i, dtype, shape);
-  return NULL;
-}
-
 // Requires input |i| to have rank within [lo, hi] when its rank is known.
 static wm_status_t check_rank(const wm_op_ctx_t *ctx, int32_t i, int32_t lo,
                               int32_t hi) {
@@ -541,7 +526,7 @@ static wm_status_t conv_infer(wm_op_ctx_t *ctx) {
   for (int32_t i = 0; i < w.nsp; i++) {
     os.dims[2 + i] = out_sp[i];
   }
-  return set_out(ctx, 0, dt, &os);
+  return wm_op_set_out_checked(ctx, 0, dt, &os);
 }
 
 static wm_status_t conv_run(wm_op_ctx_t *ctx) {
@@ -739,7 +724,7 @@ static wm_status_t convt_infer(wm_op_ctx_t *ctx) {
   for (int32_t i = 0; i < w.nsp; i++) {
     os.dims[2 + i] = out_sp[i];
   }
-  return set_out(ctx, 0, dt, &os);
+  return wm_op_set_out_checked(ctx, 0, dt, &os);
 }
 
 static wm_status_t convt_run(wm_op_ctx_t *ctx) {
@@ -911,8 +896,8 @@ static wm_status_t pool_infer(wm_op_ctx_t *ctx, pool_kind_t kind, bool global) {
   for (int32_t i = 0; i < pl.w.nsp; i++) {
     os.dims[2 + i] = pl.out[i];
   }
-  WM_RETURN_IF_ERROR(set_out(ctx, 0, dt, &os));
-  return set_out(ctx, 1, WM_DTYPE_INT64, &os);
+  WM_RETURN_IF_ERROR(wm_op_set_out_checked(ctx, 0, dt, &os));
+  return wm_op_set_out_checked(ctx, 1, WM_DTYPE_INT64, &os);
 }
 
 // The pooling core shared by the Max, Average, Lp and Global pools.
@@ -2209,7 +2194,7 @@ static wm_status_t col2im_infer(wm_op_ctx_t *ctx) {
     }
     ys.dims[1] = ck >= 0 ? ck / k : -1;
   }
-  return set_out(ctx, 0, dt, &ys);
+  return wm_op_set_out_checked(ctx, 0, dt, &ys);
 }
 
 // Adds every block column into the image: each input element lands on at
@@ -2376,7 +2361,7 @@ static wm_status_t dc_infer(wm_op_ctx_t *ctx) {
   for (int32_t i = 0; i < w.nsp; i++) {
     os.dims[2 + i] = out_sp[i];
   }
-  return set_out(ctx, 0, dt, &os);
+  return wm_op_set_out_checked(ctx, 0, dt, &os);
 }
 
 // Multilinear sample of the |nsp|-dim plane |x| (dims |sp|) at |p|;

@@ -204,6 +204,10 @@ wm_dtype_t wm_op_in_dtype(const wm_op_ctx_t *ctx, int32_t i);
 // Sets output |i| to a tensor of |dtype| and |shape| (ignored if omitted).
 void wm_op_set_out(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
                    const wm_shape_t *shape);
+// wm_op_set_out for shapes from attributes or input values: a known shape
+// whose element count overflows is an error naming output |i|.
+wm_status_t wm_op_set_out_checked(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
+                                  const wm_shape_t *shape) WM_MUST_USE_RESULT;
 // Sets output |i| to |dtype| with unknown rank.
 void wm_op_set_out_unknown(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype);
 

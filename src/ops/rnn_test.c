@@ -49,13 +49,6 @@ static wm_status_t add_filled_swapped(wm_op_fixture_t *f, const char *name,
   return wm_op_fixture_add_const(f, name, WM_DTYPE_FLOAT, 3, sw, t);
 }
 
-static wm_status_t attr_strings(wm_op_fixture_t *f, const char *name,
-                                const char **values, size_t n) {
-  wm_attr_t a = {
-      .name = name, .type = WM_ATTR_STRINGS, .count = n, .strings = values};
-  return wm_graph_add_attr(f->graph, f->node, &a);
-}
-
 static wm_status_t attr_floats(wm_op_fixture_t *f, const char *name,
                                const float *values, size_t n) {
   return wm_graph_add_attr_floats(f->graph, f->node, name, values, n);
@@ -119,7 +112,7 @@ WM_TEST(rnn_each_activation_matches_its_formula) {
     wm_op_fixture_t f;
     WM_CHECK_OK(wm_op_fixture_init(&f, 14));
     WM_CHECK_OK(add_identity_rnn(&f, x));
-    WM_CHECK_OK(attr_strings(&f, "activations", &names[k], 1));
+    WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "activations", &names[k], 1));
     WM_CHECK_OK(attr_floats(&f, "activation_alpha", &alpha, 1));
     WM_CHECK_OK(attr_floats(&f, "activation_beta", &beta, 1));
     wm_status_t s = wm_op_fixture_run(&f);
@@ -159,7 +152,7 @@ WM_TEST(rnn_activation_defaults_follow_onnx_operators) {
     wm_op_fixture_t f;
     WM_CHECK_OK(wm_op_fixture_init(&f, 14));
     WM_CHECK_OK(add_identity_rnn(&f, x));
-    WM_CHECK_OK(attr_strings(&f, "activations", &names[k], 1));
+    WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "activations", &names[k], 1));
     wm_status_t s = wm_op_fixture_run(&f);
     double want[5];
     for (int i = 0; i < 5; i++) {
@@ -185,7 +178,7 @@ WM_TEST(rnn_alpha_goes_to_the_next_activation_that_takes_one) {
   WM_CHECK_OK(wm_op_fixture_add_node(&f, "RNN", in, 3, 2));
   WM_CHECK_OK(wm_op_fixture_attr_string(&f, "direction", "bidirectional"));
   const char *acts[2] = {"Sigmoid", "LeakyRelu"};
-  WM_CHECK_OK(attr_strings(&f, "activations", acts, 2));
+  WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "activations", acts, 2));
   const float alpha = 0.5f;
   WM_CHECK_OK(attr_floats(&f, "activation_alpha", &alpha, 1));
   wm_status_t s = wm_op_fixture_run(&f);
@@ -383,7 +376,7 @@ WM_TEST(gru_cost_counts_piecewise_activations_as_flops) {
   WM_CHECK_OK(wm_op_fixture_add_node(&f, "GRU", in, 3, 2));
   WM_CHECK_OK(wm_op_fixture_attr_string(&f, "direction", "bidirectional"));
   const char *acts[4] = {"HardSigmoid", "Relu", "Sigmoid", "Tanh"};
-  WM_CHECK_OK(attr_strings(&f, "activations", acts, 4));
+  WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "activations", acts, 4));
   wm_type_t t;
   wm_op_cost_t cost;
   wm_status_t s = wm_op_fixture_cost(&f, &t, &cost);
@@ -423,7 +416,7 @@ WM_TEST(rnn_rejects_unknown_activation) {
   WM_CHECK_OK(wm_op_fixture_init(&f, 14));
   WM_CHECK_OK(add_typed_rnn(&f, "GRU", 3));
   const char *acts[2] = {"Sigmoid", "Swish"};
-  WM_CHECK_OK(attr_strings(&f, "activations", acts, 2));
+  WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "activations", acts, 2));
   WM_CHECK_ERR(check_rnn(&f), INVALID_ARGUMENT,
                "attribute activations[1] is \"Swish\", want Relu");
 }
@@ -433,7 +426,7 @@ WM_TEST(rnn_rejects_wrong_activation_count) {
   WM_CHECK_OK(wm_op_fixture_init(&f, 14));
   WM_CHECK_OK(add_typed_rnn(&f, "LSTM", 4));
   const char *acts[2] = {"Sigmoid", "Tanh"};
-  WM_CHECK_OK(attr_strings(&f, "activations", acts, 2));
+  WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "activations", acts, 2));
   WM_CHECK_ERR(check_rnn(&f), INVALID_ARGUMENT,
                "attribute activations has 2 values, want 3");
 }

@@ -51,20 +51,6 @@ static wm_status_t merge_dim(const wm_op_ctx_t *ctx, int64_t *acc, int64_t v,
   return NULL;
 }
 
-// Sets output |i|, rejecting known shapes whose element count overflows.
-static wm_status_t set_out(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
-                           const wm_shape_t *shape) {
-  size_t n;
-  if (wm_shape_is_known(shape) && !wm_shape_numel(shape, &n)) {
-    char buf[160];
-    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
-                       "output %d shape %s has too many elements", i,
-                       wm_shape_format(shape, buf, sizeof(buf)));
-  }
-  wm_op_set_out(ctx, i, dtype, shape);
-  return NULL;
-}
-
 // ------------------------------------------------------- LinearAttention
 
 enum {
@@ -272,8 +258,9 @@ static wm_status_t la_infer(wm_op_ctx_t *ctx) {
   }
   int64_t yd[3] = {a.b, a.t, width}, sd[4] = {a.b, a.hkv, a.dk, a.dv};
   wm_shape_t ys = wm_shape_make(3, yd), ss = wm_shape_make(4, sd);
-  WM_RETURN_IF_ERROR(set_out(ctx, 0, wm_op_in_dtype(ctx, LA_Q), &ys));
-  return set_out(ctx, 1, a.state_dt, &ss);
+  WM_RETURN_IF_ERROR(
+      wm_op_set_out_checked(ctx, 0, wm_op_in_dtype(ctx, LA_Q), &ys));
+  return wm_op_set_out_checked(ctx, 1, a.state_dt, &ss);
 }
 
 // Offset of element |i| of head |h| at (|b|, |t|) in a packed
@@ -479,8 +466,8 @@ static wm_status_t cc_infer(wm_op_ctx_t *ctx) {
   wm_dtype_t dt = wm_op_in_dtype(ctx, CC_X);
   int64_t yd[3] = {c.b, c.c, c.l}, sd[3] = {c.b, c.c, c.carry};
   wm_shape_t ys = wm_shape_make(3, yd), ss = wm_shape_make(3, sd);
-  WM_RETURN_IF_ERROR(set_out(ctx, 0, dt, &ys));
-  return set_out(ctx, 1, dt, &ss);
+  WM_RETURN_IF_ERROR(wm_op_set_out_checked(ctx, 0, dt, &ys));
+  return wm_op_set_out_checked(ctx, 1, dt, &ss);
 }
 
 // Position |j| of the padded row (past_state or zeros, then the input)

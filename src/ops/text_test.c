@@ -8,24 +8,6 @@
 #include "op_fixture.h"
 #include "wm_test.h"
 
-// Adds a strings attribute |name| holding |n| strings to the node.
-static wm_status_t attr_strings(wm_op_fixture_t *f, const char *name,
-                                const char *const *v, size_t n) {
-  size_t lens[16];
-  WM_ASSERT(n <= 16);
-  for (size_t i = 0; i < n; i++) {
-    lens[i] = strlen(v[i]);
-  }
-  wm_attr_t a;
-  memset(&a, 0, sizeof(a));
-  a.name = name;
-  a.type = WM_ATTR_STRINGS;
-  a.count = n;
-  a.strings = (const char **)v;
-  a.string_lens = lens;
-  return wm_graph_add_attr(f->graph, f->node, &a);
-}
-
 // Builds StringNormalizer over the strings |x| of shape |dims|.
 static wm_status_t strnorm_node(wm_op_fixture_t *f, int32_t rank,
                                 const int64_t *dims, const char *const *x,
@@ -42,7 +24,8 @@ static wm_status_t strnorm_node(wm_op_fixture_t *f, int32_t rank,
   WM_RETURN_IF_ERROR(
       wm_op_fixture_attr_int(f, "is_case_sensitive", sensitive ? 1 : 0));
   if (n_stops) {
-    WM_RETURN_IF_ERROR(attr_strings(f, "stopwords", stops, n_stops));
+    WM_RETURN_IF_ERROR(
+        wm_op_fixture_attr_strings(f, "stopwords", stops, n_stops));
   }
   return NULL;
 }
@@ -109,7 +92,7 @@ WM_TEST(strnorm_infers_length_only_without_stopwords) {
     WM_CHECK_OK(wm_op_fixture_add_node(&f, "StringNormalizer", in, 1, 1));
     if (c == 1) {
       static const char *const stops[1] = {"a"};
-      WM_CHECK_OK(attr_strings(&f, "stopwords", stops, 1));
+      WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "stopwords", stops, 1));
     }
     wm_type_t t;
     wm_status_t s = wm_op_fixture_infer(&f, &t);
@@ -216,7 +199,7 @@ WM_TEST(tfidf_weights_string_ngrams_in_each_mode) {
       WM_CHECK_OK(wm_op_fixture_attr_int(&f, "min_gram_length", 1));
       WM_CHECK_OK(wm_op_fixture_attr_int(&f, "max_gram_length", 2));
       WM_CHECK_OK(wm_op_fixture_attr_int(&f, "max_skip_count", 0));
-      WM_CHECK_OK(attr_strings(&f, "pool_strings", pool, 4));
+      WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "pool_strings", pool, 4));
       WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "ngram_counts", counts, 2));
       WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "ngram_indexes", indexes, 3));
       if (w) {
@@ -385,7 +368,7 @@ WM_TEST(tfidf_rejects_hostile_attributes_and_inputs) {
     WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "ngram_indexes", ok_indexes, 2));
     WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "pool_int64s", pool, 2));
     if (c == 1) {
-      WM_CHECK_OK(attr_strings(&f, "pool_strings", ps, 2));
+      WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "pool_strings", ps, 2));
     }
     wm_status_t s = wm_op_fixture_run(&f);
     wm_op_fixture_deinit(&f);
@@ -649,7 +632,7 @@ WM_TEST(text_ops_fail_cleanly_on_every_allocation) {
   WM_CHECK_OK(wm_op_fixture_attr_int(&f, "min_gram_length", 1));
   WM_CHECK_OK(wm_op_fixture_attr_int(&f, "max_gram_length", 2));
   WM_CHECK_OK(wm_op_fixture_attr_int(&f, "max_skip_count", 1));
-  WM_CHECK_OK(attr_strings(&f, "pool_strings", pool, 3));
+  WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "pool_strings", pool, 3));
   WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "ngram_counts", counts, 2));
   WM_CHECK_OK(wm_op_fixture_attr_ints(&f, "ngram_indexes", indexes, 2));
   ok = survives_failing_allocations(&f);

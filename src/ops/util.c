@@ -380,3 +380,16 @@ double wm_op_round_to(wm_dtype_t dtype, double v) {
       return v;
   }
 }
+
+wm_status_t wm_op_set_out_checked(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
+                                  const wm_shape_t *shape) {
+  size_t n;
+  if (wm_shape_is_known(shape) && !wm_shape_numel(shape, &n)) {
+    char buf[160];
+    return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                       "output %d shape %s has too many elements", i,
+                       wm_shape_format(shape, buf, sizeof(buf)));
+  }
+  wm_op_set_out(ctx, i, dtype, shape);
+  return NULL;
+}

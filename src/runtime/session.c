@@ -1206,6 +1206,16 @@ static wm_status_t take_tensor(const rt_node_t *rn, const char *op,
   return NULL;
 }
 
+// A scalar tensor item of |dtype| holding |v|.
+static wm_status_t scalar_item(wm_dtype_t dtype, int64_t v, wm_item_t *out) {
+  wm_shape_t scalar = {.rank = 0};
+  wm_tensor_t *t;
+  WM_RETURN_IF_ERROR(wm_tensor_create(dtype, &scalar, &t));
+  wm_tensor_set_i64(t, 0, v);
+  *out = wm_item_tensor_take(t);
+  return NULL;
+}
+
 static bool truthy(const wm_tensor_t *t) {
   return t && t->count > 0 && wm_tensor_get_f64(t, 0) != 0.0;
 }
@@ -1324,24 +1334,17 @@ static wm_status_t run_loop(wm_session_t *s, size_t index, sub_inputs_t *in,
   size_t n_outer = in->n;
   while (!st && (int64_t)iters < max_iter && cond) {
     sub_truncate(in, n_outer);
-    wm_tensor_t *it = NULL, *c = NULL;
-    wm_shape_t scalar = {.rank = 0};
-    st = wm_tensor_create(WM_DTYPE_INT64, &scalar, &it);
+    wm_item_t it, c;
+    st = scalar_item(WM_DTYPE_INT64, (int64_t)iters, &it);
     if (!st) {
-      wm_tensor_set_i64(it, 0, (int64_t)iters);
-      st = wm_tensor_create(WM_DTYPE_BOOL, &scalar, &c);
+      st = sub_add(in, body->values[body->inputs[0]].name, it, true);
     }
     if (!st) {
-      wm_tensor_set_i64(c, 0, 1);
-      st = sub_add_tensor(in, body->values[body->inputs[0]].name, it, true);
-      it = NULL;
+      st = scalar_item(WM_DTYPE_BOOL, 1, &c);
     }
     if (!st) {
-      st = sub_add_tensor(in, body->values[body->inputs[1]].name, c, true);
-      c = NULL;
+      st = sub_add(in, body->values[body->inputs[1]].name, c, true);
     }
-    wm_tensor_destroy(it);
-    wm_tensor_destroy(c);
     for (size_t i = 0; !st && i < n_carried; i++) {
       st = sub_add(in, body->values[body->inputs[i + 2]].name, carried[i],
                    false);
@@ -1422,17 +1425,26 @@ static int32_t norm_axis(int64_t a, int32_t rank) {
   return a >= 0 && a < rank ? (int32_t)a : -1;
 }
 
+// Bytes per step along |axis| of |shape| (inner) and the steps before it
+// (outer).
+static void axis_blocks(const wm_shape_t *shape, int32_t axis, size_t esize,
+                        size_t *outer, size_t *inner) {
+  *outer = 1;
+  *inner = esize;
+  for (int32_t d = 0; d < axis; d++) {
+    *outer *= (size_t)shape->dims[d];
+  }
+  for (int32_t d = axis + 1; d < shape->rank; d++) {
+    *inner *= (size_t)shape->dims[d];
+  }
+}
+
 // Copies slice |t| along axis |axis| of |x| into |slice| (the axis
 // removed), or back when |into| is set: |x| then receives |slice|.
 static void scan_slice(wm_tensor_t *x, int32_t axis, int64_t t,
                        wm_tensor_t *slice, bool into) {
-  size_t esize = wm_dtype_size(x->dtype), outer = 1, inner = esize;
-  for (int32_t d = 0; d < axis; d++) {
-    outer *= (size_t)x->shape.dims[d];
-  }
-  for (int32_t d = axis + 1; d < x->shape.rank; d++) {
-    inner *= (size_t)x->shape.dims[d];
-  }
+  size_t outer, inner;
+  axis_blocks(&x->shape, axis, wm_dtype_size(x->dtype), &outer, &inner);
   size_t len = (size_t)x->shape.dims[axis];
   for (size_t o = 0; o < outer; o++) {
     char *big = (char *)x->data + (o * len + (size_t)t) * inner;
@@ -1549,6 +1561,23 @@ static wm_status_t scan_steps(wm_session_t *s, wm_session_t *sub,
   return st;
 }
 
+// Host tensors of inputs [first, first + n) of Scan |node| into |vals|
+// (|owned| says which to destroy); an omitted one is an error.
+static wm_status_t scan_inputs(wm_session_t *s, const wm_node_t *node,
+                               const rt_node_t *rn, size_t first, size_t n,
+                               wm_tensor_t **vals, bool *owned) {
+  for (size_t i = 0; i < n; i++) {
+    int32_t id = node->inputs[first + i];
+    if (id < 0) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (Scan): input %zu is omitted", rn->label,
+                      first + i);
+    }
+    WM_RETURN_IF_ERROR(host_tensor(s, id, &vals[i], &owned[i]));
+  }
+  return NULL;
+}
+
 // Scan 9+: inputs are N states then M scan inputs, each sliced along its
 // own axis.
 static wm_status_t run_scan(wm_session_t *s, size_t index, sub_inputs_t *in,
@@ -1581,12 +1610,8 @@ static wm_status_t run_scan(wm_session_t *s, size_t index, sub_inputs_t *in,
   wm_status_t st = vals && owned && ys && axes
                        ? NULL
                        : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (size_t i = 0; !st && i < n_in; i++) {
-    st = node->inputs[i] >= 0
-             ? host_tensor(s, node->inputs[i], &vals[i], &owned[i])
-             : WM_ERROR(INVALID_ARGUMENT,
-                        "node \"%s\" (Scan): input %zu is omitted", rn->label,
-                        i);
+  if (!st) {
+    st = scan_inputs(s, node, rn, 0, n_in, vals, owned);
   }
   // The sequence length, the same along every scan input's axis.
   int64_t len = -1;
@@ -1679,12 +1704,8 @@ static wm_status_t run_scan8(wm_session_t *s, size_t index, sub_inputs_t *in,
   if (!st && node->inputs[0] >= 0) {
     st = host_tensor(s, node->inputs[0], &lens, &lens_owned);
   }
-  for (size_t i = 0; !st && i < n_in; i++) {
-    st = node->inputs[i + 1] >= 0
-             ? host_tensor(s, node->inputs[i + 1], &vals[i], &owned[i])
-             : WM_ERROR(INVALID_ARGUMENT,
-                        "node \"%s\" (Scan): input %zu is omitted", rn->label,
-                        i + 1);
+  if (!st) {
+    st = scan_inputs(s, node, rn, 1, n_in, vals, owned);
   }
   int64_t batch = -1, max_len = -1;
   for (size_t i = 0; !st && i < n_in; i++) {
@@ -1840,20 +1861,6 @@ static wm_status_t seq_position(const rt_node_t *rn, int64_t pos, size_t n,
   }
   *out = (size_t)(pos < 0 ? pos + len : pos);
   return NULL;
-}
-
-// Bytes per step along |axis| of |shape| (inner) and the steps before it
-// (outer).
-static void axis_blocks(const wm_shape_t *shape, int32_t axis, size_t esize,
-                        size_t *outer, size_t *inner) {
-  *outer = 1;
-  *inner = esize;
-  for (int32_t d = 0; d < axis; d++) {
-    *outer *= (size_t)shape->dims[d];
-  }
-  for (int32_t d = axis + 1; d < shape->rank; d++) {
-    *inner *= (size_t)shape->dims[d];
-  }
 }
 
 static wm_status_t split_to_sequence(wm_session_t *s, const wm_node_t *node,
@@ -2056,11 +2063,6 @@ static wm_status_t concat_from_sequence(wm_session_t *s, const wm_node_t *node,
   return NULL;
 }
 
-// The dtype of an item's tensors (UNDEFINED when it has none).
-static wm_dtype_t item_dtype(const wm_item_t *item) {
-  return item->kind == WM_TYPE_TENSOR ? item->tensor->dtype : item->elem_dtype;
-}
-
 // Runs sequence node |index| into results[0].
 static wm_status_t run_sequence(wm_session_t *s, size_t index,
                                 wm_item_t *results) {
@@ -2085,7 +2087,7 @@ static wm_status_t run_sequence(wm_session_t *s, size_t index,
     }
     if (!st && r->count) {
       r->elem_kind = r->elems[0].kind;
-      r->elem_dtype = item_dtype(&r->elems[0]);
+      r->elem_dtype = wm_item_dtype(&r->elems[0]);
     }
     return st;
   }
@@ -2102,7 +2104,7 @@ static wm_status_t run_sequence(wm_session_t *s, size_t index,
         st = own_item(s, node->inputs[1], &r->elems[r->count]);
         r->count += !st;
         if (!st && r->elem_dtype == WM_DTYPE_UNDEFINED) {
-          r->elem_dtype = item_dtype(&r->elems[r->count - 1]);
+          r->elem_dtype = wm_item_dtype(&r->elems[r->count - 1]);
         }
       }
       if (!st && i < src->count && (insert || i != pos)) {
@@ -2120,12 +2122,7 @@ static wm_status_t run_sequence(wm_session_t *s, size_t index,
   }
   if (strcmp(op, "SequenceLength") == 0) {
     WM_RETURN_IF_ERROR(seq_in(s, node->inputs[0], &src));
-    wm_shape_t scalar = {.rank = 0};
-    wm_tensor_t *t;
-    WM_RETURN_IF_ERROR(wm_tensor_create(WM_DTYPE_INT64, &scalar, &t));
-    wm_tensor_set_i64(t, 0, (int64_t)src->count);
-    *r = wm_item_tensor_take(t);
-    return NULL;
+    return scalar_item(WM_DTYPE_INT64, (int64_t)src->count, r);
   }
   if (strcmp(op, "SplitToSequence") == 0) {
     wm_tensor_t **parts = NULL;
@@ -2217,7 +2214,7 @@ static wm_status_t run_sequence_map(wm_session_t *s, size_t index,
       seq->elems[seq->count++] = outs[j];
       if (seq->elem_dtype == WM_DTYPE_UNDEFINED) {
         seq->elem_kind = outs[j].kind;
-        seq->elem_dtype = item_dtype(&outs[j]);
+        seq->elem_dtype = wm_item_dtype(&outs[j]);
       }
       memset(&outs[j], 0, sizeof(outs[j]));
     }
@@ -2256,26 +2253,13 @@ static wm_status_t run_optional(wm_session_t *s, size_t index,
     }
     wm_item_t content;
     WM_RETURN_IF_ERROR(own_item(s, in, &content));
-    wm_status_t st = wm_item_init(r, WM_TYPE_OPTIONAL, content.kind,
-                                  item_dtype(&content), 1);
-    if (st) {
-      wm_item_deinit(&content);
-      return st;
-    }
-    r->elems[0] = content;
-    r->count = 1;
-    return NULL;
+    return wm_item_optional_take(&content, r);
   }
   if (strcmp(op, "OptionalHasElement") == 0) {
     const rt_value_t *v = in >= 0 ? &s->values[in] : NULL;
     bool has = v && (!v->is_item || v->item.kind != WM_TYPE_OPTIONAL ||
                      v->item.count > 0);
-    wm_shape_t scalar = {.rank = 0};
-    wm_tensor_t *t;
-    WM_RETURN_IF_ERROR(wm_tensor_create(WM_DTYPE_BOOL, &scalar, &t));
-    wm_tensor_set_i64(t, 0, has);
-    *r = wm_item_tensor_take(t);
-    return NULL;
+    return scalar_item(WM_DTYPE_BOOL, has, r);
   }
   if (strcmp(op, "OptionalGetElement") == 0 || strcmp(op, "Identity") == 0) {
     if (in < 0) {
@@ -2563,17 +2547,9 @@ wm_status_t wm_session_run_items(wm_session_t *s, const char *const *names,
       wm_item_t value;
       st = wm_item_clone(&inputs[i], &value);
       if (!st) {
-        st = wm_item_init(&v->item, WM_TYPE_OPTIONAL, value.kind,
-                          value.kind == WM_TYPE_TENSOR ? value.tensor->dtype
-                                                       : value.elem_dtype,
-                          1);
+        st = wm_item_optional_take(&value, &v->item);
       }
-      if (st) {
-        wm_item_deinit(&value);
-        break;
-      }
-      v->item.elems[v->item.count++] = value;
-      v->is_item = true;
+      v->is_item = !st;
       continue;
     }
     if (inputs[i].kind != WM_TYPE_TENSOR) {

@@ -117,6 +117,17 @@ wm_status_t wm_op_fixture_attr_string(wm_op_fixture_t *f, const char *name,
   return wm_graph_add_attr_string(f->graph, f->node, name, value);
 }
 
+wm_status_t wm_op_fixture_attr_strings(wm_op_fixture_t *f, const char *name,
+                                       const char *const *values, size_t n) {
+  wm_attr_t a;
+  memset(&a, 0, sizeof(a));
+  a.name = name;
+  a.type = WM_ATTR_STRINGS;
+  a.count = n;
+  a.strings = (const char **)values;  // copied, lengths by strlen
+  return wm_graph_add_attr(f->graph, f->node, &a);
+}
+
 wm_status_t wm_op_fixture_run(wm_op_fixture_t *f) {
   destroy_outputs(f);
   wm_op_ctx_t ctx;

@@ -73,6 +73,9 @@ wm_status_t wm_op_fixture_attr_float(wm_op_fixture_t *f, const char *name,
                                      float value) WM_MUST_USE_RESULT;
 wm_status_t wm_op_fixture_attr_string(wm_op_fixture_t *f, const char *name,
                                       const char *value) WM_MUST_USE_RESULT;
+wm_status_t wm_op_fixture_attr_strings(wm_op_fixture_t *f, const char *name,
+                                       const char *const *values,
+                                       size_t n) WM_MUST_USE_RESULT;
 
 // Runs the node on the host from its constant inputs; the outputs (also
 // on failure) replace those of an earlier run in f->out.
