@@ -50,6 +50,7 @@ typedef struct wm_placement {
   bool fell_back;        // no listed backend took it: fallback runs it
   size_t refusal_count;  // listed backends that answered lower
   const wm_placement_refusal_t *refusals;
+  const char *pass;  // the pass that removed it (it does not run), or NULL
 } wm_placement_t;
 
 // Counters of the last run.
@@ -57,13 +58,20 @@ typedef struct wm_session_stats {
   size_t partitions;       // maximal runs of nodes on one backend
   size_t boundary_copies;  // tensors copied between backends last run
   uint64_t bytes_copied;   // their bytes
+  size_t plans_made;       // plans made since creation (cache misses)
+  uint64_t arena_bytes;    // the current plan's arenas, all backends
 } wm_session_stats_t;
 
 // Checks |graph| (structure, schemas, shape inference: the graph's value
-// types are updated), places every node on the backends of |options| and
-// prepares them. The graph and backends are borrowed and must outlive the
-// session. In STRICT mode (or without a fallback) creation fails listing
-// every node no backend takes, with each backend's reason.
+// types are updated) and prepares running it on the backends of
+// |options|. Runs are planned once per signature of input types (dtypes
+// and shapes): shape inference on the concrete types, placement of every
+// node on its instance, the backends' plans and the memory layout; later
+// runs with the same signature only execute. When the graph's inputs all
+// have fully known types that plan is made here. The graph and backends
+// are borrowed and must outlive the session. In STRICT mode (or without a
+// fallback) planning fails listing every node no backend takes, with each
+// backend's reason.
 wm_status_t wm_session_create_placed(
     wm_graph_t *graph, const wm_session_options_t *options,
     wm_session_t **out_session) WM_MUST_USE_RESULT;
@@ -91,14 +99,30 @@ wm_status_t wm_session_run_items(wm_session_t *session,
                                  const wm_item_t *inputs, size_t n_inputs,
                                  wm_item_t *out_outputs) WM_MUST_USE_RESULT;
 
-// Returns the number of graph nodes the session executes.
+// Runs the graph once like wm_session_run, writing the outputs into the
+// caller's host tensors |outputs| (graph->output_count), each of the
+// output's dtype and shape (an output of another shape is an error naming
+// both). A run whose plan is made and whose nodes all run on backends
+// allocates nothing on the host.
+wm_status_t wm_session_run_into(wm_session_t *session, const char *const *names,
+                                const wm_tensor_t *const *inputs,
+                                size_t n_inputs,
+                                wm_tensor_t *const *outputs) WM_MUST_USE_RESULT;
+
+// Returns the number of graph nodes.
 size_t wm_session_node_count(const wm_session_t *session);
-// Returns the placement of node |index| (graph order); borrowed.
+// Returns how many nodes the current plan runs (the others were removed
+// by passes).
+size_t wm_session_nodes_run(const wm_session_t *session);
+// Returns the placement of node |index| (graph order) in the plan of the
+// last run (before any run: the plan made at creation), or NULL when no
+// plan is made yet; borrowed until the next run.
 const wm_placement_t *wm_session_placement(const wm_session_t *session,
                                            size_t index);
-// Returns how many nodes run on the backend named |backend|.
+// Returns how many nodes of the current plan run on the backend named
+// |backend|.
 size_t wm_session_nodes_on(const wm_session_t *session, const char *backend);
-// Returns the counters of the last run (partitions are known at creation).
+// Returns the counters of the last run and of the current plan.
 wm_session_stats_t wm_session_stats(const wm_session_t *session);
 // Profiling: while on, every node of later runs is followed by a sync of
 // its backend's stream and its wall time (ns) is added to the node's total.

@@ -12,7 +12,7 @@
 
 #include "internal.h"
 #include "ops/ops.h"
-#include "runtime/opdesc.h"
+#include "wmap/plan.h"
 #include "wmap/session.h"
 
 // ------------------------------------------------------------- names
@@ -365,7 +365,6 @@ static wm_status_t cover_node(build_t *b, size_t pos, const wm_op_ctx_t *ctx) {
   wm_map_t *m = b->map;
   const wm_map_options_t *o = b->opts;
   wm_map_node_t *n = &m->nodes[pos];
-  const wm_node_t *node = &b->graph->nodes[n->index];
   n->cells = arena_array(m, m->n_backends, sizeof(wm_map_cell_t));
   if (!n->cells) {
     return oom();
@@ -395,24 +394,13 @@ static wm_status_t cover_node(build_t *b, size_t pos, const wm_op_ctx_t *ctx) {
     }
     return NULL;
   }
-  wm_node_attrs_t attrs;
-  wm_status_t s = wm_node_attrs_init(&attrs, node);
-  size_t count = (size_t)(ctx->n_in + ctx->n_out) + 1;
-  wm_tensor_desc *descs = wm_calloc(count, sizeof(*descs));
-  const void **values = wm_calloc(count, sizeof(void *));
-  if (!s && (!descs || !values)) {
-    s = oom();
-  }
-  wm_op_desc op;
   wm_op_support fb = {0};
   bool fb_asked = false;
-  if (!s) {
-    wm_node_op_desc(node, ctx, &attrs, descs, values, &op);
-  }
+  wm_status_t s = NULL;
   for (size_t k = 0; !s && k < m->n_backends; k++) {
     wm_map_cell_t *c = &n->cells[k];
     wm_op_support a;
-    s = wm_backend_op_query(o->backends[k], &op, &a);
+    s = wm_node_query(b->graph, n->index, NULL, NULL, o->backends[k], &a);
     if (s) {
       break;
     }
@@ -431,7 +419,7 @@ static wm_status_t cover_node(build_t *b, size_t pos, const wm_op_ctx_t *ctx) {
     c->cover = WM_COVER_MISSING;
     if (o->fallback && o->fallback != o->backends[k]) {
       if (!fb_asked) {
-        s = wm_backend_op_query(o->fallback, &op, &fb);
+        s = wm_node_query(b->graph, n->index, NULL, NULL, o->fallback, &fb);
         fb_asked = true;
       }
       if (!s && fb.level > WM_SUPPORT_NONE) {
@@ -439,9 +427,6 @@ static wm_status_t cover_node(build_t *b, size_t pos, const wm_op_ctx_t *ctx) {
       }
     }
   }
-  free(descs);
-  free(values);
-  wm_node_attrs_deinit(&attrs);
   return s;
 }
 

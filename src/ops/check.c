@@ -29,6 +29,12 @@ static const wm_value_t *resolve_value(const wm_graph_t *graph, int32_t id) {
 
 wm_status_t wm_op_ctx_init(wm_op_ctx_t *ctx, const wm_graph_t *graph,
                            size_t index) {
+  return wm_op_ctx_init_with(ctx, graph, index, NULL, NULL);
+}
+
+wm_status_t wm_op_ctx_init_with(wm_op_ctx_t *ctx, const wm_graph_t *graph,
+                                size_t index, const wm_type_t *types,
+                                const wm_tensor_t *const *values) {
   memset(ctx, 0, sizeof(*ctx));
   const wm_node_t *node = &graph->nodes[index];
   size_t n_in = (size_t)node->input_count, n_out = (size_t)node->output_count;
@@ -54,11 +60,13 @@ wm_status_t wm_op_ctx_init(wm_op_ctx_t *ctx, const wm_graph_t *graph,
   ctx->n_out = node->output_count;
   for (size_t i = 0; i < n_in; i++) {
     in_types[i] = wm_type_unknown();
-    if (node->inputs[i] >= 0) {
-      const wm_value_t *v = resolve_value(graph, node->inputs[i]);
-      in_types[i] = v->type;
-      in[i] = v->initializer;
+    int32_t id = node->inputs[i];
+    if (id < 0) {
+      continue;
     }
+    const wm_value_t *v = resolve_value(graph, id);
+    in_types[i] = types ? types[id] : v->type;
+    in[i] = values ? values[id] : v->initializer;
   }
   for (size_t i = 0; i < n_out; i++) {
     out_types[i] = wm_type_unknown();
@@ -183,15 +191,11 @@ static wm_status_t merge_type(wm_graph_t *graph, int32_t id,
   return wm_graph_set_type(graph, id, &t);
 }
 
-// Elements above which a node whose inputs are all constant is not folded
-// during inference (folding is for shape computations, not weights).
-enum { FOLD_LIMIT = 1 << 16 };
-
-static bool small_outputs(const wm_op_ctx_t *ctx) {
+static bool small_outputs(const wm_op_ctx_t *ctx, size_t limit) {
   for (int32_t i = 0; i < ctx->n_out; i++) {
     size_t n;
     if (wm_op_has_output(ctx, i) &&
-        (!wm_shape_numel(&ctx->out_types[i].shape, &n) || n > FOLD_LIMIT)) {
+        (!wm_shape_numel(&ctx->out_types[i].shape, &n) || n > limit)) {
       return false;
     }
   }
@@ -239,6 +243,38 @@ static bool has_subgraph(const wm_node_t *node) {
   return false;
 }
 
+wm_status_t wm_op_infer_node(const wm_op_def_t *def, wm_op_ctx_t *ctx,
+                             size_t fold_limit, bool *out_folded) {
+  *out_folded = false;
+  wm_tensor_t *header = NULL;
+  wm_status_t s = shape_header(def, ctx, &header);
+  if (!s) {
+    s = def->infer(ctx);
+  }
+  if (!s && all_inputs_known(ctx) && small_outputs(ctx, fold_limit) &&
+      !has_subgraph(ctx->node) && !(def->flags & WM_OP_RANDOM) &&
+      !wm_op_runs_in_session(def)) {
+    // Fold: run the reference kernel so later shape rules see values.
+    wm_status_t fs = wm_op_alloc_outputs(ctx);
+    if (!fs) {
+      fs = def->run(ctx);
+    }
+    if (fs) {
+      for (int32_t i = 0; i < ctx->n_out; i++) {
+        wm_tensor_destroy(ctx->out[i]);
+        ctx->out[i] = NULL;
+      }
+    }
+    *out_folded = !fs;
+    wm_status_free(fs);  // folding is an optimization; run reports later
+  }
+  if (header) {
+    ((const wm_tensor_t **)ctx->in)[0] = NULL;
+  }
+  wm_tensor_destroy(header);
+  return s;
+}
+
 // Checks |graph|; with |node_status| a node's failure is stored there (by
 // node index) and the check goes on, else the first failure is returned.
 static wm_status_t check_graph(wm_graph_t *graph, wm_status_t *node_status) {
@@ -284,39 +320,26 @@ static wm_status_t check_graph(wm_graph_t *graph, wm_status_t *node_status) {
       }
     }
     const wm_op_def_t *def;
-    wm_tensor_t *header = NULL;
+    bool folded = false;
     s = wm_op_find_def(&ctx, &def);
     if (!s) {
-      s = shape_header(def, &ctx, &header);
+      s = wm_op_infer_node(def, &ctx, WM_OP_FOLD_LIMIT, &folded);
     }
-    if (!s) {
-      s = def->infer(&ctx);
-    }
-    if (!s && all_inputs_known(&ctx) && small_outputs(&ctx) &&
-        !has_subgraph(node)) {
-      // Fold: run the reference kernel so later shape rules see values.
-      wm_status_t fs = wm_op_alloc_outputs(&ctx);
-      if (!fs) {
-        fs = def->run(&ctx);
+    for (int32_t i = 0; folded && i < ctx.n_out; i++) {
+      int32_t id = node->outputs[i];
+      if (id >= 0 && ctx.out[i]) {
+        known[id] = ctx.out[i];
+        owned[id] = true;
+      } else {
+        wm_tensor_destroy(ctx.out[i]);
       }
-      for (int32_t i = 0; i < ctx.n_out; i++) {
-        int32_t id = node->outputs[i];
-        if (!fs && id >= 0 && ctx.out[i]) {
-          known[id] = ctx.out[i];
-          owned[id] = true;
-        } else {
-          wm_tensor_destroy(ctx.out[i]);
-        }
-        ctx.out[i] = NULL;
-      }
-      wm_status_free(fs);  // folding is an optimization; run reports later
+      ctx.out[i] = NULL;
     }
     for (int32_t i = 0; !s && i < ctx.n_out; i++) {
       if (node->outputs[i] >= 0) {
         s = merge_type(graph, node->outputs[i], &ctx.out_types[i], &ctx);
       }
     }
-    wm_tensor_destroy(header);
     wm_op_ctx_deinit(&ctx);
     if (s && node_status) {
       node_status[index] = s;

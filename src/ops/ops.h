@@ -62,7 +62,14 @@ typedef struct wm_op_def {
   // Work of the node from its (known) input and output types; NULL means
   // one FLOP per output element.
   void (*cost)(const wm_op_ctx_t *ctx, wm_op_cost_t *out);
+  uint32_t flags;  // WM_OP_* properties
 } wm_op_def_t;
+
+// Properties of an operator (wm_op_def_t.flags).
+enum {
+  // Its outputs are drawn at random: never computed ahead of a run.
+  WM_OP_RANDOM = 1u << 0,
+};
 
 // dtype masks for wm_op_def_t.types.
 #define WM_T(d) (1u << WM_DTYPE_##d)
@@ -77,7 +84,7 @@ typedef struct wm_op_def {
 // A family file (src/ops/<family>.c) exports one table ending with an
 // entry whose name is NULL.
 #define WM_OPS_END \
-  { NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL }
+  { NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0 }
 
 // ------------------------------------------------------------- registry
 
@@ -108,6 +115,26 @@ wm_status_t wm_ops_check_graph_each(wm_graph_t *graph, wm_status_t *node_status)
 // block; release with wm_op_ctx_deinit.
 wm_status_t wm_op_ctx_init(wm_op_ctx_t *ctx, const wm_graph_t *graph,
                            size_t index) WM_MUST_USE_RESULT;
+// Like wm_op_ctx_init with input types from |types| (per value id) and
+// constant inputs from |values| (per value id, NULL entries unknown);
+// either may be NULL for the graph's own.
+wm_status_t wm_op_ctx_init_with(wm_op_ctx_t *ctx, const wm_graph_t *graph,
+                                size_t index, const wm_type_t *types,
+                                const wm_tensor_t *const *values)
+    WM_MUST_USE_RESULT;
+// Elements above which a node whose inputs are all constant is not
+// computed ahead of a run (folding is for shape computations).
+#define WM_OP_FOLD_LIMIT ((size_t)1 << 16)
+// Shape inference of one node: runs |def|'s shape rule on |ctx| (input
+// types and known values filled in; Shape and Size see their input's type
+// alone) and, when every input value is known, no output has more than
+// |fold_limit| elements, the node has no subgraph and does not draw at
+// random, computes its outputs into ctx->out (*out_folded true; the
+// caller owns them). A failure to compute is not an error: the outputs
+// are then left unknown in value.
+wm_status_t wm_op_infer_node(const wm_op_def_t *def, wm_op_ctx_t *ctx,
+                             size_t fold_limit,
+                             bool *out_folded) WM_MUST_USE_RESULT;
 // Frees the arrays of a context made by wm_op_ctx_init (not its tensors).
 void wm_op_ctx_deinit(wm_op_ctx_t *ctx);
 // Finds the definition for the context's node and checks its arity and

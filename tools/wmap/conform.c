@@ -311,11 +311,6 @@ static void run_case(const char *dir, const wm_session_options_t *opts,
     collect_ops(graph, r);
     s = wm_session_create_placed(graph, opts, &session);
   }
-  if (!s) {
-    r->nodes = wm_session_node_count(session);
-    r->nodes_on =
-        wm_session_nodes_on(session, wm_backend_name(opts->backends[0]));
-  }
   if (s) {
     wm_status_code_t code = wm_status_code(s);
     r->status = code == WM_STATUS_UNIMPLEMENTED ? ST_UNSUPPORTED : ST_FAIL;
@@ -370,6 +365,11 @@ static void run_case(const char *dir, const wm_session_options_t *opts,
     free(outs);
     wm_cli_dataset_deinit(&ds);
   }
+  // Where the nodes ran: the plan of the last run (of the creation when
+  // no run planned).
+  r->nodes = wm_session_nodes_run(session);
+  r->nodes_on =
+      wm_session_nodes_on(session, wm_backend_name(opts->backends[0]));
   if (n_sets == 0 && r->status == ST_PASS) {
     r->status = ST_SKIPPED;
     r->reason = wm_strdup("no test_data_set folders");

@@ -1,0 +1,36 @@
+// wmap placement: the one rule sessions and the workload map use to put a
+// node on a backend, and the query of a backend about one node instance.
+// Thread-safety: pure functions; the graph and backends are only read.
+#ifndef WMAP_PLAN_H_
+#define WMAP_PLAN_H_
+
+#include "wmap/graph.h"
+#include "wmap/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Asks |backend| (target 0) about node |index| of |graph| as an instance:
+// input and output types from |types| (per value id; NULL: the graph's
+// own value types) and constant inputs from |values| (per value id, NULL
+// entries unknown; NULL: the graph's initializers). A backend without a
+// library tier answers NONE (operator); a level above PREFERRED is an
+// error.
+wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
+                          const wm_type_t *types,
+                          const wm_tensor_t *const *values,
+                          const wm_backend_t *backend,
+                          wm_op_support *out) WM_MUST_USE_RESULT;
+
+// The placement rule: among |n| answers of backends listed in order of
+// preference, returns the index of the one that gets the node (the
+// highest level; ties go to the earlier backend), or -1 when every answer
+// is NONE.
+int32_t wm_place_choose(const wm_op_support *answers, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // WMAP_PLAN_H_

@@ -1,0 +1,347 @@
+// The runtime's private types, shared by its files: backend slots and
+// their memory (memory.c), plans (plan.c), the executor (exec.c), the
+// nodes the session runs itself (control.c, items.c) and the session
+// (session.c). Nothing outside src/runtime includes it.
+#ifndef WMAP_SRC_RUNTIME_INTERNAL_H_
+#define WMAP_SRC_RUNTIME_INTERNAL_H_
+
+#include "ops/ops.h"
+#include "opdesc.h"
+#include "wmap/plan.h"
+#include "wmap/session.h"
+
+enum { RT_MAX_SLOTS = WM_SESSION_MAX_BACKENDS + 1 };  // listed + fallback
+enum { RT_LABEL_SIZE = 32 };
+// The most plans a session keeps (one per input-shape signature).
+enum { RT_MAX_PLANS = 8 };
+
+// A device buffer kept for reuse by the values whose shape is known only
+// while running: later runs allocate the same sizes, and fresh memory
+// costs page faults (host) or allocator calls (devices).
+typedef struct rt_free {
+  wm_buffer *buf;  // the buffer
+  void *host;      // its mapping when the backend maps, else NULL
+  uint64_t bytes;  // its size class
+} rt_free_t;
+
+// One backend the session places nodes on.
+typedef struct rt_backend {
+  wm_backend_t *backend;         // borrowed
+  const wm_plugin_api *api;      // its table
+  const wm_target_desc *target;  // device 0
+  wm_device *dev;                // opened when a plan first needs it
+  wm_stream *stream;             // one stream per backend
+  bool mappable;                 // buffers are host-visible
+  rt_free_t *pool;               // freed dynamic buffers kept for reuse
+  size_t n_pool;                 // entries in |pool|
+  size_t pool_cap;               // allocated entries
+  uint64_t pool_bytes;           // bytes held by |pool|
+  wm_buffer *arena;              // the plans' arena (one plan runs at once)
+  void *arena_host;              // its mapping, or NULL
+  uint64_t arena_bytes;          // its size
+} rt_backend_t;
+
+// Where a tensor lives on one backend.
+typedef struct rt_loc {
+  wm_buffer *buf;   // NULL = not there
+  uint64_t offset;  // bytes into |buf|
+  void *host;       // its host address when the backend maps, else NULL
+  uint64_t bytes;   // bytes owned (dynamic: its size class; else 0)
+  bool dynamic;     // a pool buffer of this run (released at last use)
+} rt_loc_t;
+
+// A value while running: its copies, its layout, or the item it holds.
+typedef struct rt_val {
+  rt_loc_t loc[RT_MAX_SLOTS];  // per backend slot
+  int32_t home;                // slot of the authoritative copy, -1 = none
+  wm_tensor_desc desc;         // layout (same on every slot)
+  bool is_item;                // a sequence or optional held in |item|
+  wm_item_t item;              // it (owned), on the host
+  bool bound;                  // a caller's input this run
+} rt_val_t;
+
+// What the session keeps of one node, whatever the shapes.
+typedef struct rt_node {
+  char label[RT_LABEL_SIZE];  // "#index" for unnamed nodes
+  bool host;                  // the session runs it (control flow, items)
+  wm_session_t *sub[2];       // nested sessions (If: then, else; else body)
+  int32_t *implicit;          // values its subgraphs read from this graph
+  size_t n_implicit;
+} rt_node_t;
+
+typedef enum rt_step_kind {
+  RT_STEP_OP = 0,       // op_run of a planned instance
+  RT_STEP_COPY = 1,     // a tensor copied to another backend
+  RT_STEP_DYNAMIC = 2,  // shapes known only while running: placed then
+  RT_STEP_HOST = 3,     // run by the session (control flow, items)
+} rt_step_kind_t;
+
+// One step of a plan.
+typedef struct rt_step {
+  rt_step_kind_t kind;
+  int32_t node;           // graph node (OP, DYNAMIC, HOST); COPY: value
+  int32_t slot;           // backend slot (OP, COPY: destination)
+  int32_t from;           // COPY: source slot
+  wm_op_plan *plan;       // OP: the backend's plan
+  uint32_t n_in, n_out;   // OP: io slots
+  wm_buffer_view *views;  // OP: n_in + n_out views, patched per run
+  int32_t *io;            // OP: value ids per view (-1 = omitted)
+  uint64_t copy_bytes;    // COPY: bytes
+  int32_t *release;       // values whose last use is this step
+  size_t n_release;
+  // DYNAMIC: the instance last planned (reused while shapes repeat).
+  int32_t dyn_slot;         // slot it ran on, -1 before the first run
+  wm_op_plan *dyn_plan;     // its plan
+  wm_tensor_desc *dyn_key;  // the descriptions it was planned for
+} rt_step_t;
+
+// How a value is held while a plan runs.
+typedef enum rt_pv_kind {
+  RT_PV_NONE = 0,     // not used by the plan
+  RT_PV_CONST = 1,    // an initializer or folded constant, uploaded once
+  RT_PV_ARENA = 2,    // computed or bound: a planned arena offset
+  RT_PV_DYNAMIC = 3,  // shape known while running: pool memory
+  RT_PV_ITEM = 4,     // a sequence or optional on the host
+} rt_pv_kind_t;
+
+// A value as one plan sees it.
+typedef struct rt_pv {
+  rt_pv_kind_t kind;
+  wm_type_t type;                 // concrete where the plan knows it
+  const wm_tensor_t *value;       // CONST: host data (borrowed or folded)
+  int32_t home;                   // slot it is produced on (or bound to)
+  uint64_t offset[RT_MAX_SLOTS];  // ARENA: bytes into the slot's arena
+  bool on[RT_MAX_SLOTS];          // has a copy on the slot
+  int32_t alias;                  // a view of this value (-1 = none)
+  int32_t first;                  // step writing it (from 1; 0: bound)
+  int32_t last;                   // step of its last read (INT32_MAX: out)
+} rt_pv_t;
+
+// A constant folded by a plan, uploaded to one slot.
+typedef struct rt_upload {
+  int32_t value;  // the value
+  int32_t slot;   // where
+  rt_loc_t loc;   // its persistent copy
+} rt_upload_t;
+
+// A plan: everything one input-shape signature needs, decided once.
+typedef struct rt_plan {
+  uint64_t hash;         // of |key|
+  wm_type_t *key;        // the bound inputs' types (n_key)
+  bool *key_given;       // whether each bindable value was bound
+  size_t n_key;          // bindable values (graph inputs, outer values)
+  rt_pv_t *pv;           // per value
+  wm_tensor_t **folded;  // per value: constants folded here (owned)
+  rt_step_t *steps;      // in execution order
+  size_t n_steps;
+  uint64_t arena_bytes[RT_MAX_SLOTS];  // per slot
+  wm_placement_t *placement;           // per node
+  wm_placement_refusal_t *refusals;    // RT_MAX_SLOTS per node
+  wm_session_stats_t stats;            // partitions
+  rt_upload_t *uploads;                // folded constants uploaded
+  size_t n_uploads, uploads_cap;
+  uint64_t use_tick;          // for eviction
+  uint64_t bound_generation;  // arenas the views point into
+} rt_plan_t;
+
+struct wm_session {
+  wm_graph_t *graph;                 // borrowed
+  rt_backend_t slots[RT_MAX_SLOTS];  // listed backends, then the fallback
+  size_t n_slots;                    // slots in use
+  size_t n_listed;                   // listed backends (the rest: fallback)
+  int32_t *order;                    // topological order
+  rt_node_t *nodes;                  // per node
+  rt_val_t *vals;                    // per value id
+  rt_loc_t *cloc;                    // initializer copies: value * n_slots
+  int32_t *bindable;                 // graph inputs and outer values
+  size_t n_bindable;                 // entries of |bindable|
+  int32_t *bind_index;               // per value: index in |bindable| or -1
+  wm_type_t *key_types;              // this run's signature (n_bindable)
+  bool *key_given;                   // which bindable values this run binds
+  rt_plan_t *plans[RT_MAX_PLANS];    // cached plans
+  size_t n_plans;
+  rt_plan_t *active;         // the plan of the last run
+  uint64_t tick;             // plan uses
+  uint64_t generation;       // bumped when an arena moves
+  wm_session_stats_t stats;  // counters of the last run
+  uint64_t live_bytes;       // dynamic bytes in use (not pooled)
+  uint64_t peak_live_bytes;  // the most |live_bytes| has been
+  bool profiling;            // time every node (stream sync after it)
+  double *node_ns;           // per node: profiled time
+  size_t profiled_runs;      // runs that added to |node_ns|
+  wm_backend_t *listed[WM_SESSION_MAX_BACKENDS];  // for nested sessions
+  wm_session_options_t options;  // as created (backends -> |listed|)
+  wm_session_t *outer;           // while nested: the session running it
+};
+
+// --------------------------------------------------------- memory.c
+
+// Converts a plugin error of slot |b| into a status naming |what|.
+wm_status_t rt_slot_error(const rt_backend_t *b, wm_error *e, const char *what);
+// Opens the device and stream of |slot| on first use.
+wm_status_t rt_open_slot(wm_session_t *s, size_t slot) WM_MUST_USE_RESULT;
+// Grows the arena of |slot| to at least |bytes| (the session's generation
+// moves when it does).
+wm_status_t rt_arena_reserve(wm_session_t *s, size_t slot,
+                             uint64_t bytes) WM_MUST_USE_RESULT;
+// Allocates dynamic memory for a tensor of |desc| on |slot| into |loc|.
+wm_status_t rt_alloc_dynamic(wm_session_t *s, size_t slot,
+                             const wm_tensor_desc *desc,
+                             rt_loc_t *loc) WM_MUST_USE_RESULT;
+// Frees what |loc| owns (dynamic memory goes to the pool) and clears it;
+// string elements of |dtype| STRING are freed first.
+void rt_release_loc(wm_session_t *s, size_t slot, rt_loc_t *loc, uint32_t dtype,
+                    uint64_t count);
+// Allocates persistent memory for |bytes| on |slot| (initializers,
+// folded constants) into |loc|.
+wm_status_t rt_alloc_persistent(wm_session_t *s, size_t slot, uint64_t bytes,
+                                rt_loc_t *loc) WM_MUST_USE_RESULT;
+// Frees persistent memory of |slot| and clears |loc|.
+void rt_free_persistent(wm_session_t *s, size_t slot, rt_loc_t *loc,
+                        uint32_t dtype, uint64_t count);
+// Copies host tensor |t| into |loc| on |slot| (strings element by element
+// into host-visible memory).
+wm_status_t rt_write(wm_session_t *s, size_t slot, const rt_loc_t *loc,
+                     const wm_tensor_t *t) WM_MUST_USE_RESULT;
+// Reads the tensor of |desc| at |loc| on |slot| into |dst| (its data,
+// of |desc|'s size; strings are copied).
+wm_status_t rt_read(wm_session_t *s, size_t slot, const rt_loc_t *loc,
+                    const wm_tensor_desc *desc,
+                    wm_tensor_t *dst) WM_MUST_USE_RESULT;
+// Copies |bytes| at |src| on slot |from| to |dst| on slot |to|.
+wm_status_t rt_copy(wm_session_t *s, size_t from, const rt_loc_t *src,
+                    size_t to, const rt_loc_t *dst, const wm_tensor_desc *desc,
+                    uint64_t bytes) WM_MUST_USE_RESULT;
+// Frees every buffer of |slot| (pool, arena) and closes it.
+void rt_close_slot(rt_backend_t *b);
+// The shape of a description.
+wm_shape_t rt_shape_of(const wm_tensor_desc *d);
+// Bytes of a tensor of |desc|; false when it overflows.
+bool rt_desc_bytes(const wm_tensor_desc *d, uint64_t *out);
+
+// One arena region: a value's bytes over steps [first, last].
+typedef struct rt_region {
+  uint64_t bytes;   // size (rounded up to the alignment)
+  int32_t first;    // step that writes it
+  int32_t last;     // step of its last read (INT32_MAX: until the end)
+  uint64_t offset;  // assigned
+} rt_region_t;
+// Assigns offsets to |n| regions so that regions alive at the same step
+// never overlap (greedy best fit in step order, like ggml-alloc);
+// *out_bytes receives the arena size needed.
+wm_status_t rt_assign_offsets(rt_region_t *regions, size_t n,
+                              uint64_t *out_bytes) WM_MUST_USE_RESULT;
+
+// ----------------------------------------------------------- plan.c
+
+// Builds the plan for the inputs' types in |key| (per bindable value;
+// |given| says which were bound). On failure nothing is kept.
+wm_status_t rt_plan_build(wm_session_t *s, const wm_type_t *key,
+                          const bool *given,
+                          rt_plan_t **out_plan) WM_MUST_USE_RESULT;
+// Places |op| by the rule (listed backends, then the fallback), filling
+// |pl| (its refusals storage holds RT_MAX_SLOTS entries); *out_slot is -1
+// when nothing takes it.
+wm_status_t rt_place(wm_session_t *s, wm_placement_t *pl, const wm_op_desc *op,
+                     int32_t *out_slot) WM_MUST_USE_RESULT;
+// Frees a plan and what it uploaded; accepts NULL.
+void rt_plan_destroy(wm_session_t *s, rt_plan_t *plan);
+// The hash of a signature.
+uint64_t rt_key_hash(const wm_type_t *key, const bool *given, size_t n);
+// True when a plan was built for this signature.
+bool rt_key_equal(const rt_plan_t *p, const wm_type_t *key, const bool *given,
+                  size_t n);
+
+// ----------------------------------------------------------- exec.c
+
+// Runs the steps of |plan|: values must be bound; everything dynamic is
+// released at its last use, the outputs' copies stay.
+wm_status_t rt_execute(wm_session_t *s, rt_plan_t *plan) WM_MUST_USE_RESULT;
+// Points the plan's values and views at the current arenas.
+void rt_plan_activate(wm_session_t *s, rt_plan_t *plan);
+// Releases value |id|'s run-time copies and item (not constants).
+void rt_release_value(wm_session_t *s, int32_t id);
+
+// A host tensor holding value |id| (a constant itself, else a copy read
+// from its home backend); *out_owned says whether to destroy it.
+wm_status_t rt_host_tensor(wm_session_t *s, int32_t id, wm_tensor_t **out,
+                           bool *out_owned) WM_MUST_USE_RESULT;
+// Value |id| as an item: a sequence or optional the session holds
+// (borrowed), else a host tensor; *out_owned says whether to deinit it.
+wm_status_t rt_host_item(wm_session_t *s, int32_t id, wm_item_t *out,
+                         bool *out_owned) WM_MUST_USE_RESULT;
+// Value |id| as an item of the caller's own: a deep copy unless it was
+// already one.
+wm_status_t rt_own_item(wm_session_t *s, int32_t id,
+                        wm_item_t *out) WM_MUST_USE_RESULT;
+// Stores |item| (taken and cleared) as value |id|: a tensor goes to slot 0
+// (dynamic memory), a sequence or optional stays on the host.
+wm_status_t rt_store_item(wm_session_t *s, int32_t id,
+                          wm_item_t *item) WM_MUST_USE_RESULT;
+// True when value |id| holds something this run (a copy, an item or a
+// constant).
+bool rt_value_present(const wm_session_t *s, int32_t id);
+
+// -------------------------------------------------- control.c, items.c
+
+// Runs node |index| on the host: control flow with nested sessions, the
+// operators of sequences and optionals, and FlexAttention.
+wm_status_t rt_run_host_node(wm_session_t *s, size_t index) WM_MUST_USE_RESULT;
+
+// The named inputs of one nested run: formal inputs then outer values.
+typedef struct rt_sub_inputs {
+  size_t n, cap;
+  const char **names;
+  wm_item_t *items;
+  bool *owned;
+} rt_sub_inputs_t;
+
+wm_status_t rt_sub_add(rt_sub_inputs_t *in, const char *name, wm_item_t item,
+                       bool owned) WM_MUST_USE_RESULT;
+// rt_sub_add of a tensor item taking |t| (when |owned|).
+wm_status_t rt_sub_add_tensor(rt_sub_inputs_t *in, const char *name,
+                              wm_tensor_t *t, bool owned) WM_MUST_USE_RESULT;
+void rt_sub_truncate(rt_sub_inputs_t *in, size_t n);
+void rt_sub_deinit(rt_sub_inputs_t *in);
+// Adds the values |g| reads from this session's graph.
+wm_status_t rt_sub_add_outer(wm_session_t *s, const wm_graph_t *g,
+                             rt_sub_inputs_t *in) WM_MUST_USE_RESULT;
+// The nested session of subgraph attribute |name| of node |node|, created
+// on first use with this session's backends (cached in rn->sub[k]).
+wm_status_t rt_sub_session(wm_session_t *s, rt_node_t *rn,
+                           const wm_node_t *node, const char *name, int k,
+                           wm_session_t **out) WM_MUST_USE_RESULT;
+// Runs |sub| on |in|; its outputs go to |outs| (graph output count).
+wm_status_t rt_sub_run(wm_session_t *s, wm_session_t *sub,
+                       const rt_sub_inputs_t *in,
+                       wm_item_t *outs) WM_MUST_USE_RESULT;
+// Takes the tensor of |item| (a sequence or optional is an error naming
+// |what| |i| of node |rn|).
+wm_status_t rt_take_tensor(const rt_node_t *rn, const char *op,
+                           const char *what, size_t i, wm_item_t *item,
+                           wm_tensor_t **out) WM_MUST_USE_RESULT;
+
+// A scalar tensor item of |dtype| holding |v|.
+wm_status_t rt_scalar_item(wm_dtype_t dtype, int64_t v,
+                           wm_item_t *out) WM_MUST_USE_RESULT;
+
+// Bytes per step along |axis| of |shape| (inner) and the steps before it
+// (outer).
+void rt_axis_blocks(const wm_shape_t *shape, int32_t axis, size_t esize,
+                    size_t *outer, size_t *inner);
+
+// control.c: If, Loop, Scan (9+) and Scan 8 into |results|.
+wm_status_t rt_run_if(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
+                      wm_item_t *results) WM_MUST_USE_RESULT;
+wm_status_t rt_run_loop(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
+                        wm_item_t *results) WM_MUST_USE_RESULT;
+wm_status_t rt_run_scan(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
+                        wm_item_t *results) WM_MUST_USE_RESULT;
+wm_status_t rt_run_scan8(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
+                         wm_item_t *results) WM_MUST_USE_RESULT;
+
+// True for the nodes the session runs itself: operators whose kernel says
+// so and any node reading or writing a sequence or optional.
+bool rt_runs_in_session(const wm_graph_t *g, const wm_node_t *node);
+
+#endif  // WMAP_SRC_RUNTIME_INTERNAL_H_

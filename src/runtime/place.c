@@ -1,0 +1,206 @@
+// Placement: the rule that puts a node on a backend (shared with the
+// workload map through include/wmap/plan.h), the query of one node
+// instance, and the placement report of a session's current plan.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *wm_impl_name(uint32_t impl) {
+  static const char *const names[] = {"none", "native kernel", "vendor library",
+                                      "generated"};
+  return impl < sizeof(names) / sizeof(names[0]) ? names[impl] : "unknown";
+}
+
+const char *wm_level_name(uint32_t level) {
+  static const char *const names[] = {"none", "emulated", "supported",
+                                      "preferred"};
+  return level < sizeof(names) / sizeof(names[0]) ? names[level] : "unknown";
+}
+
+const char *wm_why_name(uint32_t reason) {
+  static const char *const names[] = {
+      "unspecified", "operator",   "opset",  "dtype",    "rank", "shape",
+      "attribute",   "size limit", "layout", "subgraph", "other"};
+  return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "other";
+}
+
+int32_t wm_place_choose(const wm_op_support *answers, size_t n) {
+  int32_t chosen = -1;
+  uint32_t best = WM_SUPPORT_NONE;
+  for (size_t k = 0; k < n; k++) {
+    if (answers[k].level > best) {
+      best = answers[k].level;
+      chosen = (int32_t)k;
+    }
+  }
+  return chosen;
+}
+
+wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
+                          const wm_type_t *types,
+                          const wm_tensor_t *const *values,
+                          const wm_backend_t *backend, wm_op_support *out) {
+  memset(out, 0, sizeof(*out));
+  out->struct_size = sizeof(*out);
+  const wm_node_t *node = &graph->nodes[index];
+  wm_op_ctx_t ctx;
+  WM_RETURN_IF_ERROR(wm_op_ctx_init_with(&ctx, graph, index, types, values));
+  for (int32_t i = 0; i < ctx.n_out; i++) {
+    int32_t id = node->outputs[i];
+    if (id >= 0) {
+      ctx.out_types[i] = types ? types[id] : graph->values[id].type;
+    }
+  }
+  wm_node_attrs_t attrs;
+  wm_status_t st = wm_node_attrs_init(&attrs, node);
+  size_t n = (size_t)(ctx.n_in + ctx.n_out) + 1;
+  wm_tensor_desc *descs = st ? NULL : wm_calloc(n, sizeof(*descs));
+  const void **vals = st ? NULL : wm_calloc(n, sizeof(void *));
+  if (!st && (!descs || !vals)) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (!st) {
+    wm_op_desc op;
+    wm_node_op_desc(node, &ctx, &attrs, descs, vals, &op);
+    st = wm_backend_op_query(backend, &op, out);
+  }
+  free(descs);
+  free(vals);
+  wm_node_attrs_deinit(&attrs);
+  wm_op_ctx_deinit(&ctx);
+  return st;
+}
+
+// ------------------------------------------------------------- report
+
+// The placement of the session's current plan (NULL before any).
+static const wm_placement_t *placements(const wm_session_t *s) {
+  return s->active ? s->active->placement : NULL;
+}
+
+size_t wm_session_node_count(const wm_session_t *session) {
+  return session->graph->node_count;
+}
+
+const wm_placement_t *wm_session_placement(const wm_session_t *session,
+                                           size_t index) {
+  const wm_placement_t *p = placements(session);
+  return p && index < session->graph->node_count ? &p[index] : NULL;
+}
+
+size_t wm_session_nodes_on(const wm_session_t *session, const char *backend) {
+  const wm_placement_t *p = placements(session);
+  size_t n = 0;
+  for (size_t i = 0; p && i < session->graph->node_count; i++) {
+    n += !p[i].pass && p[i].backend && strcmp(p[i].backend, backend) == 0;
+  }
+  return n;
+}
+
+size_t wm_session_nodes_run(const wm_session_t *session) {
+  const wm_placement_t *p = placements(session);
+  size_t n = 0;
+  for (size_t i = 0; p && i < session->graph->node_count; i++) {
+    n += !p[i].pass;
+  }
+  return n;
+}
+
+wm_session_stats_t wm_session_stats(const wm_session_t *session) {
+  wm_session_stats_t st = session->stats;
+  if (session->active) {
+    st.partitions = session->active->stats.partitions;
+    st.arena_bytes = 0;
+    for (size_t k = 0; k < session->n_slots; k++) {
+      st.arena_bytes += session->active->arena_bytes[k];
+    }
+  }
+  return st;
+}
+
+void wm_session_placement_json(const wm_session_t *s, wm_strbuf_t *out) {
+  const wm_placement_t *pl = placements(s);
+  wm_session_stats_t stats = wm_session_stats(s);
+  wm_strbuf_printf(out, "{\"schema\": \"wmap.placement/1\", \"backends\": [");
+  for (size_t k = 0; k < s->n_slots; k++) {
+    wm_strbuf_printf(out, "%s", k ? ", " : "");
+    wm_strbuf_json_string(out, wm_backend_name(s->slots[k].backend));
+  }
+  wm_strbuf_printf(out,
+                   "],\n \"partitions\": %zu, \"boundary_copies\": %zu, "
+                   "\"bytes_copied\": %llu,\n \"nodes\": [\n",
+                   stats.partitions, stats.boundary_copies,
+                   (unsigned long long)stats.bytes_copied);
+  for (size_t k = 0; pl && k < s->graph->node_count; k++) {
+    const wm_placement_t *p = &pl[s->order[k]];
+    wm_strbuf_printf(out, "  {\"name\": ");
+    wm_strbuf_json_string(out, p->node);
+    wm_strbuf_printf(out, ", \"op\": ");
+    wm_strbuf_json_string(out, p->op_type);
+    wm_strbuf_printf(out, ", \"domain\": ");
+    wm_strbuf_json_string(out, p->domain);
+    wm_strbuf_printf(out, ", \"backend\": ");
+    wm_strbuf_json_string(out, p->backend);
+    wm_strbuf_printf(out,
+                     ", \"impl\": \"%s\", \"level\": \"%s\", "
+                     "\"fell_back\": %s, \"pass\": ",
+                     wm_impl_name(p->impl), wm_level_name(p->level),
+                     p->fell_back ? "true" : "false");
+    if (p->pass) {
+      wm_strbuf_json_string(out, p->pass);
+    } else {
+      wm_strbuf_printf(out, "null");
+    }
+    wm_strbuf_printf(out, ", \"refusals\": [");
+    for (size_t r = 0; r < p->refusal_count; r++) {
+      const wm_placement_refusal_t *rf = &p->refusals[r];
+      wm_strbuf_printf(out, "%s{\"backend\": ", r ? ", " : "");
+      wm_strbuf_json_string(out, rf->backend);
+      wm_strbuf_printf(out,
+                       ", \"level\": \"%s\", \"reason\": \"%s\", "
+                       "\"detail\": ",
+                       wm_level_name(rf->level), wm_why_name(rf->reason));
+      wm_strbuf_json_string(out, rf->detail);
+      wm_strbuf_printf(out, "}");
+    }
+    wm_strbuf_printf(out, "]}%s\n", k + 1 < s->graph->node_count ? "," : "");
+  }
+  wm_strbuf_printf(out, " ]}\n");
+}
+
+void wm_session_placement_text(const wm_session_t *s, wm_strbuf_t *out) {
+  const wm_placement_t *pl = placements(s);
+  wm_session_stats_t stats = wm_session_stats(s);
+  wm_strbuf_printf(out, "%-24s %-20s %-8s %-15s %-9s %s\n", "node", "op",
+                   "backend", "impl", "level", "why not earlier backends");
+  for (size_t k = 0; pl && k < s->graph->node_count; k++) {
+    const wm_placement_t *p = &pl[s->order[k]];
+    if (p->pass) {
+      wm_strbuf_printf(out, "%-24.24s %-20.20s %-8.8s removed by pass %s\n",
+                       p->node, p->op_type, "-", p->pass);
+      continue;
+    }
+    wm_strbuf_printf(out, "%-24.24s %-20.20s %-8.8s %-15s %-9s", p->node,
+                     p->op_type, p->backend, wm_impl_name(p->impl),
+                     wm_level_name(p->level));
+    for (size_t r = 0; r < p->refusal_count; r++) {
+      const wm_placement_refusal_t *rf = &p->refusals[r];
+      wm_strbuf_printf(
+          out, "%s %s: %s%s%s", r ? ";" : "", rf->backend,
+          rf->level ? wm_level_name(rf->level) : wm_why_name(rf->reason),
+          *rf->detail ? " (" : "", rf->detail);
+      wm_strbuf_printf(out, "%s", *rf->detail ? ")" : "");
+    }
+    wm_strbuf_printf(out, "\n");
+  }
+  size_t run = wm_session_nodes_run(s);
+  wm_strbuf_printf(out, "%zu nodes", s->graph->node_count);
+  if (run != s->graph->node_count) {
+    wm_strbuf_printf(out, " (%zu run, %zu removed by passes)", run,
+                     s->graph->node_count - run);
+  }
+  wm_strbuf_printf(out, ", %zu partition%s\n", stats.partitions,
+                   stats.partitions == 1 ? "" : "s");
+}

@@ -1,0 +1,287 @@
+// Plans: one per signature of input shapes, made on first use and reused;
+// shape computations folded; data-dependent shapes handled while running;
+// memory laid out by value lifetimes; outputs into the caller's tensors.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../tests/testing/wm_test.h"
+#include "ref.h"
+#include "wmap/session.h"
+
+static void node(wm_graph_t *g, const char *op, const char *a, const char *b,
+                 const char *out) {
+  const char *ins[2] = {a, b};
+  int32_t n;
+  WM_CHECK_OK(wm_graph_add_node(g, op, "", NULL, ins, b ? 2 : 1, &out, 1, &n));
+}
+
+static void output(wm_graph_t *g, const char *name) {
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_output(g, name, NULL, &id));
+}
+
+static wm_tensor_t *ramp(int64_t rows, int64_t cols) {
+  wm_shape_t shape = {.rank = 2, .dims = {rows, cols}};
+  wm_tensor_t *t = NULL;
+  if (wm_tensor_create(WM_DTYPE_FLOAT, &shape, &t)) {
+    return NULL;
+  }
+  for (size_t i = 0; i < t->count; i++) {
+    ((float *)t->data)[i] = (float)i - 3.0f;
+  }
+  return t;
+}
+
+static wm_backend_t *ref_backend(void) {
+  wm_backend_t *ref = NULL;
+  wm_status_t s = wm_backend_create(wm_ref_plugin_query, "built-in", &ref);
+  wm_status_free(s);
+  return ref;
+}
+
+// y = relu(x + x) with x float [N, 3].
+static wm_graph_t *add_relu(void) {
+  wm_graph_t *g = NULL;
+  wm_shape_t shape = {.rank = 2, .dims = {-1, 3}};
+  wm_type_t t = wm_type_tensor(WM_DTYPE_FLOAT, &shape);
+  t.dim_params[0] = "N";
+  const char *add_in[2] = {"x", "x"}, *add_out = "a", *relu_out = "y";
+  int32_t id;
+  wm_status_t s = wm_graph_create("g", NULL, &g);
+  if (!s) {
+    s = wm_graph_set_opset(g, "", 17);
+  }
+  if (!s) {
+    s = wm_graph_add_input(g, "x", &t, &id);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "Add", "", NULL, add_in, 2, &add_out, 1, &id);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "Relu", "", NULL, &add_out, 1, &relu_out, 1, &id);
+  }
+  if (!s) {
+    s = wm_graph_add_output(g, "y", NULL, &id);
+  }
+  if (s) {
+    wm_status_free(s);
+    wm_graph_destroy(g);
+    return NULL;
+  }
+  return g;
+}
+
+// Runs |s| on x = ramp(rows, cols) and checks y = relu(x + x).
+static void run_and_check(wm_session_t *s, int64_t rows, int64_t cols) {
+  wm_tensor_t *x = ramp(rows, cols), *y = NULL;
+  WM_CHECK(x);
+  const char *names[1] = {"x"};
+  WM_CHECK_OK(wm_session_run(s, names, (const wm_tensor_t *const *)&x, 1, &y));
+  WM_CHECK_INT_EQ(y->shape.dims[0], rows);
+  for (size_t i = 0; i < y->count; i++) {
+    float v = 2 * ((float *)x->data)[i];
+    WM_CHECK_DBL_NEAR(((float *)y->data)[i], v > 0 ? v : 0, 0);
+  }
+  wm_tensor_destroy(x);
+  wm_tensor_destroy(y);
+}
+
+WM_TEST(a_plan_is_made_once_per_input_shape_and_reused) {
+  wm_graph_t *g = add_relu();
+  WM_CHECK(g);
+  wm_backend_t *ref = ref_backend();
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  // The declared shapes are not known: creation made a provisional plan.
+  size_t made = wm_session_stats(s).plans_made;
+  WM_CHECK_INT_EQ(made, 1);
+  run_and_check(s, 2, 3);
+  WM_CHECK_INT_EQ(wm_session_stats(s).plans_made, made + 1);
+  run_and_check(s, 2, 3);
+  WM_CHECK_INT_EQ(wm_session_stats(s).plans_made, made + 1);
+  run_and_check(s, 5, 3);
+  WM_CHECK_INT_EQ(wm_session_stats(s).plans_made, made + 2);
+  run_and_check(s, 2, 3);
+  WM_CHECK_INT_EQ(wm_session_stats(s).plans_made, made + 2);
+  // More signatures than the cache holds: the least recent are remade.
+  for (int64_t n = 1; n <= 12; n++) {
+    run_and_check(s, n, 3);
+  }
+  run_and_check(s, 12, 3);
+  size_t after = wm_session_stats(s).plans_made;
+  run_and_check(s, 1, 3);  // evicted long ago
+  WM_CHECK_INT_EQ(wm_session_stats(s).plans_made, after + 1);
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
+WM_TEST(shape_computations_are_folded_into_the_plan) {
+  // y = Reshape(x, Concat(Gather(Shape(x), 0), [-1])): with x known, the
+  // shape chain is computed when planning and only Reshape runs.
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  wm_shape_t xs = {.rank = 3, .dims = {-1, 2, 3}};
+  wm_type_t xt = wm_type_tensor(WM_DTYPE_FLOAT, &xs);
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &xt, &id));
+  wm_shape_t one = {.rank = 1, .dims = {1}};
+  wm_shape_t scalar = {.rank = 0};
+  wm_tensor_t *zero, *minus;
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_INT64, &scalar, &zero));
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_INT64, &one, &minus));
+  wm_tensor_set_i64(minus, 0, -1);
+  WM_CHECK_OK(wm_graph_add_initializer(g, "zero", zero, &id));
+  WM_CHECK_OK(wm_graph_add_initializer(g, "minus", minus, &id));
+  node(g, "Shape", "x", NULL, "shape");
+  node(g, "Gather", "shape", "zero", "n");
+  node(g, "Unsqueeze", "n", "zero", "n1");
+  const char *cat_in[2] = {"n1", "minus"}, *cat_out = "dims";
+  int32_t n_cat;
+  WM_CHECK_OK(
+      wm_graph_add_node(g, "Concat", "", NULL, cat_in, 2, &cat_out, 1, &n_cat));
+  WM_CHECK_OK(wm_graph_add_attr_int(g, n_cat, "axis", 0));
+  node(g, "Reshape", "x", "dims", "y");
+  output(g, "y");
+  wm_backend_t *ref = ref_backend();
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  wm_shape_t in_shape = {.rank = 3, .dims = {4, 2, 3}};
+  wm_tensor_t *x, *y = NULL;
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &in_shape, &x));
+  for (size_t i = 0; i < x->count; i++) {
+    ((float *)x->data)[i] = (float)i;
+  }
+  const char *names[1] = {"x"};
+  WM_CHECK_OK(wm_session_run(s, names, (const wm_tensor_t *const *)&x, 1, &y));
+  WM_CHECK_INT_EQ(y->shape.rank, 2);
+  WM_CHECK_INT_EQ(y->shape.dims[0], 4);
+  WM_CHECK_INT_EQ(y->shape.dims[1], 6);
+  WM_CHECK_DBL_NEAR(((float *)y->data)[23], 23, 0);
+  WM_CHECK_INT_EQ(wm_session_nodes_run(s), 1);
+  size_t folded = 0;
+  for (size_t i = 0; i < wm_session_node_count(s); i++) {
+    const wm_placement_t *p = wm_session_placement(s, i);
+    folded += p->pass && strcmp(p->pass, "fold") == 0;
+  }
+  WM_CHECK_INT_EQ(folded, 4);
+  wm_tensor_destroy(x);
+  wm_tensor_destroy(y);
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
+WM_TEST(data_dependent_shapes_are_placed_while_running) {
+  // y = Transpose(NonZero(x)): the shape of NonZero's output depends on
+  // the values of x, so it and its consumer run as dynamic steps.
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  wm_shape_t xs = {.rank = 1, .dims = {6}};
+  wm_type_t xt = wm_type_tensor(WM_DTYPE_FLOAT, &xs);
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &xt, &id));
+  node(g, "NonZero", "x", NULL, "nz");
+  node(g, "Transpose", "nz", NULL, "y");
+  output(g, "y");
+  wm_backend_t *ref = ref_backend();
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  const char *names[1] = {"x"};
+  static const float a[6] = {0, 1, 0, 2, 3, 0}, b[6] = {1, 0, 0, 0, 0, 5};
+  for (int k = 0; k < 3; k++) {
+    const float *v = k == 1 ? b : a;
+    wm_tensor_t *x, *y = NULL;
+    WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &xs, &x));
+    memcpy(x->data, v, sizeof(a));
+    WM_CHECK_OK(
+        wm_session_run(s, names, (const wm_tensor_t *const *)&x, 1, &y));
+    WM_CHECK_INT_EQ(y->shape.rank, 2);
+    WM_CHECK_INT_EQ(y->shape.dims[0], k == 1 ? 2 : 3);
+    WM_CHECK_INT_EQ(y->shape.dims[1], 1);
+    WM_CHECK_INT_EQ(((int64_t *)y->data)[0], k == 1 ? 0 : 1);
+    WM_CHECK_INT_EQ(((int64_t *)y->data)[y->count - 1], k == 1 ? 5 : 4);
+    wm_tensor_destroy(x);
+    wm_tensor_destroy(y);
+  }
+  // One signature: the plan was reused while the data shapes changed.
+  WM_CHECK_INT_EQ(wm_session_stats(s).plans_made, 1);
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
+WM_TEST(values_share_arena_memory_when_their_lifetimes_do_not_overlap) {
+  // A chain of 8 Neg over 1,000 floats: each value lives for two steps,
+  // so two regions serve all nine values (output included).
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  wm_shape_t xs = {.rank = 1, .dims = {1000}};
+  wm_type_t xt = wm_type_tensor(WM_DTYPE_FLOAT, &xs);
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_input(g, "v0", &xt, &id));
+  char names[9][4];
+  for (int i = 0; i < 9; i++) {
+    snprintf(names[i], sizeof(names[i]), "v%d", i);
+  }
+  for (int i = 0; i < 8; i++) {
+    node(g, "Neg", names[i], NULL, names[i + 1]);
+  }
+  output(g, "v8");
+  wm_backend_t *ref = ref_backend();
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  uint64_t arena = wm_session_stats(s).arena_bytes;
+  WM_CHECK(arena >= 2 * 4000);
+  WM_CHECK(arena <= 2 * 4032);
+  wm_tensor_t *x, *y = NULL;
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &xs, &x));
+  ((float *)x->data)[7] = 2.5f;
+  const char *in[1] = {"v0"};
+  WM_CHECK_OK(wm_session_run(s, in, (const wm_tensor_t *const *)&x, 1, &y));
+  WM_CHECK_DBL_NEAR(((float *)y->data)[7], 2.5, 0);  // an even count of Neg
+  wm_tensor_destroy(x);
+  wm_tensor_destroy(y);
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
+WM_TEST(run_into_writes_the_callers_tensors_and_checks_their_shape) {
+  wm_graph_t *g = add_relu();
+  WM_CHECK(g);
+  wm_backend_t *ref = ref_backend();
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  wm_tensor_t *x = ramp(2, 3), *y = ramp(2, 3), *wrong = ramp(3, 3);
+  const char *names[1] = {"x"};
+  WM_CHECK_OK(
+      wm_session_run_into(s, names, (const wm_tensor_t *const *)&x, 1, &y));
+  WM_CHECK_DBL_NEAR(((float *)y->data)[5], 4, 0);  // relu(2 * 2)
+  WM_CHECK_DBL_NEAR(((float *)y->data)[0], 0, 0);
+  WM_CHECK_ERR(
+      wm_session_run_into(s, names, (const wm_tensor_t *const *)&x, 1, &wrong),
+      INVALID_ARGUMENT, "output \"y\" is float [2,3]");
+  wm_tensor_destroy(x);
+  wm_tensor_destroy(y);
+  wm_tensor_destroy(wrong);
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
+int main(void) {
+  static const wm_test_case_t cases[] = {
+      WM_CASE(a_plan_is_made_once_per_input_shape_and_reused),
+      WM_CASE(shape_computations_are_folded_into_the_plan),
+      WM_CASE(data_dependent_shapes_are_placed_while_running),
+      WM_CASE(values_share_arena_memory_when_their_lifetimes_do_not_overlap),
+      WM_CASE(run_into_writes_the_callers_tensors_and_checks_their_shape),
+      {NULL, NULL},
+  };
+  return wm_test_main(cases);
+}
