@@ -28,6 +28,14 @@ check "unlisted case that fails" 1 "UNEXPECTED fail node/test_cast_FLOAT_to_BFLO
   "$tmp/empty" '^test_cast_FLOAT_to_BFLOAT16$'
 printf 'node/test_cast_FLOAT_to_BFLOAT16: rounding\n' >"$tmp/listed"
 check "listed case that fails" 0 "0 passed, 1 failed" "$tmp/listed" '^test_cast_FLOAT_to_BFLOAT16$'
+# Unseeded random values cannot match stored ones: the case is "random"
+# (types and shapes checked), neither a pass nor a failure; seeded ones are
+# compared (and fail: numpy's generator is not wmap's).
+check "unseeded random case" 0 "0 passed, 0 failed, 0 skipped, 1 random" "$tmp/empty" '^test_bernoulli$'
+check "seeded random case" 1 "UNEXPECTED fail node/test_bernoulli_seed" "$tmp/empty" '^test_bernoulli_seed$'
+printf 'node/test_bernoulli: a reason\n' >"$tmp/random_listed"
+check "listed random case" 1 "UNEXPECTED random node/test_bernoulli" "$tmp/random_listed" '^test_bernoulli$'
+check "inference Dropout is compared" 0 "1 passed, 0 failed" "$tmp/empty" '^test_dropout_default$'
 printf 'node/test_abs no colon\n' >"$tmp/bad"
 check "malformed line" 1 "want \"suite/name: reason\"" "$tmp/bad" '^test_abs$'
 [ "$failed" -eq 0 ]

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "ops/ops.h"
 #include "wmap/onnx.h"
 #include "wmap/session.h"
 
@@ -20,7 +21,9 @@ static const char conform_usage[] =
     "\n"
     "Runs ONNX's backend test suite: each case's model on the backend with\n"
     "every test_data_set, outputs compared with rtol 1e-3 and atol 1e-7\n"
-    "(floats; NaN equals NaN), exactly otherwise.\n"
+    "(floats; NaN equals NaN), exactly otherwise. A case whose model draws\n"
+    "random values without a seed is \"random\": its output types and\n"
+    "shapes are checked, its values cannot be.\n"
     "\n"
     "Options:\n"
     "  --backend NAME       backend to test first (default: ref); nodes it\n"
@@ -46,8 +49,8 @@ static const char conform_usage[] =
     "format\n" WM_CLI_BACKEND_OPTIONS_USAGE
     "  -h, --help           show this help\n"
     "\n"
-    "Exit status: 0 when no case failed (unsupported cases are not\n"
-    "failures) or, with --expect, every case did as the file expects and\n"
+    "Exit status: 0 when no case failed (unsupported and random cases are\n"
+    "not failures) or, with --expect, every case did as the file expects and\n"
     "none was claimed but failed; 1 otherwise.\n";
 
 static const char *const all_suites[] = {"node", "pytorch-converted",
@@ -60,10 +63,11 @@ typedef enum {
   ST_UNSUPPORTED,
   ST_SKIPPED,
   ST_CLAIMED_FAILED,  // fails where the backend ran nodes, passes on ref
+  ST_RANDOM,          // types and shapes match; values drawn without a seed
   ST_COUNT,
 } case_status_t;
-static const char *const status_names[] = {"pass", "fail", "unsupported",
-                                           "skipped", "claimed_but_failed"};
+static const char *const status_names[] = {
+    "pass", "fail", "unsupported", "skipped", "claimed_but_failed", "random"};
 
 typedef struct case_result {
   char *suite;           // suite name
@@ -76,6 +80,7 @@ typedef struct case_result {
   double time_us;        // wall time of the case
   size_t nodes;          // nodes in the model's main graph
   size_t nodes_on;       // of those, placed on the tested backend
+  const char *unseeded;  // a node drawing values without a seed, or NULL
 } case_result_t;
 
 typedef struct op_stat {
@@ -83,10 +88,28 @@ typedef struct op_stat {
   int cases, passed, failed, unsupported;
 } op_stat_t;
 
-// Collects the distinct op types of |g| and its subgraphs into |r|.
+// Whether |node| of |g| draws random values from a fresh seed on each run
+// (a random operator without a "seed" attribute; Dropout only when given
+// a training_mode input): its values differ from run to run, so no stored
+// expectation can match them.
+static bool draws_unseeded(const wm_graph_t *g, const wm_node_t *node) {
+  const wm_op_def_t *def =
+      wm_ops_find(node->domain, node->op_type, wm_graph_opset(g, node->domain));
+  if (!def || !(def->flags & WM_OP_RANDOM) || wm_node_attr(node, "seed")) {
+    return false;
+  }
+  return strcmp(node->op_type, "Dropout") != 0 ||
+         (node->input_count > 2 && node->inputs[2] >= 0);
+}
+
+// Collects the distinct op types of |g| and its subgraphs into |r|, and
+// the first node drawing unseeded random values.
 static void collect_ops(const wm_graph_t *g, case_result_t *r) {
   for (size_t i = 0; i < g->node_count; i++) {
     const wm_node_t *node = &g->nodes[i];
+    if (!r->unseeded && draws_unseeded(g, node)) {
+      r->unseeded = node->op_type;
+    }
     bool seen = false;
     for (size_t k = 0; k < r->n_ops && !seen; k++) {
       seen = strcmp(r->ops[k], node->op_type) == 0;
@@ -131,10 +154,11 @@ static void format_index(const wm_shape_t *shape, size_t i, char *buf,
   }
 }
 
-// Compares |got| with |want|; returns NULL or a heap message naming the
-// worst element. Updates *max_err with the largest float error.
+// Compares |got| with |want| (types and shapes, then values when |values|);
+// returns NULL or a heap message naming the worst element. Updates *max_err
+// with the largest float error.
 static char *compare(const char *name, const wm_tensor_t *got,
-                     const wm_tensor_t *want, double *max_err) {
+                     const wm_tensor_t *want, bool values, double *max_err) {
   char sg[128], sw[128];
   if (got->dtype != want->dtype) {
     return wm_cli_path("output \"%s\": type %s, want %s", name,
@@ -144,6 +168,9 @@ static char *compare(const char *name, const wm_tensor_t *got,
     return wm_cli_path("output \"%s\": shape %s, want %s", name,
                        wm_shape_format(&got->shape, sg, sizeof(sg)),
                        wm_shape_format(&want->shape, sw, sizeof(sw)));
+  }
+  if (!values) {
+    return NULL;
   }
   const double rtol = 1e-3, atol = 1e-7;
   size_t worst = 0, bad = 0;
@@ -206,11 +233,11 @@ static char *compare(const char *name, const wm_tensor_t *got,
 // holding a value matches that value (ONNX 1.12's test data stores the
 // values of optional outputs bare).
 static char *compare_item(const char *name, const wm_item_t *got,
-                          const wm_item_t *want, double *max_err) {
+                          const wm_item_t *want, bool values, double *max_err) {
   char sg[96], sw[96];
   if (got->kind == WM_TYPE_OPTIONAL && want->kind != WM_TYPE_OPTIONAL &&
       got->count == 1) {
-    return compare_item(name, &got->elems[0], want, max_err);
+    return compare_item(name, &got->elems[0], want, values, max_err);
   }
   if (got->kind != want->kind ||
       (got->kind != WM_TYPE_TENSOR && got->count != want->count)) {
@@ -219,13 +246,13 @@ static char *compare_item(const char *name, const wm_item_t *got,
                        wm_item_format(want, sw, sizeof(sw)));
   }
   if (got->kind == WM_TYPE_TENSOR) {
-    return compare(name, got->tensor, want->tensor, max_err);
+    return compare(name, got->tensor, want->tensor, values, max_err);
   }
   for (size_t i = 0; i < got->count; i++) {
     char *elem = wm_cli_path("%s[%zu]", name, i);
-    char *why =
-        elem ? compare_item(elem, &got->elems[i], &want->elems[i], max_err)
-             : wm_strdup("out of memory");
+    char *why = elem ? compare_item(elem, &got->elems[i], &want->elems[i],
+                                    values, max_err)
+                     : wm_strdup("out of memory");
     free(elem);
     if (why) {
       return why;
@@ -317,6 +344,7 @@ static void run_case(const char *dir, const wm_session_options_t *opts,
     r->reason = wm_strdup(wm_status_message(s));
     wm_status_free(s);
     wm_graph_destroy(graph);
+    r->unseeded = NULL;
     return;
   }
   size_t n_sets;
@@ -346,7 +374,8 @@ static void run_case(const char *dir, const wm_session_options_t *opts,
     }
     for (size_t i = 0; !s && r->status == ST_PASS && i < ds.n_outputs; i++) {
       const char *name = graph->values[graph->outputs[i]].name;
-      char *why = compare_item(name, &outs[i], &ds.outputs[i], &r->max_abs_err);
+      char *why = compare_item(name, &outs[i], &ds.outputs[i], !r->unseeded,
+                               &r->max_abs_err);
       if (why) {
         r->status = ST_FAIL;
         r->reason = wm_cli_path("%s: %s", sets[k], why);
@@ -373,7 +402,14 @@ static void run_case(const char *dir, const wm_session_options_t *opts,
   if (n_sets == 0 && r->status == ST_PASS) {
     r->status = ST_SKIPPED;
     r->reason = wm_strdup("no test_data_set folders");
+  } else if (r->unseeded && r->status == ST_PASS) {
+    r->status = ST_RANDOM;
+    r->reason = wm_cli_path(
+        "types and shapes match; values not compared: %s draws them "
+        "without a seed, so they differ from run to run",
+        r->unseeded);
   }
+  r->unseeded = NULL;  // borrowed from the graph
   free_list(sets, n_sets);
   wm_session_destroy(session);
   wm_graph_destroy(graph);
@@ -388,9 +424,10 @@ static void write_json(FILE *f, const char *backend, const case_result_t *rs,
   wm_strbuf_printf(&b,
                    ",\n \"summary\": {\"passed\": %d, \"failed\": %d, "
                    "\"claimed_but_failed\": %d, \"unsupported\": %d, "
-                   "\"skipped\": %d},\n \"cases\": [\n",
+                   "\"skipped\": %d, \"random\": %d},\n \"cases\": [\n",
                    counts[ST_PASS], counts[ST_FAIL], counts[ST_CLAIMED_FAILED],
-                   counts[ST_UNSUPPORTED], counts[ST_SKIPPED]);
+                   counts[ST_UNSUPPORTED], counts[ST_SKIPPED],
+                   counts[ST_RANDOM]);
   for (size_t i = 0; i < n; i++) {
     const case_result_t *r = &rs[i];
     wm_strbuf_printf(&b, "  {\"name\": ");
@@ -516,11 +553,12 @@ static int check_expectations(const char *file, const case_result_t *rs,
     snprintf(key, sizeof(key), "%s/%s", rs[i].suite, rs[i].name);
     int64_t v;
     bool is_listed = wm_strmap_get(&listed, key, &v);
-    if (rs[i].status == ST_PASS && is_listed) {
-      printf("UNEXPECTED PASS %s: listed in %s as not passing; remove it\n",
-             key, file);
+    bool ok = rs[i].status == ST_PASS || rs[i].status == ST_RANDOM;
+    if (ok && is_listed) {
+      printf("UNEXPECTED %s %s: listed in %s as not passing; remove it\n",
+             rs[i].status == ST_PASS ? "PASS" : "random", key, file);
       unexpected++;
-    } else if (rs[i].status != ST_PASS && !is_listed) {
+    } else if (!ok && !is_listed) {
       printf("UNEXPECTED %s %s: %s\n", status_names[rs[i].status], key,
              rs[i].reason ? rs[i].reason : "");
       unexpected++;
@@ -708,7 +746,7 @@ int wm_cli_conform(int argc, char **argv) {
       if (dir) {
         run_case(dir, &tested, r);
         if (!is_ref && r->nodes_on > 0 && r->status != ST_PASS &&
-            r->status != ST_SKIPPED) {
+            r->status != ST_SKIPPED && r->status != ST_RANDOM) {
           // The backend ran nodes and the case failed: if ref alone
           // passes, the backend claimed a node it then got wrong.
           case_result_t again = {0};
@@ -779,7 +817,7 @@ int wm_cli_conform(int argc, char **argv) {
               "# Cases expected not to pass on %s, as `suite/name: reason`.\n",
               backend_name);
       for (size_t i = 0; i < n; i++) {
-        if (rs[i].status != ST_PASS) {
+        if (rs[i].status != ST_PASS && rs[i].status != ST_RANDOM) {
           const char *r =
               rs[i].reason ? rs[i].reason : status_names[rs[i].status];
           fprintf(f, "%s/%s: %.*s\n", rs[i].suite, rs[i].name,
@@ -800,9 +838,14 @@ int wm_cli_conform(int argc, char **argv) {
       rc = WM_EXIT_OK;  // every failure is an expected one
     }
   }
-  printf("%d passed, %d failed, %d skipped\n", counts[ST_PASS],
+  printf("%d passed, %d failed, %d skipped", counts[ST_PASS],
          counts[ST_FAIL] + counts[ST_CLAIMED_FAILED],
          counts[ST_UNSUPPORTED] + counts[ST_SKIPPED]);
+  if (counts[ST_RANDOM]) {
+    printf(", %d random (types and shapes checked, values drawn unseeded)",
+           counts[ST_RANDOM]);
+  }
+  printf("\n");
   for (size_t i = 0; i < n; i++) {
     free(rs[i].suite);
     free(rs[i].name);
