@@ -18,17 +18,19 @@
 #error "WMAP_CPU_PLUGIN must name the built plugin"
 #endif
 
-enum { MAX_IO = 6, MAX_ATTR = 10, MAX_INTS = 10 };
+enum { MAX_IO = 8, MAX_ATTR = 12, MAX_INTS = 10 };
 
 // One attribute of a generated instance.
 typedef struct gen_attr {
-  const char *name;        // attribute name
-  wm_attr_type_t type;     // INT, FLOAT, STRING or INTS
-  int64_t i;               // INT
-  float f;                 // FLOAT
-  const char *s;           // STRING
-  int64_t ints[MAX_INTS];  // INTS
-  size_t count;            // INTS length
+  const char *name;               // attribute name
+  wm_attr_type_t type;            // INT, FLOAT, STRING or INTS
+  int64_t i;                      // INT
+  float f;                        // FLOAT
+  const char *s;                  // STRING
+  int64_t ints[MAX_INTS];         // INTS
+  float floats[MAX_INTS];         // FLOATS
+  const char *strings[MAX_INTS];  // STRINGS
+  size_t count;                   // list length
 } gen_attr_t;
 
 // One operator instance: a one-node graph's inputs and attributes.
@@ -165,6 +167,24 @@ static void attr_ints(inst_t *in, const char *name, size_t n,
   }
 }
 
+static void attr_floats(inst_t *in, const char *name, size_t n,
+                        const float *v) {
+  gen_attr_t *a = inst_attr(in, name, WM_ATTR_FLOATS);
+  if (a && n <= MAX_INTS) {
+    a->count = n;
+    memcpy(a->floats, v, n * sizeof(float));
+  }
+}
+
+static void attr_strings(inst_t *in, const char *name, size_t n,
+                         const char *const *v) {
+  gen_attr_t *a = inst_attr(in, name, WM_ATTR_STRINGS);
+  if (a && n <= MAX_INTS) {
+    a->count = n;
+    memcpy(a->strings, v, n * sizeof(char *));
+  }
+}
+
 // Writes "Conv@11(float[1,2,3], ...) group=2 pads=[1,1]" into |buf|.
 static const char *inst_text(const inst_t *in, char *buf, size_t size) {
   size_t n =
@@ -188,6 +208,22 @@ static const char *inst_text(const inst_t *in, char *buf, size_t size) {
       n += (size_t)snprintf(buf + n, size - n, "%g", (double)a->f);
     } else if (a->type == WM_ATTR_STRING && n < size) {
       n += (size_t)snprintf(buf + n, size - n, "%s", a->s);
+    } else if (a->type == WM_ATTR_FLOATS) {
+      for (size_t j = 0; j < a->count && n < size; j++) {
+        n += (size_t)snprintf(buf + n, size - n, "%s%g", j ? "," : "[",
+                              (double)a->floats[j]);
+      }
+      if (n < size) {
+        n += (size_t)snprintf(buf + n, size - n, "]");
+      }
+    } else if (a->type == WM_ATTR_STRINGS) {
+      for (size_t j = 0; j < a->count && n < size; j++) {
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", j ? "," : "[",
+                              a->strings[j]);
+      }
+      if (n < size) {
+        n += (size_t)snprintf(buf + n, size - n, "]");
+      }
     } else {
       for (size_t j = 0; j < a->count && n < size; j++) {
         n += (size_t)snprintf(buf + n, size - n, "%s%lld", j ? "," : "[",
@@ -205,10 +241,10 @@ static wm_status_t build_graph(const inst_t *in, wm_graph_t **out) {
   *out = NULL;
   wm_graph_t *g;
   WM_RETURN_IF_ERROR(wm_graph_create("g", NULL, &g));
-  static const char *const in_names[MAX_IO] = {"x0", "x1", "x2",
-                                               "x3", "x4", "x5"};
-  static const char *const out_names[MAX_IO] = {"y0", "y1", "y2",
-                                                "y3", "y4", "y5"};
+  static const char *const in_names[MAX_IO] = {"x0", "x1", "x2", "x3",
+                                               "x4", "x5", "x6", "x7"};
+  static const char *const out_names[MAX_IO] = {"y0", "y1", "y2", "y3",
+                                                "y4", "y5", "y6", "y7"};
   const char *ins[MAX_IO], *outs[MAX_IO];
   wm_status_t s = wm_graph_set_opset(g, "", in->opset);
   for (int32_t i = 0; !s && i < in->n_in; i++) {
@@ -247,6 +283,24 @@ static wm_status_t build_graph(const inst_t *in, wm_graph_t **out) {
       case WM_ATTR_STRING:
         s = wm_graph_add_attr_string(g, node, a->name, a->s);
         break;
+      case WM_ATTR_FLOATS:
+        s = wm_graph_add_attr_floats(g, node, a->name, a->floats, a->count);
+        break;
+      case WM_ATTR_STRINGS: {
+        size_t lens[MAX_INTS];
+        for (size_t j = 0; j < a->count; j++) {
+          lens[j] = strlen(a->strings[j]);
+        }
+        wm_attr_t at;
+        memset(&at, 0, sizeof(at));
+        at.name = a->name;
+        at.type = WM_ATTR_STRINGS;
+        at.count = a->count;
+        at.strings = (const char **)a->strings;
+        at.string_lens = lens;
+        s = wm_graph_add_attr(g, node, &at);
+        break;
+      }
       default:
         s = wm_graph_add_attr_ints(g, node, a->name, a->ints, a->count);
         break;
@@ -337,8 +391,8 @@ static outcome_t run_instance(const inst_t *in, uint32_t *out_impl) {
   wm_tensor_t *xs[MAX_IO] = {NULL};
   wm_tensor_t *yc[MAX_IO] = {NULL}, *yr[MAX_IO] = {NULL};
   const char *names[MAX_IO];
-  static const char *const in_names[MAX_IO] = {"x0", "x1", "x2",
-                                               "x3", "x4", "x5"};
+  static const char *const in_names[MAX_IO] = {"x0", "x1", "x2", "x3",
+                                               "x4", "x5", "x6", "x7"};
   size_t n_given = 0;
   outcome_t result = OUT_INVALID;
   wm_status_t s = build_graph(in, &gc);
@@ -974,14 +1028,19 @@ WM_TEST(random_convs_agree_with_ref) {
 
 // ------------------------------------------------- every table's entries
 
+// Every kernel table in the dispatcher's order; the native ones (all but
+// blas.c's) are probed with generated instances.
+static const cpu_kernel_t *const all_tables[] = {
+    cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data,
+    cpu_kernels_shape};
+enum { N_TABLES = sizeof(all_tables) / sizeof(all_tables[0]) };
+
 // The first opset at which |k| stops being the entry serving its op_type
 // (INT64_MAX when it is the newest).
 static int64_t entry_until(const cpu_kernel_t *k) {
-  static const cpu_kernel_t *const tables[] = {
-      cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
   int64_t until = INT64_MAX;
-  for (size_t t = 0; t < 4; t++) {
-    for (const cpu_kernel_t *o = tables[t]; o->op_type; o++) {
+  for (size_t t = 0; t < N_TABLES; t++) {
+    for (const cpu_kernel_t *o = all_tables[t]; o->op_type; o++) {
       if (strcmp(o->op_type, k->op_type) == 0 && o->since > k->since &&
           o->since < until) {
         until = o->since;
@@ -1065,12 +1124,10 @@ static size_t try_entry(const cpu_kernel_t *k, int *bad) {
 
 WM_TEST(every_table_entry_agrees_with_ref_where_claimed) {
   WM_CHECK(cpu_be != NULL);
-  static const cpu_kernel_t *const tables[] = {
-      cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
   int bad = 0;
   size_t entries = 0, claimed = 0;
-  for (size_t t = 0; t < 3; t++) {
-    for (const cpu_kernel_t *k = tables[t]; k->op_type; k++) {
+  for (size_t t = 1; t < N_TABLES; t++) {
+    for (const cpu_kernel_t *k = all_tables[t]; k->op_type; k++) {
       entries++;
       claimed += try_entry(k, &bad);
     }
@@ -1084,10 +1141,8 @@ WM_TEST(every_table_entry_agrees_with_ref_where_claimed) {
 
 // True when some kernel table has an entry for |op|.
 static bool in_tables(const char *op) {
-  static const cpu_kernel_t *const tables[] = {
-      cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
-  for (size_t t = 0; t < 4; t++) {
-    for (const cpu_kernel_t *k = tables[t]; k->op_type; k++) {
+  for (size_t t = 0; t < N_TABLES; t++) {
+    for (const cpu_kernel_t *k = all_tables[t]; k->op_type; k++) {
       if (strcmp(k->op_type, op) == 0) {
         return true;
       }
@@ -1280,6 +1335,217 @@ static void special_nn(int *bad, size_t *claimed, size_t *tried) {
   }
 }
 
+// Runs |in|, which the cpu backend must claim natively and agree on;
+// counts a refusal or a difference in *bad.
+static void must_agree(const inst_t *in, int *bad, size_t *claimed,
+                       size_t *tried) {
+  (*tried)++;
+  if (expect_claimed(in, WM_IMPL_NATIVE_KERNEL)) {
+    (*claimed)++;
+  } else {
+    (*bad)++;
+  }
+}
+
+// Where, Expand, Tile, Cast, Pad and Split: broadcasting, dtypes, empty
+// tensors, every mode and opset form.
+static void special_shape(int *bad, size_t *claimed, size_t *tried) {
+  static const struct {
+    int32_t rank[3];
+    int64_t dims[3][4];
+  } wheres[] = {
+      {{3, 3, 3}, {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}}},
+      {{2, 3, 1}, {{3, 1}, {2, 3, 5}, {5}}},
+      {{1, 0, 3}, {{1}, {0}, {2, 1, 4}}},
+      {{3, 1, 2}, {{2, 1, 4}, {4}, {3, 1}}},
+      {{2, 2, 2}, {{0, 3}, {1, 3}, {0, 1}}},
+      {{4, 4, 1}, {{2, 1, 3, 1}, {1, 5, 1, 7}, {7}}},
+  };
+  static const wm_dtype_t where_dt[] = {WM_DTYPE_FLOAT,   WM_DTYPE_INT64,
+                                        WM_DTYPE_UINT8,   WM_DTYPE_BOOL,
+                                        WM_DTYPE_FLOAT16, WM_DTYPE_DOUBLE};
+  for (size_t c = 0; c < sizeof(wheres) / sizeof(wheres[0]); c++) {
+    for (size_t t = 0; t < sizeof(where_dt) / sizeof(where_dt[0]); t++) {
+      inst_t in = inst_make("Where", t % 2 ? 16 : 9);
+      inst_input(&in, WM_DTYPE_BOOL, wheres[c].rank[0], wheres[c].dims[0]);
+      inst_input(&in, where_dt[t], wheres[c].rank[1], wheres[c].dims[1]);
+      inst_input(&in, where_dt[t], wheres[c].rank[2], wheres[c].dims[2]);
+      must_agree(&in, bad, claimed, tried);
+    }
+  }
+  static const struct {
+    int32_t rank;
+    int64_t x[4];
+    int64_t n;
+    double shape[4];
+  } expands[] = {
+      {2, {3, 1}, 3, {2, 3, 4}},
+      {3, {2, 1, 4}, 3, {2, 3, 4}},
+      {0, {0}, 2, {3, 2}},
+      {3, {2, 3, 1}, 1, {4}},
+      {2, {3, 4}, 2, {1, 1}},
+      {2, {0, 4}, 3, {2, 0, 4}},
+      {4, {1, 3, 1, 1}, 4, {2, 3, 5, 6}},
+      {1, {5}, 2, {3, 1}},
+  };
+  for (size_t c = 0; c < sizeof(expands) / sizeof(expands[0]); c++) {
+    wm_dtype_t dts[] = {WM_DTYPE_FLOAT, WM_DTYPE_INT32, WM_DTYPE_BOOL};
+    for (size_t t = 0; t < 3; t++) {
+      inst_t in = inst_make("Expand", t == 1 ? 8 : 13);
+      int64_t n[] = {expands[c].n};
+      inst_input(&in, dts[t], expands[c].rank, expands[c].x);
+      inst_const(&in, WM_DTYPE_INT64, 1, n, expands[c].shape);
+      must_agree(&in, bad, claimed, tried);
+    }
+  }
+  static const struct {
+    int32_t rank;
+    int64_t x[3];
+    double reps[3];
+  } tiles[] = {
+      {2, {2, 3}, {2, 3}}, {3, {2, 1, 3}, {1, 4, 2}}, {1, {5}, {3}},
+      {2, {2, 0}, {2, 2}}, {2, {3, 2}, {0, 1}},       {1, {1}, {7}},
+  };
+  for (size_t c = 0; c < sizeof(tiles) / sizeof(tiles[0]); c++) {
+    wm_dtype_t dts[] = {WM_DTYPE_FLOAT, WM_DTYPE_INT64, WM_DTYPE_UINT8};
+    for (size_t t = 0; t < 3; t++) {
+      inst_t in = inst_make("Tile", 13);
+      int64_t n[] = {tiles[c].rank};
+      inst_input(&in, dts[t], tiles[c].rank, tiles[c].x);
+      inst_const(&in, WM_DTYPE_INT64, 1, n, tiles[c].reps);
+      must_agree(&in, bad, claimed, tried);
+    }
+  }
+  // Cast between every pair, on random values and on edge values.
+  static const wm_dtype_t casts[] = {
+      WM_DTYPE_FLOAT, WM_DTYPE_DOUBLE, WM_DTYPE_FLOAT16, WM_DTYPE_BFLOAT16,
+      WM_DTYPE_INT8,  WM_DTYPE_INT16,  WM_DTYPE_INT32,   WM_DTYPE_INT64,
+      WM_DTYPE_UINT8, WM_DTYPE_UINT16, WM_DTYPE_UINT32,  WM_DTYPE_UINT64,
+      WM_DTYPE_BOOL};
+  static const double edges[] = {1e10, -1e10, 3e9, -3e9, 300.7,
+                                 -1.5, 65519, 7e4, 1e-8, -0.0};
+  int64_t d35[] = {3, 5}, d10[] = {10}, d1[] = {1};
+  for (size_t a = 0; a < sizeof(casts) / sizeof(casts[0]); a++) {
+    for (size_t b = 0; b < sizeof(casts) / sizeof(casts[0]); b++) {
+      inst_t in = inst_make("Cast", (a + b) % 2 ? 13 : 19);
+      inst_input(&in, casts[a], 2, d35);
+      attr_int(&in, "to", casts[b]);
+      must_agree(&in, bad, claimed, tried);
+      inst_t e = inst_make("Cast", 13);
+      inst_const(&e, casts[a], 1, d10, edges);
+      attr_int(&e, "to", casts[b]);
+      must_agree(&e, bad, claimed, tried);
+      if (b % 4 == a % 4) {
+        inst_t like = inst_make("CastLike", 15);
+        inst_input(&like, casts[a], 2, d35);
+        inst_input(&like, casts[b], 1, d1);
+        must_agree(&like, bad, claimed, tried);
+      }
+    }
+  }
+  static const double specials[] = {NAN, INFINITY, -INFINITY, 2.5,   -2.5,
+                                    0.5, 1e-40,    -7e5,      255.9, 128};
+  for (size_t b = 0; b < sizeof(casts) / sizeof(casts[0]); b++) {
+    inst_t e = inst_make("Cast", 13);
+    inst_const(&e, WM_DTYPE_FLOAT, 1, d10, specials);
+    attr_int(&e, "to", casts[b]);
+    must_agree(&e, bad, claimed, tried);
+  }
+  // Pad: modes, negative pads, axes (opset 18), wrap (19), old forms.
+  static const char *const modes[] = {"constant", "reflect", "edge", "wrap"};
+  static const double pads4[][8] = {
+      {0, 1, 2, 3, 1, 0, 3, 2},
+      {1, 0, 0, 2, 2, 1, 0, 0},
+      {0, 0, -1, 1, 0, 0, 2, -2},
+      {0, 0, 5, 7, 0, 0, 6, 9},
+  };
+  int64_t x4[] = {2, 3, 4, 5}, n8[] = {8};
+  for (size_t m = 0; m < 4; m++) {
+    for (size_t c = 0; c < 4; c++) {
+      if (c == 3 && m == 1) {
+        continue;  // reflect wider than the dim: numpy would repeat it
+      }
+      inst_t in = inst_make("Pad", m == 3 ? 19 : 13);
+      inst_input(&in, c % 2 ? WM_DTYPE_INT32 : WM_DTYPE_FLOAT, 4, x4);
+      inst_const(&in, WM_DTYPE_INT64, 1, n8, pads4[c]);
+      if (m == 0 && c < 2) {
+        double v[] = {1.5};
+        inst_const(&in, c % 2 ? WM_DTYPE_INT32 : WM_DTYPE_FLOAT, 0, NULL, v);
+      }
+      attr_string(&in, "mode", modes[m]);
+      must_agree(&in, bad, claimed, tried);
+    }
+    inst_t ax = inst_make("Pad", 19);
+    int64_t n4[] = {4}, n2[] = {2};
+    double p[] = {1, 2, 2, 1}, axes[] = {-1, 1};
+    inst_input(&ax, WM_DTYPE_FLOAT, 4, x4);
+    inst_const(&ax, WM_DTYPE_INT64, 1, n4, p);
+    inst_input(&ax, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&ax, WM_DTYPE_INT64, 1, n2, axes);
+    attr_string(&ax, "mode", modes[m]);
+    must_agree(&ax, bad, claimed, tried);
+    inst_t old = inst_make("Pad", 2);
+    int64_t op[] = {1, 0, 0, 2, 0, 1, 2, 0};
+    inst_input(&old, m % 2 ? WM_DTYPE_INT64 : WM_DTYPE_FLOAT, 4, x4);
+    attr_ints(&old, "pads", 8, op);
+    attr_float(&old, "value", -2.75f);
+    attr_string(&old, "mode", modes[m == 3 ? 0 : m]);
+    must_agree(&old, bad, claimed, tried);
+  }
+  {
+    int64_t x1[] = {1, 7}, e[] = {0, 4}, n4[] = {4};
+    double p[] = {0, 3, 0, 2}, p0[] = {0, 1, 0, 0};
+    inst_t in = inst_make("Pad", 13);
+    inst_input(&in, WM_DTYPE_UINT8, 2, x1);
+    inst_const(&in, WM_DTYPE_INT64, 1, n4, p);
+    attr_string(&in, "mode", "reflect");
+    must_agree(&in, bad, claimed, tried);
+    inst_t em = inst_make("Pad", 13);
+    inst_input(&em, WM_DTYPE_FLOAT, 2, e);
+    inst_const(&em, WM_DTYPE_INT64, 1, n4, p0);
+    must_agree(&em, bad, claimed, tried);
+  }
+  // Split: attribute (opset 2, 11), input (13), num_outputs (18).
+  int64_t xs[] = {2, 7, 3};
+  for (int64_t axis = -3; axis < 3; axis++) {
+    int32_t a = (int32_t)(axis < 0 ? axis + 3 : axis);
+    inst_t eq = inst_make("Split", 18);
+    inst_input(&eq, WM_DTYPE_FLOAT, 3, xs);
+    attr_int(&eq, "axis", axis);
+    attr_int(&eq, "num_outputs", 2);
+    eq.n_out = 2;
+    must_agree(&eq, bad, claimed, tried);
+    int64_t sp[] = {1, xs[a] - 1};
+    double spd[] = {1, (double)xs[a] - 1};
+    int64_t n2[] = {2};
+    inst_t at = inst_make("Split", 11);
+    inst_input(&at, WM_DTYPE_INT64, 3, xs);
+    attr_int(&at, "axis", axis);
+    attr_ints(&at, "split", 2, sp);
+    at.n_out = 2;
+    must_agree(&at, bad, claimed, tried);
+    inst_t ip = inst_make("Split", 13);
+    inst_input(&ip, WM_DTYPE_UINT8, 3, xs);
+    inst_const(&ip, WM_DTYPE_INT64, 1, n2, spd);
+    attr_int(&ip, "axis", axis);
+    ip.n_out = 2;
+    must_agree(&ip, bad, claimed, tried);
+  }
+  inst_t three = inst_make("Split", 13);
+  int64_t x6[] = {4, 6};
+  inst_input(&three, WM_DTYPE_FLOAT, 2, x6);
+  attr_int(&three, "axis", 1);
+  three.n_out = 3;
+  must_agree(&three, bad, claimed, tried);
+  inst_t zero = inst_make("Split", 13);
+  int64_t n3[] = {3};
+  double z[] = {2, 0, 2};
+  inst_input(&zero, WM_DTYPE_FLOAT, 2, x6);
+  inst_const(&zero, WM_DTYPE_INT64, 1, n3, z);
+  zero.n_out = 3;
+  must_agree(&zero, bad, claimed, tried);
+}
+
 WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   WM_CHECK(cpu_be != NULL);
   int bad = 0;
@@ -1287,6 +1553,7 @@ WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   special_pools(&bad, &claimed, &tried);
   special_data(&bad, &claimed, &tried);
   special_nn(&bad, &claimed, &tried);
+  special_shape(&bad, &claimed, &tried);
   printf("  %zu attribute-driven instances tried, %zu claimed and equal\n",
          tried, claimed);
   WM_CHECK_INT_EQ(bad, 0);
@@ -1328,10 +1595,8 @@ WM_TEST(host_thread_count_is_used) {
 }
 
 WM_TEST(summary) {
-  static const cpu_kernel_t *const tables[] = {
-      cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
-  for (size_t t = 0; t < 4; t++) {
-    for (const cpu_kernel_t *k = tables[t]; k->op_type; k++) {
+  for (size_t t = 0; t < N_TABLES; t++) {
+    for (const cpu_kernel_t *k = all_tables[t]; k->op_type; k++) {
       if (!was_agreed(k->op_type)) {
         printf("  note: no instance of %s (since %d) was claimed\n", k->op_type,
                (int)k->since);
