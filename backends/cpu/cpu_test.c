@@ -1546,6 +1546,78 @@ static void special_shape(int *bad, size_t *claimed, size_t *tried) {
   must_agree(&zero, bad, claimed, tried);
 }
 
+// Every Reduce* and ArgMax/ArgMin over contiguous, strided and scattered
+// axes, attribute and input forms, keepdims, noop and empty inputs.
+static void special_reduce(int *bad, size_t *claimed, size_t *tried) {
+  static const char *const reds[] = {
+      "ReduceSum",       "ReduceMean",     "ReduceMax", "ReduceMin",
+      "ReduceProd",      "ReduceL1",       "ReduceL2",  "ReduceLogSum",
+      "ReduceLogSumExp", "ReduceSumSquare"};
+  static const struct {
+    int32_t n;
+    int64_t axes[3];
+  } axis_sets[] = {{1, {-1}}, {1, {1}},       {2, {0, 2}}, {2, {-1, 1}},
+                   {1, {0}},  {3, {0, 1, 3}}, {0, {0}}};
+  int64_t x[] = {3, 4, 5, 6}, e[] = {2, 0, 3};
+  for (size_t r = 0; r < sizeof(reds) / sizeof(reds[0]); r++) {
+    for (size_t a = 0; a < sizeof(axis_sets) / sizeof(axis_sets[0]); a++) {
+      for (int keep = 0; keep < 2; keep++) {
+        inst_t in = inst_make(reds[r], 18);
+        inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+        double v[3];
+        for (int32_t k = 0; k < axis_sets[a].n; k++) {
+          v[k] = (double)axis_sets[a].axes[k];
+        }
+        int64_t n[] = {axis_sets[a].n};
+        inst_const(&in, WM_DTYPE_INT64, 1, n, v);
+        attr_int(&in, "keepdims", keep);
+        if (axis_sets[a].n == 0 && keep) {
+          attr_int(&in, "noop_with_empty_axes", 1);
+        }
+        must_agree(&in, bad, claimed, tried);
+        if (axis_sets[a].n > 0) {
+          inst_t old = inst_make(reds[r], 13);
+          inst_input(&old, WM_DTYPE_FLOAT, 4, x);
+          if (r == 0) {
+            inst_const(&old, WM_DTYPE_INT64, 1, n, v);
+          } else {
+            attr_ints(&old, "axes", (size_t)axis_sets[a].n, axis_sets[a].axes);
+          }
+          attr_int(&old, "keepdims", keep);
+          must_agree(&old, bad, claimed, tried);
+        }
+      }
+    }
+    inst_t all = inst_make(reds[r], 11);
+    inst_input(&all, WM_DTYPE_FLOAT, 4, x);
+    must_agree(&all, bad, claimed, tried);
+    inst_t em = inst_make(reds[r], 11);
+    int64_t ax1[] = {1};
+    inst_input(&em, WM_DTYPE_FLOAT, 3, e);
+    attr_ints(&em, "axes", 1, ax1);
+    must_agree(&em, bad, claimed, tried);
+  }
+  static const wm_dtype_t arg_dt[] = {WM_DTYPE_FLOAT, WM_DTYPE_INT32,
+                                      WM_DTYPE_UINT8, WM_DTYPE_INT64,
+                                      WM_DTYPE_DOUBLE};
+  static const char *const args[] = {"ArgMax", "ArgMin"};
+  int64_t xa[] = {4, 7, 5};
+  for (size_t o = 0; o < 2; o++) {
+    for (int64_t axis = -3; axis < 3; axis++) {
+      for (size_t t = 0; t < sizeof(arg_dt) / sizeof(arg_dt[0]); t++) {
+        inst_t in = inst_make(args[o], t % 2 ? 11 : 13);
+        inst_input(&in, arg_dt[t], 3, xa);
+        attr_int(&in, "axis", axis);
+        attr_int(&in, "keepdims", (int64_t)t % 2);
+        if (t % 2 == 0) {
+          attr_int(&in, "select_last_index", axis % 2 != 0);
+        }
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
+}
+
 WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   WM_CHECK(cpu_be != NULL);
   int bad = 0;
@@ -1554,6 +1626,7 @@ WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   special_data(&bad, &claimed, &tried);
   special_nn(&bad, &claimed, &tried);
   special_shape(&bad, &claimed, &tried);
+  special_reduce(&bad, &claimed, &tried);
   printf("  %zu attribute-driven instances tried, %zu claimed and equal\n",
          tried, claimed);
   WM_CHECK_INT_EQ(bad, 0);
