@@ -1164,18 +1164,34 @@ static void try_special(const inst_t *in, int *bad, size_t *claimed,
   *claimed += o == OUT_AGREES;
 }
 
-// Pools: kernel, strides, pads or auto_pad, ceil_mode, dilations.
+// Runs |in|, which the cpu backend must claim natively and agree on;
+// counts a refusal or a difference in *bad.
+static void must_agree(const inst_t *in, int *bad, size_t *claimed,
+                       size_t *tried) {
+  (*tried)++;
+  if (expect_claimed(in, WM_IMPL_NATIVE_KERNEL)) {
+    (*claimed)++;
+  } else {
+    (*bad)++;
+  }
+}
+
+// Pools: kernel, strides, pads or auto_pad, ceil_mode, dilations, 1-D to
+// 3-D; MaxPool also with its Indices in both storage orders, LpPool with
+// several p.
 static void special_pools(int *bad, size_t *claimed, size_t *tried) {
-  static const char *const ops[] = {"MaxPool", "AveragePool"};
-  int64_t x4[] = {2, 3, 7, 8}, x3[] = {2, 3, 9};
+  static const char *const ops[] = {"MaxPool", "AveragePool", "LpPool"};
+  int64_t x4[] = {2, 3, 7, 8}, x3[] = {2, 3, 9}, x5[] = {1, 2, 5, 6, 7};
   int64_t k22[] = {2, 2}, k33[] = {3, 3}, s22[] = {2, 2}, s12[] = {1, 2};
   int64_t p1[] = {1, 1, 1, 1}, p2[] = {0, 1, 1, 0}, d22[] = {2, 2};
   int64_t k3[] = {3}, s2[] = {2}, pp[] = {1, 1};
-  for (size_t o = 0; o < 2; o++) {
+  int64_t k232[] = {2, 3, 2}, s212[] = {2, 1, 2}, p3[] = {1, 0, 1, 0, 1, 1};
+  for (size_t o = 0; o < 3; o++) {
     for (int64_t opset = 7; opset <= 19; opset += 5) {
-      for (int v = 0; v < 7; v++) {
+      for (int v = 0; v < 10; v++) {
         inst_t in = inst_make(ops[o], opset);
-        inst_input(&in, WM_DTYPE_FLOAT, v == 6 ? 3 : 4, v == 6 ? x3 : x4);
+        int32_t rank = v == 6 ? 3 : v == 7 ? 5 : 4;
+        inst_input(&in, WM_DTYPE_FLOAT, rank, v == 6 ? x3 : v == 7 ? x5 : x4);
         switch (v) {
           case 0:
             attr_ints(&in, "kernel_shape", 2, k22);
@@ -1205,15 +1221,62 @@ static void special_pools(int *bad, size_t *claimed, size_t *tried) {
             attr_ints(&in, "kernel_shape", 2, k22);
             attr_ints(&in, "dilations", 2, d22);
             break;
-          default:
+          case 6:
             attr_ints(&in, "kernel_shape", 1, k3);
             attr_ints(&in, "strides", 1, s2);
             attr_ints(&in, "pads", 2, pp);
             break;
+          case 7:
+            attr_ints(&in, "kernel_shape", 3, k232);
+            attr_ints(&in, "strides", 3, s212);
+            attr_ints(&in, "pads", 6, p3);
+            break;
+          case 8:
+            attr_ints(&in, "kernel_shape", 2, k33);
+            attr_ints(&in, "strides", 2, s22);
+            attr_ints(&in, "pads", 4, p1);
+            attr_int(&in, "ceil_mode", 1);
+            attr_int(&in, "count_include_pad", 1);
+            break;
+          default:
+            attr_ints(&in, "kernel_shape", 2, k33);
+            attr_ints(&in, "strides", 2, s12);
+            attr_string(&in, "auto_pad", "SAME_LOWER");
+            attr_ints(&in, "dilations", 2, d22);
+            break;
         }
-        try_special(&in, bad, claimed, tried);
+        if (o == 2) {
+          attr_int(&in, "p", v % 3 + 1);
+        }
+        if (opset > 7 || o == 0) {
+          must_agree(&in, bad, claimed, tried);
+        } else {
+          try_special(&in, bad, claimed, tried);
+        }
+        if (o == 0 && opset >= 12) {
+          in.n_out = 2;
+          attr_int(&in, "storage_order", v % 2);
+          must_agree(&in, bad, claimed, tried);
+        }
       }
     }
+  }
+  static const char *const globals[] = {"GlobalMaxPool", "GlobalAveragePool",
+                                        "GlobalLpPool"};
+  int64_t g2[] = {3, 4}, g3[] = {2, 3, 0};
+  for (size_t o = 0; o < 3; o++) {
+    inst_t a = inst_make(globals[o], 13);
+    inst_input(&a, WM_DTYPE_FLOAT, 4, x4);
+    if (o == 2) {
+      attr_int(&a, "p", 3);
+    }
+    must_agree(&a, bad, claimed, tried);
+    inst_t b = inst_make(globals[o], 13);
+    inst_input(&b, WM_DTYPE_FLOAT, 2, g2);
+    must_agree(&b, bad, claimed, tried);
+    inst_t c = inst_make(globals[o], 13);
+    inst_input(&c, WM_DTYPE_FLOAT, 3, g3);
+    must_agree(&c, bad, claimed, tried);
   }
 }
 
@@ -1320,6 +1383,17 @@ static void special_nn(int *bad, size_t *claimed, size_t *tried) {
       }
     }
   }
+  int64_t ln_x[] = {2, 3, 5}, ln_s[][3] = {{1, 5}, {3, 1}, {5}, {1}};
+  int32_t ln_r[] = {2, 2, 1, 1};
+  for (int c = 0; c < 4; c++) {
+    inst_t in = inst_make("LayerNormalization", 17);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, ln_x);
+    inst_input(&in, WM_DTYPE_FLOAT, ln_r[c], ln_s[c]);
+    inst_input(&in, WM_DTYPE_FLOAT, ln_r[3 - c], ln_s[3 - c]);
+    attr_int(&in, "axis", -2);
+    in.n_out = 3;
+    must_agree(&in, bad, claimed, tried);
+  }
   for (int64_t axis = -3; axis < 4; axis++) {
     inst_t in = inst_make("LayerNormalization", 17);
     int64_t sc[4];
@@ -1332,18 +1406,6 @@ static void special_nn(int *bad, size_t *claimed, size_t *tried) {
     inst_input(&in, WM_DTYPE_FLOAT, 4 - a, sc);
     attr_int(&in, "axis", axis);
     try_special(&in, bad, claimed, tried);
-  }
-}
-
-// Runs |in|, which the cpu backend must claim natively and agree on;
-// counts a refusal or a difference in *bad.
-static void must_agree(const inst_t *in, int *bad, size_t *claimed,
-                       size_t *tried) {
-  (*tried)++;
-  if (expect_claimed(in, WM_IMPL_NATIVE_KERNEL)) {
-    (*claimed)++;
-  } else {
-    (*bad)++;
   }
 }
 
