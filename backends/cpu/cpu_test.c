@@ -1031,8 +1031,8 @@ WM_TEST(random_convs_agree_with_ref) {
 // Every kernel table in the dispatcher's order; the native ones (all but
 // blas.c's) are probed with generated instances.
 static const cpu_kernel_t *const all_tables[] = {
-    cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data,
-    cpu_kernels_shape};
+    cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn,
+    cpu_kernels_data, cpu_kernels_shape,   cpu_kernels_resize};
 enum { N_TABLES = sizeof(all_tables) / sizeof(all_tables[0]) };
 
 // The first opset at which |k| stops being the entry serving its op_type
@@ -1385,11 +1385,11 @@ static void special_nn(int *bad, size_t *claimed, size_t *tried) {
   }
   int64_t ln_x[] = {2, 3, 5}, ln_s[][3] = {{1, 5}, {3, 1}, {5}, {1}};
   int32_t ln_r[] = {2, 2, 1, 1};
-  for (int c = 0; c < 4; c++) {
+  for (int k = 0; k < 4; k++) {
     inst_t in = inst_make("LayerNormalization", 17);
     inst_input(&in, WM_DTYPE_FLOAT, 3, ln_x);
-    inst_input(&in, WM_DTYPE_FLOAT, ln_r[c], ln_s[c]);
-    inst_input(&in, WM_DTYPE_FLOAT, ln_r[3 - c], ln_s[3 - c]);
+    inst_input(&in, WM_DTYPE_FLOAT, ln_r[k], ln_s[k]);
+    inst_input(&in, WM_DTYPE_FLOAT, ln_r[3 - k], ln_s[3 - k]);
     attr_int(&in, "axis", -2);
     in.n_out = 3;
     must_agree(&in, bad, claimed, tried);
@@ -1680,6 +1680,140 @@ static void special_reduce(int *bad, size_t *claimed, size_t *tried) {
   }
 }
 
+// Resize in every mode, coordinate transform and nearest rounding, from
+// scales or sizes, with roi, axes, aspect policies and antialiasing; the
+// opset-10 and Upsample forms.
+static void special_resize(int *bad, size_t *claimed, size_t *tried) {
+  static const char *const coords[] = {
+      "half_pixel",        "half_pixel_symmetric", "pytorch_half_pixel",
+      "align_corners",     "asymmetric",           "tf_half_pixel_for_nn",
+      "tf_crop_and_resize"};
+  static const char *const nearests[] = {"round_prefer_floor",
+                                         "round_prefer_ceil", "floor", "ceil"};
+  static const double scales[][4] = {
+      {1, 1, 2, 2}, {1, 1, 0.6, 1.7}, {1, 1, 3, 0.5}, {1, 2, 1.5, 1}};
+  static const double sizes[][4] = {{1, 2, 3, 13}, {1, 2, 10, 12}};
+  static const double roi[] = {0, 0, 0.1, 0.2, 1, 1, 0.8, 0.9};
+  int64_t x[] = {1, 2, 5, 6}, n4[] = {4}, n8[] = {8};
+  for (int mode = 0; mode < 6; mode++) {
+    const char *m = mode < 4 ? "nearest" : mode == 4 ? "linear" : "cubic";
+    for (size_t c = 0; c < 7; c++) {
+      for (size_t sc = 0; sc < 6; sc++) {
+        inst_t in = inst_make("Resize", c == 1 ? 19 : 13);
+        inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+        if (c == 6) {
+          inst_const(&in, WM_DTYPE_FLOAT, 1, n8, roi);
+          attr_float(&in, "extrapolation_value", -3.5f);
+        } else {
+          inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+        }
+        if (sc < 4) {
+          inst_const(&in, WM_DTYPE_FLOAT, 1, n4, scales[sc]);
+        } else {
+          inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+          inst_const(&in, WM_DTYPE_INT64, 1, n4, sizes[sc - 4]);
+        }
+        attr_string(&in, "mode", m);
+        attr_string(&in, "coordinate_transformation_mode", coords[c]);
+        if (mode < 4) {
+          attr_string(&in, "nearest_mode", nearests[mode]);
+        }
+        if (mode == 5 && sc % 2) {
+          attr_float(&in, "cubic_coeff_a", -0.5f);
+          attr_int(&in, "exclude_outside", 1);
+        }
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
+  // Opset 18: axes, aspect ratio policies, antialias.
+  static const char *const policies[] = {"not_larger", "not_smaller"};
+  for (int mode = 0; mode < 3; mode++) {
+    const char *m = mode == 0 ? "nearest" : mode == 1 ? "linear" : "cubic";
+    int64_t axes[] = {3, 2}, n2[] = {2}, big[] = {1, 3, 17, 19};
+    double s2[] = {0.7, 2.5}, z2[] = {4, 9}, down[] = {1, 1, 0.3, 0.45};
+    inst_t in = inst_make("Resize", 18);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+    inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&in, WM_DTYPE_FLOAT, 1, n2, s2);
+    attr_ints(&in, "axes", 2, axes);
+    attr_string(&in, "mode", m);
+    must_agree(&in, bad, claimed, tried);
+    for (int k = 0; k < 2; k++) {
+      inst_t ar = inst_make("Resize", 18);
+      inst_input(&ar, WM_DTYPE_FLOAT, 4, x);
+      inst_input(&ar, WM_DTYPE_UNDEFINED, 0, NULL);
+      inst_input(&ar, WM_DTYPE_UNDEFINED, 0, NULL);
+      inst_const(&ar, WM_DTYPE_INT64, 1, n2, z2);
+      attr_ints(&ar, "axes", 2, axes);
+      attr_string(&ar, "keep_aspect_ratio_policy", policies[k]);
+      attr_string(&ar, "mode", m);
+      must_agree(&ar, bad, claimed, tried);
+    }
+    inst_t aa = inst_make("Resize", 18);
+    inst_input(&aa, WM_DTYPE_FLOAT, 4, big);
+    inst_input(&aa, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&aa, WM_DTYPE_FLOAT, 1, n4, down);
+    attr_string(&aa, "mode", m);
+    attr_int(&aa, "antialias", 1);
+    must_agree(&aa, bad, claimed, tried);
+  }
+  // Other ranks and dtypes; nearest on integers.
+  int64_t x3[] = {2, 3, 4}, x5[] = {1, 2, 3, 4, 5}, n3[] = {3}, n5[] = {5};
+  double s3[] = {1, 2, 1.5}, s5[] = {1, 1, 2, 0.5, 1.4};
+  for (int mode = 0; mode < 3; mode++) {
+    const char *m = mode == 0 ? "nearest" : mode == 1 ? "linear" : "cubic";
+    inst_t a = inst_make("Resize", 13);
+    inst_input(&a, WM_DTYPE_FLOAT, 3, x3);
+    inst_input(&a, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&a, WM_DTYPE_FLOAT, 1, n3, s3);
+    attr_string(&a, "mode", m);
+    must_agree(&a, bad, claimed, tried);
+    inst_t b = inst_make("Resize", 13);
+    inst_input(&b, WM_DTYPE_FLOAT, 5, x5);
+    inst_input(&b, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&b, WM_DTYPE_FLOAT, 1, n5, s5);
+    attr_string(&b, "mode", m);
+    must_agree(&b, bad, claimed, tried);
+  }
+  static const wm_dtype_t ints[] = {WM_DTYPE_UINT8, WM_DTYPE_INT64,
+                                    WM_DTYPE_FLOAT16, WM_DTYPE_BOOL};
+  for (size_t t = 0; t < 4; t++) {
+    inst_t in = inst_make("Resize", 13);
+    inst_input(&in, ints[t], 4, x);
+    inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&in, WM_DTYPE_FLOAT, 1, n4, scales[t % 3]);
+    must_agree(&in, bad, claimed, tried);
+  }
+  // Resize-10 and Upsample: asymmetric coordinates, floor rounding.
+  for (int mode = 0; mode < 2; mode++) {
+    const char *m = mode == 0 ? "nearest" : "linear";
+    inst_t r10 = inst_make("Resize", 10);
+    inst_input(&r10, WM_DTYPE_FLOAT, 4, x);
+    inst_const(&r10, WM_DTYPE_FLOAT, 1, n4, scales[1]);
+    attr_string(&r10, "mode", m);
+    must_agree(&r10, bad, claimed, tried);
+    inst_t u9 = inst_make("Upsample", 9);
+    inst_input(&u9, WM_DTYPE_FLOAT, 4, x);
+    inst_const(&u9, WM_DTYPE_FLOAT, 1, n4, scales[0]);
+    attr_string(&u9, "mode", m);
+    must_agree(&u9, bad, claimed, tried);
+    inst_t u7 = inst_make("Upsample", 7);
+    float f[] = {1, 1, 2, 3};
+    inst_input(&u7, WM_DTYPE_FLOAT, 4, x);
+    attr_floats(&u7, "scales", 4, f);
+    attr_string(&u7, "mode", mode == 0 ? "nearest" : "bilinear");
+    must_agree(&u7, bad, claimed, tried);
+  }
+  // Empty output: nothing to compute.
+  inst_t e = inst_make("Resize", 13);
+  double zero[] = {1, 1, 0.1, 1};
+  inst_input(&e, WM_DTYPE_FLOAT, 4, x);
+  inst_input(&e, WM_DTYPE_UNDEFINED, 0, NULL);
+  inst_const(&e, WM_DTYPE_FLOAT, 1, n4, zero);
+  must_agree(&e, bad, claimed, tried);
+}
+
 WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   WM_CHECK(cpu_be != NULL);
   int bad = 0;
@@ -1689,6 +1823,7 @@ WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   special_nn(&bad, &claimed, &tried);
   special_shape(&bad, &claimed, &tried);
   special_reduce(&bad, &claimed, &tried);
+  special_resize(&bad, &claimed, &tried);
   printf("  %zu attribute-driven instances tried, %zu claimed and equal\n",
          tried, claimed);
   WM_CHECK_INT_EQ(bad, 0);
