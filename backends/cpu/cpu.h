@@ -57,6 +57,7 @@ extern const cpu_kernel_t cpu_kernels_nn[];       // nn.c
 extern const cpu_kernel_t cpu_kernels_data[];     // data.c
 extern const cpu_kernel_t cpu_kernels_shape[];    // shape_ops.c
 extern const cpu_kernel_t cpu_kernels_resize[];   // resize.c
+extern const cpu_kernel_t cpu_kernels_rnn[];      // rnn.c
 
 // Makes a plugin error (never NULL; a static one when out of memory) with
 // the shared host tier (backends/host/host_tier.h), which also provides

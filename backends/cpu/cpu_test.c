@@ -1031,8 +1031,8 @@ WM_TEST(random_convs_agree_with_ref) {
 // Every kernel table in the dispatcher's order; the native ones (all but
 // blas.c's) are probed with generated instances.
 static const cpu_kernel_t *const all_tables[] = {
-    cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn,
-    cpu_kernels_data, cpu_kernels_shape,   cpu_kernels_resize};
+    cpu_kernels_blas,  cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data,
+    cpu_kernels_shape, cpu_kernels_resize,  cpu_kernels_rnn};
 enum { N_TABLES = sizeof(all_tables) / sizeof(all_tables[0]) };
 
 // The first opset at which |k| stops being the entry serving its op_type
@@ -1814,6 +1814,98 @@ static void special_resize(int *bad, size_t *claimed, size_t *tried) {
   must_agree(&e, bad, claimed, tried);
 }
 
+// RNN, GRU and LSTM: directions, layouts, biases, sequence lengths,
+// initial states, peepholes, clip, activations, GRU's
+// linear_before_reset and LSTM's input_forget.
+static void special_rnn(int *bad, size_t *claimed, size_t *tried) {
+  static const char *const cells[] = {"RNN", "GRU", "LSTM"};
+  static const char *const dirs[] = {"forward", "reverse", "bidirectional"};
+  static const int64_t gates[] = {1, 3, 4};
+  static const char *const acts[][3] = {{"Relu", NULL, NULL},
+                                        {"HardSigmoid", "Softsign", NULL},
+                                        {"Sigmoid", "ScaledTanh", "Affine"}};
+  static const char *const acts2[] = {"LeakyRelu",       "Elu",  "Softplus",
+                                      "ThresholdedRelu", "tanh", "sigmoid"};
+  const int64_t t = 4, b = 3, i = 5, h = 6;
+  for (size_t c = 0; c < 3; c++) {
+    for (size_t d = 0; d < 3; d++) {
+      for (int v = 0; v < 8; v++) {
+        int64_t nd = d == 2 ? 2 : 1, layout = v % 2;
+        inst_t in = inst_make(cells[c], layout ? 14 : 7 + v);
+        int64_t x[] = {layout ? b : t, layout ? t : b, i};
+        int64_t w[] = {nd, gates[c] * h, i}, r[] = {nd, gates[c] * h, h};
+        int64_t bias[] = {nd, 2 * gates[c] * h}, nb[] = {b};
+        int64_t st[] = {layout ? b : nd, layout ? nd : b, h},
+                pp[] = {nd, 3 * h};
+        inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+        inst_input(&in, WM_DTYPE_FLOAT, 3, w);
+        inst_input(&in, WM_DTYPE_FLOAT, 3, r);
+        inst_input(&in, v & 2 ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 2, bias);
+        if (v & 4) {
+          double lens[] = {4, (double)(v % 3), 3};
+          inst_const(&in, WM_DTYPE_INT32, 1, nb, lens);
+        } else {
+          inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+        }
+        inst_input(&in, v & 1 ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 3, st);
+        if (c == 2) {
+          inst_input(&in, v & 2 ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 3, st);
+          inst_input(&in, v & 4 ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 2, pp);
+        }
+        in.n_out = c == 2 ? 3 : 2;
+        attr_string(&in, "direction", dirs[d]);
+        attr_int(&in, "hidden_size", h);
+        if (layout) {
+          attr_int(&in, "layout", 1);
+        }
+        if (v == 3 || v == 6) {
+          attr_float(&in, "clip", 0.75f);
+        }
+        if (c == 1) {
+          attr_int(&in, "linear_before_reset", v / 4);
+        }
+        if (c == 2 && v == 5) {
+          attr_int(&in, "input_forget", 1);
+        }
+        if (v == 7) {
+          const char *names[6];
+          size_t n = (size_t)(c + 1) * (size_t)nd;
+          for (size_t k = 0; k < n; k++) {
+            names[k] = k < (size_t)c + 1 ? acts[c][k] : acts2[k];
+          }
+          if (c == 0) {
+            names[0] = "Tanh";
+          }
+          attr_strings(&in, "activations", n, names);
+          float alpha[] = {0.3f, 0.7f, 1.5f}, beta[] = {0.4f, -0.2f};
+          attr_floats(&in, "activation_alpha", 3, alpha);
+          attr_floats(&in, "activation_beta", 2, beta);
+        } else if (v == 6) {
+          attr_strings(&in, "activations", (size_t)c + 1, acts[c]);
+        }
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
+  // Only Y requested, and only Y_h; an empty batch.
+  int64_t x[] = {5, 2, 3}, w[] = {1, 16, 3}, r[] = {1, 16, 4};
+  for (int k = 0; k < 2; k++) {
+    inst_t in = inst_make("LSTM", 14);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, w);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, r);
+    in.n_out = k + 1;
+    must_agree(&in, bad, claimed, tried);
+  }
+  int64_t x0[] = {5, 0, 3};
+  inst_t e = inst_make("LSTM", 14);
+  inst_input(&e, WM_DTYPE_FLOAT, 3, x0);
+  inst_input(&e, WM_DTYPE_FLOAT, 3, w);
+  inst_input(&e, WM_DTYPE_FLOAT, 3, r);
+  e.n_out = 3;
+  must_agree(&e, bad, claimed, tried);
+}
+
 WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   WM_CHECK(cpu_be != NULL);
   int bad = 0;
@@ -1824,6 +1916,7 @@ WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   special_shape(&bad, &claimed, &tried);
   special_reduce(&bad, &claimed, &tried);
   special_resize(&bad, &claimed, &tried);
+  special_rnn(&bad, &claimed, &tried);
   printf("  %zu attribute-driven instances tried, %zu claimed and equal\n",
          tried, claimed);
   WM_CHECK_INT_EQ(bad, 0);

@@ -315,4 +315,24 @@ static inline float k_expf(float x) {
   return x != x ? x : res;
 }
 
+// tanh: an odd polynomial near 0, 1 - 2 / (e^2|x| + 1) elsewhere.
+static inline float k_tanhf(float x) {
+  float ax = fabsf(x);
+  float z = x * x;
+  float small =
+      ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) *
+            z +
+        1.33314422036e-1f) *
+           z -
+       3.33332819422e-1f) *
+          z * x +
+      x;
+  float e = k_expf(2.0f * (ax > 9.0f ? 9.0f : ax));
+  float big = 1.0f - 2.0f / (e + 1.0f);
+  big = ax > 9.0f ? 1.0f : big;
+  big = x < 0 ? -big : big;
+  float res = ax < 0.625f ? small : big;
+  return x != x ? x : res;
+}
+
 #endif  // WMAP_BACKENDS_CPU_KERNELS_H_
