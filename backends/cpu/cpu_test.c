@@ -1031,8 +1031,9 @@ WM_TEST(random_convs_agree_with_ref) {
 // Every kernel table in the dispatcher's order; the native ones (all but
 // blas.c's) are probed with generated instances.
 static const cpu_kernel_t *const all_tables[] = {
-    cpu_kernels_blas,  cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data,
-    cpu_kernels_shape, cpu_kernels_resize,  cpu_kernels_rnn};
+    cpu_kernels_blas, cpu_kernels_eltwise,  cpu_kernels_nn,
+    cpu_kernels_data, cpu_kernels_shape,    cpu_kernels_resize,
+    cpu_kernels_rnn,  cpu_kernels_attention};
 enum { N_TABLES = sizeof(all_tables) / sizeof(all_tables[0]) };
 
 // The first opset at which |k| stops being the entry serving its op_type
@@ -1906,6 +1907,109 @@ static void special_rnn(int *bad, size_t *claimed, size_t *tried) {
   must_agree(&e, bad, claimed, tried);
 }
 
+// Attention: 3-D and 4-D, grouped heads, masks of every rank and both
+// kinds, causal, past caches with the present outputs, softcap, scale,
+// every qk_matmul_output mode, nonpad_kv_seqlen, windows, empty queries.
+static void special_attention(int *bad, size_t *claimed, size_t *tried) {
+  int64_t q4[] = {2, 4, 3, 8}, k4[] = {2, 2, 5, 8}, v4[] = {2, 2, 5, 6};
+  int64_t q3[] = {2, 3, 32}, k3[] = {2, 5, 16}, v3[] = {2, 5, 12};
+  int64_t pk[] = {2, 2, 4, 8}, pv[] = {2, 2, 4, 6};
+  static const struct {
+    wm_dtype_t dt;
+    int32_t rank;
+    int64_t dims[4];
+    bool past;  // the mask covers the past keys too
+  } masks[] = {
+      {WM_DTYPE_UNDEFINED, 0, {0}, false},
+      {WM_DTYPE_BOOL, 2, {3, 5}, false},
+      {WM_DTYPE_FLOAT, 4, {2, 1, 3, 5}, false},
+      {WM_DTYPE_FLOAT, 1, {5}, false},
+      {WM_DTYPE_BOOL, 4, {2, 4, 3, 5}, false},
+      {WM_DTYPE_BOOL, 2, {3, 4}, false},
+      {WM_DTYPE_FLOAT, 3, {4, 3, 9}, true},
+      {WM_DTYPE_BOOL, 2, {1, 7}, true},
+  };
+  for (int rank = 3; rank <= 4; rank++) {
+    for (size_t m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+      for (int v = 0; v < 6; v++) {
+        bool past = masks[m].past || v == 5;
+        if (past && !masks[m].past && masks[m].dt) {
+          continue;  // the mask must cover past and new keys
+        }
+        inst_t in = inst_make("Attention", 23);
+        inst_input(&in, WM_DTYPE_FLOAT, rank, rank == 4 ? q4 : q3);
+        inst_input(&in, WM_DTYPE_FLOAT, rank, rank == 4 ? k4 : k3);
+        inst_input(&in, WM_DTYPE_FLOAT, rank, rank == 4 ? v4 : v3);
+        if (masks[m].dt || past) {
+          inst_input(&in, masks[m].dt, masks[m].rank, masks[m].dims);
+        }
+        if (past) {
+          inst_input(&in, WM_DTYPE_FLOAT, 4, pk);
+          inst_input(&in, WM_DTYPE_FLOAT, 4, pv);
+          in.n_out = 3;
+        }
+        if (rank == 3) {
+          attr_int(&in, "q_num_heads", 4);
+          attr_int(&in, "kv_num_heads", 2);
+        }
+        if (v == 1 || v == 5) {
+          attr_int(&in, "is_causal", 1);
+        }
+        if (v == 2) {
+          attr_float(&in, "softcap", 2.0f);
+          attr_float(&in, "scale", 0.3f);
+        }
+        if (v == 3 || v == 4) {
+          in.n_out = 4;
+          attr_int(&in, "qk_matmul_output_mode", v == 3 ? 0 : 2);
+        }
+        if (v == 4) {
+          attr_float(&in, "softcap", 1.5f);
+          attr_int(&in, "softmax_precision", 11);
+        }
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
+  for (int mode = 0; mode < 4; mode++) {
+    inst_t in = inst_make("Attention", 23);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, q4);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, k4);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, v4);
+    in.n_out = 4;
+    attr_int(&in, "qk_matmul_output_mode", mode);
+    attr_float(&in, "softcap", 1.0f);
+    must_agree(&in, bad, claimed, tried);
+  }
+  // nonpad_kv_seqlen (opset 24), windows (opset 25), no queries.
+  int64_t n2[] = {2};
+  double np[] = {3, 5};
+  inst_t nonpad = inst_make("Attention", 24);
+  inst_input(&nonpad, WM_DTYPE_FLOAT, 4, q4);
+  inst_input(&nonpad, WM_DTYPE_FLOAT, 4, k4);
+  inst_input(&nonpad, WM_DTYPE_FLOAT, 4, v4);
+  inst_input(&nonpad, WM_DTYPE_UNDEFINED, 0, NULL);
+  inst_input(&nonpad, WM_DTYPE_UNDEFINED, 0, NULL);
+  inst_input(&nonpad, WM_DTYPE_UNDEFINED, 0, NULL);
+  inst_const(&nonpad, WM_DTYPE_INT64, 1, n2, np);
+  attr_int(&nonpad, "is_causal", 1);
+  must_agree(&nonpad, bad, claimed, tried);
+  inst_t win = inst_make("Attention", 25);
+  inst_input(&win, WM_DTYPE_FLOAT, 4, q4);
+  inst_input(&win, WM_DTYPE_FLOAT, 4, k4);
+  inst_input(&win, WM_DTYPE_FLOAT, 4, v4);
+  attr_int(&win, "left_window_size", 1);
+  attr_int(&win, "right_window_size", 2);
+  try_special(&win, bad, claimed, tried);
+  int64_t q0[] = {2, 4, 0, 8};
+  inst_t empty = inst_make("Attention", 23);
+  inst_input(&empty, WM_DTYPE_FLOAT, 4, q0);
+  inst_input(&empty, WM_DTYPE_FLOAT, 4, k4);
+  inst_input(&empty, WM_DTYPE_FLOAT, 4, v4);
+  empty.n_out = 3;
+  must_agree(&empty, bad, claimed, tried);
+}
+
 WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   WM_CHECK(cpu_be != NULL);
   int bad = 0;
@@ -1917,6 +2021,7 @@ WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   special_reduce(&bad, &claimed, &tried);
   special_resize(&bad, &claimed, &tried);
   special_rnn(&bad, &claimed, &tried);
+  special_attention(&bad, &claimed, &tried);
   printf("  %zu attribute-driven instances tried, %zu claimed and equal\n",
          tried, claimed);
   WM_CHECK_INT_EQ(bad, 0);
