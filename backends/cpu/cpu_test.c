@@ -1508,6 +1508,15 @@ static void special_shape(int *bad, size_t *claimed, size_t *tried) {
   }
   static const double specials[] = {NAN, INFINITY, -INFINITY, 2.5,   -2.5,
                                     0.5, 1e-40,    -7e5,      255.9, 128};
+  static const double halves[] = {3e-6,   -2.98e-8,      6.1e-5, 5.96e-8,
+                                  1.5e-7, 65504,         65520,  -65519.99,
+                                  0.1,    -1.00048828125};
+  for (size_t b = 0; b < sizeof(casts) / sizeof(casts[0]); b++) {
+    inst_t e = inst_make("Cast", 13);
+    inst_const(&e, WM_DTYPE_FLOAT, 1, d10, halves);
+    attr_int(&e, "to", casts[b]);
+    must_agree(&e, bad, claimed, tried);
+  }
   for (size_t b = 0; b < sizeof(casts) / sizeof(casts[0]); b++) {
     inst_t e = inst_make("Cast", 13);
     inst_const(&e, WM_DTYPE_FLOAT, 1, d10, specials);
@@ -1785,6 +1794,24 @@ static void special_resize(int *bad, size_t *claimed, size_t *tried) {
     inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
     inst_const(&in, WM_DTYPE_FLOAT, 1, n4, scales[t % 3]);
     must_agree(&in, bad, claimed, tried);
+  }
+  // Wide rows: whole-factor fast paths and column blocks.
+  int64_t wide[][4] = {{1, 2, 3, 150}, {1, 1, 4, 9}, {2, 1, 3, 131}};
+  for (size_t wd = 0; wd < 3; wd++) {
+    for (int mode = 0; mode < 3; mode++) {
+      for (size_t c = 0; c < 6; c++) {
+        inst_t in = inst_make("Resize", c == 1 ? 19 : 13);
+        inst_input(&in, WM_DTYPE_FLOAT, 4, wide[wd]);
+        inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+        inst_const(&in, WM_DTYPE_FLOAT, 1, n4, scales[0]);
+        attr_string(&in, "mode",
+                    mode == 0   ? "nearest"
+                    : mode == 1 ? "linear"
+                                : "cubic");
+        attr_string(&in, "coordinate_transformation_mode", coords[c]);
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
   }
   // Resize-10 and Upsample: asymmetric coordinates, floor rounding.
   for (int mode = 0; mode < 2; mode++) {

@@ -727,6 +727,8 @@ typedef struct pool_plan {
   size_t planes;           // N * C
   int64_t in[3], out[3];   // spatial sizes as (D, H, W); missing dims are 1
   int64_t dil[3];          // dilations
+  int64_t kw, sw, pw;      // kernel, stride and begin pad of the last dim
+  int64_t c_lo, c_hi;      // output columns whose taps are all inside
   int32_t nsp;             // spatial dims of the node
   pool_span_t *span[3];    // per output position of each dim
 } pool_plan_t;
@@ -922,6 +924,19 @@ static wm_error *pool_plan(const wm_op_desc *op, void **out_state) {
     pool_spans(p->span[i], p->out[i], p->in[i], kern[i], str[i], p->dil[i],
                pads[i], pads[3 + i]);
   }
+  p->kw = kern[2];
+  p->sw = str[2];
+  p->pw = pads[2];
+  p->c_lo = p->c_hi = 0;
+  for (int64_t c = 0; c < p->out[2]; c++) {
+    bool full = p->span[2][c].lo == 0 && p->span[2][c].hi == kern[2];
+    if (full && p->c_hi == p->c_lo) {
+      p->c_lo = c;
+      p->c_hi = c + 1;
+    } else if (full && p->c_hi == c) {
+      p->c_hi = c + 1;
+    }
+  }
   *out_state = p;
   return NULL;
 }
@@ -980,6 +995,56 @@ static inline int64_t pool_index(const pool_plan_t *p, int64_t z, int64_t a,
   return r;
 }
 
+enum { POOL_BLOCK = 256 };
+
+// The output columns [c_lo, c_hi) of one row, whose taps all lie inside
+// the input along the last dim: tap-major loops over a block of columns,
+// which vectorize (strided loads when the stride is above 1).
+K_CLONES static void pool_interior(const pool_plan_t *p, const float *x,
+                                   const pool_span_t *ds, const pool_span_t *hs,
+                                   float *y) {
+  int64_t ih = p->in[1], iw = p->in[2], sw = p->sw;
+  for (int64_t c0 = p->c_lo; c0 < p->c_hi; c0 += POOL_BLOCK) {
+    int64_t w = p->c_hi - c0 < POOL_BLOCK ? p->c_hi - c0 : POOL_BLOCK;
+    float m[POOL_BLOCK];
+    double s[POOL_BLOCK];
+    for (int64_t c = 0; c < w; c++) {
+      m[c] = -INFINITY;
+      s[c] = 0;
+    }
+    for (int32_t z = ds->lo; z < ds->hi; z++) {
+      const float *plane = x + (ds->start + z * p->dil[0]) * ih * iw;
+      for (int32_t a = hs->lo; a < hs->hi; a++) {
+        const float *row = plane + (hs->start + a * p->dil[1]) * iw;
+        for (int64_t b = 0; b < p->kw; b++) {
+          const float *restrict rb = row + c0 * sw - p->pw + b * p->dil[2];
+          if (p->kind == POOL_MAX) {
+            for (int64_t c = 0; c < w; c++) {
+              m[c] = k_max_nan(m[c], rb[c * sw]);
+            }
+          } else {
+            for (int64_t c = 0; c < w; c++) {
+              s[c] += (double)rb[c * sw];
+            }
+          }
+        }
+      }
+    }
+    if (p->kind == POOL_MAX) {
+      memcpy(y + c0, m, (size_t)w * sizeof(float));
+      continue;
+    }
+    for (int64_t c = 0; c < w; c++) {
+      const pool_span_t *ws = &p->span[2][c0 + c];
+      int64_t div = p->count_include_pad
+                        ? (int64_t)ds->padded * hs->padded * ws->padded
+                        : (int64_t)(ds->hi - ds->lo) * (hs->hi - hs->lo) *
+                              (ws->hi - ws->lo);
+      y[c0 + c] = div ? (float)(s[c] / (double)div) : NAN;
+    }
+  }
+}
+
 // One output row: item = (plane * out depth + depth) * out height + row.
 static void pool_rows(void *ctx, size_t begin, size_t end) {
   const pool_job_t *j = ctx;
@@ -995,8 +1060,18 @@ static void pool_rows(void *ctx, size_t begin, size_t end) {
     const float *x = j->x + pl * plane_size;
     float *y = j->y + item * (size_t)p->out[2];
     int64_t *yi = j->idx ? j->idx + item * (size_t)p->out[2] : NULL;
+    int64_t skip_lo = 0, skip_hi = 0;
+    if (!yi && p->kind != POOL_LP && p->c_hi > p->c_lo) {
+      pool_interior(p, x, ds, hs, y);
+      skip_lo = p->c_lo;
+      skip_hi = p->c_hi;
+    }
     // Spans hold exactly the taps inside the input: no checks needed.
     for (int64_t c = 0; c < p->out[2]; c++) {
+      if (c == skip_lo && skip_hi > skip_lo) {
+        c = skip_hi - 1;
+        continue;
+      }
       const pool_span_t *ws = &p->span[2][c];
       if (yi) {
         // The first maximum in tap order; a NaN wins and sticks.

@@ -463,6 +463,9 @@ typedef struct rs_plan {
   float *lwt;       // weight per slot (0 = unused)
   uint8_t *lext;    // column extrapolates
   bool any_lext;    // some column does
+  int32_t dup;      // nearest: column c reads c / dup (0: no)
+  int64_t pa, pb;   // linear: columns [pa, pb) repeat the taps of pa and
+                    // pa + 1 one input column further every two columns
   size_t rows;      // output rows
   size_t count[2];  // elements of input and output
   void *block;      // all tables in one allocation
@@ -610,6 +613,39 @@ static wm_error *rs_plan(const wm_op_desc *op, void **out_state) {
       lwt[k * ow + c] = used ? (float)t->weight[c * lw + k] : 0.0f;
     }
   }
+  // Linear upsampling by 2: away from the edges, columns pa + 2m and
+  // pa + 2m + 1 take the taps of pa and pa + 1 shifted by m.
+  p->pa = p->pb = 0;
+  if (p->mode == MODE_LINEAR && lw == 2 && ow >= 16 &&
+      ow == 2 * (size_t)p->in[last]) {
+    size_t a = 2, c = a;
+    for (; c < ow; c++) {
+      size_t q = a + (c - a) % 2;
+      int32_t m = (int32_t)((c - a) / 2);
+      bool same = lwt[c] == lwt[q] && lwt[ow + c] == lwt[ow + q] &&
+                  lwt[c] != 0 && lwt[ow + c] != 0 && lidx[c] == lidx[q] + m &&
+                  lidx[ow + c] == lidx[ow + q] + m;
+      if (!same) {
+        break;
+      }
+    }
+    c -= (c - a) % 2;  // whole pairs only
+    if (c >= a + 8) {
+      p->pa = (int64_t)a;
+      p->pb = (int64_t)c;
+    }
+  }
+  // Nearest upsampling by a whole factor (the detectors' x2): every input
+  // column repeated |dup| times.
+  for (int32_t f = 2; p->mode == MODE_NEAREST && !p->any_lext && f <= 8; f++) {
+    bool all = ow == (size_t)f * (size_t)p->in[last];
+    for (size_t c = 0; all && c < ow; c++) {
+      all = lidx[c] == (int32_t)(c / (size_t)f);
+    }
+    if (all) {
+      p->dup = f;
+    }
+  }
   *out_state = p;
   return NULL;
 }
@@ -671,6 +707,15 @@ K_CLONES static void rs_nearest_rows(void *ctx, size_t begin, size_t end) {
       continue;
     }
     const char *src = j->x + (size_t)off * es;
+    if (p->dup == 2 && es == 4) {
+      const uint32_t *restrict xs = (const uint32_t *)(const void *)src;
+      uint32_t *restrict yd = (uint32_t *)(void *)dst;
+      for (size_t c = 0; c < ow / 2; c++) {
+        yd[2 * c] = xs[c];
+        yd[2 * c + 1] = xs[c];
+      }
+      continue;
+    }
     switch (es) {
       case 1:
         RS_GATHER(uint8_t);
@@ -695,9 +740,44 @@ K_CLONES static void rs_nearest_rows(void *ctx, size_t begin, size_t end) {
   }
 }
 
+static void rs_interp_cols(const rs_plan_t *p, const float *src, size_t c0,
+                           size_t w, float *restrict h);
+
 // Row |src| interpolated along the last dim for columns [c0, c0 + w).
 K_CLONES static void rs_interp_row(const rs_plan_t *p, const float *src,
                                    size_t c0, size_t w, float *restrict h) {
+  size_t ow = (size_t)p->out[p->rank - 1];
+  size_t pa = (size_t)p->pa, pb = (size_t)p->pb;
+  if (pb > pa && c0 + w > pa && c0 < pb) {
+    // The periodic part in pairs from an even offset, the rest per column.
+    size_t lo = c0 > pa ? c0 + (c0 - pa) % 2 : pa;
+    size_t hi = c0 + w < pb ? pb - (pb - (c0 + w) + 1) / 2 * 2 : pb;
+    hi = hi < lo ? lo : hi;
+    if (lo > c0) {
+      rs_interp_cols(p, src, c0, lo - c0, h);
+    }
+    const float *x0 = src + p->lidx[pa], *x1 = src + p->lidx[ow + pa];
+    const float *x2 = src + p->lidx[pa + 1], *x3 = src + p->lidx[ow + pa + 1];
+    float a0 = p->lwt[pa], a1 = p->lwt[ow + pa];
+    float b0 = p->lwt[pa + 1], b1 = p->lwt[ow + pa + 1];
+    size_t m0 = (lo - pa) / 2, pairs = (hi - lo) / 2;
+    float *restrict hp = h + (lo - c0);
+    for (size_t m = 0; m < pairs; m++) {
+      hp[2 * m] = a0 * x0[m0 + m] + a1 * x1[m0 + m];
+      hp[2 * m + 1] = b0 * x2[m0 + m] + b1 * x3[m0 + m];
+    }
+    if (c0 + w > hi) {
+      rs_interp_cols(p, src, hi, c0 + w - hi, h + (hi - c0));
+    }
+    return;
+  }
+  rs_interp_cols(p, src, c0, w, h);
+}
+
+// Row |src| interpolated along the last dim for columns [c0, c0 + w), by
+// the tap tables.
+static void rs_interp_cols(const rs_plan_t *p, const float *src, size_t c0,
+                           size_t w, float *restrict h) {
   size_t ow = (size_t)p->out[p->rank - 1];
   if (p->lw == 2) {
     const int32_t *restrict i0 = p->lidx + c0, *restrict i1 = i0 + ow;

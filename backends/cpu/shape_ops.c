@@ -236,35 +236,37 @@ typedef struct where_job {
 } where_job_t;
 
 // One run of |n| outputs with strides SC, SX, SV (0 or 1) fixed.
-#define WHERE_CASE(T, SC, SX, SV)                   \
-  for (size_t i = 0; i < n; i++) {                  \
-    y[i] = c[i * (SC)] ? x[i * (SX)] : v[i * (SV)]; \
+#define WHERE_CASE(T, SC, SX, SV)       \
+  for (size_t i = 0; i < n; i++) {      \
+    T a = x[i * (SX)], b = v[i * (SV)]; \
+    y[i] = c[i * (SC)] ? a : b;         \
   }
 
-#define WHERE_RUN(T)                                                        \
-  static void where_run_##T(const uint8_t *restrict c, const void *vx,      \
-                            const void *vv, void *vy, size_t n, int code) { \
-    const T *restrict x = vx;                                               \
-    const T *restrict v = vv;                                               \
-    T *restrict y = vy;                                                     \
-    switch (code) {                                                         \
-      case 7:                                                               \
-        WHERE_CASE(T, 1, 1, 1) break;                                       \
-      case 6:                                                               \
-        WHERE_CASE(T, 0, 1, 1) break;                                       \
-      case 5:                                                               \
-        WHERE_CASE(T, 1, 0, 1) break;                                       \
-      case 4:                                                               \
-        WHERE_CASE(T, 0, 0, 1) break;                                       \
-      case 3:                                                               \
-        WHERE_CASE(T, 1, 1, 0) break;                                       \
-      case 2:                                                               \
-        WHERE_CASE(T, 0, 1, 0) break;                                       \
-      case 1:                                                               \
-        WHERE_CASE(T, 1, 0, 0) break;                                       \
-      default:                                                              \
-        WHERE_CASE(T, 0, 0, 0) break;                                       \
-    }                                                                       \
+#define WHERE_RUN(T)                                                           \
+  K_CLONES static void where_run_##T(const uint8_t *restrict c,                \
+                                     const void *vx, const void *vv, void *vy, \
+                                     size_t n, int code) {                     \
+    const T *restrict x = vx;                                                  \
+    const T *restrict v = vv;                                                  \
+    T *restrict y = vy;                                                        \
+    switch (code) {                                                            \
+      case 7:                                                                  \
+        WHERE_CASE(T, 1, 1, 1) break;                                          \
+      case 6:                                                                  \
+        WHERE_CASE(T, 0, 1, 1) break;                                          \
+      case 5:                                                                  \
+        WHERE_CASE(T, 1, 0, 1) break;                                          \
+      case 4:                                                                  \
+        WHERE_CASE(T, 0, 0, 1) break;                                          \
+      case 3:                                                                  \
+        WHERE_CASE(T, 1, 1, 0) break;                                          \
+      case 2:                                                                  \
+        WHERE_CASE(T, 0, 1, 0) break;                                          \
+      case 1:                                                                  \
+        WHERE_CASE(T, 1, 0, 0) break;                                          \
+      default:                                                                 \
+        WHERE_CASE(T, 0, 0, 0) break;                                          \
+    }                                                                          \
   }
 
 WHERE_RUN(uint8_t)
@@ -272,34 +274,39 @@ WHERE_RUN(uint16_t)
 WHERE_RUN(uint32_t)
 WHERE_RUN(uint64_t)
 
+// Output elements [begin, end), a run of a row at a time.
 static void where_chunk(void *ctx, size_t begin, size_t end) {
   const where_job_t *j = ctx;
   const nd_geo_t *g = &j->p->g;
   size_t es = j->p->es, inner = g->inner;
   int last = g->rank - 1;
-  int code =
-      (int)g->st[0][last] | (int)g->st[1][last] << 1 | (int)g->st[2][last] << 2;
+  int64_t sc = g->st[0][last], sx = g->st[1][last], sv = g->st[2][last];
+  int code = (int)sc | (int)sx << 1 | (int)sv << 2;
   int64_t idx[CPU_MAX_RANK] = {0}, off[MAX_OPERANDS];
-  nd_row_offsets(g, begin, idx, off);
-  for (size_t row = begin; row < end; row++) {
-    const uint8_t *c = j->c + off[0];
-    const char *x = j->x + (size_t)off[1] * es;
-    const char *v = j->v + (size_t)off[2] * es;
-    char *y = j->y + row * inner * es;
+  size_t row = begin / inner, col = begin % inner;
+  nd_row_offsets(g, row, idx, off);
+  for (size_t pos = begin; pos < end; row++) {
+    size_t n = inner - col < end - pos ? inner - col : end - pos;
+    const uint8_t *c = j->c + off[0] + (int64_t)col * sc;
+    const char *x = j->x + (size_t)(off[1] + (int64_t)col * sx) * es;
+    const char *v = j->v + (size_t)(off[2] + (int64_t)col * sv) * es;
+    char *y = j->y + pos * es;
     switch (es) {
       case 1:
-        where_run_uint8_t(c, x, v, y, inner, code);
+        where_run_uint8_t(c, x, v, y, n, code);
         break;
       case 2:
-        where_run_uint16_t(c, x, v, y, inner, code);
+        where_run_uint16_t(c, x, v, y, n, code);
         break;
       case 4:
-        where_run_uint32_t(c, x, v, y, inner, code);
+        where_run_uint32_t(c, x, v, y, n, code);
         break;
       default:
-        where_run_uint64_t(c, x, v, y, inner, code);
+        where_run_uint64_t(c, x, v, y, n, code);
         break;
     }
+    pos += n;
+    col = 0;
     nd_next_row(g, idx, off);
   }
 }
@@ -317,8 +324,7 @@ static wm_error *where_run(void *state, const cpu_run_t *run) {
   }
   where_job_t j = {p, run->in[0].data, run->in[1].data, run->in[2].data,
                    run->out[0].data};
-  k_for(run->pool, p->g.rows, k_row_grain(p->g.inner, K_GRAIN), where_chunk,
-        &j);
+  k_for(run->pool, p->count[3], K_GRAIN, where_chunk, &j);
   return NULL;
 }
 
@@ -374,16 +380,22 @@ typedef struct expand_job {
   char *y;
 } expand_job_t;
 
+// Output elements [begin, end), a run of a row at a time.
 static void expand_chunk(void *ctx, size_t begin, size_t end) {
   const expand_job_t *j = ctx;
   const nd_geo_t *g = &j->p->g;
   size_t es = j->p->es, inner = g->inner;
   int64_t stride = g->st[0][g->rank - 1];
   int64_t idx[CPU_MAX_RANK] = {0}, off[MAX_OPERANDS];
-  nd_row_offsets(g, begin, idx, off);
-  for (size_t row = begin; row < end; row++) {
-    copy_run(j->y + row * inner * es, j->x + (size_t)off[0] * es, inner, es,
+  size_t row = begin / inner, col = begin % inner;
+  nd_row_offsets(g, row, idx, off);
+  for (size_t pos = begin; pos < end; row++) {
+    size_t n = inner - col < end - pos ? inner - col : end - pos;
+    copy_run(j->y + pos * es,
+             j->x + (size_t)(off[0] + (int64_t)col * stride) * es, n, es,
              stride);
+    pos += n;
+    col = 0;
     nd_next_row(g, idx, off);
   }
 }
@@ -399,8 +411,7 @@ static wm_error *expand_run(void *state, const cpu_run_t *run) {
     return NULL;
   }
   expand_job_t j = {p, run->in[0].data, run->out[0].data};
-  k_for(run->pool, p->g.rows, k_row_grain(p->g.inner * p->es, 4 * K_GRAIN),
-        expand_chunk, &j);
+  k_for(run->pool, p->count[1], 4 * K_GRAIN, expand_chunk, &j);
   return NULL;
 }
 
@@ -525,49 +536,43 @@ static wm_error *tile_run(void *state, const cpu_run_t *run) {
 // NaN gives 0), integers wrap, bool is "nonzero", float16 and bfloat16
 // round from float32 to nearest even.
 
-static inline float f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t man = h & 0x3ff;
-  if (exp == 0x1f) {
-    return k_bits_to_float((int32_t)(sign | 0x7f800000u | (man << 13)));
-  }
-  if (exp == 0) {
-    float v = ldexpf((float)man, -24);
-    return sign ? -v : v;
-  }
-  return k_bits_to_float((int32_t)(sign | ((exp + 112) << 23) | (man << 13)));
-}
-
 static inline uint32_t f32_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
   return u;
 }
 
+// float16 to float32, exactly; branch-free so that loops vectorize.
+static inline float f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+  uint32_t exp = ((uint32_t)h >> 10) & 0x1f;
+  uint32_t man = (uint32_t)h & 0x3ff;
+  uint32_t special = sign | 0x7f800000u | (man << 13);
+  uint32_t normal = sign | ((exp + 112) << 23) | (man << 13);
+  uint32_t sub = sign | f32_bits((float)man * 5.9604644775390625e-8f);
+  uint32_t r = exp == 0x1f ? special : exp == 0 ? sub : normal;
+  return k_bits_to_float((int32_t)r);
+}
+
+// float32 to float16 rounding to nearest even (overflow to infinity, NaN
+// to the quiet NaN of its sign), as the reference; branch-free.
 static inline uint16_t f32_to_f16(float f) {
   uint32_t u = f32_bits(f);
-  uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+  uint32_t sign = (u >> 16) & 0x8000;
   uint32_t abs = u & 0x7fffffffu;
-  if (abs >= 0x7f800000u) {
-    return (uint16_t)(sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0));
-  }
-  if (abs >= 0x477ff000u) {
-    return (uint16_t)(sign | 0x7c00);
-  }
-  if (abs < 0x38800000u) {
-    float a = k_bits_to_float((int32_t)abs);
-    uint32_t m = (uint32_t)nearbyintf(a * 16777216.0f);
-    return (uint16_t)(sign | m);
-  }
-  uint32_t exp = ((abs >> 23) - 112) << 10;
-  uint32_t man = (abs >> 13) & 0x3ff;
+  uint32_t special = sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0);
+  // Subnormal halves: units of 2^-24, rounded by the 2^23 trick (the
+  // scaled value is below 2^10).
+  float t = k_bits_to_float((int32_t)abs) * 16777216.0f;
+  uint32_t sub = sign | (uint32_t)((t + 8388608.0f) - 8388608.0f);
+  uint32_t h = (abs >> 13) - (112u << 10);
   uint32_t rest = abs & 0x1fff;
-  uint32_t h = exp | man;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) {
-    h++;
-  }
-  return (uint16_t)(sign | h);
+  h += rest > 0x1000 || (rest == 0x1000 && (h & 1));
+  uint32_t r = abs >= 0x7f800000u   ? special
+               : abs >= 0x477ff000u ? (sign | 0x7c00)
+               : abs < 0x38800000u  ? sub
+                                    : (sign | h);
+  return (uint16_t)r;
 }
 
 static inline float bf16_to_f32(uint16_t h) {
@@ -576,12 +581,9 @@ static inline float bf16_to_f32(uint16_t h) {
 
 static inline uint16_t f32_to_bf16(float f) {
   uint32_t u = f32_bits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) {
-    return (uint16_t)((u >> 16) | 0x40);
-  }
-  uint32_t lsb = (u >> 16) & 1;
-  u += 0x7fff + lsb;
-  return (uint16_t)(u >> 16);
+  uint32_t nan = (u >> 16) | 0x40;
+  uint32_t r = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
+  return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : r);
 }
 
 static inline int64_t f64_to_i64(double v) {
@@ -659,13 +661,13 @@ static inline uint64_t f64_to_u64(double v) {
 
 typedef void (*cast_fn)(const void *x, void *y, size_t n);
 
-#define CAST_FN(S, ST, SD, SL, D, DT, DD, DS)                      \
-  static void cast_##S##_##D(const void *vx, void *vy, size_t n) { \
-    const ST *restrict x = vx;                                     \
-    DT *restrict y = vy;                                           \
-    for (size_t i = 0; i < n; i++) {                               \
-      y[i] = DS(DT, SL(x[i]));                                     \
-    }                                                              \
+#define CAST_FN(S, ST, SD, SL, D, DT, DD, DS)                               \
+  K_CLONES static void cast_##S##_##D(const void *vx, void *vy, size_t n) { \
+    const ST *restrict x = vx;                                              \
+    DT *restrict y = vy;                                                    \
+    for (size_t i = 0; i < n; i++) {                                        \
+      y[i] = DS(DT, SL(x[i]));                                              \
+    }                                                                       \
   }
 #define CAST_FNS(S, ST, SD, SL) CAST_DSTS(CAST_FN, S, ST, SD, SL)
 CAST_SRCS(CAST_FNS)
