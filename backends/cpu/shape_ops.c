@@ -892,9 +892,11 @@ static int64_t pad_source(int mode, int64_t c, int64_t len) {
 // attribute conversion.
 static void pad_store_value(uint32_t dtype, double v, unsigned char *out) {
   cast_fn fn = cast_find(K_DOUBLE, dtype);
+  uint64_t elem = 0;  // aligned for every element type
   if (fn) {
-    fn(&v, out, 1);
+    fn(&v, &elem, 1);
   }
+  memcpy(out, &elem, sizeof(elem));
 }
 
 static uint32_t pad_query(const wm_op_desc *op, uint32_t *why,
