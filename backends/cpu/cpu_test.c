@@ -1577,6 +1577,28 @@ static void special_shape(int *bad, size_t *claimed, size_t *tried) {
     inst_const(&em, WM_DTYPE_INT64, 1, n4, p0);
     must_agree(&em, bad, claimed, tried);
   }
+  // DepthToSpace and SpaceToDepth in both modes.
+  int64_t d2s[] = {2, 18, 2, 3}, s2d[] = {2, 3, 6, 4}, s3d[] = {1, 2, 6, 9};
+  for (int64_t bs = 2; bs <= 3; bs++) {
+    static const char *const dmodes[] = {"DCR", "CRD"};
+    for (int mo = 0; mo < 2; mo++) {
+      inst_t a = inst_make("DepthToSpace", mo ? 13 : 11);
+      inst_input(&a, bs == 2 ? WM_DTYPE_FLOAT : WM_DTYPE_UINT8, 4, d2s);
+      attr_int(&a, "blocksize", bs == 2 ? 3 : 1);
+      attr_string(&a, "mode", dmodes[mo]);
+      must_agree(&a, bad, claimed, tried);
+      inst_t b = inst_make("SpaceToDepth", 13);
+      inst_input(&b, mo ? WM_DTYPE_INT64 : WM_DTYPE_FLOAT, 4,
+                 bs == 2 ? s2d : s3d);
+      attr_int(&b, "blocksize", bs);
+      must_agree(&b, bad, claimed, tried);
+      inst_t c = inst_make("SpaceToDepth", 28);
+      inst_input(&c, WM_DTYPE_FLOAT, 4, bs == 2 ? s2d : s3d);
+      attr_int(&c, "blocksize", bs);
+      attr_string(&c, "mode", dmodes[mo]);
+      try_special(&c, bad, claimed, tried);
+    }
+  }
   // Split: attribute (opset 2, 11), input (13), num_outputs (18).
   int64_t xs[] = {2, 7, 3};
   for (int64_t axis = -3; axis < 3; axis++) {

@@ -162,6 +162,15 @@ CMP_LOOPS(u32, uint32_t)
 CMP_LOOPS(i64, int64_t)
 CMP_LOOPS(u64, uint64_t)
 
+// PRelu: the slope multiplies negative values (integers wrap, unsigned
+// values are never negative).
+BIN_LOOP(f32_prelu, float, x < 0 ? x * z : x)
+BIN_LOOP(f64_prelu, double, x < 0 ? x * z : x)
+BIN_LOOP(i32_prelu, int32_t, x < 0 ? (int32_t)((uint32_t)x * (uint32_t)z) : x)
+BIN_LOOP(i64_prelu, int64_t, x < 0 ? (int64_t)((uint64_t)x * (uint64_t)z) : x)
+BIN_LOOP(u_prelu32, uint32_t, z ? x : x)
+BIN_LOOP(u_prelu64, uint64_t, z ? x : x)
+
 // Logic on bool bytes; any nonzero byte reads as true.
 BIN_LOOP(b_eq, uint8_t, (x != 0) == (z != 0))
 BIN_LOOP(b_and, uint8_t, (x != 0) & (z != 0))
@@ -341,6 +350,12 @@ static const bin_op_t bin_ops[] = {
     BIN_CMPS("Greater", gt),
     BIN_CMPS("LessOrEqual", le),
     BIN_CMPS("GreaterOrEqual", ge),
+    {"PRelu", K_FLOAT, K_FLOAT, 0, f32_prelu, NULL},
+    {"PRelu", K_DOUBLE, K_DOUBLE, 0, f64_prelu, NULL},
+    {"PRelu", K_INT32, K_INT32, 0, i32_prelu, NULL},
+    {"PRelu", K_INT64, K_INT64, 0, i64_prelu, NULL},
+    {"PRelu", K_UINT32, K_UINT32, 0, u_prelu32, NULL},
+    {"PRelu", K_UINT64, K_UINT64, 0, u_prelu64, NULL},
     {"Equal", K_BOOL, K_BOOL, K_BOOL, b_eq, NULL},
     {"And", K_BOOL, K_BOOL, K_BOOL, b_and, NULL},
     {"Or", K_BOOL, K_BOOL, K_BOOL, b_or, NULL},
@@ -771,6 +786,10 @@ UN_LOOP(un_hswish, v *unit_clamp(v / 6.0f + 0.5f))
 UN_LOOP(un_softplus, v > 0 ? v + log1pf(k_expf(-v)) : log1pf(k_expf(v)))
 UN_LOOP(un_softsign, v / (1.0f + fabsf(v)))
 UN_LOOP(un_erf, k_erff(v))
+UN_LOOP(un_sign, v > 0 ? 1.0f : v < 0 ? -1.0f : v)
+UN_LOOP(un_round, nearbyintf(v))
+UN_LOOP(un_sin, sinf(v))
+UN_LOOP(un_cos, cosf(v))
 UN_LOOP(un_gelu, k_gelu_erf(v))
 UN_LOOP(un_gelu_tanh, k_gelu_tanh(v))
 UN_LOOP(un_clip, (v < p0 ? p0 : v) > p1 ? p1 : (v < p0 ? p0 : v))
@@ -951,6 +970,10 @@ static const un_op_t un_ops[] = {
     {"Softsign", un_softsign, {NULL, NULL}, {0, 0}, false},
     {"Erf", un_erf, {NULL, NULL}, {0, 0}, true},
     {"Gelu", un_gelu, {NULL, NULL}, {0, 0}, true},
+    {"Sign", un_sign, {NULL, NULL}, {0, 0}, false},
+    {"Round", un_round, {NULL, NULL}, {0, 0}, false},
+    {"Sin", un_sin, {NULL, NULL}, {0, 0}, true},
+    {"Cos", un_cos, {NULL, NULL}, {0, 0}, true},
     {"Not", NULL, {NULL, NULL}, {0, 0}, false},
     {"Clip", un_clip, {"min", "max"}, {-INFINITY, INFINITY}, false},
     {NULL, NULL, {NULL, NULL}, {0, 0}, false},
@@ -1122,24 +1145,49 @@ static wm_error *un_run(void *state, const cpu_run_t *run) {
   }
 
 const cpu_kernel_t cpu_kernels_eltwise[] = {
-    BIN("Add", 1),          BIN("Sub", 1),
-    BIN("Mul", 1),          BIN("Div", 1),
-    BIN("Pow", 1),          VAR("Max", 1),
-    VAR("Min", 1),          VAR("Sum", 1),
-    VAR("Mean", 1),         BIN("Equal", 1),
-    BIN("Less", 1),         BIN("Greater", 1),
-    BIN("LessOrEqual", 12), BIN("GreaterOrEqual", 12),
-    BIN("And", 1),          BIN("Or", 1),
-    BIN("Xor", 1),          UN("Not", 1),
-    UN("Gelu", 20),         UN("Neg", 6),
-    UN("Abs", 6),           UN("Sqrt", 6),
-    UN("Exp", 6),           UN("Log", 6),
-    UN("Reciprocal", 6),    UN("Floor", 6),
-    UN("Ceil", 6),          UN("Relu", 6),
-    UN("LeakyRelu", 6),     UN("Sigmoid", 6),
-    UN("Tanh", 6),          UN("Elu", 6),
-    UN("Selu", 6),          UN("HardSigmoid", 6),
-    UN("HardSwish", 14),    UN("Softplus", 1),
-    UN("Softsign", 1),      UN("Erf", 9),
-    UN("Clip", 6),          {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    BIN("Add", 1),
+    BIN("Sub", 1),
+    BIN("Mul", 1),
+    BIN("Div", 1),
+    BIN("Pow", 1),
+    VAR("Max", 1),
+    VAR("Min", 1),
+    VAR("Sum", 1),
+    VAR("Mean", 1),
+    BIN("Equal", 1),
+    BIN("Less", 1),
+    BIN("Greater", 1),
+    BIN("LessOrEqual", 12),
+    BIN("GreaterOrEqual", 12),
+    BIN("And", 1),
+    BIN("Or", 1),
+    BIN("Xor", 1),
+    UN("Not", 1),
+    UN("Gelu", 20),
+    BIN("PRelu", 7),
+    UN("Sign", 9),
+    UN("Round", 11),
+    UN("Sin", 7),
+    UN("Cos", 7),
+    UN("Neg", 6),
+    UN("Abs", 6),
+    UN("Sqrt", 6),
+    UN("Exp", 6),
+    UN("Log", 6),
+    UN("Reciprocal", 6),
+    UN("Floor", 6),
+    UN("Ceil", 6),
+    UN("Relu", 6),
+    UN("LeakyRelu", 6),
+    UN("Sigmoid", 6),
+    UN("Tanh", 6),
+    UN("Elu", 6),
+    UN("Selu", 6),
+    UN("HardSigmoid", 6),
+    UN("HardSwish", 14),
+    UN("Softplus", 1),
+    UN("Softsign", 1),
+    UN("Erf", 9),
+    UN("Clip", 6),
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };

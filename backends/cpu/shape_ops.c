@@ -1282,6 +1282,166 @@ static wm_error *split_run(void *state, const cpu_run_t *run) {
   return NULL;
 }
 
+// ----------------------------------------------- DepthToSpace, SpaceToDepth
+
+// Both are one strided copy: the output, contiguous, seen as six dims,
+// read from the input through strides (as the reference's view).
+typedef struct d2s_plan {
+  int64_t dims[6];  // output view
+  int64_t src[6];   // input strides per view dim
+  size_t es;        // element size
+  size_t count;     // elements
+} d2s_plan_t;
+
+// Fills |p| for |op|; the static text of the problem otherwise.
+static const char *d2s_setup(const wm_op_desc *op, d2s_plan_t *p) {
+  bool to_space = strcmp(op->op_type, "DepthToSpace") == 0;
+  size_t es = k_dtype_size(op->in[0].dtype);
+  if (op->n_in != 1 || (es != 1 && es != 2 && es != 4 && es != 8) ||
+      !k_has_output(op, 0) || op->out[0].dtype != op->in[0].dtype) {
+    return "plain data of up to 8 bytes";
+  }
+  const wm_tensor_desc *x = &op->in[0], *y = &op->out[0];
+  int64_t b = cpu_attr_int(op, "blocksize", 0);
+  if (x->rank != 4 || y->rank != 4 || b <= 0 || b > (1 << 20)) {
+    return "rank 4 and a blocksize in [1, 2^20]";
+  }
+  const char *mode = op->opset >= (to_space ? 11u : 28u)
+                         ? cpu_attr_string(op, "mode", "DCR")
+                         : "DCR";
+  bool crd = strcmp(mode, "CRD") == 0;
+  if (!crd && strcmp(mode, "DCR") != 0) {
+    return "mode must be DCR or CRD";
+  }
+  int64_t n = x->dims[0], c = x->dims[1], h = x->dims[2], w = x->dims[3];
+  int64_t want[4];
+  if (to_space) {
+    if (c % (b * b) != 0) {
+      return "channels are not a multiple of blocksize^2";
+    }
+    int64_t oc = c / (b * b), hw = h * w;
+    int64_t v[6] = {n, oc, h, b, w, b};
+    int64_t sd[6] = {c * hw, crd ? b * b * hw : hw,
+                     w,      crd ? b * hw : b * oc * hw,
+                     1,      crd ? hw : oc * hw};
+    memcpy(p->dims, v, sizeof(v));
+    memcpy(p->src, sd, sizeof(sd));
+    int64_t o[4] = {n, oc, h * b, w * b};
+    memcpy(want, o, sizeof(o));
+  } else {
+    if (h % b != 0 || w % b != 0) {
+      return "spatial dims are not multiples of blocksize";
+    }
+    int64_t hw = h * w;
+    int64_t vd[6] = {n, b, b, c, h / b, w / b},
+            vc[6] = {n, c, b, b, h / b, w / b};
+    int64_t sd[6] = {c * hw, w, 1, hw, b * w, b};
+    int64_t sc[6] = {c * hw, hw, w, 1, b * w, b};
+    memcpy(p->dims, crd ? vc : vd, sizeof(vd));
+    memcpy(p->src, crd ? sc : sd, sizeof(sd));
+    int64_t o[4] = {n, c * b * b, h / b, w / b};
+    memcpy(want, o, sizeof(o));
+  }
+  for (int d = 0; d < 4; d++) {
+    if (y->dims[d] != want[d]) {
+      return "output dims differ";
+    }
+  }
+  p->es = es;
+  p->count = cpu_desc_count(x);
+  return NULL;
+}
+
+static uint32_t d2s_query(const wm_op_desc *op, uint32_t *why,
+                          const char **detail) {
+  d2s_plan_t p;
+  const char *bad = d2s_setup(op, &p);
+  return bad ? k_none(why, detail, WM_WHY_ATTR, bad) : WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *d2s_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  d2s_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  const char *bad = d2s_setup(op, p);
+  if (bad) {
+    free(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (%s): %s", op->name,
+                     op->op_type, bad);
+  }
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct d2s_job {
+  const d2s_plan_t *p;
+  const char *x;
+  char *y;
+} d2s_job_t;
+
+#define D2S_BLOCK(T)                                     \
+  do {                                                   \
+    const T *restrict xs = (const T *)(const void *)src; \
+    T *restrict ys = (T *)(void *)dst;                   \
+    for (int64_t i = 0; i < d4; i++) {                   \
+      for (int64_t k = 0; k < d5; k++) {                 \
+        ys[i * d5 + k] = xs[i * s4 + k * s5];            \
+      }                                                  \
+    }                                                    \
+  } while (0)
+
+// Output rows (the first four view dims) [begin, end).
+static void d2s_chunk(void *ctx, size_t begin, size_t end) {
+  const d2s_job_t *j = ctx;
+  const d2s_plan_t *p = j->p;
+  int64_t d4 = p->dims[4], d5 = p->dims[5], s4 = p->src[4], s5 = p->src[5];
+  size_t es = p->es, row = (size_t)(d4 * d5);
+  for (size_t r = begin; r < end; r++) {
+    size_t rest = r;
+    int64_t off = 0;
+    for (int d = 3; d >= 0; d--) {
+      off += (int64_t)(rest % (size_t)p->dims[d]) * p->src[d];
+      rest /= (size_t)p->dims[d];
+    }
+    const char *src = j->x + (size_t)off * es;
+    char *dst = j->y + r * row * es;
+    switch (es) {
+      case 1:
+        D2S_BLOCK(uint8_t);
+        break;
+      case 2:
+        D2S_BLOCK(uint16_t);
+        break;
+      case 4:
+        D2S_BLOCK(uint32_t);
+        break;
+      default:
+        D2S_BLOCK(uint64_t);
+        break;
+    }
+  }
+}
+
+static wm_error *d2s_run(void *state, const cpu_run_t *run) {
+  const d2s_plan_t *p = state;
+  if (run->n_out < 1 || run->in[0].count != p->count ||
+      run->out[0].count != p->count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "DepthToSpace/SpaceToDepth kernel: tensors do not match "
+                     "the plan");
+  }
+  if (p->count == 0) {
+    return NULL;
+  }
+  d2s_job_t j = {p, run->in[0].data, run->out[0].data};
+  size_t rows = (size_t)(p->dims[0] * p->dims[1] * p->dims[2] * p->dims[3]);
+  k_for(run->pool, rows,
+        k_row_grain((size_t)(p->dims[4] * p->dims[5]), K_GRAIN), d2s_chunk, &j);
+  return NULL;
+}
+
 // --------------------------------------------------------------- table
 
 #define K(name, since, q, p, r, d) \
@@ -1295,5 +1455,7 @@ const cpu_kernel_t cpu_kernels_shape[] = {
     K("CastLike", 15, cast_query, cast_plan, cast_run, free),
     K("Pad", 1, pad_query, pad_plan, pad_run, pad_destroy),
     K("Split", 1, split_query, split_plan, split_run, split_destroy),
+    K("DepthToSpace", 1, d2s_query, d2s_plan, d2s_run, free),
+    K("SpaceToDepth", 1, d2s_query, d2s_plan, d2s_run, free),
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
