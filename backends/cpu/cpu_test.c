@@ -1373,6 +1373,16 @@ static void special_nn(int *bad, size_t *claimed, size_t *tried) {
     attr_float(&in, "epsilon", 1e-3f);
     try_special(&in, bad, claimed, tried);
   }
+  int64_t xi[][4] = {{2, 3, 4, 5}, {1, 3, 7}, {2, 3}, {2, 3, 0}};
+  int32_t ri[] = {4, 3, 2, 3};
+  for (int k = 0; k < 4; k++) {
+    inst_t in = inst_make("InstanceNormalization", 6);
+    inst_input(&in, WM_DTYPE_FLOAT, ri[k], xi[k]);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, c);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, c);
+    attr_float(&in, "epsilon", k == 1 ? 1e-2f : 1e-5f);
+    must_agree(&in, bad, claimed, tried);
+  }
   static const char *const sms[] = {"Softmax", "LogSoftmax"};
   for (size_t o = 0; o < 2; o++) {
     for (int64_t axis = -4; axis < 4; axis++) {
@@ -1576,6 +1586,24 @@ static void special_shape(int *bad, size_t *claimed, size_t *tried) {
     inst_input(&em, WM_DTYPE_FLOAT, 2, e);
     inst_const(&em, WM_DTYPE_INT64, 1, n4, p0);
     must_agree(&em, bad, claimed, tried);
+  }
+  // Trilu: both triangles, k from -5 to 5, batches, wide and tall.
+  int64_t tr[][3] = {{2, 4, 6}, {7, 3}, {3, 0, 4}};
+  int32_t trr[] = {3, 2, 3};
+  for (int c = 0; c < 3; c++) {
+    for (int up = 0; up < 2; up++) {
+      for (int64_t k = -5; k <= 5; k += 2) {
+        inst_t in = inst_make("Trilu", 14);
+        inst_input(&in, c == 1 ? WM_DTYPE_INT64 : WM_DTYPE_FLOAT, trr[c],
+                   tr[c]);
+        double kv[] = {(double)k};
+        if (k != 1) {
+          inst_const(&in, WM_DTYPE_INT64, 0, NULL, kv);
+        }
+        attr_int(&in, "upper", up);
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
   }
   // DepthToSpace and SpaceToDepth in both modes.
   int64_t d2s[] = {2, 18, 2, 3}, s2d[] = {2, 3, 6, 4}, s3d[] = {1, 2, 6, 9};

@@ -707,6 +707,112 @@ static wm_error *bn_run(void *state, const cpu_run_t *run) {
   return NULL;
 }
 
+// ------------------------------------------------ InstanceNormalization
+
+typedef struct in_plan {
+  size_t n, c, inner;  // X as [N, C, inner]
+  float eps;           // epsilon
+} in_plan_t;
+
+static uint32_t in_query(const wm_op_desc *op, uint32_t *why,
+                         const char **detail) {
+  if (!f32_io(op) || op->n_in != 3 || op->in[1].dtype != K_FLOAT ||
+      op->in[2].dtype != K_FLOAT) {
+    return k_none(why, detail, WM_WHY_DTYPE, "float32 only");
+  }
+  const wm_tensor_desc *x = &op->in[0];
+  if (x->rank < 2) {
+    return k_none(why, detail, WM_WHY_RANK, "X needs rank at least 2");
+  }
+  for (uint32_t i = 1; i < 3; i++) {
+    if (op->in[i].rank != 1 || op->in[i].dims[0] != x->dims[1]) {
+      return k_none(why, detail, WM_WHY_SHAPE,
+                    "scale and B must be 1-D of the channel count");
+    }
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *in_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0];
+  if (x->rank < 2) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (InstanceNormalization): X needs rank 2+",
+                     op->name);
+  }
+  in_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->n = (size_t)x->dims[0];
+  p->c = (size_t)x->dims[1];
+  p->inner = k_desc_span(x, 2, (int32_t)x->rank);
+  p->eps = cpu_attr_float(op, "epsilon", 1e-5f);
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct in_job {
+  const in_plan_t *p;
+  const float *x, *scale, *bias;
+  float *y;
+} in_job_t;
+
+// Planes [begin, end): mean and variance in double, then scaled.
+static void in_planes(void *ctx, size_t begin, size_t end) {
+  const in_job_t *j = ctx;
+  size_t n = j->p->inner;
+  for (size_t pl = begin; pl < end; pl++) {
+    const float *restrict x = j->x + pl * n;
+    float *restrict y = j->y + pl * n;
+    double mean = n ? k_row_sum(x, n) / (double)n : 0;
+    double v[K_LANES] = {0};
+    size_t i = 0;
+    for (; i + K_LANES <= n; i += K_LANES) {
+      for (int l = 0; l < K_LANES; l++) {
+        double d = (double)x[i + (size_t)l] - mean;
+        v[l] += d * d;
+      }
+    }
+    double var = 0;
+    for (; i < n; i++) {
+      double d = (double)x[i] - mean;
+      var += d * d;
+    }
+    for (int l = 0; l < K_LANES; l++) {
+      var += v[l];
+    }
+    double inv = 1.0 / sqrt((n ? var / (double)n : 0) + (double)j->p->eps);
+    size_t ch = pl % j->p->c;
+    float a = (float)(inv * (double)j->scale[ch]), mf = (float)mean;
+    float b = j->bias[ch];
+    for (size_t k = 0; k < n; k++) {
+      y[k] = (x[k] - mf) * a + b;
+    }
+  }
+}
+
+static wm_error *in_run(void *state, const cpu_run_t *run) {
+  const in_plan_t *p = state;
+  size_t count = p->n * p->c * p->inner;
+  if (run->n_in != 3 || run->in[0].count != count ||
+      run->out[0].count != count || run->in[1].count != p->c ||
+      run->in[2].count != p->c) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "InstanceNormalization kernel: tensors do not match the "
+                     "plan");
+  }
+  if (count == 0) {
+    return NULL;
+  }
+  in_job_t j = {p, run->in[0].data, run->in[1].data, run->in[2].data,
+                run->out[0].data};
+  k_for(run->pool, p->n * p->c, k_row_grain(p->inner, K_GRAIN / 2), in_planes,
+        &j);
+  return NULL;
+}
+
 // -------------------------------------------------------------- pooling
 
 enum { POOL_MAX = 0, POOL_AVG = 1, POOL_LP = 2 };
@@ -1177,6 +1283,7 @@ const cpu_kernel_t cpu_kernels_nn[] = {
     K("LogSoftmax", 1, sm_query, sm_plan, sm_run, free),
     K("LayerNormalization", 17, ln_query, ln_plan, ln_run, ln_destroy),
     K("BatchNormalization", 1, bn_query, bn_plan, bn_run, free),
+    K("InstanceNormalization", 1, in_query, in_plan, in_run, free),
     K("MaxPool", 1, pool_query, pool_plan, pool_run, pool_destroy),
     K("AveragePool", 1, pool_query, pool_plan, pool_run, pool_destroy),
     K("GlobalMaxPool", 1, pool_query, pool_plan, pool_run, pool_destroy),

@@ -1282,6 +1282,105 @@ static wm_error *split_run(void *state, const cpu_run_t *run) {
   return NULL;
 }
 
+// ---------------------------------------------------------------- Trilu
+
+typedef struct trilu_plan {
+  bool upper;   // keep col - row >= k (else <= k)
+  size_t rows;  // of each matrix
+  size_t cols;
+  size_t es;     // element size
+  size_t count;  // elements
+} trilu_plan_t;
+
+static uint32_t trilu_query(const wm_op_desc *op, uint32_t *why,
+                            const char **detail) {
+  size_t es = k_dtype_size(op->in[0].dtype);
+  if (op->n_in < 1 || es == 0 || !k_has_output(op, 0) ||
+      op->out[0].dtype != op->in[0].dtype) {
+    return k_none(why, detail, WM_WHY_DTYPE,
+                  "plain-data dtypes only (no strings)");
+  }
+  if (op->in[0].rank < 2) {
+    return k_none(why, detail, WM_WHY_RANK, "rank at least 2");
+  }
+  if (cpu_has_input(op, 1) &&
+      (!k_is_int(op->in[1].dtype) || cpu_desc_count(&op->in[1]) != 1)) {
+    return k_none(why, detail, WM_WHY_DTYPE, "k must be one integer");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *trilu_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0];
+  trilu_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->upper = cpu_attr_int(op, "upper", 1) != 0;
+  p->rows = (size_t)x->dims[x->rank - 2];
+  p->cols = (size_t)x->dims[x->rank - 1];
+  p->es = k_dtype_size(x->dtype);
+  p->count = cpu_desc_count(x);
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct trilu_job {
+  const trilu_plan_t *p;
+  int64_t k;
+  const char *x;
+  char *y;
+} trilu_job_t;
+
+// Matrix rows [begin, end) of all matrices: the kept columns copied, the
+// others zero.
+static void trilu_chunk(void *ctx, size_t begin, size_t end) {
+  const trilu_job_t *j = ctx;
+  const trilu_plan_t *p = j->p;
+  int64_t cols = (int64_t)p->cols;
+  size_t es = p->es;
+  for (size_t r = begin; r < end; r++) {
+    int64_t row = (int64_t)(r % p->rows);
+    int64_t lo = p->upper ? row + j->k : 0;
+    int64_t hi = p->upper ? cols : row + j->k + 1;
+    lo = lo < 0 ? 0 : lo > cols ? cols : lo;
+    hi = hi < lo ? lo : hi > cols ? cols : hi;
+    char *dst = j->y + r * p->cols * es;
+    const char *src = j->x + r * p->cols * es;
+    memset(dst, 0, (size_t)lo * es);
+    memcpy(dst + (size_t)lo * es, src + (size_t)lo * es,
+           (size_t)(hi - lo) * es);
+    memset(dst + (size_t)hi * es, 0, (size_t)(cols - hi) * es);
+  }
+}
+
+static wm_error *trilu_run(void *state, const cpu_run_t *run) {
+  const trilu_plan_t *p = state;
+  if (run->n_out < 1 || run->in[0].count != p->count ||
+      run->out[0].count != p->count) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "Trilu kernel: tensors do not match the plan");
+  }
+  int64_t k = 0;
+  if (run->n_in > 1 && run->in[1].data) {
+    if (!k_is_int(run->in[1].dtype) || run->in[1].count != 1) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT, "Trilu: k must be one integer");
+    }
+    k = k_load_int(run->in[1].data, run->in[1].dtype, 0);
+  }
+  // Beyond +-(rows + cols) every k keeps or drops the same columns.
+  int64_t lim = (int64_t)(p->rows + p->cols) + 1;
+  k = k < -lim ? -lim : k > lim ? lim : k;
+  if (p->count == 0) {
+    return NULL;
+  }
+  trilu_job_t j = {p, k, run->in[0].data, run->out[0].data};
+  k_for(run->pool, p->count / p->cols,
+        k_row_grain(p->cols * p->es, 4 * K_GRAIN), trilu_chunk, &j);
+  return NULL;
+}
+
 // ----------------------------------------------- DepthToSpace, SpaceToDepth
 
 // Both are one strided copy: the output, contiguous, seen as six dims,
@@ -1455,6 +1554,7 @@ const cpu_kernel_t cpu_kernels_shape[] = {
     K("CastLike", 15, cast_query, cast_plan, cast_run, free),
     K("Pad", 1, pad_query, pad_plan, pad_run, pad_destroy),
     K("Split", 1, split_query, split_plan, split_run, split_destroy),
+    K("Trilu", 14, trilu_query, trilu_plan, trilu_run, free),
     K("DepthToSpace", 1, d2s_query, d2s_plan, d2s_run, free),
     K("SpaceToDepth", 1, d2s_query, d2s_plan, d2s_run, free),
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
