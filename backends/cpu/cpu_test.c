@@ -1295,6 +1295,19 @@ static void special_data(int *bad, size_t *claimed, size_t *tried) {
     attr_int(&in, "axis", axis);
     try_special(&in, bad, claimed, tried);
   }
+  for (int64_t opset = 7; opset <= 13; opset += 3) {
+    for (int k = 0; k < 3; k++) {
+      inst_t in = inst_make("Dropout", opset);
+      inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+      if (opset >= 12 && k > 0) {
+        double r[] = {k == 1 ? 0.25 : 0}, t[] = {k == 2};
+        inst_const(&in, WM_DTYPE_FLOAT, 0, NULL, r);
+        inst_const(&in, WM_DTYPE_BOOL, 0, NULL, t);
+      }
+      in.n_out = k == 0 ? 1 : 2;
+      must_agree(&in, bad, claimed, tried);
+    }
+  }
   static const double shapes[][3] = {{6, 4, 0}, {-1, 2, 2}, {0, 12, 0}};
   for (size_t i = 0; i < 3; i++) {
     inst_t in = inst_make("Reshape", 14);

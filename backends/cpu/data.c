@@ -90,6 +90,69 @@ static wm_error *copy_run(void *state, const cpu_run_t *run) {
   return NULL;
 }
 
+// -------------------------------------------------------------- Dropout
+
+// Inference Dropout: the identity with an all-true mask. Training mode
+// must be a constant false (or ratio a constant 0): a random mask has no
+// reference to agree with.
+static uint32_t dropout_query(const wm_op_desc *op, uint32_t *why,
+                              const char **detail) {
+  uint32_t level = plain_dtype(op, why, detail);
+  if (level == WM_SUPPORT_NONE) {
+    return level;
+  }
+  if (op->n_out > 1 && k_has_output(op, 1) &&
+      (op->out[1].dtype != (op->opset >= 10 ? K_BOOL : K_FLOAT) ||
+       (op->opset < 10 && op->in[0].dtype != K_FLOAT))) {
+    return k_none(why, detail, WM_WHY_DTYPE, "bool (float before 10) mask");
+  }
+  if (op->opset >= 12 && cpu_has_input(op, 2)) {
+    const void *t = k_const_input(op, 2);
+    const void *r = k_const_input(op, 1);
+    bool train = !t || op->in[2].dtype != K_BOOL ||
+                 cpu_desc_count(&op->in[2]) != 1 || *(const uint8_t *)t != 0;
+    bool zero = r && op->in[1].dtype == K_FLOAT &&
+                cpu_desc_count(&op->in[1]) == 1 && *(const float *)r == 0.0f;
+    if (train && !zero) {
+      return k_none(why, detail, WM_WHY_ATTR,
+                    "training_mode must be a constant false");
+    }
+  }
+  if (op->opset >= 12 && cpu_has_input(op, 1) &&
+      (op->in[1].dtype != K_FLOAT && op->in[1].dtype != K_DOUBLE)) {
+    return k_none(why, detail, WM_WHY_DTYPE, "float or double ratio");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *dropout_run(void *state, const cpu_run_t *run) {
+  wm_error *e = copy_run(state, run);
+  if (e) {
+    return e;
+  }
+  if (run->n_in > 1 && run->in[1].data && run->in[1].count > 0) {
+    double ratio = run->in[1].dtype == K_FLOAT
+                       ? (double)((const float *)run->in[1].data)[0]
+                       : ((const double *)run->in[1].data)[0];
+    if (!(ratio >= 0 && ratio < 1)) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "Dropout: ratio is %g, want [0, 1)", ratio);
+    }
+  }
+  if (run->n_out > 1 && run->out[1].data) {
+    const cpu_tensor_t *m = &run->out[1];
+    if (m->dtype == K_BOOL) {
+      memset(m->data, 1, m->count);
+    } else {
+      float *f = m->data;
+      for (size_t i = 0; i < m->count; i++) {
+        f[i] = 1.0f;
+      }
+    }
+  }
+  return NULL;
+}
+
 // ------------------------------------------------------------ Transpose
 
 enum { TILE = 32 };
@@ -1584,6 +1647,7 @@ const cpu_kernel_t cpu_kernels_data[] = {
     K("Squeeze", 1, copy_query, copy_plan, copy_run, free),
     K("Unsqueeze", 1, copy_query, copy_plan, copy_run, free),
     K("Identity", 1, copy_query, copy_plan, copy_run, free),
+    K("Dropout", 1, dropout_query, copy_plan, dropout_run, free),
     K("Transpose", 1, tr_query, tr_plan, tr_run, free),
     K("Concat", 1, concat_query, concat_plan, concat_run, concat_destroy),
     K("Slice", 1, slice_query, slice_plan, slice_run, free),
