@@ -698,6 +698,119 @@ static bool expect_claimed(const inst_t *in, uint32_t impl) {
   return false;
 }
 
+// Plans |op| on a fresh device and runs it on host copies of |data| (one
+// per input, then one per output, |bytes| each); returns the run's error
+// code (WM_ERR_OK on success; the plan's code when planning fails).
+static int32_t run_by_hand(const wm_op_desc *op, void *const *data,
+                           const uint64_t *bytes) {
+  const wm_plugin_api *api = wm_backend_api(cpu_be);
+  wm_device *dev = NULL;
+  wm_stream *stream = NULL;
+  wm_op_plan *plan = NULL;
+  uint64_t ws = 0;
+  int32_t code = WM_ERR_INTERNAL;
+  if (api->device_open(wm_backend_target(cpu_be, 0), &dev) ||
+      api->device->stream_create(dev, &stream)) {
+    return code;
+  }
+  wm_error *e = api->library->op_plan(dev, op, &plan, &ws);
+  uint32_t n = op->n_in + op->n_out;
+  wm_buffer *buf[8] = {NULL};
+  wm_buffer_view v[8];
+  for (uint32_t i = 0; !e && i < n && i < 8; i++) {
+    e = api->device->mem_alloc(dev, bytes[i] ? bytes[i] : 1, 64,
+                               WM_MEM_HOST_VISIBLE, &buf[i]);
+    void *ptr = NULL;
+    if (!e) {
+      e = api->device->mem_map(buf[i], &ptr);
+    }
+    if (!e) {
+      memcpy(ptr, data[i], bytes[i]);
+    }
+    memset(&v[i], 0, sizeof(v[i]));
+    v[i].struct_size = sizeof(v[i]);
+    v[i].buffer = buf[i];
+    v[i].desc = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
+  }
+  if (!e) {
+    e = api->library->op_run(stream, plan, v, op->n_in, v + op->n_in, op->n_out,
+                             NULL);
+  }
+  code = e ? api->error_code(e) : WM_ERR_OK;
+  if (e) {
+    api->error_destroy(e);
+  }
+  api->library->op_plan_destroy(plan);
+  for (uint32_t i = 0; i < n && i < 8; i++) {
+    if (buf[i]) {
+      api->device->mem_free(buf[i]);
+    }
+  }
+  api->device->stream_destroy(stream);
+  api->device->device_close(dev);
+  return code;
+}
+
+static wm_op_desc op_make(const char *op_type, uint64_t opset, uint32_t n_in,
+                          const wm_tensor_desc *in, uint32_t n_out,
+                          const wm_tensor_desc *out) {
+  wm_op_desc op;
+  memset(&op, 0, sizeof(op));
+  op.struct_size = sizeof(op);
+  op.domain = "";
+  op.op_type = op_type;
+  op.opset = opset;
+  op.name = "hand";
+  op.n_in = n_in;
+  op.n_out = n_out;
+  op.in = in;
+  op.out = out;
+  return op;
+}
+
+// Values read from tensors are checked: bad ones are errors, not crashes.
+WM_TEST(bad_values_in_tensors_are_errors) {
+  WM_CHECK(cpu_be != NULL);
+  // Integer Mod by zero.
+  int64_t d4[] = {4};
+  wm_tensor_desc mi[2] = {desc(WM_DTYPE_INT32, 1, d4),
+                          desc(WM_DTYPE_INT32, 1, d4)};
+  wm_tensor_desc mo = desc(WM_DTYPE_INT32, 1, d4);
+  int32_t a[4] = {7, -7, 5, 1}, b[4] = {2, 3, 0, -1}, y[4];
+  void *md[3] = {a, b, y};
+  uint64_t mb[3] = {16, 16, 16};
+  wm_op_desc mod = op_make("Mod", 13, 2, mi, 1, &mo);
+  WM_CHECK_INT_EQ(run_by_hand(&mod, md, mb), WM_ERR_INVALID_ARGUMENT);
+  b[2] = 4;
+  WM_CHECK_INT_EQ(run_by_hand(&mod, md, mb), WM_ERR_OK);
+  // LSTM sequence_lens outside [0, seq].
+  int64_t dx[] = {2, 1, 1}, dw[] = {1, 4, 1}, dr[] = {1, 4, 1}, db[] = {1};
+  int64_t dy[] = {2, 1, 1, 1};
+  wm_tensor_desc li[5] = {
+      desc(WM_DTYPE_FLOAT, 3, dx), desc(WM_DTYPE_FLOAT, 3, dw),
+      desc(WM_DTYPE_FLOAT, 3, dr), desc(0, 0, db), desc(WM_DTYPE_INT32, 1, db)};
+  wm_tensor_desc lo = desc(WM_DTYPE_FLOAT, 4, dy);
+  float x[2] = {1, 2}, w[4] = {0}, r[4] = {0}, yl[2];
+  int32_t lens[1] = {3};
+  void *ld[6] = {x, w, r, NULL, lens, yl};
+  uint64_t lb[6] = {8, 16, 16, 0, 4, 8};
+  wm_op_desc lstm = op_make("LSTM", 14, 5, li, 1, &lo);
+  WM_CHECK_INT_EQ(run_by_hand(&lstm, ld, lb), WM_ERR_OUT_OF_RANGE);
+  lens[0] = -1;
+  WM_CHECK_INT_EQ(run_by_hand(&lstm, ld, lb), WM_ERR_OUT_OF_RANGE);
+  lens[0] = 1;
+  WM_CHECK_INT_EQ(run_by_hand(&lstm, ld, lb), WM_ERR_OK);
+  // Dropout's ratio outside [0, 1).
+  wm_tensor_desc di[2] = {desc(WM_DTYPE_FLOAT, 1, d4),
+                          desc(WM_DTYPE_FLOAT, 0, d4)};
+  wm_tensor_desc dout = desc(WM_DTYPE_FLOAT, 1, d4);
+  float dxv[4] = {1, 2, 3, 4}, ratio = 1.5f, dyv[4];
+  void *dd[3] = {dxv, &ratio, dyv};
+  uint64_t dbb[3] = {16, 4, 16};
+  wm_op_desc drop = op_make("Dropout", 13, 2, di, 1, &dout);
+  WM_CHECK_INT_EQ(run_by_hand(&drop, dd, dbb), WM_ERR_INVALID_ARGUMENT);
+}
+
 WM_TEST(matmul_agrees_with_ref) {
   WM_CHECK(cpu_be != NULL);
   static const struct {
@@ -1600,6 +1713,22 @@ static void special_shape(int *bad, size_t *claimed, size_t *tried) {
     inst_const(&em, WM_DTYPE_INT64, 1, n4, p0);
     must_agree(&em, bad, claimed, tried);
   }
+  // Mod: both forms on floats (fmod=0 from opset 28) and integers, with
+  // broadcasting; integer divisors from fill_random are never 0.
+  static const wm_dtype_t mods[] = {
+      WM_DTYPE_FLOAT, WM_DTYPE_DOUBLE, WM_DTYPE_INT32, WM_DTYPE_INT64,
+      WM_DTYPE_INT8,  WM_DTYPE_UINT8,  WM_DTYPE_UINT16};
+  int64_t ma[] = {3, 4, 5}, mb[] = {4, 1};
+  for (size_t t = 0; t < sizeof(mods) / sizeof(mods[0]); t++) {
+    for (int f = 0; f < 2; f++) {
+      bool flt = t < 2;
+      inst_t in = inst_make("Mod", flt && f == 0 ? 28 : 13);
+      inst_input(&in, mods[t], 3, ma);
+      inst_input(&in, mods[t], 2, mb);
+      attr_int(&in, "fmod", f);
+      must_agree(&in, bad, claimed, tried);
+    }
+  }
   // Trilu: both triangles, k from -5 to 5, batches, wide and tall.
   int64_t tr[][3] = {{2, 4, 6}, {7, 3}, {3, 0, 4}};
   int32_t trr[] = {3, 2, 3};
@@ -2177,6 +2306,7 @@ int main(void) {
       WM_CASE(plugin_describes_itself_and_the_host),
       WM_CASE(query_refuses_with_reasons),
       WM_CASE(op_run_checks_views_against_the_plan),
+      WM_CASE(bad_values_in_tensors_are_errors),
       WM_CASE(matmul_agrees_with_ref),
       WM_CASE(gemm_agrees_with_ref_for_every_flag_combination),
       WM_CASE(conv_agrees_with_ref),

@@ -171,6 +171,43 @@ BIN_LOOP(i64_prelu, int64_t, x < 0 ? (int64_t)((uint64_t)x * (uint64_t)z) : x)
 BIN_LOOP(u_prelu32, uint32_t, z ? x : x)
 BIN_LOOP(u_prelu64, uint64_t, z ? x : x)
 
+// Mod. Floats: fmod=1 is C's fmod (exact in float as in double); fmod=0
+// (opset 28) takes the divisor's sign like Python's %, a zero result as a
+// zero of the divisor's sign. Integers: the remainder truncated (fmod=1)
+// or floored (fmod=0); zero divisors are rejected before the loop and -1
+// gives 0 (no INT_MIN % -1).
+static inline float f32_pymod(float a, float b) {
+  float r = fmodf(a, b);
+  return r == 0 ? copysignf(0.0f, b) : ((r < 0) != (b < 0) ? r + b : r);
+}
+static inline double f64_pymod(double a, double b) {
+  double r = fmod(a, b);
+  return r == 0 ? copysign(0.0, b) : ((r < 0) != (b < 0) ? r + b : r);
+}
+BIN_LOOP(f32_fmod, float, fmodf(x, z))
+BIN_LOOP(f64_fmod, double, fmod(x, z))
+BIN_LOOP(f32_mod, float, f32_pymod(x, z))
+BIN_LOOP(f64_mod, double, f64_pymod(x, z))
+
+#define INT_MOD_LOOPS(S, T)                            \
+  BIN_LOOP(S##_fmod, T, z == -1 || z == 0 ? 0 : x % z) \
+  BIN_LOOP(S##_mod, T,                                 \
+           z == -1 || z == 0                           \
+               ? 0                                     \
+               : (x % z != 0 && ((x % z < 0) != (z < 0)) ? x % z + z : x % z))
+#define UINT_MOD_LOOPS(S, T)                \
+  BIN_LOOP(S##_fmod, T, z == 0 ? 0 : x % z) \
+  BIN_LOOP(S##_mod, T, z == 0 ? 0 : x % z)
+
+INT_MOD_LOOPS(i8, int8_t)
+UINT_MOD_LOOPS(u8, uint8_t)
+INT_MOD_LOOPS(i16, int16_t)
+UINT_MOD_LOOPS(u16, uint16_t)
+INT_MOD_LOOPS(i32, int32_t)
+UINT_MOD_LOOPS(u32, uint32_t)
+INT_MOD_LOOPS(i64, int64_t)
+UINT_MOD_LOOPS(u64, uint64_t)
+
 // Logic on bool bytes; any nonzero byte reads as true.
 BIN_LOOP(b_eq, uint8_t, (x != 0) == (z != 0))
 BIN_LOOP(b_and, uint8_t, (x != 0) & (z != 0))
@@ -350,6 +387,12 @@ static const bin_op_t bin_ops[] = {
     BIN_CMPS("Greater", gt),
     BIN_CMPS("LessOrEqual", le),
     BIN_CMPS("GreaterOrEqual", ge),
+    {"Mod", K_FLOAT, K_FLOAT, 0, f32_mod, NULL},
+    {"Mod", K_DOUBLE, K_DOUBLE, 0, f64_mod, NULL},
+    {"FMod", K_FLOAT, K_FLOAT, 0, f32_fmod, NULL},
+    {"FMod", K_DOUBLE, K_DOUBLE, 0, f64_fmod, NULL},
+    BIN_INTS("Mod", mod),
+    BIN_INTS("FMod", fmod),
     {"PRelu", K_FLOAT, K_FLOAT, 0, f32_prelu, NULL},
     {"PRelu", K_DOUBLE, K_DOUBLE, 0, f64_prelu, NULL},
     {"PRelu", K_INT32, K_INT32, 0, i32_prelu, NULL},
@@ -377,6 +420,7 @@ typedef struct bin_plan {
   size_t esize;                // bytes per element of a
   size_t bsize;                // bytes per element of b
   size_t ysize;                // bytes per element of y
+  bool nonzero_b;              // b must hold no zero (integer Mod)
   int32_t rank;                // collapsed dims (>= 1)
   int64_t dims[CPU_MAX_RANK];  // collapsed sizes
   int64_t sa[CPU_MAX_RANK];    // element strides of a (0 = broadcast)
@@ -385,6 +429,14 @@ typedef struct bin_plan {
   size_t count;                // output elements
   size_t a_count, b_count;     // operand elements
 } bin_plan_t;
+
+// The table name of |op|'s loop: Mod with fmod=1 is "FMod".
+static const char *bin_name(const wm_op_desc *op) {
+  if (strcmp(op->op_type, "Mod") == 0 && cpu_attr_int(op, "fmod", 0) == 1) {
+    return "FMod";
+  }
+  return op->op_type;
+}
 
 static uint32_t bin_query(const wm_op_desc *op, uint32_t *why,
                           const char **detail) {
@@ -406,7 +458,15 @@ static uint32_t bin_query(const wm_op_desc *op, uint32_t *why,
   if (op->in[1].dtype != dt && (op->opset < 12 || strcmp(op->op_type, "Pow"))) {
     return k_none(why, detail, WM_WHY_DTYPE, "mixed input dtypes");
   }
-  const bin_op_t *o = bin_find(op->op_type, dt, op->in[1].dtype);
+  const bin_op_t *o = bin_find(bin_name(op), dt, op->in[1].dtype);
+  if (strcmp(op->op_type, "Mod") == 0) {
+    int64_t f = cpu_attr_int(op, "fmod", 0);
+    if ((f != 0 && f != 1) ||
+        (f == 0 && (dt == K_FLOAT || dt == K_DOUBLE) && op->opset < 28)) {
+      return k_none(why, detail, WM_WHY_ATTR,
+                    "fmod must be 0 or 1, and 1 for floats before opset 28");
+    }
+  }
   if (!o) {
     return k_none(why, detail, WM_WHY_DTYPE,
                   "float, double and integer dtypes (Div: float and double; "
@@ -515,8 +575,9 @@ static wm_error *bin_plan(const wm_op_desc *op, void **out_state) {
   if (!p) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
   }
-  const bin_op_t *o = bin_find(op->op_type, op->in[0].dtype, op->in[1].dtype);
+  const bin_op_t *o = bin_find(bin_name(op), op->in[0].dtype, op->in[1].dtype);
   p->fn = o ? o->fn : NULL;
+  p->nonzero_b = strcmp(op->op_type, "Mod") == 0 && k_is_int(op->in[1].dtype);
   p->esize = k_dtype_size(op->in[0].dtype);
   p->bsize = k_dtype_size(op->in[1].dtype);
   p->ysize = k_dtype_size(op->out[0].dtype);
@@ -584,6 +645,18 @@ static wm_error *bin_run(void *state, const cpu_run_t *run) {
       run->in[1].count != p->b_count || run->out[0].count != p->count) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "binary kernel: tensors do not match the plan");
+  }
+  if (p->nonzero_b) {
+    const unsigned char *b = run->in[1].data;
+    unsigned char zero[8] = {0};
+    for (size_t i = 0; i < p->b_count; i++) {
+      if (memcmp(b + i * p->bsize, zero, p->bsize) == 0) {
+        return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                         "Mod: input 1 element %zu is 0 (integer division "
+                         "by zero)",
+                         i);
+      }
+    }
   }
   if (p->count == 0) {
     return NULL;
@@ -1150,6 +1223,7 @@ const cpu_kernel_t cpu_kernels_eltwise[] = {
     BIN("Mul", 1),
     BIN("Div", 1),
     BIN("Pow", 1),
+    BIN("Mod", 10),
     VAR("Max", 1),
     VAR("Min", 1),
     VAR("Sum", 1),
