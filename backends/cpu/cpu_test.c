@@ -724,7 +724,7 @@ static int32_t run_by_hand(const wm_op_desc *op, void *const *data,
     if (!e) {
       e = api->device->mem_map(buf[i], &ptr);
     }
-    if (!e) {
+    if (!e && bytes[i]) {
       memcpy(ptr, data[i], bytes[i]);
     }
     memset(&v[i], 0, sizeof(v[i]));
