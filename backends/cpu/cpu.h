@@ -51,10 +51,14 @@ typedef struct cpu_kernel {
 
 // Kernel tables, one per file, each ending with an entry whose op_type is
 // NULL. The dispatcher in cpu.c searches them in this order.
-extern const cpu_kernel_t cpu_kernels_blas[];     // blas.c
-extern const cpu_kernel_t cpu_kernels_eltwise[];  // eltwise.c
-extern const cpu_kernel_t cpu_kernels_nn[];       // nn.c
-extern const cpu_kernel_t cpu_kernels_data[];     // data.c
+extern const cpu_kernel_t cpu_kernels_blas[];       // blas.c
+extern const cpu_kernel_t cpu_kernels_eltwise[];    // eltwise.c
+extern const cpu_kernel_t cpu_kernels_nn[];         // nn.c
+extern const cpu_kernel_t cpu_kernels_data[];       // data.c
+extern const cpu_kernel_t cpu_kernels_shape[];      // shape_ops.c
+extern const cpu_kernel_t cpu_kernels_resize[];     // resize.c
+extern const cpu_kernel_t cpu_kernels_rnn[];        // rnn.c
+extern const cpu_kernel_t cpu_kernels_attention[];  // attention.c
 
 // Makes a plugin error (never NULL; a static one when out of memory) with
 // the shared host tier (backends/host/host_tier.h), which also provides

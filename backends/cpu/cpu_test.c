@@ -18,17 +18,19 @@
 #error "WMAP_CPU_PLUGIN must name the built plugin"
 #endif
 
-enum { MAX_IO = 6, MAX_ATTR = 10, MAX_INTS = 10 };
+enum { MAX_IO = 8, MAX_ATTR = 12, MAX_INTS = 10 };
 
 // One attribute of a generated instance.
 typedef struct gen_attr {
-  const char *name;        // attribute name
-  wm_attr_type_t type;     // INT, FLOAT, STRING or INTS
-  int64_t i;               // INT
-  float f;                 // FLOAT
-  const char *s;           // STRING
-  int64_t ints[MAX_INTS];  // INTS
-  size_t count;            // INTS length
+  const char *name;               // attribute name
+  wm_attr_type_t type;            // INT, FLOAT, STRING or INTS
+  int64_t i;                      // INT
+  float f;                        // FLOAT
+  const char *s;                  // STRING
+  int64_t ints[MAX_INTS];         // INTS
+  float floats[MAX_INTS];         // FLOATS
+  const char *strings[MAX_INTS];  // STRINGS
+  size_t count;                   // list length
 } gen_attr_t;
 
 // One operator instance: a one-node graph's inputs and attributes.
@@ -165,6 +167,24 @@ static void attr_ints(inst_t *in, const char *name, size_t n,
   }
 }
 
+static void attr_floats(inst_t *in, const char *name, size_t n,
+                        const float *v) {
+  gen_attr_t *a = inst_attr(in, name, WM_ATTR_FLOATS);
+  if (a && n <= MAX_INTS) {
+    a->count = n;
+    memcpy(a->floats, v, n * sizeof(float));
+  }
+}
+
+static void attr_strings(inst_t *in, const char *name, size_t n,
+                         const char *const *v) {
+  gen_attr_t *a = inst_attr(in, name, WM_ATTR_STRINGS);
+  if (a && n <= MAX_INTS) {
+    a->count = n;
+    memcpy(a->strings, v, n * sizeof(char *));
+  }
+}
+
 // Writes "Conv@11(float[1,2,3], ...) group=2 pads=[1,1]" into |buf|.
 static const char *inst_text(const inst_t *in, char *buf, size_t size) {
   size_t n =
@@ -188,6 +208,22 @@ static const char *inst_text(const inst_t *in, char *buf, size_t size) {
       n += (size_t)snprintf(buf + n, size - n, "%g", (double)a->f);
     } else if (a->type == WM_ATTR_STRING && n < size) {
       n += (size_t)snprintf(buf + n, size - n, "%s", a->s);
+    } else if (a->type == WM_ATTR_FLOATS) {
+      for (size_t j = 0; j < a->count && n < size; j++) {
+        n += (size_t)snprintf(buf + n, size - n, "%s%g", j ? "," : "[",
+                              (double)a->floats[j]);
+      }
+      if (n < size) {
+        n += (size_t)snprintf(buf + n, size - n, "]");
+      }
+    } else if (a->type == WM_ATTR_STRINGS) {
+      for (size_t j = 0; j < a->count && n < size; j++) {
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", j ? "," : "[",
+                              a->strings[j]);
+      }
+      if (n < size) {
+        n += (size_t)snprintf(buf + n, size - n, "]");
+      }
     } else {
       for (size_t j = 0; j < a->count && n < size; j++) {
         n += (size_t)snprintf(buf + n, size - n, "%s%lld", j ? "," : "[",
@@ -205,10 +241,10 @@ static wm_status_t build_graph(const inst_t *in, wm_graph_t **out) {
   *out = NULL;
   wm_graph_t *g;
   WM_RETURN_IF_ERROR(wm_graph_create("g", NULL, &g));
-  static const char *const in_names[MAX_IO] = {"x0", "x1", "x2",
-                                               "x3", "x4", "x5"};
-  static const char *const out_names[MAX_IO] = {"y0", "y1", "y2",
-                                                "y3", "y4", "y5"};
+  static const char *const in_names[MAX_IO] = {"x0", "x1", "x2", "x3",
+                                               "x4", "x5", "x6", "x7"};
+  static const char *const out_names[MAX_IO] = {"y0", "y1", "y2", "y3",
+                                                "y4", "y5", "y6", "y7"};
   const char *ins[MAX_IO], *outs[MAX_IO];
   wm_status_t s = wm_graph_set_opset(g, "", in->opset);
   for (int32_t i = 0; !s && i < in->n_in; i++) {
@@ -247,6 +283,24 @@ static wm_status_t build_graph(const inst_t *in, wm_graph_t **out) {
       case WM_ATTR_STRING:
         s = wm_graph_add_attr_string(g, node, a->name, a->s);
         break;
+      case WM_ATTR_FLOATS:
+        s = wm_graph_add_attr_floats(g, node, a->name, a->floats, a->count);
+        break;
+      case WM_ATTR_STRINGS: {
+        size_t lens[MAX_INTS];
+        for (size_t j = 0; j < a->count; j++) {
+          lens[j] = strlen(a->strings[j]);
+        }
+        wm_attr_t at;
+        memset(&at, 0, sizeof(at));
+        at.name = a->name;
+        at.type = WM_ATTR_STRINGS;
+        at.count = a->count;
+        at.strings = (const char **)a->strings;
+        at.string_lens = lens;
+        s = wm_graph_add_attr(g, node, &at);
+        break;
+      }
       default:
         s = wm_graph_add_attr_ints(g, node, a->name, a->ints, a->count);
         break;
@@ -337,8 +391,8 @@ static outcome_t run_instance(const inst_t *in, uint32_t *out_impl) {
   wm_tensor_t *xs[MAX_IO] = {NULL};
   wm_tensor_t *yc[MAX_IO] = {NULL}, *yr[MAX_IO] = {NULL};
   const char *names[MAX_IO];
-  static const char *const in_names[MAX_IO] = {"x0", "x1", "x2",
-                                               "x3", "x4", "x5"};
+  static const char *const in_names[MAX_IO] = {"x0", "x1", "x2", "x3",
+                                               "x4", "x5", "x6", "x7"};
   size_t n_given = 0;
   outcome_t result = OUT_INVALID;
   wm_status_t s = build_graph(in, &gc);
@@ -648,6 +702,119 @@ static bool expect_claimed(const inst_t *in, uint32_t impl) {
                             : "wrong impl",
          got);
   return false;
+}
+
+// Plans |op| on a fresh device and runs it on host copies of |data| (one
+// per input, then one per output, |bytes| each); returns the run's error
+// code (WM_ERR_OK on success; the plan's code when planning fails).
+static int32_t run_by_hand(const wm_op_desc *op, void *const *data,
+                           const uint64_t *bytes) {
+  const wm_plugin_api *api = wm_backend_api(cpu_be);
+  wm_device *dev = NULL;
+  wm_stream *stream = NULL;
+  wm_op_plan *plan = NULL;
+  uint64_t ws = 0;
+  int32_t code = WM_ERR_INTERNAL;
+  if (api->device_open(wm_backend_target(cpu_be, 0), &dev) ||
+      api->device->stream_create(dev, &stream)) {
+    return code;
+  }
+  wm_error *e = api->library->op_plan(dev, op, &plan, &ws);
+  uint32_t n = op->n_in + op->n_out;
+  wm_buffer *buf[8] = {NULL};
+  wm_buffer_view v[8];
+  for (uint32_t i = 0; !e && i < n && i < 8; i++) {
+    e = api->device->mem_alloc(dev, bytes[i] ? bytes[i] : 1, 64,
+                               WM_MEM_HOST_VISIBLE, &buf[i]);
+    void *ptr = NULL;
+    if (!e) {
+      e = api->device->mem_map(buf[i], &ptr);
+    }
+    if (!e && bytes[i]) {
+      memcpy(ptr, data[i], bytes[i]);
+    }
+    memset(&v[i], 0, sizeof(v[i]));
+    v[i].struct_size = sizeof(v[i]);
+    v[i].buffer = buf[i];
+    v[i].desc = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
+  }
+  if (!e) {
+    e = api->library->op_run(stream, plan, v, op->n_in, v + op->n_in, op->n_out,
+                             NULL);
+  }
+  code = e ? api->error_code(e) : WM_ERR_OK;
+  if (e) {
+    api->error_destroy(e);
+  }
+  api->library->op_plan_destroy(plan);
+  for (uint32_t i = 0; i < n && i < 8; i++) {
+    if (buf[i]) {
+      api->device->mem_free(buf[i]);
+    }
+  }
+  api->device->stream_destroy(stream);
+  api->device->device_close(dev);
+  return code;
+}
+
+static wm_op_desc op_make(const char *op_type, uint64_t opset, uint32_t n_in,
+                          const wm_tensor_desc *in, uint32_t n_out,
+                          const wm_tensor_desc *out) {
+  wm_op_desc op;
+  memset(&op, 0, sizeof(op));
+  op.struct_size = sizeof(op);
+  op.domain = "";
+  op.op_type = op_type;
+  op.opset = opset;
+  op.name = "hand";
+  op.n_in = n_in;
+  op.n_out = n_out;
+  op.in = in;
+  op.out = out;
+  return op;
+}
+
+// Values read from tensors are checked: bad ones are errors, not crashes.
+WM_TEST(bad_values_in_tensors_are_errors) {
+  WM_CHECK(cpu_be != NULL);
+  // Integer Mod by zero.
+  int64_t d4[] = {4};
+  wm_tensor_desc mi[2] = {desc(WM_DTYPE_INT32, 1, d4),
+                          desc(WM_DTYPE_INT32, 1, d4)};
+  wm_tensor_desc mo = desc(WM_DTYPE_INT32, 1, d4);
+  int32_t a[4] = {7, -7, 5, 1}, b[4] = {2, 3, 0, -1}, y[4];
+  void *md[3] = {a, b, y};
+  uint64_t mb[3] = {16, 16, 16};
+  wm_op_desc mod = op_make("Mod", 13, 2, mi, 1, &mo);
+  WM_CHECK_INT_EQ(run_by_hand(&mod, md, mb), WM_ERR_INVALID_ARGUMENT);
+  b[2] = 4;
+  WM_CHECK_INT_EQ(run_by_hand(&mod, md, mb), WM_ERR_OK);
+  // LSTM sequence_lens outside [0, seq].
+  int64_t dx[] = {2, 1, 1}, dw[] = {1, 4, 1}, dr[] = {1, 4, 1}, db[] = {1};
+  int64_t dy[] = {2, 1, 1, 1};
+  wm_tensor_desc li[5] = {
+      desc(WM_DTYPE_FLOAT, 3, dx), desc(WM_DTYPE_FLOAT, 3, dw),
+      desc(WM_DTYPE_FLOAT, 3, dr), desc(0, 0, db), desc(WM_DTYPE_INT32, 1, db)};
+  wm_tensor_desc lo = desc(WM_DTYPE_FLOAT, 4, dy);
+  float x[2] = {1, 2}, w[4] = {0}, r[4] = {0}, yl[2];
+  int32_t lens[1] = {3};
+  void *ld[6] = {x, w, r, NULL, lens, yl};
+  uint64_t lb[6] = {8, 16, 16, 0, 4, 8};
+  wm_op_desc lstm = op_make("LSTM", 14, 5, li, 1, &lo);
+  WM_CHECK_INT_EQ(run_by_hand(&lstm, ld, lb), WM_ERR_OUT_OF_RANGE);
+  lens[0] = -1;
+  WM_CHECK_INT_EQ(run_by_hand(&lstm, ld, lb), WM_ERR_OUT_OF_RANGE);
+  lens[0] = 1;
+  WM_CHECK_INT_EQ(run_by_hand(&lstm, ld, lb), WM_ERR_OK);
+  // Dropout's ratio outside [0, 1).
+  wm_tensor_desc di[2] = {desc(WM_DTYPE_FLOAT, 1, d4),
+                          desc(WM_DTYPE_FLOAT, 0, d4)};
+  wm_tensor_desc dout = desc(WM_DTYPE_FLOAT, 1, d4);
+  float dxv[4] = {1, 2, 3, 4}, ratio = 1.5f, dyv[4];
+  void *dd[3] = {dxv, &ratio, dyv};
+  uint64_t dbb[3] = {16, 4, 16};
+  wm_op_desc drop = op_make("Dropout", 13, 2, di, 1, &dout);
+  WM_CHECK_INT_EQ(run_by_hand(&drop, dd, dbb), WM_ERR_INVALID_ARGUMENT);
 }
 
 WM_TEST(matmul_agrees_with_ref) {
@@ -980,14 +1147,20 @@ WM_TEST(random_convs_agree_with_ref) {
 
 // ------------------------------------------------- every table's entries
 
+// Every kernel table in the dispatcher's order; the native ones (all but
+// blas.c's) are probed with generated instances.
+static const cpu_kernel_t *const all_tables[] = {
+    cpu_kernels_blas, cpu_kernels_eltwise,  cpu_kernels_nn,
+    cpu_kernels_data, cpu_kernels_shape,    cpu_kernels_resize,
+    cpu_kernels_rnn,  cpu_kernels_attention};
+enum { N_TABLES = sizeof(all_tables) / sizeof(all_tables[0]) };
+
 // The first opset at which |k| stops being the entry serving its op_type
 // (INT64_MAX when it is the newest).
 static int64_t entry_until(const cpu_kernel_t *k) {
-  static const cpu_kernel_t *const tables[] = {
-      cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
   int64_t until = INT64_MAX;
-  for (size_t t = 0; t < 4; t++) {
-    for (const cpu_kernel_t *o = tables[t]; o->op_type; o++) {
+  for (size_t t = 0; t < N_TABLES; t++) {
+    for (const cpu_kernel_t *o = all_tables[t]; o->op_type; o++) {
       if (strcmp(o->op_type, k->op_type) == 0 && o->since > k->since &&
           o->since < until) {
         until = o->since;
@@ -1071,12 +1244,10 @@ static size_t try_entry(const cpu_kernel_t *k, int *bad) {
 
 WM_TEST(every_table_entry_agrees_with_ref_where_claimed) {
   WM_CHECK(cpu_be != NULL);
-  static const cpu_kernel_t *const tables[] = {
-      cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
   int bad = 0;
   size_t entries = 0, claimed = 0;
-  for (size_t t = 0; t < 3; t++) {
-    for (const cpu_kernel_t *k = tables[t]; k->op_type; k++) {
+  for (size_t t = 1; t < N_TABLES; t++) {
+    for (const cpu_kernel_t *k = all_tables[t]; k->op_type; k++) {
       entries++;
       claimed += try_entry(k, &bad);
     }
@@ -1090,10 +1261,8 @@ WM_TEST(every_table_entry_agrees_with_ref_where_claimed) {
 
 // True when some kernel table has an entry for |op|.
 static bool in_tables(const char *op) {
-  static const cpu_kernel_t *const tables[] = {
-      cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
-  for (size_t t = 0; t < 4; t++) {
-    for (const cpu_kernel_t *k = tables[t]; k->op_type; k++) {
+  for (size_t t = 0; t < N_TABLES; t++) {
+    for (const cpu_kernel_t *k = all_tables[t]; k->op_type; k++) {
       if (strcmp(k->op_type, op) == 0) {
         return true;
       }
@@ -1115,18 +1284,34 @@ static void try_special(const inst_t *in, int *bad, size_t *claimed,
   *claimed += o == OUT_AGREES;
 }
 
-// Pools: kernel, strides, pads or auto_pad, ceil_mode, dilations.
+// Runs |in|, which the cpu backend must claim natively and agree on;
+// counts a refusal or a difference in *bad.
+static void must_agree(const inst_t *in, int *bad, size_t *claimed,
+                       size_t *tried) {
+  (*tried)++;
+  if (expect_claimed(in, WM_IMPL_NATIVE_KERNEL)) {
+    (*claimed)++;
+  } else {
+    (*bad)++;
+  }
+}
+
+// Pools: kernel, strides, pads or auto_pad, ceil_mode, dilations, 1-D to
+// 3-D; MaxPool also with its Indices in both storage orders, LpPool with
+// several p.
 static void special_pools(int *bad, size_t *claimed, size_t *tried) {
-  static const char *const ops[] = {"MaxPool", "AveragePool"};
-  int64_t x4[] = {2, 3, 7, 8}, x3[] = {2, 3, 9};
+  static const char *const ops[] = {"MaxPool", "AveragePool", "LpPool"};
+  int64_t x4[] = {2, 3, 7, 8}, x3[] = {2, 3, 9}, x5[] = {1, 2, 5, 6, 7};
   int64_t k22[] = {2, 2}, k33[] = {3, 3}, s22[] = {2, 2}, s12[] = {1, 2};
   int64_t p1[] = {1, 1, 1, 1}, p2[] = {0, 1, 1, 0}, d22[] = {2, 2};
   int64_t k3[] = {3}, s2[] = {2}, pp[] = {1, 1};
-  for (size_t o = 0; o < 2; o++) {
+  int64_t k232[] = {2, 3, 2}, s212[] = {2, 1, 2}, p3[] = {1, 0, 1, 0, 1, 1};
+  for (size_t o = 0; o < 3; o++) {
     for (int64_t opset = 7; opset <= 19; opset += 5) {
-      for (int v = 0; v < 7; v++) {
+      for (int v = 0; v < 10; v++) {
         inst_t in = inst_make(ops[o], opset);
-        inst_input(&in, WM_DTYPE_FLOAT, v == 6 ? 3 : 4, v == 6 ? x3 : x4);
+        int32_t rank = v == 6 ? 3 : v == 7 ? 5 : 4;
+        inst_input(&in, WM_DTYPE_FLOAT, rank, v == 6 ? x3 : v == 7 ? x5 : x4);
         switch (v) {
           case 0:
             attr_ints(&in, "kernel_shape", 2, k22);
@@ -1156,15 +1341,62 @@ static void special_pools(int *bad, size_t *claimed, size_t *tried) {
             attr_ints(&in, "kernel_shape", 2, k22);
             attr_ints(&in, "dilations", 2, d22);
             break;
-          default:
+          case 6:
             attr_ints(&in, "kernel_shape", 1, k3);
             attr_ints(&in, "strides", 1, s2);
             attr_ints(&in, "pads", 2, pp);
             break;
+          case 7:
+            attr_ints(&in, "kernel_shape", 3, k232);
+            attr_ints(&in, "strides", 3, s212);
+            attr_ints(&in, "pads", 6, p3);
+            break;
+          case 8:
+            attr_ints(&in, "kernel_shape", 2, k33);
+            attr_ints(&in, "strides", 2, s22);
+            attr_ints(&in, "pads", 4, p1);
+            attr_int(&in, "ceil_mode", 1);
+            attr_int(&in, "count_include_pad", 1);
+            break;
+          default:
+            attr_ints(&in, "kernel_shape", 2, k33);
+            attr_ints(&in, "strides", 2, s12);
+            attr_string(&in, "auto_pad", "SAME_LOWER");
+            attr_ints(&in, "dilations", 2, d22);
+            break;
         }
-        try_special(&in, bad, claimed, tried);
+        if (o == 2) {
+          attr_int(&in, "p", v % 3 + 1);
+        }
+        if (opset > 7 || o == 0) {
+          must_agree(&in, bad, claimed, tried);
+        } else {
+          try_special(&in, bad, claimed, tried);
+        }
+        if (o == 0 && opset >= 12) {
+          in.n_out = 2;
+          attr_int(&in, "storage_order", v % 2);
+          must_agree(&in, bad, claimed, tried);
+        }
       }
     }
+  }
+  static const char *const globals[] = {"GlobalMaxPool", "GlobalAveragePool",
+                                        "GlobalLpPool"};
+  int64_t g2[] = {3, 4}, g3[] = {2, 3, 0};
+  for (size_t o = 0; o < 3; o++) {
+    inst_t a = inst_make(globals[o], 13);
+    inst_input(&a, WM_DTYPE_FLOAT, 4, x4);
+    if (o == 2) {
+      attr_int(&a, "p", 3);
+    }
+    must_agree(&a, bad, claimed, tried);
+    inst_t b = inst_make(globals[o], 13);
+    inst_input(&b, WM_DTYPE_FLOAT, 2, g2);
+    must_agree(&b, bad, claimed, tried);
+    inst_t c = inst_make(globals[o], 13);
+    inst_input(&c, WM_DTYPE_FLOAT, 3, g3);
+    must_agree(&c, bad, claimed, tried);
   }
 }
 
@@ -1181,6 +1413,19 @@ static void special_data(int *bad, size_t *claimed, size_t *tried) {
     inst_input(&in, WM_DTYPE_FLOAT, 3, x);
     attr_int(&in, "axis", axis);
     try_special(&in, bad, claimed, tried);
+  }
+  for (int64_t opset = 7; opset <= 13; opset += 3) {
+    for (int k = 0; k < 3; k++) {
+      inst_t in = inst_make("Dropout", opset);
+      inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+      if (opset >= 12 && k > 0) {
+        double r[] = {k == 1 ? 0.25 : 0}, t[] = {k == 2};
+        inst_const(&in, WM_DTYPE_FLOAT, 0, NULL, r);
+        inst_const(&in, WM_DTYPE_BOOL, 0, NULL, t);
+      }
+      in.n_out = k == 0 ? 1 : 2;
+      must_agree(&in, bad, claimed, tried);
+    }
   }
   static const double shapes[][3] = {{6, 4, 0}, {-1, 2, 2}, {0, 12, 0}};
   for (size_t i = 0; i < 3; i++) {
@@ -1260,6 +1505,16 @@ static void special_nn(int *bad, size_t *claimed, size_t *tried) {
     attr_float(&in, "epsilon", 1e-3f);
     try_special(&in, bad, claimed, tried);
   }
+  int64_t xi[][4] = {{2, 3, 4, 5}, {1, 3, 7}, {2, 3}, {2, 3, 0}};
+  int32_t ri[] = {4, 3, 2, 3};
+  for (int k = 0; k < 4; k++) {
+    inst_t in = inst_make("InstanceNormalization", 6);
+    inst_input(&in, WM_DTYPE_FLOAT, ri[k], xi[k]);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, c);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, c);
+    attr_float(&in, "epsilon", k == 1 ? 1e-2f : 1e-5f);
+    must_agree(&in, bad, claimed, tried);
+  }
   static const char *const sms[] = {"Softmax", "LogSoftmax"};
   for (size_t o = 0; o < 2; o++) {
     for (int64_t axis = -4; axis < 4; axis++) {
@@ -1270,6 +1525,17 @@ static void special_nn(int *bad, size_t *claimed, size_t *tried) {
         try_special(&in, bad, claimed, tried);
       }
     }
+  }
+  int64_t ln_x[] = {2, 3, 5}, ln_s[][3] = {{1, 5}, {3, 1}, {5}, {1}};
+  int32_t ln_r[] = {2, 2, 1, 1};
+  for (int k = 0; k < 4; k++) {
+    inst_t in = inst_make("LayerNormalization", 17);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, ln_x);
+    inst_input(&in, WM_DTYPE_FLOAT, ln_r[k], ln_s[k]);
+    inst_input(&in, WM_DTYPE_FLOAT, ln_r[3 - k], ln_s[3 - k]);
+    attr_int(&in, "axis", -2);
+    in.n_out = 3;
+    must_agree(&in, bad, claimed, tried);
   }
   for (int64_t axis = -3; axis < 4; axis++) {
     inst_t in = inst_make("LayerNormalization", 17);
@@ -1286,6 +1552,689 @@ static void special_nn(int *bad, size_t *claimed, size_t *tried) {
   }
 }
 
+// Where, Expand, Tile, Cast, Pad and Split: broadcasting, dtypes, empty
+// tensors, every mode and opset form.
+static void special_shape(int *bad, size_t *claimed, size_t *tried) {
+  static const struct {
+    int32_t rank[3];
+    int64_t dims[3][4];
+  } wheres[] = {
+      {{3, 3, 3}, {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}}},
+      {{2, 3, 1}, {{3, 1}, {2, 3, 5}, {5}}},
+      {{1, 0, 3}, {{1}, {0}, {2, 1, 4}}},
+      {{3, 1, 2}, {{2, 1, 4}, {4}, {3, 1}}},
+      {{2, 2, 2}, {{0, 3}, {1, 3}, {0, 1}}},
+      {{4, 4, 1}, {{2, 1, 3, 1}, {1, 5, 1, 7}, {7}}},
+  };
+  static const wm_dtype_t where_dt[] = {WM_DTYPE_FLOAT,   WM_DTYPE_INT64,
+                                        WM_DTYPE_UINT8,   WM_DTYPE_BOOL,
+                                        WM_DTYPE_FLOAT16, WM_DTYPE_DOUBLE};
+  for (size_t c = 0; c < sizeof(wheres) / sizeof(wheres[0]); c++) {
+    for (size_t t = 0; t < sizeof(where_dt) / sizeof(where_dt[0]); t++) {
+      inst_t in = inst_make("Where", t % 2 ? 16 : 9);
+      inst_input(&in, WM_DTYPE_BOOL, wheres[c].rank[0], wheres[c].dims[0]);
+      inst_input(&in, where_dt[t], wheres[c].rank[1], wheres[c].dims[1]);
+      inst_input(&in, where_dt[t], wheres[c].rank[2], wheres[c].dims[2]);
+      must_agree(&in, bad, claimed, tried);
+    }
+  }
+  static const struct {
+    int32_t rank;
+    int64_t x[4];
+    int64_t n;
+    double shape[4];
+  } expands[] = {
+      {2, {3, 1}, 3, {2, 3, 4}},
+      {3, {2, 1, 4}, 3, {2, 3, 4}},
+      {0, {0}, 2, {3, 2}},
+      {3, {2, 3, 1}, 1, {4}},
+      {2, {3, 4}, 2, {1, 1}},
+      {2, {0, 4}, 3, {2, 0, 4}},
+      {4, {1, 3, 1, 1}, 4, {2, 3, 5, 6}},
+      {1, {5}, 2, {3, 1}},
+  };
+  for (size_t c = 0; c < sizeof(expands) / sizeof(expands[0]); c++) {
+    wm_dtype_t dts[] = {WM_DTYPE_FLOAT, WM_DTYPE_INT32, WM_DTYPE_BOOL};
+    for (size_t t = 0; t < 3; t++) {
+      inst_t in = inst_make("Expand", t == 1 ? 8 : 13);
+      int64_t n[] = {expands[c].n};
+      inst_input(&in, dts[t], expands[c].rank, expands[c].x);
+      inst_const(&in, WM_DTYPE_INT64, 1, n, expands[c].shape);
+      must_agree(&in, bad, claimed, tried);
+    }
+  }
+  static const struct {
+    int32_t rank;
+    int64_t x[3];
+    double reps[3];
+  } tiles[] = {
+      {2, {2, 3}, {2, 3}}, {3, {2, 1, 3}, {1, 4, 2}}, {1, {5}, {3}},
+      {2, {2, 0}, {2, 2}}, {2, {3, 2}, {0, 1}},       {1, {1}, {7}},
+  };
+  for (size_t c = 0; c < sizeof(tiles) / sizeof(tiles[0]); c++) {
+    wm_dtype_t dts[] = {WM_DTYPE_FLOAT, WM_DTYPE_INT64, WM_DTYPE_UINT8};
+    for (size_t t = 0; t < 3; t++) {
+      inst_t in = inst_make("Tile", 13);
+      int64_t n[] = {tiles[c].rank};
+      inst_input(&in, dts[t], tiles[c].rank, tiles[c].x);
+      inst_const(&in, WM_DTYPE_INT64, 1, n, tiles[c].reps);
+      must_agree(&in, bad, claimed, tried);
+    }
+  }
+  // Cast between every pair, on random values and on edge values.
+  static const wm_dtype_t casts[] = {
+      WM_DTYPE_FLOAT, WM_DTYPE_DOUBLE, WM_DTYPE_FLOAT16, WM_DTYPE_BFLOAT16,
+      WM_DTYPE_INT8,  WM_DTYPE_INT16,  WM_DTYPE_INT32,   WM_DTYPE_INT64,
+      WM_DTYPE_UINT8, WM_DTYPE_UINT16, WM_DTYPE_UINT32,  WM_DTYPE_UINT64,
+      WM_DTYPE_BOOL};
+  static const double edges[] = {1e10, -1e10, 3e9, -3e9, 300.7,
+                                 -1.5, 65519, 7e4, 1e-8, -0.0};
+  int64_t d35[] = {3, 5}, d10[] = {10}, d1[] = {1};
+  for (size_t a = 0; a < sizeof(casts) / sizeof(casts[0]); a++) {
+    for (size_t b = 0; b < sizeof(casts) / sizeof(casts[0]); b++) {
+      inst_t in = inst_make("Cast", (a + b) % 2 ? 13 : 19);
+      inst_input(&in, casts[a], 2, d35);
+      attr_int(&in, "to", casts[b]);
+      must_agree(&in, bad, claimed, tried);
+      inst_t e = inst_make("Cast", 13);
+      inst_const(&e, casts[a], 1, d10, edges);
+      attr_int(&e, "to", casts[b]);
+      must_agree(&e, bad, claimed, tried);
+      if (b % 4 == a % 4) {
+        inst_t like = inst_make("CastLike", 15);
+        inst_input(&like, casts[a], 2, d35);
+        inst_input(&like, casts[b], 1, d1);
+        must_agree(&like, bad, claimed, tried);
+      }
+    }
+  }
+  static const double specials[] = {NAN, INFINITY, -INFINITY, 2.5,   -2.5,
+                                    0.5, 1e-40,    -7e5,      255.9, 128};
+  static const double halves[] = {3e-6,   -2.98e-8,      6.1e-5, 5.96e-8,
+                                  1.5e-7, 65504,         65520,  -65519.99,
+                                  0.1,    -1.00048828125};
+  for (size_t b = 0; b < sizeof(casts) / sizeof(casts[0]); b++) {
+    inst_t e = inst_make("Cast", 13);
+    inst_const(&e, WM_DTYPE_FLOAT, 1, d10, halves);
+    attr_int(&e, "to", casts[b]);
+    must_agree(&e, bad, claimed, tried);
+  }
+  for (size_t b = 0; b < sizeof(casts) / sizeof(casts[0]); b++) {
+    inst_t e = inst_make("Cast", 13);
+    inst_const(&e, WM_DTYPE_FLOAT, 1, d10, specials);
+    attr_int(&e, "to", casts[b]);
+    must_agree(&e, bad, claimed, tried);
+  }
+  // Pad: modes, negative pads, axes (opset 18), wrap (19), old forms.
+  static const char *const modes[] = {"constant", "reflect", "edge", "wrap"};
+  static const double pads4[][8] = {
+      {0, 1, 2, 3, 1, 0, 3, 2},
+      {1, 0, 0, 2, 2, 1, 0, 0},
+      {0, 0, -1, 1, 0, 0, 2, -2},
+      {0, 0, 5, 7, 0, 0, 6, 9},
+  };
+  int64_t x4[] = {2, 3, 4, 5}, n8[] = {8};
+  for (size_t m = 0; m < 4; m++) {
+    for (size_t c = 0; c < 4; c++) {
+      if (c == 3 && m == 1) {
+        continue;  // reflect wider than the dim: numpy would repeat it
+      }
+      inst_t in = inst_make("Pad", m == 3 ? 19 : 13);
+      inst_input(&in, c % 2 ? WM_DTYPE_INT32 : WM_DTYPE_FLOAT, 4, x4);
+      inst_const(&in, WM_DTYPE_INT64, 1, n8, pads4[c]);
+      if (m == 0 && c < 2) {
+        double v[] = {1.5};
+        inst_const(&in, c % 2 ? WM_DTYPE_INT32 : WM_DTYPE_FLOAT, 0, NULL, v);
+      }
+      attr_string(&in, "mode", modes[m]);
+      must_agree(&in, bad, claimed, tried);
+    }
+    inst_t ax = inst_make("Pad", 19);
+    int64_t n4[] = {4}, n2[] = {2};
+    double p[] = {1, 2, 2, 1}, axes[] = {-1, 1};
+    inst_input(&ax, WM_DTYPE_FLOAT, 4, x4);
+    inst_const(&ax, WM_DTYPE_INT64, 1, n4, p);
+    inst_input(&ax, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&ax, WM_DTYPE_INT64, 1, n2, axes);
+    attr_string(&ax, "mode", modes[m]);
+    must_agree(&ax, bad, claimed, tried);
+    inst_t old = inst_make("Pad", 2);
+    int64_t op[] = {1, 0, 0, 2, 0, 1, 2, 0};
+    inst_input(&old, m % 2 ? WM_DTYPE_INT64 : WM_DTYPE_FLOAT, 4, x4);
+    attr_ints(&old, "pads", 8, op);
+    attr_float(&old, "value", -2.75f);
+    attr_string(&old, "mode", modes[m == 3 ? 0 : m]);
+    must_agree(&old, bad, claimed, tried);
+  }
+  {
+    int64_t x1[] = {1, 7}, e[] = {0, 4}, n4[] = {4};
+    double p[] = {0, 3, 0, 2}, p0[] = {0, 1, 0, 0};
+    inst_t in = inst_make("Pad", 13);
+    inst_input(&in, WM_DTYPE_UINT8, 2, x1);
+    inst_const(&in, WM_DTYPE_INT64, 1, n4, p);
+    attr_string(&in, "mode", "reflect");
+    must_agree(&in, bad, claimed, tried);
+    inst_t em = inst_make("Pad", 13);
+    inst_input(&em, WM_DTYPE_FLOAT, 2, e);
+    inst_const(&em, WM_DTYPE_INT64, 1, n4, p0);
+    must_agree(&em, bad, claimed, tried);
+  }
+  // Mod: both forms on floats (fmod=0 from opset 28) and integers, with
+  // broadcasting; integer divisors from fill_random are never 0.
+  static const wm_dtype_t mods[] = {
+      WM_DTYPE_FLOAT, WM_DTYPE_DOUBLE, WM_DTYPE_INT32, WM_DTYPE_INT64,
+      WM_DTYPE_INT8,  WM_DTYPE_UINT8,  WM_DTYPE_UINT16};
+  int64_t ma[] = {3, 4, 5}, mb[] = {4, 1};
+  for (size_t t = 0; t < sizeof(mods) / sizeof(mods[0]); t++) {
+    for (int f = 0; f < 2; f++) {
+      bool flt = t < 2;
+      inst_t in = inst_make("Mod", flt && f == 0 ? 28 : 13);
+      inst_input(&in, mods[t], 3, ma);
+      inst_input(&in, mods[t], 2, mb);
+      attr_int(&in, "fmod", f);
+      must_agree(&in, bad, claimed, tried);
+    }
+  }
+  // Trilu: both triangles, k from -5 to 5, batches, wide and tall.
+  int64_t tr[][3] = {{2, 4, 6}, {7, 3}, {3, 0, 4}};
+  int32_t trr[] = {3, 2, 3};
+  for (int c = 0; c < 3; c++) {
+    for (int up = 0; up < 2; up++) {
+      for (int64_t k = -5; k <= 5; k += 2) {
+        inst_t in = inst_make("Trilu", 14);
+        inst_input(&in, c == 1 ? WM_DTYPE_INT64 : WM_DTYPE_FLOAT, trr[c],
+                   tr[c]);
+        double kv[] = {(double)k};
+        if (k != 1) {
+          inst_const(&in, WM_DTYPE_INT64, 0, NULL, kv);
+        }
+        attr_int(&in, "upper", up);
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
+  // DepthToSpace and SpaceToDepth in both modes.
+  int64_t d2s[] = {2, 18, 2, 3}, s2d[] = {2, 3, 6, 4}, s3d[] = {1, 2, 6, 9};
+  for (int64_t bs = 2; bs <= 3; bs++) {
+    static const char *const dmodes[] = {"DCR", "CRD"};
+    for (int mo = 0; mo < 2; mo++) {
+      inst_t a = inst_make("DepthToSpace", mo ? 13 : 11);
+      inst_input(&a, bs == 2 ? WM_DTYPE_FLOAT : WM_DTYPE_UINT8, 4, d2s);
+      attr_int(&a, "blocksize", bs == 2 ? 3 : 1);
+      attr_string(&a, "mode", dmodes[mo]);
+      must_agree(&a, bad, claimed, tried);
+      inst_t b = inst_make("SpaceToDepth", 13);
+      inst_input(&b, mo ? WM_DTYPE_INT64 : WM_DTYPE_FLOAT, 4,
+                 bs == 2 ? s2d : s3d);
+      attr_int(&b, "blocksize", bs);
+      must_agree(&b, bad, claimed, tried);
+      inst_t c = inst_make("SpaceToDepth", 28);
+      inst_input(&c, WM_DTYPE_FLOAT, 4, bs == 2 ? s2d : s3d);
+      attr_int(&c, "blocksize", bs);
+      attr_string(&c, "mode", dmodes[mo]);
+      try_special(&c, bad, claimed, tried);
+    }
+  }
+  // Split: attribute (opset 2, 11), input (13), num_outputs (18).
+  int64_t xs[] = {2, 7, 3};
+  for (int64_t axis = -3; axis < 3; axis++) {
+    int32_t a = (int32_t)(axis < 0 ? axis + 3 : axis);
+    inst_t eq = inst_make("Split", 18);
+    inst_input(&eq, WM_DTYPE_FLOAT, 3, xs);
+    attr_int(&eq, "axis", axis);
+    attr_int(&eq, "num_outputs", 2);
+    eq.n_out = 2;
+    must_agree(&eq, bad, claimed, tried);
+    int64_t sp[] = {1, xs[a] - 1};
+    double spd[] = {1, (double)xs[a] - 1};
+    int64_t n2[] = {2};
+    inst_t at = inst_make("Split", 11);
+    inst_input(&at, WM_DTYPE_INT64, 3, xs);
+    attr_int(&at, "axis", axis);
+    attr_ints(&at, "split", 2, sp);
+    at.n_out = 2;
+    must_agree(&at, bad, claimed, tried);
+    inst_t ip = inst_make("Split", 13);
+    inst_input(&ip, WM_DTYPE_UINT8, 3, xs);
+    inst_const(&ip, WM_DTYPE_INT64, 1, n2, spd);
+    attr_int(&ip, "axis", axis);
+    ip.n_out = 2;
+    must_agree(&ip, bad, claimed, tried);
+  }
+  inst_t three = inst_make("Split", 13);
+  int64_t x6[] = {4, 6};
+  inst_input(&three, WM_DTYPE_FLOAT, 2, x6);
+  attr_int(&three, "axis", 1);
+  three.n_out = 3;
+  must_agree(&three, bad, claimed, tried);
+  inst_t zero = inst_make("Split", 13);
+  int64_t n3[] = {3};
+  double z[] = {2, 0, 2};
+  inst_input(&zero, WM_DTYPE_FLOAT, 2, x6);
+  inst_const(&zero, WM_DTYPE_INT64, 1, n3, z);
+  zero.n_out = 3;
+  must_agree(&zero, bad, claimed, tried);
+}
+
+// Every Reduce* and ArgMax/ArgMin over contiguous, strided and scattered
+// axes, attribute and input forms, keepdims, noop and empty inputs.
+static void special_reduce(int *bad, size_t *claimed, size_t *tried) {
+  static const char *const reds[] = {
+      "ReduceSum",       "ReduceMean",     "ReduceMax", "ReduceMin",
+      "ReduceProd",      "ReduceL1",       "ReduceL2",  "ReduceLogSum",
+      "ReduceLogSumExp", "ReduceSumSquare"};
+  static const struct {
+    int32_t n;
+    int64_t axes[3];
+  } axis_sets[] = {{1, {-1}}, {1, {1}},       {2, {0, 2}}, {2, {-1, 1}},
+                   {1, {0}},  {3, {0, 1, 3}}, {0, {0}}};
+  int64_t x[] = {3, 4, 5, 6}, e[] = {2, 0, 3};
+  for (size_t r = 0; r < sizeof(reds) / sizeof(reds[0]); r++) {
+    for (size_t a = 0; a < sizeof(axis_sets) / sizeof(axis_sets[0]); a++) {
+      for (int keep = 0; keep < 2; keep++) {
+        inst_t in = inst_make(reds[r], 18);
+        inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+        double v[3];
+        for (int32_t k = 0; k < axis_sets[a].n; k++) {
+          v[k] = (double)axis_sets[a].axes[k];
+        }
+        int64_t n[] = {axis_sets[a].n};
+        inst_const(&in, WM_DTYPE_INT64, 1, n, v);
+        attr_int(&in, "keepdims", keep);
+        if (axis_sets[a].n == 0 && keep) {
+          attr_int(&in, "noop_with_empty_axes", 1);
+        }
+        must_agree(&in, bad, claimed, tried);
+        if (axis_sets[a].n > 0) {
+          inst_t old = inst_make(reds[r], 13);
+          inst_input(&old, WM_DTYPE_FLOAT, 4, x);
+          if (r == 0) {
+            inst_const(&old, WM_DTYPE_INT64, 1, n, v);
+          } else {
+            attr_ints(&old, "axes", (size_t)axis_sets[a].n, axis_sets[a].axes);
+          }
+          attr_int(&old, "keepdims", keep);
+          must_agree(&old, bad, claimed, tried);
+        }
+      }
+    }
+    inst_t all = inst_make(reds[r], 11);
+    inst_input(&all, WM_DTYPE_FLOAT, 4, x);
+    must_agree(&all, bad, claimed, tried);
+    inst_t em = inst_make(reds[r], 11);
+    int64_t ax1[] = {1};
+    inst_input(&em, WM_DTYPE_FLOAT, 3, e);
+    attr_ints(&em, "axes", 1, ax1);
+    must_agree(&em, bad, claimed, tried);
+  }
+  static const wm_dtype_t arg_dt[] = {WM_DTYPE_FLOAT, WM_DTYPE_INT32,
+                                      WM_DTYPE_UINT8, WM_DTYPE_INT64,
+                                      WM_DTYPE_DOUBLE};
+  static const char *const args[] = {"ArgMax", "ArgMin"};
+  int64_t xa[] = {4, 7, 5};
+  for (size_t o = 0; o < 2; o++) {
+    for (int64_t axis = -3; axis < 3; axis++) {
+      for (size_t t = 0; t < sizeof(arg_dt) / sizeof(arg_dt[0]); t++) {
+        inst_t in = inst_make(args[o], t % 2 ? 11 : 13);
+        inst_input(&in, arg_dt[t], 3, xa);
+        attr_int(&in, "axis", axis);
+        attr_int(&in, "keepdims", (int64_t)t % 2);
+        if (t % 2 == 0) {
+          attr_int(&in, "select_last_index", axis % 2 != 0);
+        }
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
+}
+
+// Resize in every mode, coordinate transform and nearest rounding, from
+// scales or sizes, with roi, axes, aspect policies and antialiasing; the
+// opset-10 and Upsample forms.
+static void special_resize(int *bad, size_t *claimed, size_t *tried) {
+  static const char *const coords[] = {
+      "half_pixel",        "half_pixel_symmetric", "pytorch_half_pixel",
+      "align_corners",     "asymmetric",           "tf_half_pixel_for_nn",
+      "tf_crop_and_resize"};
+  static const char *const nearests[] = {"round_prefer_floor",
+                                         "round_prefer_ceil", "floor", "ceil"};
+  static const double scales[][4] = {
+      {1, 1, 2, 2}, {1, 1, 0.6, 1.7}, {1, 1, 3, 0.5}, {1, 2, 1.5, 1}};
+  static const double sizes[][4] = {{1, 2, 3, 13}, {1, 2, 10, 12}};
+  static const double roi[] = {0, 0, 0.1, 0.2, 1, 1, 0.8, 0.9};
+  int64_t x[] = {1, 2, 5, 6}, n4[] = {4}, n8[] = {8};
+  for (int mode = 0; mode < 6; mode++) {
+    const char *m = mode < 4 ? "nearest" : mode == 4 ? "linear" : "cubic";
+    for (size_t c = 0; c < 7; c++) {
+      for (size_t sc = 0; sc < 6; sc++) {
+        inst_t in = inst_make("Resize", c == 1 ? 19 : 13);
+        inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+        if (c == 6) {
+          inst_const(&in, WM_DTYPE_FLOAT, 1, n8, roi);
+          attr_float(&in, "extrapolation_value", -3.5f);
+        } else {
+          inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+        }
+        if (sc < 4) {
+          inst_const(&in, WM_DTYPE_FLOAT, 1, n4, scales[sc]);
+        } else {
+          inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+          inst_const(&in, WM_DTYPE_INT64, 1, n4, sizes[sc - 4]);
+        }
+        attr_string(&in, "mode", m);
+        attr_string(&in, "coordinate_transformation_mode", coords[c]);
+        if (mode < 4) {
+          attr_string(&in, "nearest_mode", nearests[mode]);
+        }
+        if (mode == 5 && sc % 2) {
+          attr_float(&in, "cubic_coeff_a", -0.5f);
+          attr_int(&in, "exclude_outside", 1);
+        }
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
+  // Opset 18: axes, aspect ratio policies, antialias.
+  static const char *const policies[] = {"not_larger", "not_smaller"};
+  for (int mode = 0; mode < 3; mode++) {
+    const char *m = mode == 0 ? "nearest" : mode == 1 ? "linear" : "cubic";
+    int64_t axes[] = {3, 2}, n2[] = {2}, big[] = {1, 3, 17, 19};
+    double s2[] = {0.7, 2.5}, z2[] = {4, 9}, down[] = {1, 1, 0.3, 0.45};
+    inst_t in = inst_make("Resize", 18);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+    inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&in, WM_DTYPE_FLOAT, 1, n2, s2);
+    attr_ints(&in, "axes", 2, axes);
+    attr_string(&in, "mode", m);
+    must_agree(&in, bad, claimed, tried);
+    for (int k = 0; k < 2; k++) {
+      inst_t ar = inst_make("Resize", 18);
+      inst_input(&ar, WM_DTYPE_FLOAT, 4, x);
+      inst_input(&ar, WM_DTYPE_UNDEFINED, 0, NULL);
+      inst_input(&ar, WM_DTYPE_UNDEFINED, 0, NULL);
+      inst_const(&ar, WM_DTYPE_INT64, 1, n2, z2);
+      attr_ints(&ar, "axes", 2, axes);
+      attr_string(&ar, "keep_aspect_ratio_policy", policies[k]);
+      attr_string(&ar, "mode", m);
+      must_agree(&ar, bad, claimed, tried);
+    }
+    inst_t aa = inst_make("Resize", 18);
+    inst_input(&aa, WM_DTYPE_FLOAT, 4, big);
+    inst_input(&aa, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&aa, WM_DTYPE_FLOAT, 1, n4, down);
+    attr_string(&aa, "mode", m);
+    attr_int(&aa, "antialias", 1);
+    must_agree(&aa, bad, claimed, tried);
+  }
+  // Other ranks and dtypes; nearest on integers.
+  int64_t x3[] = {2, 3, 4}, x5[] = {1, 2, 3, 4, 5}, n3[] = {3}, n5[] = {5};
+  double s3[] = {1, 2, 1.5}, s5[] = {1, 1, 2, 0.5, 1.4};
+  for (int mode = 0; mode < 3; mode++) {
+    const char *m = mode == 0 ? "nearest" : mode == 1 ? "linear" : "cubic";
+    inst_t a = inst_make("Resize", 13);
+    inst_input(&a, WM_DTYPE_FLOAT, 3, x3);
+    inst_input(&a, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&a, WM_DTYPE_FLOAT, 1, n3, s3);
+    attr_string(&a, "mode", m);
+    must_agree(&a, bad, claimed, tried);
+    inst_t b = inst_make("Resize", 13);
+    inst_input(&b, WM_DTYPE_FLOAT, 5, x5);
+    inst_input(&b, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&b, WM_DTYPE_FLOAT, 1, n5, s5);
+    attr_string(&b, "mode", m);
+    must_agree(&b, bad, claimed, tried);
+  }
+  static const wm_dtype_t ints[] = {WM_DTYPE_UINT8, WM_DTYPE_INT64,
+                                    WM_DTYPE_FLOAT16, WM_DTYPE_BOOL};
+  for (size_t t = 0; t < 4; t++) {
+    inst_t in = inst_make("Resize", 13);
+    inst_input(&in, ints[t], 4, x);
+    inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+    inst_const(&in, WM_DTYPE_FLOAT, 1, n4, scales[t % 3]);
+    must_agree(&in, bad, claimed, tried);
+  }
+  // Wide rows: whole-factor fast paths and column blocks.
+  int64_t wide[][4] = {{1, 2, 3, 150}, {1, 1, 4, 9}, {2, 1, 3, 131}};
+  for (size_t wd = 0; wd < 3; wd++) {
+    for (int mode = 0; mode < 3; mode++) {
+      for (size_t c = 0; c < 6; c++) {
+        inst_t in = inst_make("Resize", c == 1 ? 19 : 13);
+        inst_input(&in, WM_DTYPE_FLOAT, 4, wide[wd]);
+        inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+        inst_const(&in, WM_DTYPE_FLOAT, 1, n4, scales[0]);
+        attr_string(&in, "mode",
+                    mode == 0   ? "nearest"
+                    : mode == 1 ? "linear"
+                                : "cubic");
+        attr_string(&in, "coordinate_transformation_mode", coords[c]);
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
+  // Resize-10 and Upsample: asymmetric coordinates, floor rounding.
+  for (int mode = 0; mode < 2; mode++) {
+    const char *m = mode == 0 ? "nearest" : "linear";
+    inst_t r10 = inst_make("Resize", 10);
+    inst_input(&r10, WM_DTYPE_FLOAT, 4, x);
+    inst_const(&r10, WM_DTYPE_FLOAT, 1, n4, scales[1]);
+    attr_string(&r10, "mode", m);
+    must_agree(&r10, bad, claimed, tried);
+    inst_t u9 = inst_make("Upsample", 9);
+    inst_input(&u9, WM_DTYPE_FLOAT, 4, x);
+    inst_const(&u9, WM_DTYPE_FLOAT, 1, n4, scales[0]);
+    attr_string(&u9, "mode", m);
+    must_agree(&u9, bad, claimed, tried);
+    inst_t u7 = inst_make("Upsample", 7);
+    float f[] = {1, 1, 2, 3};
+    inst_input(&u7, WM_DTYPE_FLOAT, 4, x);
+    attr_floats(&u7, "scales", 4, f);
+    attr_string(&u7, "mode", mode == 0 ? "nearest" : "bilinear");
+    must_agree(&u7, bad, claimed, tried);
+  }
+  // Empty output: nothing to compute.
+  inst_t e = inst_make("Resize", 13);
+  double zero[] = {1, 1, 0.1, 1};
+  inst_input(&e, WM_DTYPE_FLOAT, 4, x);
+  inst_input(&e, WM_DTYPE_UNDEFINED, 0, NULL);
+  inst_const(&e, WM_DTYPE_FLOAT, 1, n4, zero);
+  must_agree(&e, bad, claimed, tried);
+}
+
+// RNN, GRU and LSTM: directions, layouts, biases, sequence lengths,
+// initial states, peepholes, clip, activations, GRU's
+// linear_before_reset and LSTM's input_forget.
+static void special_rnn(int *bad, size_t *claimed, size_t *tried) {
+  static const char *const cells[] = {"RNN", "GRU", "LSTM"};
+  static const char *const dirs[] = {"forward", "reverse", "bidirectional"};
+  static const int64_t gates[] = {1, 3, 4};
+  static const char *const acts[][3] = {{"Relu", NULL, NULL},
+                                        {"HardSigmoid", "Softsign", NULL},
+                                        {"Sigmoid", "ScaledTanh", "Affine"}};
+  static const char *const acts2[] = {"LeakyRelu",       "Elu",  "Softplus",
+                                      "ThresholdedRelu", "tanh", "sigmoid"};
+  const int64_t t = 4, b = 3, i = 5, h = 6;
+  for (size_t c = 0; c < 3; c++) {
+    for (size_t d = 0; d < 3; d++) {
+      for (int v = 0; v < 8; v++) {
+        int64_t nd = d == 2 ? 2 : 1, layout = v % 2;
+        inst_t in = inst_make(cells[c], layout ? 14 : 7 + v);
+        int64_t x[] = {layout ? b : t, layout ? t : b, i};
+        int64_t w[] = {nd, gates[c] * h, i}, r[] = {nd, gates[c] * h, h};
+        int64_t bias[] = {nd, 2 * gates[c] * h}, nb[] = {b};
+        int64_t st[] = {layout ? b : nd, layout ? nd : b, h},
+                pp[] = {nd, 3 * h};
+        inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+        inst_input(&in, WM_DTYPE_FLOAT, 3, w);
+        inst_input(&in, WM_DTYPE_FLOAT, 3, r);
+        inst_input(&in, v & 2 ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 2, bias);
+        if (v & 4) {
+          double lens[] = {4, (double)(v % 3), 3};
+          inst_const(&in, WM_DTYPE_INT32, 1, nb, lens);
+        } else {
+          inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+        }
+        inst_input(&in, v & 1 ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 3, st);
+        if (c == 2) {
+          inst_input(&in, v & 2 ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 3, st);
+          inst_input(&in, v & 4 ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 2, pp);
+        }
+        in.n_out = c == 2 ? 3 : 2;
+        attr_string(&in, "direction", dirs[d]);
+        attr_int(&in, "hidden_size", h);
+        if (layout) {
+          attr_int(&in, "layout", 1);
+        }
+        if (v == 3 || v == 6) {
+          attr_float(&in, "clip", 0.75f);
+        }
+        if (c == 1) {
+          attr_int(&in, "linear_before_reset", v / 4);
+        }
+        if (c == 2 && v == 5) {
+          attr_int(&in, "input_forget", 1);
+        }
+        if (v == 7) {
+          const char *names[6];
+          size_t n = (size_t)(c + 1) * (size_t)nd;
+          for (size_t k = 0; k < n; k++) {
+            names[k] = k < (size_t)c + 1 ? acts[c][k] : acts2[k];
+          }
+          if (c == 0) {
+            names[0] = "Tanh";
+          }
+          attr_strings(&in, "activations", n, names);
+          float alpha[] = {0.3f, 0.7f, 1.5f}, beta[] = {0.4f, -0.2f};
+          attr_floats(&in, "activation_alpha", 3, alpha);
+          attr_floats(&in, "activation_beta", 2, beta);
+        } else if (v == 6) {
+          attr_strings(&in, "activations", (size_t)c + 1, acts[c]);
+        }
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
+  // Only Y requested, and only Y_h; an empty batch.
+  int64_t x[] = {5, 2, 3}, w[] = {1, 16, 3}, r[] = {1, 16, 4};
+  for (int k = 0; k < 2; k++) {
+    inst_t in = inst_make("LSTM", 14);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, w);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, r);
+    in.n_out = k + 1;
+    must_agree(&in, bad, claimed, tried);
+  }
+  int64_t x0[] = {5, 0, 3};
+  inst_t e = inst_make("LSTM", 14);
+  inst_input(&e, WM_DTYPE_FLOAT, 3, x0);
+  inst_input(&e, WM_DTYPE_FLOAT, 3, w);
+  inst_input(&e, WM_DTYPE_FLOAT, 3, r);
+  e.n_out = 3;
+  must_agree(&e, bad, claimed, tried);
+}
+
+// Attention: 3-D and 4-D, grouped heads, masks of every rank and both
+// kinds, causal, past caches with the present outputs, softcap, scale,
+// every qk_matmul_output mode, nonpad_kv_seqlen, windows, empty queries.
+static void special_attention(int *bad, size_t *claimed, size_t *tried) {
+  int64_t q4[] = {2, 4, 3, 8}, k4[] = {2, 2, 5, 8}, v4[] = {2, 2, 5, 6};
+  int64_t q3[] = {2, 3, 32}, k3[] = {2, 5, 16}, v3[] = {2, 5, 12};
+  int64_t pk[] = {2, 2, 4, 8}, pv[] = {2, 2, 4, 6};
+  static const struct {
+    wm_dtype_t dt;
+    int32_t rank;
+    int64_t dims[4];
+    bool past;  // the mask covers the past keys too
+  } masks[] = {
+      {WM_DTYPE_UNDEFINED, 0, {0}, false},
+      {WM_DTYPE_BOOL, 2, {3, 5}, false},
+      {WM_DTYPE_FLOAT, 4, {2, 1, 3, 5}, false},
+      {WM_DTYPE_FLOAT, 1, {5}, false},
+      {WM_DTYPE_BOOL, 4, {2, 4, 3, 5}, false},
+      {WM_DTYPE_BOOL, 2, {3, 4}, false},
+      {WM_DTYPE_FLOAT, 3, {4, 3, 9}, true},
+      {WM_DTYPE_BOOL, 2, {1, 7}, true},
+  };
+  for (int rank = 3; rank <= 4; rank++) {
+    for (size_t m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+      for (int v = 0; v < 6; v++) {
+        bool past = masks[m].past || v == 5;
+        if (past && !masks[m].past && masks[m].dt) {
+          continue;  // the mask must cover past and new keys
+        }
+        inst_t in = inst_make("Attention", 23);
+        inst_input(&in, WM_DTYPE_FLOAT, rank, rank == 4 ? q4 : q3);
+        inst_input(&in, WM_DTYPE_FLOAT, rank, rank == 4 ? k4 : k3);
+        inst_input(&in, WM_DTYPE_FLOAT, rank, rank == 4 ? v4 : v3);
+        if (masks[m].dt || past) {
+          inst_input(&in, masks[m].dt, masks[m].rank, masks[m].dims);
+        }
+        if (past) {
+          inst_input(&in, WM_DTYPE_FLOAT, 4, pk);
+          inst_input(&in, WM_DTYPE_FLOAT, 4, pv);
+          in.n_out = 3;
+        }
+        if (rank == 3) {
+          attr_int(&in, "q_num_heads", 4);
+          attr_int(&in, "kv_num_heads", 2);
+        }
+        if (v == 1 || v == 5) {
+          attr_int(&in, "is_causal", 1);
+        }
+        if (v == 2) {
+          attr_float(&in, "softcap", 2.0f);
+          attr_float(&in, "scale", 0.3f);
+        }
+        if (v == 3 || v == 4) {
+          in.n_out = 4;
+          attr_int(&in, "qk_matmul_output_mode", v == 3 ? 0 : 2);
+        }
+        if (v == 4) {
+          attr_float(&in, "softcap", 1.5f);
+          attr_int(&in, "softmax_precision", 11);
+        }
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
+  for (int mode = 0; mode < 4; mode++) {
+    inst_t in = inst_make("Attention", 23);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, q4);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, k4);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, v4);
+    in.n_out = 4;
+    attr_int(&in, "qk_matmul_output_mode", mode);
+    attr_float(&in, "softcap", 1.0f);
+    must_agree(&in, bad, claimed, tried);
+  }
+  // nonpad_kv_seqlen (opset 24), windows (opset 25), no queries.
+  int64_t n2[] = {2};
+  double np[] = {3, 5};
+  inst_t nonpad = inst_make("Attention", 24);
+  inst_input(&nonpad, WM_DTYPE_FLOAT, 4, q4);
+  inst_input(&nonpad, WM_DTYPE_FLOAT, 4, k4);
+  inst_input(&nonpad, WM_DTYPE_FLOAT, 4, v4);
+  inst_input(&nonpad, WM_DTYPE_UNDEFINED, 0, NULL);
+  inst_input(&nonpad, WM_DTYPE_UNDEFINED, 0, NULL);
+  inst_input(&nonpad, WM_DTYPE_UNDEFINED, 0, NULL);
+  inst_const(&nonpad, WM_DTYPE_INT64, 1, n2, np);
+  attr_int(&nonpad, "is_causal", 1);
+  must_agree(&nonpad, bad, claimed, tried);
+  inst_t win = inst_make("Attention", 25);
+  inst_input(&win, WM_DTYPE_FLOAT, 4, q4);
+  inst_input(&win, WM_DTYPE_FLOAT, 4, k4);
+  inst_input(&win, WM_DTYPE_FLOAT, 4, v4);
+  attr_int(&win, "left_window_size", 1);
+  attr_int(&win, "right_window_size", 2);
+  try_special(&win, bad, claimed, tried);
+  int64_t q0[] = {2, 4, 0, 8};
+  inst_t empty = inst_make("Attention", 23);
+  inst_input(&empty, WM_DTYPE_FLOAT, 4, q0);
+  inst_input(&empty, WM_DTYPE_FLOAT, 4, k4);
+  inst_input(&empty, WM_DTYPE_FLOAT, 4, v4);
+  empty.n_out = 3;
+  must_agree(&empty, bad, claimed, tried);
+}
+
 WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   WM_CHECK(cpu_be != NULL);
   int bad = 0;
@@ -1293,6 +2242,11 @@ WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
   special_pools(&bad, &claimed, &tried);
   special_data(&bad, &claimed, &tried);
   special_nn(&bad, &claimed, &tried);
+  special_shape(&bad, &claimed, &tried);
+  special_reduce(&bad, &claimed, &tried);
+  special_resize(&bad, &claimed, &tried);
+  special_rnn(&bad, &claimed, &tried);
+  special_attention(&bad, &claimed, &tried);
   printf("  %zu attribute-driven instances tried, %zu claimed and equal\n",
          tried, claimed);
   WM_CHECK_INT_EQ(bad, 0);
@@ -1334,10 +2288,8 @@ WM_TEST(host_thread_count_is_used) {
 }
 
 WM_TEST(summary) {
-  static const cpu_kernel_t *const tables[] = {
-      cpu_kernels_blas, cpu_kernels_eltwise, cpu_kernels_nn, cpu_kernels_data};
-  for (size_t t = 0; t < 4; t++) {
-    for (const cpu_kernel_t *k = tables[t]; k->op_type; k++) {
+  for (size_t t = 0; t < N_TABLES; t++) {
+    for (const cpu_kernel_t *k = all_tables[t]; k->op_type; k++) {
       if (!was_agreed(k->op_type)) {
         printf("  note: no instance of %s (since %d) was claimed\n", k->op_type,
                (int)k->since);
@@ -1360,6 +2312,7 @@ int main(void) {
       WM_CASE(plugin_describes_itself_and_the_host),
       WM_CASE(query_refuses_with_reasons),
       WM_CASE(op_run_checks_views_against_the_plan),
+      WM_CASE(bad_values_in_tensors_are_errors),
       WM_CASE(matmul_agrees_with_ref),
       WM_CASE(gemm_agrees_with_ref_for_every_flag_combination),
       WM_CASE(conv_agrees_with_ref),

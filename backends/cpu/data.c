@@ -1,6 +1,6 @@
 // Data-movement and reduction kernels of the cpu backend: the reshaping
-// family as plain copies, Transpose, Concat, Slice, Gather and
-// ReduceSum/ReduceMean/ReduceMax.
+// family as plain copies, Transpose, Concat, Slice, Gather, the ten
+// Reduce* operators on float32, and ArgMax/ArgMin.
 //
 // Kernels move elements by size, not dtype, so every plain-data dtype is
 // served (strings are not: their elements are host-owned pointers).
@@ -86,6 +86,69 @@ static wm_error *copy_run(void *state, const cpu_run_t *run) {
   }
   if (p->bytes && run->out[0].data != run->in[0].data) {
     par_copy(run->pool, run->out[0].data, run->in[0].data, p->bytes);
+  }
+  return NULL;
+}
+
+// -------------------------------------------------------------- Dropout
+
+// Inference Dropout: the identity with an all-true mask. Training mode
+// must be a constant false (or ratio a constant 0): a random mask has no
+// reference to agree with.
+static uint32_t dropout_query(const wm_op_desc *op, uint32_t *why,
+                              const char **detail) {
+  uint32_t level = plain_dtype(op, why, detail);
+  if (level == WM_SUPPORT_NONE) {
+    return level;
+  }
+  if (op->n_out > 1 && k_has_output(op, 1) &&
+      (op->out[1].dtype != (op->opset >= 10 ? K_BOOL : K_FLOAT) ||
+       (op->opset < 10 && op->in[0].dtype != K_FLOAT))) {
+    return k_none(why, detail, WM_WHY_DTYPE, "bool (float before 10) mask");
+  }
+  if (op->opset >= 12 && cpu_has_input(op, 2)) {
+    const void *t = k_const_input(op, 2);
+    const void *r = k_const_input(op, 1);
+    bool train = !t || op->in[2].dtype != K_BOOL ||
+                 cpu_desc_count(&op->in[2]) != 1 || *(const uint8_t *)t != 0;
+    bool zero = r && op->in[1].dtype == K_FLOAT &&
+                cpu_desc_count(&op->in[1]) == 1 && *(const float *)r == 0.0f;
+    if (train && !zero) {
+      return k_none(why, detail, WM_WHY_ATTR,
+                    "training_mode must be a constant false");
+    }
+  }
+  if (op->opset >= 12 && cpu_has_input(op, 1) &&
+      (op->in[1].dtype != K_FLOAT && op->in[1].dtype != K_DOUBLE)) {
+    return k_none(why, detail, WM_WHY_DTYPE, "float or double ratio");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *dropout_run(void *state, const cpu_run_t *run) {
+  wm_error *e = copy_run(state, run);
+  if (e) {
+    return e;
+  }
+  if (run->n_in > 1 && run->in[1].data && run->in[1].count > 0) {
+    double ratio = run->in[1].dtype == K_FLOAT
+                       ? (double)((const float *)run->in[1].data)[0]
+                       : ((const double *)run->in[1].data)[0];
+    if (!(ratio >= 0 && ratio < 1)) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "Dropout: ratio is %g, want [0, 1)", ratio);
+    }
+  }
+  if (run->n_out > 1 && run->out[1].data) {
+    const cpu_tensor_t *m = &run->out[1];
+    if (m->dtype == K_BOOL) {
+      memset(m->data, 1, m->count);
+    } else {
+      float *f = m->data;
+      for (size_t i = 0; i < m->count; i++) {
+        f[i] = 1.0f;
+      }
+    }
   }
   return NULL;
 }
@@ -334,6 +397,11 @@ static void concat_destroy(void *state) {
   }
 }
 
+// The axis attribute (1 when absent before opset 4).
+static int64_t concat_axis(const wm_op_desc *op) {
+  return cpu_attr_int(op, "axis", op->opset < 4 ? 1 : 0);
+}
+
 static uint32_t concat_query(const wm_op_desc *op, uint32_t *why,
                              const char **detail) {
   uint32_t level = plain_dtype(op, why, detail);
@@ -348,8 +416,8 @@ static uint32_t concat_query(const wm_op_desc *op, uint32_t *why,
     }
   }
   int32_t axis;
-  if (!cpu_attr(op, "axis") ||
-      !k_axis(cpu_attr_int(op, "axis", 0), (int32_t)op->in[0].rank, &axis)) {
+  if ((!cpu_attr(op, "axis") && op->opset >= 4) ||
+      !k_axis(concat_axis(op), (int32_t)op->in[0].rank, &axis)) {
     return k_none(why, detail, WM_WHY_ATTR, "axis missing or out of range");
   }
   return WM_SUPPORT_SUPPORTED;
@@ -358,8 +426,7 @@ static uint32_t concat_query(const wm_op_desc *op, uint32_t *why,
 static wm_error *concat_plan(const wm_op_desc *op, void **out_state) {
   *out_state = NULL;
   int32_t rank = (int32_t)op->out[0].rank, axis;
-  if (!k_axis(cpu_attr_int(op, "axis", 0), rank, &axis) ||
-      !k_dims_known(&op->out[0])) {
+  if (!k_axis(concat_axis(op), rank, &axis) || !k_dims_known(&op->out[0])) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "node \"%s\" (Concat): bad axis or unknown dims",
                      op->name);
@@ -884,7 +951,19 @@ static wm_error *gather_run(void *state, const cpu_run_t *run) {
 
 // --------------------------------------------------------------- Reduce
 
-enum { RED_SUM = 0, RED_MEAN = 1, RED_MAX = 2 };
+// The reductions, on float32 in double accumulators like the reference.
+enum {
+  RED_SUM = 0,
+  RED_MEAN = 1,
+  RED_MAX = 2,
+  RED_MIN = 3,
+  RED_PROD = 4,
+  RED_L1 = 5,
+  RED_L2 = 6,
+  RED_LOG_SUM = 7,
+  RED_LOG_SUM_EXP = 8,
+  RED_SUM_SQUARE = 9,
+};
 
 typedef struct red_plan {
   int kind;                    // RED_*
@@ -899,10 +978,16 @@ typedef struct red_plan {
 } red_plan_t;
 
 static int red_kind(const char *name) {
-  return strcmp(name, "ReduceSum") == 0    ? RED_SUM
-         : strcmp(name, "ReduceMean") == 0 ? RED_MEAN
-         : strcmp(name, "ReduceMax") == 0  ? RED_MAX
-                                           : -1;
+  static const char *const names[] = {
+      "ReduceSum",       "ReduceMean",     "ReduceMax", "ReduceMin",
+      "ReduceProd",      "ReduceL1",       "ReduceL2",  "ReduceLogSum",
+      "ReduceLogSumExp", "ReduceSumSquare"};
+  for (int k = 0; k < (int)(sizeof(names) / sizeof(names[0])); k++) {
+    if (strcmp(name, names[k]) == 0) {
+      return k;
+    }
+  }
+  return -1;
 }
 
 // Opset from which the axes are input 1.
@@ -982,6 +1067,147 @@ static wm_error *red_plan(const wm_op_desc *op, void **out_state) {
   return NULL;
 }
 
+// The accumulator's start, one step and the result, shared by every path.
+static inline double red_init(int kind) {
+  return kind == RED_MAX    ? -INFINITY
+         : kind == RED_MIN  ? INFINITY
+         : kind == RED_PROD ? 1.0
+                            : 0.0;
+}
+
+// One step of |kind|; |peak| is the group maximum for ReduceLogSumExp.
+static inline double red_step(int kind, double a, double v, double peak) {
+  switch (kind) {
+    case RED_PROD:
+      return a * v;
+    case RED_L1:
+      return a + fabs(v);
+    case RED_L2:
+    case RED_SUM_SQUARE:
+      return a + v * v;
+    case RED_MAX:
+      return (v > a || v != v) && a == a ? v : a;
+    case RED_MIN:
+      return (v < a || v != v) && a == a ? v : a;
+    case RED_LOG_SUM_EXP:
+      return isfinite(peak) ? a + exp(v - peak) : a;
+    default:
+      return a + v;
+  }
+}
+
+// The result of |kind| from accumulator |a| over |group| elements; an
+// infinite or NaN |peak| is ReduceLogSumExp's answer itself.
+static inline float red_final(int kind, double a, double peak, size_t group) {
+  switch (kind) {
+    case RED_MEAN:
+      return (float)(group ? a / (double)group : NAN);
+    case RED_L2:
+      return (float)sqrt(a);
+    case RED_LOG_SUM:
+      return (float)log(a);
+    case RED_LOG_SUM_EXP:
+      return (float)(isfinite(peak) ? peak + log(a) : peak);
+    default:
+      return (float)a;
+  }
+}
+
+// The smaller of |m| and |v| where a NaN in either wins (and sticks).
+static inline float red_min_nan(float m, float v) {
+  float r = v < m ? v : m;
+  return v != v ? v : r;
+}
+
+// Sum over |n| floats of f(x) in double, in K_LANES partial sums: f is
+// |x|, x^2 or e^(x - peak) by |kind|.
+static double red_lane_sum(int kind, const float *restrict x, size_t n,
+                           float peak) {
+  double s[K_LANES] = {0};
+  size_t i = 0;
+  for (; i + K_LANES <= n; i += K_LANES) {
+    for (int l = 0; l < K_LANES; l++) {
+      float v = x[i + (size_t)l];
+      double t = kind == RED_L1            ? (double)fabsf(v)
+                 : kind == RED_LOG_SUM_EXP ? (double)k_expf(v - peak)
+                                           : (double)v * (double)v;
+      s[l] += t;
+    }
+  }
+  double r = 0;
+  for (; i < n; i++) {
+    float v = x[i];
+    r += kind == RED_L1            ? (double)fabsf(v)
+         : kind == RED_LOG_SUM_EXP ? (double)k_expf(v - peak)
+                                   : (double)v * (double)v;
+  }
+  for (int l = 0; l < K_LANES; l++) {
+    r += s[l];
+  }
+  return r;
+}
+
+// Reduces one contiguous row of |n| floats.
+static float red_row(int kind, const float *x, size_t n) {
+  switch (kind) {
+    case RED_MAX:
+      return k_row_max(x, n);
+    case RED_MIN: {
+      float m[K_LANES];
+      for (int l = 0; l < K_LANES; l++) {
+        m[l] = INFINITY;
+      }
+      size_t i = 0;
+      for (; i + K_LANES <= n; i += K_LANES) {
+        for (int l = 0; l < K_LANES; l++) {
+          m[l] = red_min_nan(m[l], x[i + (size_t)l]);
+        }
+      }
+      float r = INFINITY;
+      for (; i < n; i++) {
+        r = red_min_nan(r, x[i]);
+      }
+      for (int l = 0; l < K_LANES; l++) {
+        r = red_min_nan(r, m[l]);
+      }
+      return r;
+    }
+    case RED_PROD: {
+      double p[K_LANES];
+      for (int l = 0; l < K_LANES; l++) {
+        p[l] = 1;
+      }
+      size_t i = 0;
+      for (; i + K_LANES <= n; i += K_LANES) {
+        for (int l = 0; l < K_LANES; l++) {
+          p[l] *= (double)x[i + (size_t)l];
+        }
+      }
+      double r = 1;
+      for (; i < n; i++) {
+        r *= (double)x[i];
+      }
+      for (int l = 0; l < K_LANES; l++) {
+        r *= p[l];
+      }
+      return (float)r;
+    }
+    case RED_L1:
+    case RED_L2:
+    case RED_SUM_SQUARE:
+      return red_final(kind, red_lane_sum(kind, x, n, 0), 0, n);
+    case RED_LOG_SUM_EXP: {
+      float m = k_row_max(x, n);
+      if (!isfinite(m)) {
+        return m;
+      }
+      return red_final(kind, red_lane_sum(kind, x, n, m), m, n);
+    }
+    default:
+      return red_final(kind, k_row_sum(x, n), 0, n);
+  }
+}
+
 // The reduction in merged form: x is [outer, n, inner] and y [outer, inner].
 typedef struct red_job {
   int kind;
@@ -993,16 +1219,81 @@ typedef struct red_job {
 
 enum { RED_BLOCK = 256 };
 
-// Reduces one contiguous row of |n| floats.
-static float red_row(int kind, const float *x, size_t n) {
-  if (kind == RED_MAX) {
-    return k_row_max(x, n);
+// Columns [c0, c0 + w) of one outer index: accumulators per column.
+static void red_columns(const red_job_t *j, const float *xb, float *yb,
+                        size_t w) {
+  double acc[RED_BLOCK], peak[RED_BLOCK];
+  int kind = j->kind;
+  if (kind == RED_MAX || kind == RED_MIN || kind == RED_LOG_SUM_EXP) {
+    float m[RED_BLOCK];
+    bool is_min = kind == RED_MIN;
+    for (size_t c = 0; c < w; c++) {
+      m[c] = is_min ? INFINITY : -INFINITY;
+    }
+    for (size_t k = 0; k < j->n; k++) {
+      const float *restrict xr = xb + k * j->inner;
+      if (is_min) {
+        for (size_t c = 0; c < w; c++) {
+          m[c] = red_min_nan(m[c], xr[c]);
+        }
+      } else {
+        for (size_t c = 0; c < w; c++) {
+          m[c] = k_max_nan(m[c], xr[c]);
+        }
+      }
+    }
+    if (kind != RED_LOG_SUM_EXP) {
+      memcpy(yb, m, w * sizeof(float));
+      return;
+    }
+    for (size_t c = 0; c < w; c++) {
+      peak[c] = m[c];
+      acc[c] = 0;
+    }
+    for (size_t k = 0; k < j->n; k++) {
+      const float *restrict xr = xb + k * j->inner;
+      for (size_t c = 0; c < w; c++) {
+        acc[c] += isfinite(m[c]) ? (double)k_expf(xr[c] - m[c]) : 0.0;
+      }
+    }
+    for (size_t c = 0; c < w; c++) {
+      yb[c] = red_final(kind, acc[c], peak[c], j->n);
+    }
+    return;
   }
-  double r = k_row_sum(x, n);
-  if (kind == RED_MEAN) {
-    r = n ? r / (double)n : NAN;
+  double init = red_init(kind);
+  for (size_t c = 0; c < w; c++) {
+    acc[c] = init;
   }
-  return (float)r;
+  for (size_t k = 0; k < j->n; k++) {
+    const float *restrict xr = xb + k * j->inner;
+    switch (kind) {
+      case RED_PROD:
+        for (size_t c = 0; c < w; c++) {
+          acc[c] *= (double)xr[c];
+        }
+        break;
+      case RED_L1:
+        for (size_t c = 0; c < w; c++) {
+          acc[c] += (double)fabsf(xr[c]);
+        }
+        break;
+      case RED_L2:
+      case RED_SUM_SQUARE:
+        for (size_t c = 0; c < w; c++) {
+          acc[c] += (double)xr[c] * (double)xr[c];
+        }
+        break;
+      default:
+        for (size_t c = 0; c < w; c++) {
+          acc[c] += (double)xr[c];
+        }
+        break;
+    }
+  }
+  for (size_t c = 0; c < w; c++) {
+    yb[c] = red_final(kind, acc[c], 0, j->n);
+  }
 }
 
 static void red_chunk(void *ctx, size_t begin, size_t end) {
@@ -1013,51 +1304,24 @@ static void red_chunk(void *ctx, size_t begin, size_t end) {
     }
     return;
   }
-  double acc[RED_BLOCK];
-  float m[RED_BLOCK];
   for (size_t item = begin; item < end; item++) {
     size_t o = item / j->blocks, c0 = (item % j->blocks) * RED_BLOCK;
     size_t w = j->inner - c0 < RED_BLOCK ? j->inner - c0 : RED_BLOCK;
-    const float *xb = j->x + o * j->n * j->inner + c0;
-    float *yb = j->y + o * j->inner + c0;
-    if (j->kind == RED_MAX) {
-      for (size_t c = 0; c < w; c++) {
-        m[c] = -INFINITY;
-      }
-      for (size_t k = 0; k < j->n; k++) {
-        const float *restrict xr = xb + k * j->inner;
-        for (size_t c = 0; c < w; c++) {
-          float v = xr[c];
-          m[c] = k_max_nan(m[c], v);
-        }
-      }
-      memcpy(yb, m, w * sizeof(float));
-      continue;
-    }
-    for (size_t c = 0; c < w; c++) {
-      acc[c] = 0;
-    }
-    for (size_t k = 0; k < j->n; k++) {
-      const float *restrict xr = xb + k * j->inner;
-      for (size_t c = 0; c < w; c++) {
-        acc[c] += (double)xr[c];
-      }
-    }
-    double scale = j->kind == RED_MEAN ? (j->n ? 1.0 / (double)j->n : NAN) : 1;
-    for (size_t c = 0; c < w; c++) {
-      yb[c] = (float)(j->kind == RED_MEAN ? acc[c] * scale : acc[c]);
-    }
+    red_columns(j, j->x + o * j->n * j->inner + c0, j->y + o * j->inner + c0,
+                w);
   }
 }
 
-// Reduces dims marked in |red| of [dims] by a general odometer walk.
+// Reduces dims marked in |red| of [dims] by a general odometer walk (a
+// first one for the group maxima of ReduceLogSumExp).
 static wm_error *red_general(const red_plan_t *p, const int64_t *dims,
                              int32_t rank, const bool *red, const float *x,
                              float *y, size_t out_count) {
-  double *acc = malloc((out_count ? out_count : 1) * sizeof(double));
+  double *acc = malloc((out_count ? 2 * out_count : 1) * sizeof(double));
   if (!acc) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
   }
+  double *peak = acc + out_count;
   int64_t ostr[CPU_MAX_RANK];
   int64_t s = 1;
   size_t group = 1;
@@ -1066,34 +1330,35 @@ static wm_error *red_general(const red_plan_t *p, const int64_t *dims,
     s *= red[d] ? 1 : dims[d];
     group *= red[d] ? (size_t)dims[d] : 1;
   }
+  bool lse = p->kind == RED_LOG_SUM_EXP;
   for (size_t o = 0; o < out_count; o++) {
-    acc[o] = p->kind == RED_MAX ? -INFINITY : 0;
+    acc[o] = lse ? -INFINITY : red_init(p->kind);
+    peak[o] = 0;
   }
-  int64_t idx[CPU_MAX_RANK] = {0};
-  int64_t off = 0;
-  for (size_t i = 0; i < p->in_count; i++) {
-    double v = x[i];
-    double *a = &acc[off];
-    if (p->kind == RED_MAX) {
-      *a = (v > *a || v != v) && *a == *a ? v : *a;
-    } else {
-      *a += v;
-    }
-    for (int32_t d = rank - 1; d >= 0; d--) {
-      off += ostr[d];
-      if (++idx[d] < dims[d]) {
-        break;
+  for (int pass = lse ? 0 : 1; pass < 2; pass++) {
+    int kind = pass == 0 ? RED_MAX : p->kind;
+    int64_t idx[CPU_MAX_RANK] = {0};
+    int64_t off = 0;
+    for (size_t i = 0; i < p->in_count; i++) {
+      acc[off] = red_step(kind, acc[off], (double)x[i], peak[off]);
+      for (int32_t d = rank - 1; d >= 0; d--) {
+        off += ostr[d];
+        if (++idx[d] < dims[d]) {
+          break;
+        }
+        off -= ostr[d] * dims[d];
+        idx[d] = 0;
       }
-      off -= ostr[d] * dims[d];
-      idx[d] = 0;
+    }
+    if (pass == 0) {
+      for (size_t o = 0; o < out_count; o++) {
+        peak[o] = acc[o];
+        acc[o] = 0;
+      }
     }
   }
   for (size_t o = 0; o < out_count; o++) {
-    double r = acc[o];
-    if (p->kind == RED_MEAN) {
-      r = group ? r / (double)group : NAN;
-    }
-    y[o] = (float)r;
+    y[o] = red_final(p->kind, acc[o], peak[o], group);
   }
   free(acc);
   return NULL;
@@ -1164,7 +1429,9 @@ static wm_error *red_run(void *state, const cpu_run_t *run) {
     return NULL;
   }
   if (p->in_count == 0) {
-    float v = p->kind == RED_SUM ? 0.0f : p->kind == RED_MEAN ? NAN : -INFINITY;
+    float v =
+        red_final(p->kind, p->kind == RED_LOG_SUM_EXP ? 0 : red_init(p->kind),
+                  p->kind == RED_LOG_SUM_EXP ? -INFINITY : 0, 0);
     for (size_t o = 0; o < out_count; o++) {
       yd[o] = v;
     }
@@ -1216,6 +1483,159 @@ static wm_error *red_run(void *state, const cpu_run_t *run) {
   return NULL;
 }
 
+// ------------------------------------------------------- ArgMax, ArgMin
+
+typedef struct arg_plan {
+  bool is_max;     // ArgMax
+  bool last;       // select_last_index
+  uint32_t dtype;  // input dtype
+  size_t outer, n, inner;
+  size_t in_count;  // input elements
+} arg_plan_t;
+
+static bool arg_dtype(uint32_t dtype) {
+  return dtype == K_FLOAT || dtype == K_DOUBLE || k_is_int(dtype);
+}
+
+static uint32_t arg_query(const wm_op_desc *op, uint32_t *why,
+                          const char **detail) {
+  if (op->n_in != 1 || !arg_dtype(op->in[0].dtype) || !k_has_output(op, 0) ||
+      op->out[0].dtype != K_INT64) {
+    return k_none(why, detail, WM_WHY_DTYPE,
+                  "float, double and integer inputs only");
+  }
+  int32_t axis;
+  if (op->in[0].rank == 0 ||
+      !k_axis(cpu_attr_int(op, "axis", 0), (int32_t)op->in[0].rank, &axis)) {
+    return k_none(why, detail, WM_WHY_ATTR, "axis outside the rank");
+  }
+  if (op->in[0].dims[axis] == 0) {
+    return k_none(why, detail, WM_WHY_SHAPE, "empty axis");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *arg_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0];
+  int32_t axis;
+  if (x->rank == 0 ||
+      !k_axis(cpu_attr_int(op, "axis", 0), (int32_t)x->rank, &axis) ||
+      x->dims[axis] == 0) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): axis outside the rank or empty",
+                     op->name, op->op_type);
+  }
+  arg_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->is_max = strcmp(op->op_type, "ArgMax") == 0;
+  p->last = op->opset >= 12 && cpu_attr_int(op, "select_last_index", 0) != 0;
+  p->dtype = x->dtype;
+  p->outer = k_desc_span(x, 0, axis);
+  p->n = (size_t)x->dims[axis];
+  p->inner = k_desc_span(x, axis + 1, (int32_t)x->rank);
+  p->in_count = cpu_desc_count(x);
+  if (cpu_desc_count(&op->out[0]) != p->outer * p->inner) {
+    free(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): output size does not match", op->name,
+                     op->op_type);
+  }
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct arg_job {
+  const arg_plan_t *p;
+  const void *x;
+  int64_t *y;
+} arg_job_t;
+
+// For each output column of rows [begin, end) of outer indices: the first
+// (or last) best along the axis, where a NaN beats every number and ties
+// with other NaNs, as the reference orders them.
+#define ARG_BODY(T, IS_NAN)                                           \
+  do {                                                                \
+    const T *x = (const T *)j->x;                                     \
+    for (size_t o = begin; o < end; o++) {                            \
+      for (size_t c = 0; c < p->inner; c++) {                         \
+        const T *col = x + o * p->n * p->inner + c;                   \
+        T best = col[0];                                              \
+        size_t at = 0;                                                \
+        for (size_t k = 1; k < p->n; k++) {                           \
+          T v = col[k * p->inner];                                    \
+          bool vn = IS_NAN(v), bn = IS_NAN(best);                     \
+          int cmp = vn || bn ? (int)vn - (int)bn                      \
+                             : (p->is_max ? (v > best) - (v < best)   \
+                                          : (v < best) - (v > best)); \
+          if (cmp > 0 || (cmp == 0 && p->last)) {                     \
+            best = v;                                                 \
+            at = k;                                                   \
+          }                                                           \
+        }                                                             \
+        j->y[o * p->inner + c] = (int64_t)at;                         \
+      }                                                               \
+    }                                                                 \
+  } while (0)
+
+#define ARG_NAN(v) ((v) != (v))
+#define ARG_NO_NAN(v) false
+
+static void arg_chunk(void *ctx, size_t begin, size_t end) {
+  const arg_job_t *j = ctx;
+  const arg_plan_t *p = j->p;
+  switch (p->dtype) {
+    case K_FLOAT:
+      ARG_BODY(float, ARG_NAN);
+      break;
+    case K_DOUBLE:
+      ARG_BODY(double, ARG_NAN);
+      break;
+    case K_INT8:
+      ARG_BODY(int8_t, ARG_NO_NAN);
+      break;
+    case K_UINT8:
+      ARG_BODY(uint8_t, ARG_NO_NAN);
+      break;
+    case K_INT16:
+      ARG_BODY(int16_t, ARG_NO_NAN);
+      break;
+    case K_UINT16:
+      ARG_BODY(uint16_t, ARG_NO_NAN);
+      break;
+    case K_INT32:
+      ARG_BODY(int32_t, ARG_NO_NAN);
+      break;
+    case K_UINT32:
+      ARG_BODY(uint32_t, ARG_NO_NAN);
+      break;
+    case K_INT64:
+      ARG_BODY(int64_t, ARG_NO_NAN);
+      break;
+    default:
+      ARG_BODY(uint64_t, ARG_NO_NAN);
+      break;
+  }
+}
+
+static wm_error *arg_run(void *state, const cpu_run_t *run) {
+  const arg_plan_t *p = state;
+  if (run->in[0].count != p->in_count ||
+      run->out[0].count != p->outer * p->inner) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "ArgMax/ArgMin kernel: tensors do not match the plan");
+  }
+  if (p->in_count == 0) {
+    return NULL;
+  }
+  arg_job_t j = {p, run->in[0].data, run->out[0].data};
+  k_for(run->pool, p->outer, k_row_grain(p->n * p->inner, K_GRAIN), arg_chunk,
+        &j);
+  return NULL;
+}
+
 // --------------------------------------------------------------- table
 
 #define K(name, since, q, p, r, d) \
@@ -1227,12 +1647,22 @@ const cpu_kernel_t cpu_kernels_data[] = {
     K("Squeeze", 1, copy_query, copy_plan, copy_run, free),
     K("Unsqueeze", 1, copy_query, copy_plan, copy_run, free),
     K("Identity", 1, copy_query, copy_plan, copy_run, free),
+    K("Dropout", 1, dropout_query, copy_plan, dropout_run, free),
     K("Transpose", 1, tr_query, tr_plan, tr_run, free),
-    K("Concat", 4, concat_query, concat_plan, concat_run, concat_destroy),
+    K("Concat", 1, concat_query, concat_plan, concat_run, concat_destroy),
     K("Slice", 1, slice_query, slice_plan, slice_run, free),
     K("Gather", 1, gather_query, gather_plan, gather_run, free),
     K("ReduceSum", 1, red_query, red_plan, red_run, free),
     K("ReduceMean", 1, red_query, red_plan, red_run, free),
     K("ReduceMax", 1, red_query, red_plan, red_run, free),
+    K("ReduceMin", 1, red_query, red_plan, red_run, free),
+    K("ReduceProd", 1, red_query, red_plan, red_run, free),
+    K("ReduceL1", 1, red_query, red_plan, red_run, free),
+    K("ReduceL2", 1, red_query, red_plan, red_run, free),
+    K("ReduceLogSum", 1, red_query, red_plan, red_run, free),
+    K("ReduceLogSumExp", 1, red_query, red_plan, red_run, free),
+    K("ReduceSumSquare", 1, red_query, red_plan, red_run, free),
+    K("ArgMax", 1, arg_query, arg_plan, arg_run, free),
+    K("ArgMin", 1, arg_query, arg_plan, arg_run, free),
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };

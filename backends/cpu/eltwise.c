@@ -16,38 +16,11 @@
 
 // ------------------------------------------------------- transcendentals
 
-// tanh: an odd polynomial near 0, 1 - 2 / (e^2|x| + 1) elsewhere.
-static inline float k_tanhf(float x) {
-  float ax = fabsf(x);
-  float z = x * x;
-  float small =
-      ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) *
-            z +
-        1.33314422036e-1f) *
-           z -
-       3.33332819422e-1f) *
-          z * x +
-      x;
-  float e = k_expf(2.0f * (ax > 9.0f ? 9.0f : ax));
-  float big = 1.0f - 2.0f / (e + 1.0f);
-  big = ax > 9.0f ? 1.0f : big;
-  big = x < 0 ? -big : big;
-  float res = ax < 0.625f ? small : big;
-  return x != x ? x : res;
-}
-
-// erf: its odd Taylor series below 0.5; above, 1 - erfc with the
-// Chebyshev-fitted erfc of Numerical Recipes (fractional error < 1.2e-7).
-static inline float k_erff(float x) {
-  float ax = fabsf(x);
-  float z = x * x;
-  float small =
-      x * 1.12837916709551257f *
-      (1.0f + z * (-1.0f / 3 +
-                   z * (1.0f / 10 +
-                        z * (-1.0f / 42 + z * (1.0f / 216 + z * (-1.0f / 1320 +
-                                                                 z / 9360))))));
-  float t = 1.0f / (1.0f + 0.5f * ax);
+// erfc(a) for a >= 0.5 with the Chebyshev fit of Numerical Recipes
+// (fractional error < 1.2e-7), which stays accurate where it is tiny.
+static inline float k_erfcf_big(float a) {
+  float z = a * a;
+  float t = 1.0f / (1.0f + 0.5f * a);
   float q = -0.82215223f + t * 0.17087277f;
   q = 1.48851587f + t * q;
   q = -1.13520398f + t * q;
@@ -57,9 +30,45 @@ static inline float k_erff(float x) {
   q = 0.37409196f + t * q;
   q = 1.00002368f + t * q;
   q = -1.26551223f + t * q;
-  float big = 1.0f - t * k_expf(q - z);
+  return t * k_expf(q - z);
+}
+
+// erf(x) / x by its odd Taylor series, for |x| < 0.5.
+static inline float k_erf_small(float x) {
+  float z = x * x;
+  return 1.12837916709551257f *
+         (1.0f +
+          z * (-1.0f / 3 +
+               z * (1.0f / 10 +
+                    z * (-1.0f / 42 +
+                         z * (1.0f / 216 + z * (-1.0f / 1320 + z / 9360))))));
+}
+
+// erf: its odd Taylor series below 0.5; above, 1 - erfc with the
+// Chebyshev-fitted erfc of Numerical Recipes (fractional error < 1.2e-7).
+static inline float k_erff(float x) {
+  float ax = fabsf(x);
+  float big = 1.0f - k_erfcf_big(ax > 0.5f ? ax : 0.5f);
   big = x < 0 ? -big : big;
-  return ax < 0.5f ? small : big;
+  return ax < 0.5f ? x * k_erf_small(x) : big;
+}
+
+// Gelu 0.5 x (1 + erf(x / sqrt 2)); for x < 0 through erfc, so the tail
+// keeps its relative accuracy.
+static inline float k_gelu_erf(float x) {
+  float u = x * 0.70710678118654752440f;
+  float au = fabsf(u);
+  float c = k_erfcf_big(au > 0.5f ? au : 0.5f);  // erfc(|u|)
+  float one_plus = x < 0 ? c : 2.0f - c;         // 1 + erf(u)
+  one_plus = au < 0.5f ? 1.0f + u * k_erf_small(u) : one_plus;
+  return 0.5f * x * one_plus;
+}
+
+// Gelu's tanh form 0.5 x (1 + tanh(y)) written as x / (1 + e^-2y), the
+// same function without the cancellation for negative x.
+static inline float k_gelu_tanh(float x) {
+  float y = 0.79788456080286535588f * (x + 0.044715f * x * x * x);
+  return x / (1.0f + k_expf(-2.0f * y));
 }
 
 // ------------------------------------------------------------- binary
@@ -70,31 +79,35 @@ enum { MODE_VV = 0, MODE_VS = 1, MODE_SV = 2 };
 typedef void (*bin_fn)(const void *a, const void *b, void *y, size_t n,
                        int mode);
 
-#define BIN_LOOP(NAME, T, EXPR)                                        \
+// A loop over |n| elements of T into elements of TY: a and b per |mode|,
+// y contiguous.
+#define BIN_LOOP_TY(NAME, T, TY, EXPR)                                 \
   static void NAME(const void *va, const void *vb, void *vy, size_t n, \
                    int mode) {                                         \
     const T *restrict a = va;                                          \
     const T *restrict b = vb;                                          \
-    T *restrict y = vy;                                                \
+    TY *restrict y = vy;                                               \
     if (mode == MODE_VV) {                                             \
       for (size_t i = 0; i < n; i++) {                                 \
         T x = a[i], z = b[i];                                          \
-        y[i] = (EXPR);                                                 \
+        y[i] = (TY)(EXPR);                                             \
       }                                                                \
     } else if (mode == MODE_VS) {                                      \
       T z = b[0];                                                      \
       for (size_t i = 0; i < n; i++) {                                 \
         T x = a[i];                                                    \
-        y[i] = (EXPR);                                                 \
+        y[i] = (TY)(EXPR);                                             \
       }                                                                \
     } else {                                                           \
       T x = a[0];                                                      \
       for (size_t i = 0; i < n; i++) {                                 \
         T z = b[i];                                                    \
-        y[i] = (EXPR);                                                 \
+        y[i] = (TY)(EXPR);                                             \
       }                                                                \
     }                                                                  \
   }
+
+#define BIN_LOOP(NAME, T, EXPR) BIN_LOOP_TY(NAME, T, T, EXPR)
 
 BIN_LOOP(f32_add, float, x + z)
 BIN_LOOP(f32_sub, float, x - z)
@@ -128,6 +141,120 @@ INT_LOOPS(i32, int32_t, uint32_t)
 INT_LOOPS(u32, uint32_t, uint32_t)
 INT_LOOPS(i64, int64_t, uint64_t)
 INT_LOOPS(u64, uint64_t, uint64_t)
+
+// Comparisons into bool (one byte, 0 or 1): a NaN compares false to
+// everything, as the reference's double compare does.
+#define CMP_LOOPS(S, T)                   \
+  BIN_LOOP_TY(S##_eq, T, uint8_t, x == z) \
+  BIN_LOOP_TY(S##_lt, T, uint8_t, x < z)  \
+  BIN_LOOP_TY(S##_gt, T, uint8_t, x > z)  \
+  BIN_LOOP_TY(S##_le, T, uint8_t, x <= z) \
+  BIN_LOOP_TY(S##_ge, T, uint8_t, x >= z)
+
+CMP_LOOPS(f32, float)
+CMP_LOOPS(f64, double)
+CMP_LOOPS(i8, int8_t)
+CMP_LOOPS(u8, uint8_t)
+CMP_LOOPS(i16, int16_t)
+CMP_LOOPS(u16, uint16_t)
+CMP_LOOPS(i32, int32_t)
+CMP_LOOPS(u32, uint32_t)
+CMP_LOOPS(i64, int64_t)
+CMP_LOOPS(u64, uint64_t)
+
+// PRelu: the slope multiplies negative values (integers wrap, unsigned
+// values are never negative).
+BIN_LOOP(f32_prelu, float, x < 0 ? x * z : x)
+BIN_LOOP(f64_prelu, double, x < 0 ? x * z : x)
+BIN_LOOP(i32_prelu, int32_t, x < 0 ? (int32_t)((uint32_t)x * (uint32_t)z) : x)
+BIN_LOOP(i64_prelu, int64_t, x < 0 ? (int64_t)((uint64_t)x * (uint64_t)z) : x)
+BIN_LOOP(u_prelu32, uint32_t, z ? x : x)
+BIN_LOOP(u_prelu64, uint64_t, z ? x : x)
+
+// Mod. Floats: fmod=1 is C's fmod (exact in float as in double); fmod=0
+// (opset 28) takes the divisor's sign like Python's %, a zero result as a
+// zero of the divisor's sign. Integers: the remainder truncated (fmod=1)
+// or floored (fmod=0); zero divisors are rejected before the loop and -1
+// gives 0 (no INT_MIN % -1).
+static inline float f32_pymod(float a, float b) {
+  float r = fmodf(a, b);
+  return r == 0 ? copysignf(0.0f, b) : ((r < 0) != (b < 0) ? r + b : r);
+}
+static inline double f64_pymod(double a, double b) {
+  double r = fmod(a, b);
+  return r == 0 ? copysign(0.0, b) : ((r < 0) != (b < 0) ? r + b : r);
+}
+BIN_LOOP(f32_fmod, float, fmodf(x, z))
+BIN_LOOP(f64_fmod, double, fmod(x, z))
+BIN_LOOP(f32_mod, float, f32_pymod(x, z))
+BIN_LOOP(f64_mod, double, f64_pymod(x, z))
+
+#define INT_MOD_LOOPS(S, T)                            \
+  BIN_LOOP(S##_fmod, T, z == -1 || z == 0 ? 0 : x % z) \
+  BIN_LOOP(S##_mod, T,                                 \
+           z == -1 || z == 0                           \
+               ? 0                                     \
+               : (x % z != 0 && ((x % z < 0) != (z < 0)) ? x % z + z : x % z))
+#define UINT_MOD_LOOPS(S, T)                \
+  BIN_LOOP(S##_fmod, T, z == 0 ? 0 : x % z) \
+  BIN_LOOP(S##_mod, T, z == 0 ? 0 : x % z)
+
+INT_MOD_LOOPS(i8, int8_t)
+UINT_MOD_LOOPS(u8, uint8_t)
+INT_MOD_LOOPS(i16, int16_t)
+UINT_MOD_LOOPS(u16, uint16_t)
+INT_MOD_LOOPS(i32, int32_t)
+UINT_MOD_LOOPS(u32, uint32_t)
+INT_MOD_LOOPS(i64, int64_t)
+UINT_MOD_LOOPS(u64, uint64_t)
+
+// Logic on bool bytes; any nonzero byte reads as true.
+BIN_LOOP(b_eq, uint8_t, (x != 0) == (z != 0))
+BIN_LOOP(b_and, uint8_t, (x != 0) & (z != 0))
+BIN_LOOP(b_or, uint8_t, (x != 0) | (z != 0))
+BIN_LOOP(b_xor, uint8_t, (x != 0) ^ (z != 0))
+
+// In-place folds y = y op b for the variadic Sum, Mean, Max and Min: a is
+// y itself (the output, never broadcast), so mode is VV or VS.
+#define ACC_LOOP(NAME, T, EXPR)                                        \
+  static void NAME(const void *va, const void *vb, void *vy, size_t n, \
+                   int mode) {                                         \
+    (void)va;                                                          \
+    const T *restrict b = vb;                                          \
+    T *y = vy;                                                         \
+    if (mode == MODE_VV) {                                             \
+      for (size_t i = 0; i < n; i++) {                                 \
+        T x = y[i], z = b[i];                                          \
+        y[i] = (EXPR);                                                 \
+      }                                                                \
+    } else {                                                           \
+      T z = b[0];                                                      \
+      for (size_t i = 0; i < n; i++) {                                 \
+        T x = y[i];                                                    \
+        y[i] = (EXPR);                                                 \
+      }                                                                \
+    }                                                                  \
+  }
+
+ACC_LOOP(f32_acc_add, float, x + z)
+ACC_LOOP(f64_acc_add, double, x + z)
+ACC_LOOP(f32_acc_max, float, (x > z || x != x) ? x : z)
+ACC_LOOP(f32_acc_min, float, (x < z || x != x) ? x : z)
+ACC_LOOP(f64_acc_max, double, (x > z || x != x) ? x : z)
+ACC_LOOP(f64_acc_min, double, (x < z || x != x) ? x : z)
+
+#define INT_ACC_LOOPS(S, T)               \
+  ACC_LOOP(S##_acc_max, T, x > z ? x : z) \
+  ACC_LOOP(S##_acc_min, T, x < z ? x : z)
+
+INT_ACC_LOOPS(i8, int8_t)
+INT_ACC_LOOPS(u8, uint8_t)
+INT_ACC_LOOPS(i16, int16_t)
+INT_ACC_LOOPS(u16, uint16_t)
+INT_ACC_LOOPS(i32, int32_t)
+INT_ACC_LOOPS(u32, uint32_t)
+INT_ACC_LOOPS(i64, int64_t)
+INT_ACC_LOOPS(u64, uint64_t)
 
 // Pow with a float32 base and an integer exponent (opset 12 and later),
 // computed like the reference: in double, rounded once.
@@ -180,54 +307,109 @@ POW_II_LOOP(i32_pow_i64, int32_t, int64_t)
 POW_II_LOOP(i64_pow_i32, int64_t, int32_t)
 POW_II_LOOP(i64_pow_i64, int64_t, int64_t)
 
-// One loop of a binary operator: op_type, dtype of input 0 and input 1.
+// One loop of a binary operator: op_type, dtype of input 0 and input 1,
+// output dtype (0: that of input 0), and for the variadic operators the
+// in-place fold used past the second input (NULL: none).
 typedef struct bin_op {
   const char *name;
-  uint32_t a, b;
+  uint32_t a, b, y;
   bin_fn fn;
+  bin_fn acc;
 } bin_op_t;
 
-#define BIN_INTS(NAME, S)                                                     \
-  {NAME, K_INT8, K_INT8, i8_##S}, {NAME, K_UINT8, K_UINT8, u8_##S},           \
-      {NAME, K_INT16, K_INT16, i16_##S}, {NAME, K_UINT16, K_UINT16, u16_##S}, \
-      {NAME, K_INT32, K_INT32, i32_##S}, {NAME, K_UINT32, K_UINT32, u32_##S}, \
-      {NAME, K_INT64, K_INT64, i64_##S}, {                                    \
-    NAME, K_UINT64, K_UINT64, u64_##S                                         \
+#define BIN_INTS(NAME, S)                           \
+  {NAME, K_INT8, K_INT8, 0, i8_##S, NULL},          \
+      {NAME, K_UINT8, K_UINT8, 0, u8_##S, NULL},    \
+      {NAME, K_INT16, K_INT16, 0, i16_##S, NULL},   \
+      {NAME, K_UINT16, K_UINT16, 0, u16_##S, NULL}, \
+      {NAME, K_INT32, K_INT32, 0, i32_##S, NULL},   \
+      {NAME, K_UINT32, K_UINT32, 0, u32_##S, NULL}, \
+      {NAME, K_INT64, K_INT64, 0, i64_##S, NULL}, { \
+    NAME, K_UINT64, K_UINT64, 0, u64_##S, NULL      \
+  }
+
+#define BIN_INT_FOLDS(NAME, S)                             \
+  {NAME, K_INT8, K_INT8, 0, i8_##S, i8_acc_##S},           \
+      {NAME, K_UINT8, K_UINT8, 0, u8_##S, u8_acc_##S},     \
+      {NAME, K_INT16, K_INT16, 0, i16_##S, i16_acc_##S},   \
+      {NAME, K_UINT16, K_UINT16, 0, u16_##S, u16_acc_##S}, \
+      {NAME, K_INT32, K_INT32, 0, i32_##S, i32_acc_##S},   \
+      {NAME, K_UINT32, K_UINT32, 0, u32_##S, u32_acc_##S}, \
+      {NAME, K_INT64, K_INT64, 0, i64_##S, i64_acc_##S}, { \
+    NAME, K_UINT64, K_UINT64, 0, u64_##S, u64_acc_##S      \
+  }
+
+#define BIN_CMPS(NAME, S)                                \
+  {NAME, K_FLOAT, K_FLOAT, K_BOOL, f32_##S, NULL},       \
+      {NAME, K_DOUBLE, K_DOUBLE, K_BOOL, f64_##S, NULL}, \
+      {NAME, K_INT8, K_INT8, K_BOOL, i8_##S, NULL},      \
+      {NAME, K_UINT8, K_UINT8, K_BOOL, u8_##S, NULL},    \
+      {NAME, K_INT16, K_INT16, K_BOOL, i16_##S, NULL},   \
+      {NAME, K_UINT16, K_UINT16, K_BOOL, u16_##S, NULL}, \
+      {NAME, K_INT32, K_INT32, K_BOOL, i32_##S, NULL},   \
+      {NAME, K_UINT32, K_UINT32, K_BOOL, u32_##S, NULL}, \
+      {NAME, K_INT64, K_INT64, K_BOOL, i64_##S, NULL}, { \
+    NAME, K_UINT64, K_UINT64, K_BOOL, u64_##S, NULL      \
   }
 
 static const bin_op_t bin_ops[] = {
-    {"Add", K_FLOAT, K_FLOAT, f32_add},
-    {"Sub", K_FLOAT, K_FLOAT, f32_sub},
-    {"Mul", K_FLOAT, K_FLOAT, f32_mul},
-    {"Div", K_FLOAT, K_FLOAT, f32_div},
-    {"Pow", K_FLOAT, K_FLOAT, f32_pow},
-    {"Max", K_FLOAT, K_FLOAT, f32_max},
-    {"Min", K_FLOAT, K_FLOAT, f32_min},
-    {"Add", K_DOUBLE, K_DOUBLE, f64_add},
-    {"Sub", K_DOUBLE, K_DOUBLE, f64_sub},
-    {"Mul", K_DOUBLE, K_DOUBLE, f64_mul},
-    {"Div", K_DOUBLE, K_DOUBLE, f64_div},
-    {"Pow", K_DOUBLE, K_DOUBLE, f64_pow},
-    {"Max", K_DOUBLE, K_DOUBLE, f64_max},
-    {"Min", K_DOUBLE, K_DOUBLE, f64_min},
-    {"Pow", K_FLOAT, K_INT32, f32_pow_i32},
-    {"Pow", K_FLOAT, K_INT64, f32_pow_i64},
-    {"Pow", K_INT32, K_INT32, i32_pow_i32},
-    {"Pow", K_INT32, K_INT64, i32_pow_i64},
-    {"Pow", K_INT64, K_INT32, i64_pow_i32},
-    {"Pow", K_INT64, K_INT64, i64_pow_i64},
+    {"Add", K_FLOAT, K_FLOAT, 0, f32_add, NULL},
+    {"Sub", K_FLOAT, K_FLOAT, 0, f32_sub, NULL},
+    {"Mul", K_FLOAT, K_FLOAT, 0, f32_mul, NULL},
+    {"Div", K_FLOAT, K_FLOAT, 0, f32_div, NULL},
+    {"Pow", K_FLOAT, K_FLOAT, 0, f32_pow, NULL},
+    {"Max", K_FLOAT, K_FLOAT, 0, f32_max, f32_acc_max},
+    {"Min", K_FLOAT, K_FLOAT, 0, f32_min, f32_acc_min},
+    {"Sum", K_FLOAT, K_FLOAT, 0, f32_add, f32_acc_add},
+    {"Mean", K_FLOAT, K_FLOAT, 0, f32_add, f32_acc_add},
+    {"Add", K_DOUBLE, K_DOUBLE, 0, f64_add, NULL},
+    {"Sub", K_DOUBLE, K_DOUBLE, 0, f64_sub, NULL},
+    {"Mul", K_DOUBLE, K_DOUBLE, 0, f64_mul, NULL},
+    {"Div", K_DOUBLE, K_DOUBLE, 0, f64_div, NULL},
+    {"Pow", K_DOUBLE, K_DOUBLE, 0, f64_pow, NULL},
+    {"Max", K_DOUBLE, K_DOUBLE, 0, f64_max, f64_acc_max},
+    {"Min", K_DOUBLE, K_DOUBLE, 0, f64_min, f64_acc_min},
+    {"Sum", K_DOUBLE, K_DOUBLE, 0, f64_add, f64_acc_add},
+    {"Mean", K_DOUBLE, K_DOUBLE, 0, f64_add, f64_acc_add},
+    {"Pow", K_FLOAT, K_INT32, 0, f32_pow_i32, NULL},
+    {"Pow", K_FLOAT, K_INT64, 0, f32_pow_i64, NULL},
+    {"Pow", K_INT32, K_INT32, 0, i32_pow_i32, NULL},
+    {"Pow", K_INT32, K_INT64, 0, i32_pow_i64, NULL},
+    {"Pow", K_INT64, K_INT32, 0, i64_pow_i32, NULL},
+    {"Pow", K_INT64, K_INT64, 0, i64_pow_i64, NULL},
     BIN_INTS("Add", add),
     BIN_INTS("Sub", sub),
     BIN_INTS("Mul", mul),
-    BIN_INTS("Max", max),
-    BIN_INTS("Min", min),
-    {NULL, 0, 0, NULL},
+    BIN_INT_FOLDS("Max", max),
+    BIN_INT_FOLDS("Min", min),
+    BIN_CMPS("Equal", eq),
+    BIN_CMPS("Less", lt),
+    BIN_CMPS("Greater", gt),
+    BIN_CMPS("LessOrEqual", le),
+    BIN_CMPS("GreaterOrEqual", ge),
+    {"Mod", K_FLOAT, K_FLOAT, 0, f32_mod, NULL},
+    {"Mod", K_DOUBLE, K_DOUBLE, 0, f64_mod, NULL},
+    {"FMod", K_FLOAT, K_FLOAT, 0, f32_fmod, NULL},
+    {"FMod", K_DOUBLE, K_DOUBLE, 0, f64_fmod, NULL},
+    BIN_INTS("Mod", mod),
+    BIN_INTS("FMod", fmod),
+    {"PRelu", K_FLOAT, K_FLOAT, 0, f32_prelu, NULL},
+    {"PRelu", K_DOUBLE, K_DOUBLE, 0, f64_prelu, NULL},
+    {"PRelu", K_INT32, K_INT32, 0, i32_prelu, NULL},
+    {"PRelu", K_INT64, K_INT64, 0, i64_prelu, NULL},
+    {"PRelu", K_UINT32, K_UINT32, 0, u_prelu32, NULL},
+    {"PRelu", K_UINT64, K_UINT64, 0, u_prelu64, NULL},
+    {"Equal", K_BOOL, K_BOOL, K_BOOL, b_eq, NULL},
+    {"And", K_BOOL, K_BOOL, K_BOOL, b_and, NULL},
+    {"Or", K_BOOL, K_BOOL, K_BOOL, b_or, NULL},
+    {"Xor", K_BOOL, K_BOOL, K_BOOL, b_xor, NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
 };
 
-static bin_fn bin_find(const char *name, uint32_t a, uint32_t b) {
+static const bin_op_t *bin_find(const char *name, uint32_t a, uint32_t b) {
   for (const bin_op_t *o = bin_ops; o->name; o++) {
     if (o->a == a && o->b == b && strcmp(o->name, name) == 0) {
-      return o->fn;
+      return o;
     }
   }
   return NULL;
@@ -235,8 +417,10 @@ static bin_fn bin_find(const char *name, uint32_t a, uint32_t b) {
 
 typedef struct bin_plan {
   bin_fn fn;                   // the loop
-  size_t esize;                // bytes per element of a and y
+  size_t esize;                // bytes per element of a
   size_t bsize;                // bytes per element of b
+  size_t ysize;                // bytes per element of y
+  bool nonzero_b;              // b must hold no zero (integer Mod)
   int32_t rank;                // collapsed dims (>= 1)
   int64_t dims[CPU_MAX_RANK];  // collapsed sizes
   int64_t sa[CPU_MAX_RANK];    // element strides of a (0 = broadcast)
@@ -245,6 +429,14 @@ typedef struct bin_plan {
   size_t count;                // output elements
   size_t a_count, b_count;     // operand elements
 } bin_plan_t;
+
+// The table name of |op|'s loop: Mod with fmod=1 is "FMod".
+static const char *bin_name(const wm_op_desc *op) {
+  if (strcmp(op->op_type, "Mod") == 0 && cpu_attr_int(op, "fmod", 0) == 1) {
+    return "FMod";
+  }
+  return op->op_type;
+}
 
 static uint32_t bin_query(const wm_op_desc *op, uint32_t *why,
                           const char **detail) {
@@ -263,16 +455,25 @@ static uint32_t bin_query(const wm_op_desc *op, uint32_t *why,
     return k_none(why, detail, WM_WHY_OTHER, "only two present inputs");
   }
   uint32_t dt = op->in[0].dtype;
-  if (!k_has_output(op, 0) || op->out[0].dtype != dt) {
-    return k_none(why, detail, WM_WHY_DTYPE, "output dtype differs");
-  }
   if (op->in[1].dtype != dt && (op->opset < 12 || strcmp(op->op_type, "Pow"))) {
     return k_none(why, detail, WM_WHY_DTYPE, "mixed input dtypes");
   }
-  if (!bin_find(op->op_type, dt, op->in[1].dtype)) {
+  const bin_op_t *o = bin_find(bin_name(op), dt, op->in[1].dtype);
+  if (strcmp(op->op_type, "Mod") == 0) {
+    int64_t f = cpu_attr_int(op, "fmod", 0);
+    if ((f != 0 && f != 1) ||
+        (f == 0 && (dt == K_FLOAT || dt == K_DOUBLE) && op->opset < 28)) {
+      return k_none(why, detail, WM_WHY_ATTR,
+                    "fmod must be 0 or 1, and 1 for floats before opset 28");
+    }
+  }
+  if (!o) {
     return k_none(why, detail, WM_WHY_DTYPE,
                   "float, double and integer dtypes (Div: float and double; "
-                  "Pow: also int32/int64)");
+                  "Pow: also int32/int64; logic: bool)");
+  }
+  if (!k_has_output(op, 0) || op->out[0].dtype != (o->y ? o->y : dt)) {
+    return k_none(why, detail, WM_WHY_DTYPE, "output dtype differs");
   }
   if (op->in[0].rank > CPU_MAX_RANK || op->in[1].rank > CPU_MAX_RANK ||
       op->out[0].rank > CPU_MAX_RANK) {
@@ -281,28 +482,10 @@ static uint32_t bin_query(const wm_op_desc *op, uint32_t *why,
   return WM_SUPPORT_SUPPORTED;
 }
 
-// Builds the collapsed broadcast geometry of a and b onto y.
-static wm_error *bin_geometry(const wm_op_desc *op, bin_plan_t *p) {
-  const wm_tensor_desc *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
-  wm_tensor_desc legacy;
-  if (op->opset < 7 && cpu_attr_int(op, "broadcast", 0) != 0 &&
-      cpu_attr(op, "axis")) {
-    // Before opset 7, B lines up with A's dims from |axis| on.
-    int64_t axis = cpu_attr_int(op, "axis", 0);
-    axis = axis < 0 ? axis + (int64_t)a->rank : axis;
-    if (axis < 0 || axis + (int64_t)b->rank > (int64_t)a->rank) {
-      return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                       "node \"%s\" (%s): broadcast axis %lld does not fit",
-                       op->name, op->op_type, (long long)axis);
-    }
-    legacy = *b;
-    legacy.rank = a->rank;
-    for (int64_t d = 0; d < (int64_t)a->rank; d++) {
-      int64_t j = d - axis;
-      legacy.dims[d] = j >= 0 && j < (int64_t)b->rank ? b->dims[j] : 1;
-    }
-    b = &legacy;
-  }
+// Builds the collapsed broadcast geometry of |a| and |b| onto |y|.
+static wm_error *bin_geometry_of(const wm_op_desc *op, const wm_tensor_desc *a,
+                                 const wm_tensor_desc *b,
+                                 const wm_tensor_desc *y, bin_plan_t *p) {
   int32_t r = (int32_t)y->rank;
   int64_t sizes[CPU_MAX_RANK];
   bool af[CPU_MAX_RANK], bf[CPU_MAX_RANK];
@@ -360,15 +543,44 @@ static wm_error *bin_geometry(const wm_op_desc *op, bin_plan_t *p) {
   return NULL;
 }
 
+// Builds the geometry of inputs 0 and 1 of |op| onto output 0, with the
+// legacy (opset < 7) axis alignment.
+static wm_error *bin_geometry(const wm_op_desc *op, bin_plan_t *p) {
+  const wm_tensor_desc *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+  wm_tensor_desc legacy;
+  if (op->opset < 7 && cpu_attr_int(op, "broadcast", 0) != 0 &&
+      cpu_attr(op, "axis")) {
+    // Before opset 7, B lines up with A's dims from |axis| on.
+    int64_t axis = cpu_attr_int(op, "axis", 0);
+    axis = axis < 0 ? axis + (int64_t)a->rank : axis;
+    if (axis < 0 || axis + (int64_t)b->rank > (int64_t)a->rank) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "node \"%s\" (%s): broadcast axis %lld does not fit",
+                       op->name, op->op_type, (long long)axis);
+    }
+    legacy = *b;
+    legacy.rank = a->rank;
+    for (int64_t d = 0; d < (int64_t)a->rank; d++) {
+      int64_t j = d - axis;
+      legacy.dims[d] = j >= 0 && j < (int64_t)b->rank ? b->dims[j] : 1;
+    }
+    b = &legacy;
+  }
+  return bin_geometry_of(op, a, b, y, p);
+}
+
 static wm_error *bin_plan(const wm_op_desc *op, void **out_state) {
   *out_state = NULL;
   bin_plan_t *p = calloc(1, sizeof(*p));
   if (!p) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
   }
-  p->fn = bin_find(op->op_type, op->in[0].dtype, op->in[1].dtype);
+  const bin_op_t *o = bin_find(bin_name(op), op->in[0].dtype, op->in[1].dtype);
+  p->fn = o ? o->fn : NULL;
+  p->nonzero_b = strcmp(op->op_type, "Mod") == 0 && k_is_int(op->in[1].dtype);
   p->esize = k_dtype_size(op->in[0].dtype);
   p->bsize = k_dtype_size(op->in[1].dtype);
+  p->ysize = k_dtype_size(op->out[0].dtype);
   wm_error *e = p->fn ? bin_geometry(op, p)
                       : cpu_error(WM_ERR_INVALID_ARGUMENT,
                                   "node \"%s\" (%s): unsupported dtype %u",
@@ -405,7 +617,7 @@ static void bin_chunk(void *ctx, size_t begin, size_t end) {
     size_t len = inner - col < end - pos ? inner - col : end - pos;
     const char *a = j->a + (size_t)(oa + (int64_t)col * ia) * es;
     const char *b = j->b + (size_t)(ob + (int64_t)col * ib) * p->bsize;
-    p->fn(a, b, j->y + pos * es, len, p->mode);
+    p->fn(a, b, j->y + pos * p->ysize, len, p->mode);
     pos += len;
     col = 0;
     for (int32_t k = p->rank - 2; k >= 0; k--) {
@@ -421,6 +633,12 @@ static void bin_chunk(void *ctx, size_t begin, size_t end) {
   }
 }
 
+static bool bin_heavy(bin_fn fn) {
+  return fn == f32_pow || fn == f64_pow || fn == f32_pow_i32 ||
+         fn == f32_pow_i64 || fn == i32_pow_i32 || fn == i32_pow_i64 ||
+         fn == i64_pow_i32 || fn == i64_pow_i64;
+}
+
 static wm_error *bin_run(void *state, const cpu_run_t *run) {
   const bin_plan_t *p = state;
   if (run->n_in < 2 || run->n_out < 1 || run->in[0].count != p->a_count ||
@@ -428,16 +646,174 @@ static wm_error *bin_run(void *state, const cpu_run_t *run) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "binary kernel: tensors do not match the plan");
   }
+  if (p->nonzero_b) {
+    const unsigned char *b = run->in[1].data;
+    unsigned char zero[8] = {0};
+    for (size_t i = 0; i < p->b_count; i++) {
+      if (memcmp(b + i * p->bsize, zero, p->bsize) == 0) {
+        return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                         "Mod: input 1 element %zu is 0 (integer division "
+                         "by zero)",
+                         i);
+      }
+    }
+  }
   if (p->count == 0) {
     return NULL;
   }
   bin_job_t j = {p, run->in[0].data, run->in[1].data, run->out[0].data};
-  bool heavy = p->fn == f32_pow || p->fn == f64_pow || p->fn == f32_pow_i32 ||
-               p->fn == f32_pow_i64 || p->fn == i32_pow_i32 ||
-               p->fn == i32_pow_i64 || p->fn == i64_pow_i32 ||
-               p->fn == i64_pow_i64;
-  size_t grain = heavy ? K_GRAIN_HEAVY : K_GRAIN;
-  k_for(run->pool, p->count, grain, bin_chunk, &j);
+  k_for(run->pool, p->count, bin_heavy(p->fn) ? K_GRAIN_HEAVY : K_GRAIN,
+        bin_chunk, &j);
+  return NULL;
+}
+
+// ------------------------------------------------------------ variadic
+
+// Sum, Mean, Max and Min over one or more inputs, all broadcast to the
+// output: the first two combine like a binary operator, each further
+// input folds into the output in place, and Mean divides at the end.
+typedef struct var_plan {
+  uint32_t n;         // inputs
+  bool mean;          // divide by n at the end
+  size_t es;          // element size
+  size_t count;       // output elements
+  size_t *in_count;   // elements of each input
+  bin_plan_t *steps;  // n - 1 steps: inputs 0 and 1, then y and input k
+} var_plan_t;
+
+static void var_destroy(void *state) {
+  var_plan_t *p = state;
+  if (p) {
+    free(p->in_count);
+    free(p->steps);
+    free(p);
+  }
+}
+
+static uint32_t var_query(const wm_op_desc *op, uint32_t *why,
+                          const char **detail) {
+  if (op->n_in < 1) {
+    return k_none(why, detail, WM_WHY_OTHER, "at least one input");
+  }
+  uint32_t dt = op->in[0].dtype;
+  for (uint32_t i = 0; i < op->n_in; i++) {
+    if (op->in[i].dtype != dt) {
+      return k_none(why, detail, WM_WHY_DTYPE,
+                    "inputs must all be present with one dtype");
+    }
+    if (op->in[i].rank > CPU_MAX_RANK) {
+      return k_none(why, detail, WM_WHY_RANK, "rank above 8");
+    }
+  }
+  const bin_op_t *o = bin_find(op->op_type, dt, dt);
+  if (!o || !k_has_output(op, 0) || op->out[0].dtype != dt) {
+    return k_none(why, detail, WM_WHY_DTYPE,
+                  "float and double (Max, Min: also integers)");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *var_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const bin_op_t *o = bin_find(op->op_type, op->in[0].dtype, op->in[0].dtype);
+  var_plan_t *p = calloc(1, sizeof(*p));
+  if (!o || !p) {
+    free(p);
+    return o ? cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory")
+             : cpu_error(WM_ERR_INVALID_ARGUMENT,
+                         "node \"%s\" (%s): unsupported dtype %u", op->name,
+                         op->op_type, op->in[0].dtype);
+  }
+  p->n = op->n_in;
+  p->mean = strcmp(op->op_type, "Mean") == 0;
+  p->es = k_dtype_size(op->in[0].dtype);
+  p->count = cpu_desc_count(&op->out[0]);
+  p->in_count = calloc(p->n, sizeof(size_t));
+  p->steps = calloc(p->n, sizeof(bin_plan_t));
+  if (!p->in_count || !p->steps) {
+    var_destroy(p);
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  const wm_tensor_desc *y = &op->out[0];
+  wm_error *e = NULL;
+  for (uint32_t i = 0; i < p->n; i++) {
+    p->in_count[i] = cpu_desc_count(&op->in[i]);
+  }
+  if (p->n == 1) {
+    bool same = op->in[0].rank == y->rank &&
+                memcmp(op->in[0].dims, y->dims, y->rank * sizeof(int64_t)) == 0;
+    if (!same) {
+      e = cpu_error(WM_ERR_INVALID_ARGUMENT,
+                    "node \"%s\" (%s): the one input's shape differs from "
+                    "the output's",
+                    op->name, op->op_type);
+    }
+  }
+  for (uint32_t k = 1; !e && k < p->n; k++) {
+    bin_plan_t *s = &p->steps[k - 1];
+    s->fn = k == 1 ? o->fn : o->acc;
+    s->esize = s->bsize = s->ysize = p->es;
+    e = bin_geometry_of(op, k == 1 ? &op->in[0] : y, &op->in[k], y, s);
+  }
+  if (e) {
+    var_destroy(p);
+    return e;
+  }
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct mean_job {
+  uint32_t dtype;
+  void *y;
+  double n;
+} mean_job_t;
+
+static void mean_chunk(void *ctx, size_t begin, size_t end) {
+  const mean_job_t *j = ctx;
+  if (j->dtype == K_FLOAT) {
+    float *y = j->y, n = (float)j->n;
+    for (size_t i = begin; i < end; i++) {
+      y[i] /= n;
+    }
+  } else {
+    double *y = j->y;
+    for (size_t i = begin; i < end; i++) {
+      y[i] /= j->n;
+    }
+  }
+}
+
+static wm_error *var_run(void *state, const cpu_run_t *run) {
+  const var_plan_t *p = state;
+  bool ok =
+      run->n_in == p->n && run->n_out >= 1 && run->out[0].count == p->count;
+  for (uint32_t i = 0; ok && i < p->n; i++) {
+    ok = run->in[i].count == p->in_count[i];
+  }
+  if (!ok) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "variadic kernel: tensors do not match the plan");
+  }
+  if (p->count == 0) {
+    return NULL;
+  }
+  char *y = run->out[0].data;
+  if (p->n == 1) {
+    if (y != run->in[0].data) {
+      memcpy(y, run->in[0].data, p->count * p->es);
+    }
+    return NULL;
+  }
+  for (uint32_t k = 1; k < p->n; k++) {
+    const bin_plan_t *s = &p->steps[k - 1];
+    bin_job_t j = {s, k == 1 ? run->in[0].data : y, run->in[k].data, y};
+    k_for(run->pool, p->count, K_GRAIN, bin_chunk, &j);
+  }
+  if (p->mean) {
+    mean_job_t j = {run->out[0].dtype, y, (double)p->n};
+    k_for(run->pool, p->count, K_GRAIN, mean_chunk, &j);
+  }
   return NULL;
 }
 
@@ -483,6 +859,12 @@ UN_LOOP(un_hswish, v *unit_clamp(v / 6.0f + 0.5f))
 UN_LOOP(un_softplus, v > 0 ? v + log1pf(k_expf(-v)) : log1pf(k_expf(v)))
 UN_LOOP(un_softsign, v / (1.0f + fabsf(v)))
 UN_LOOP(un_erf, k_erff(v))
+UN_LOOP(un_sign, v > 0 ? 1.0f : v < 0 ? -1.0f : v)
+UN_LOOP(un_round, nearbyintf(v))
+UN_LOOP(un_sin, sinf(v))
+UN_LOOP(un_cos, cosf(v))
+UN_LOOP(un_gelu, k_gelu_erf(v))
+UN_LOOP(un_gelu_tanh, k_gelu_tanh(v))
 UN_LOOP(un_clip, (v < p0 ? p0 : v) > p1 ? p1 : (v < p0 ? p0 : v))
 
 // Integer loops: Neg, Abs and Relu on signed types (wrapping like the
@@ -549,6 +931,17 @@ INT_UN_CLIP(u32, uint32_t)
 INT_UN_CLIP(i64, int64_t)
 INT_UN_CLIP(u64, uint64_t)
 
+static void bool_not(const void *vx, void *vy, size_t n, const void *lo,
+                     const void *hi) {
+  (void)lo;
+  (void)hi;
+  const uint8_t *restrict x = vx;
+  uint8_t *restrict y = vy;
+  for (size_t i = 0; i < n; i++) {
+    y[i] = x[i] == 0;
+  }
+}
+
 typedef struct int_un_op {
   const char *name;
   uint32_t dtype;
@@ -556,27 +949,17 @@ typedef struct int_un_op {
 } int_un_op_t;
 
 static const int_un_op_t int_un_ops[] = {
-    {"Neg", K_INT8, i8_neg},
-    {"Neg", K_INT16, i16_neg},
-    {"Neg", K_INT32, i32_neg},
-    {"Neg", K_INT64, i64_neg},
-    {"Abs", K_INT8, i8_abs},
-    {"Abs", K_INT16, i16_abs},
-    {"Abs", K_INT32, i32_abs},
-    {"Abs", K_INT64, i64_abs},
-    {"Relu", K_INT8, i8_relu},
-    {"Relu", K_INT16, i16_relu},
-    {"Relu", K_INT32, i32_relu},
-    {"Relu", K_INT64, i64_relu},
-    {"Clip", K_INT8, i8_clip},
-    {"Clip", K_UINT8, u8_clip},
-    {"Clip", K_INT16, i16_clip},
-    {"Clip", K_UINT16, u16_clip},
-    {"Clip", K_INT32, i32_clip},
-    {"Clip", K_UINT32, u32_clip},
-    {"Clip", K_INT64, i64_clip},
-    {"Clip", K_UINT64, u64_clip},
-    {NULL, 0, NULL},
+    {"Neg", K_INT8, i8_neg},     {"Neg", K_INT16, i16_neg},
+    {"Neg", K_INT32, i32_neg},   {"Neg", K_INT64, i64_neg},
+    {"Abs", K_INT8, i8_abs},     {"Abs", K_INT16, i16_abs},
+    {"Abs", K_INT32, i32_abs},   {"Abs", K_INT64, i64_abs},
+    {"Relu", K_INT8, i8_relu},   {"Relu", K_INT16, i16_relu},
+    {"Relu", K_INT32, i32_relu}, {"Relu", K_INT64, i64_relu},
+    {"Clip", K_INT8, i8_clip},   {"Clip", K_UINT8, u8_clip},
+    {"Clip", K_INT16, i16_clip}, {"Clip", K_UINT16, u16_clip},
+    {"Clip", K_INT32, i32_clip}, {"Clip", K_UINT32, u32_clip},
+    {"Clip", K_INT64, i64_clip}, {"Clip", K_UINT64, u64_clip},
+    {"Not", K_BOOL, bool_not},   {NULL, 0, NULL},
 };
 
 static int_un_fn int_un_find(const char *name, uint32_t dtype) {
@@ -659,6 +1042,12 @@ static const un_op_t un_ops[] = {
     {"Softplus", un_softplus, {NULL, NULL}, {0, 0}, true},
     {"Softsign", un_softsign, {NULL, NULL}, {0, 0}, false},
     {"Erf", un_erf, {NULL, NULL}, {0, 0}, true},
+    {"Gelu", un_gelu, {NULL, NULL}, {0, 0}, true},
+    {"Sign", un_sign, {NULL, NULL}, {0, 0}, false},
+    {"Round", un_round, {NULL, NULL}, {0, 0}, false},
+    {"Sin", un_sin, {NULL, NULL}, {0, 0}, true},
+    {"Cos", un_cos, {NULL, NULL}, {0, 0}, true},
+    {"Not", NULL, {NULL, NULL}, {0, 0}, false},
     {"Clip", un_clip, {"min", "max"}, {-INFINITY, INFINITY}, false},
     {NULL, NULL, {NULL, NULL}, {0, 0}, false},
 };
@@ -674,6 +1063,7 @@ static const un_op_t *un_find(const char *name) {
 
 typedef struct un_plan {
   const un_op_t *op;           // the operator
+  un_fn fn;                    // float32 loop
   int_un_fn ifn;               // integer loop (NULL for float32)
   size_t es;                   // element size
   unsigned char lo[8], hi[8];  // integer Clip bounds
@@ -689,11 +1079,21 @@ static uint32_t un_query(const wm_op_desc *op, uint32_t *why,
   }
   uint32_t dt = op->n_in >= 1 ? op->in[0].dtype : 0;
   bool clip = strcmp(op->op_type, "Clip") == 0;
+  if (!un_find(op->op_type)->fn && dt == K_FLOAT) {
+    return k_none(why, detail, WM_WHY_DTYPE, "bool only");
+  }
+  if (strcmp(op->op_type, "Gelu") == 0) {
+    const char *a = cpu_attr_string(op, "approximate", "none");
+    if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0) {
+      return k_none(why, detail, WM_WHY_ATTR,
+                    "approximate must be \"none\" or \"tanh\"");
+    }
+  }
   if ((dt != K_FLOAT &&
        !(int_un_find(op->op_type, dt) && (!clip || op->opset >= 12))) ||
       !k_has_output(op, 0) || op->out[0].dtype != dt) {
     return k_none(why, detail, WM_WHY_DTYPE,
-                  "float32 (and integers for Neg, Abs, Relu, Clip) only");
+                  "float32 (integers for Neg, Abs, Relu, Clip; bool for Not)");
   }
   if (clip && op->opset >= 11) {
     for (uint32_t k = 1; k < op->n_in; k++) {
@@ -720,6 +1120,11 @@ static wm_error *un_plan(const wm_op_desc *op, void **out_state) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "node \"%s\" (%s): no kernel for this instance", op->name,
                      op->op_type);
+  }
+  p->fn = p->op->fn;
+  if (p->fn == un_gelu &&
+      strcmp(cpu_attr_string(op, "approximate", "none"), "tanh") == 0) {
+    p->fn = un_gelu_tanh;
   }
   p->p0 = p->op->attrs[0] ? cpu_attr_float(op, p->op->attrs[0], p->op->defs[0])
                           : 0.0f;
@@ -773,9 +1178,8 @@ static wm_error *un_run(void *state, const cpu_run_t *run) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "%s kernel: tensors do not match the plan", p->op->name);
   }
-  un_job_t j = {
-      p->op->fn, p->ifn, p->es, run->in[0].data, run->out[0].data, p->p0,
-      p->p1,     {0},    {0}};
+  un_job_t j = {p->fn, p->ifn, p->es, run->in[0].data, run->out[0].data, p->p0,
+                p->p1, {0},    {0}};
   memcpy(j.lo, p->lo, sizeof(j.lo));
   memcpy(j.hi, p->hi, sizeof(j.hi));
   for (uint32_t k = 1; p->clip_inputs && k <= 2 && k < run->n_in; k++) {
@@ -807,20 +1211,57 @@ static wm_error *un_run(void *state, const cpu_run_t *run) {
   { name, since, WM_IMPL_NATIVE_KERNEL, bin_query, bin_plan, bin_run, free }
 #define UN(name, since) \
   { name, since, WM_IMPL_NATIVE_KERNEL, un_query, un_plan, un_run, free }
+#define VAR(name, since)                                              \
+  {                                                                   \
+    name, since, WM_IMPL_NATIVE_KERNEL, var_query, var_plan, var_run, \
+        var_destroy                                                   \
+  }
 
 const cpu_kernel_t cpu_kernels_eltwise[] = {
-    BIN("Add", 1),       BIN("Sub", 1),
-    BIN("Mul", 1),       BIN("Div", 1),
-    BIN("Pow", 1),       BIN("Max", 8),
-    BIN("Min", 8),       UN("Neg", 6),
-    UN("Abs", 6),        UN("Sqrt", 6),
-    UN("Exp", 6),        UN("Log", 6),
-    UN("Reciprocal", 6), UN("Floor", 6),
-    UN("Ceil", 6),       UN("Relu", 6),
-    UN("LeakyRelu", 6),  UN("Sigmoid", 6),
-    UN("Tanh", 6),       UN("Elu", 6),
-    UN("Selu", 6),       UN("HardSigmoid", 6),
-    UN("HardSwish", 14), UN("Softplus", 1),
-    UN("Softsign", 1),   UN("Erf", 9),
-    UN("Clip", 6),       {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    BIN("Add", 1),
+    BIN("Sub", 1),
+    BIN("Mul", 1),
+    BIN("Div", 1),
+    BIN("Pow", 1),
+    BIN("Mod", 10),
+    VAR("Max", 1),
+    VAR("Min", 1),
+    VAR("Sum", 1),
+    VAR("Mean", 1),
+    BIN("Equal", 1),
+    BIN("Less", 1),
+    BIN("Greater", 1),
+    BIN("LessOrEqual", 12),
+    BIN("GreaterOrEqual", 12),
+    BIN("And", 1),
+    BIN("Or", 1),
+    BIN("Xor", 1),
+    UN("Not", 1),
+    UN("Gelu", 20),
+    BIN("PRelu", 7),
+    UN("Sign", 9),
+    UN("Round", 11),
+    UN("Sin", 7),
+    UN("Cos", 7),
+    UN("Neg", 6),
+    UN("Abs", 6),
+    UN("Sqrt", 6),
+    UN("Exp", 6),
+    UN("Log", 6),
+    UN("Reciprocal", 6),
+    UN("Floor", 6),
+    UN("Ceil", 6),
+    UN("Relu", 6),
+    UN("LeakyRelu", 6),
+    UN("Sigmoid", 6),
+    UN("Tanh", 6),
+    UN("Elu", 6),
+    UN("Selu", 6),
+    UN("HardSigmoid", 6),
+    UN("HardSwish", 14),
+    UN("Softplus", 1),
+    UN("Softsign", 1),
+    UN("Erf", 9),
+    UN("Clip", 6),
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };

@@ -166,6 +166,67 @@ static inline int64_t k_load_index(const void *data, uint32_t dtype, size_t i) {
   return v;
 }
 
+// True when |dtype| is one of the eight integer dtypes.
+static inline bool k_is_int(uint32_t dtype) {
+  switch (dtype) {
+    case K_UINT8:
+    case K_INT8:
+    case K_UINT16:
+    case K_INT16:
+    case K_INT32:
+    case K_INT64:
+    case K_UINT32:
+    case K_UINT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Reads element |i| of integer data of |dtype| (any of the eight, uint64
+// as its int64 bits, like the reference reads index lists).
+static inline int64_t k_load_int(const void *data, uint32_t dtype, size_t i) {
+  const char *p = (const char *)data;
+  switch (dtype) {
+    case K_UINT8:
+      return ((const uint8_t *)data)[i];
+    case K_INT8:
+      return ((const int8_t *)data)[i];
+    case K_UINT16: {
+      uint16_t v;
+      memcpy(&v, p + 2 * i, 2);
+      return v;
+    }
+    case K_INT16: {
+      int16_t v;
+      memcpy(&v, p + 2 * i, 2);
+      return v;
+    }
+    case K_UINT32: {
+      uint32_t v;
+      memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case K_INT32:
+    case K_INT64:
+      return k_load_index(data, dtype, i);
+    default: {
+      uint64_t v;
+      memcpy(&v, p + 8 * i, 8);
+      return (int64_t)v;
+    }
+  }
+}
+
+// The constant value of input |i| of |op| (NULL when the input is absent
+// or its value is not known at plan time).
+static inline const void *k_const_input(const wm_op_desc *op, uint32_t i) {
+  if (i >= op->n_in || op->in[i].dtype == 0 || !op->in_values) {
+    return NULL;
+  }
+  return op->in_values[i];
+}
+
 enum { K_LANES = 8 };
 
 // Sum of |n| floats in double, over K_LANES partial sums that vectorize.
@@ -251,6 +312,26 @@ static inline float k_expf(float x) {
               k_bits_to_float((n2 + 127) * (1 << 23));
   res = x > 88.72283f ? INFINITY : res;
   res = x < -104.0f ? 0.0f : res;
+  return x != x ? x : res;
+}
+
+// tanh: an odd polynomial near 0, 1 - 2 / (e^2|x| + 1) elsewhere.
+static inline float k_tanhf(float x) {
+  float ax = fabsf(x);
+  float z = x * x;
+  float small =
+      ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) *
+            z +
+        1.33314422036e-1f) *
+           z -
+       3.33332819422e-1f) *
+          z * x +
+      x;
+  float e = k_expf(2.0f * (ax > 9.0f ? 9.0f : ax));
+  float big = 1.0f - 2.0f / (e + 1.0f);
+  big = ax > 9.0f ? 1.0f : big;
+  big = x < 0 ? -big : big;
+  float res = ax < 0.625f ? small : big;
   return x != x ? x : res;
 }
 

@@ -1,6 +1,7 @@
 // Neural-network kernels of the cpu backend: Softmax and LogSoftmax,
-// LayerNormalization, inference BatchNormalization, and 1-D to 3-D max and
-// average pooling with their global forms. float32 throughout.
+// LayerNormalization, inference BatchNormalization, and 1-D to 3-D max
+// (with Indices), average and Lp pooling with their global forms. float32
+// throughout.
 //
 // Row-wise kernels (softmax along the last dim, layer norm) split rows
 // over the pool; softmax along an inner axis works on column blocks so the
@@ -342,17 +343,32 @@ static wm_error *sm_run(void *state, const cpu_run_t *run) {
 // --------------------------------------------------- LayerNormalization
 
 typedef struct ln_plan {
-  size_t outer;       // rows
-  size_t inner;       // normalized elements per row
-  float eps;          // epsilon
-  bool scale_scalar;  // Scale has one element
-  bool has_bias;      // B present
-  bool bias_scalar;   // B has one element
-  size_t count;       // elements of X
+  size_t outer;                   // rows
+  size_t inner;                   // normalized elements per row
+  float eps;                      // epsilon
+  bool scale_scalar;              // Scale has one element
+  bool has_bias;                  // B present
+  bool bias_scalar;               // B has one element
+  size_t count;                   // elements of X
+  int kind[2];                    // Scale's and B's ln_param_kind
+  size_t pcount[2];               // their elements
+  int32_t nr;                     // normalized dims
+  int64_t ndims[CPU_MAX_RANK];    // their sizes
+  int64_t pstr[2][CPU_MAX_RANK];  // broadcast strides of Scale and B
+  float *buf;                     // 2 * inner: Scale and B expanded (kind 3)
 } ln_plan_t;
 
+static void ln_destroy(void *state) {
+  ln_plan_t *p = state;
+  if (p) {
+    free(p->buf);
+    free(p);
+  }
+}
+
 // 1 when |d| covers the normalized dims [axis, rank) of |x| exactly (up to
-// leading 1s), 2 when it has one element, 0 otherwise.
+// leading 1s), 2 when it has one element, 3 when it broadcasts to them
+// otherwise, 0 when it does not.
 static int ln_param_kind(const wm_tensor_desc *d, const wm_tensor_desc *x,
                          int32_t axis) {
   int32_t nr = (int32_t)x->rank - axis;
@@ -362,12 +378,17 @@ static int ln_param_kind(const wm_tensor_desc *d, const wm_tensor_desc *x,
   if ((int32_t)d->rank > nr) {
     return 0;
   }
+  bool exact = true;
   for (int32_t i = 0; i < (int32_t)d->rank; i++) {
-    if (d->dims[i] != x->dims[(int32_t)x->rank - (int32_t)d->rank + i]) {
+    int64_t want = x->dims[(int32_t)x->rank - (int32_t)d->rank + i];
+    if (d->dims[i] != want && d->dims[i] != 1) {
       return 0;
     }
+    exact = exact && d->dims[i] == want;
   }
-  return cpu_desc_count(d) == k_desc_span(x, axis, (int32_t)x->rank) ? 1 : 0;
+  return exact && cpu_desc_count(d) == k_desc_span(x, axis, (int32_t)x->rank)
+             ? 1
+             : 3;
 }
 
 static uint32_t ln_query(const wm_op_desc *op, uint32_t *why,
@@ -393,8 +414,7 @@ static uint32_t ln_query(const wm_op_desc *op, uint32_t *why,
       (op->n_in > 2 && op->in[2].dtype != 0 &&
        !ln_param_kind(&op->in[2], &op->in[0], axis))) {
     return k_none(why, detail, WM_WHY_SHAPE,
-                  "Scale and B must match the normalized shape or be "
-                  "scalars");
+                  "Scale and B must broadcast to the normalized shape");
   }
   return WM_SUPPORT_SUPPORTED;
 }
@@ -427,8 +447,50 @@ static wm_error *ln_plan(const wm_op_desc *op, void **out_state) {
   p->has_bias = has_bias;
   p->bias_scalar = kb == 2;
   p->count = cpu_desc_count(x);
+  p->kind[0] = ks;
+  p->kind[1] = has_bias ? kb : 0;
+  p->nr = (int32_t)x->rank - axis;
+  memcpy(p->ndims, x->dims + axis, (size_t)p->nr * sizeof(int64_t));
+  for (int i = 0; i < 2; i++) {
+    if (p->kind[i] == 0) {
+      continue;
+    }
+    const wm_tensor_desc *d = &op->in[1 + i];
+    p->pcount[i] = cpu_desc_count(d);
+    int64_t st = 1;
+    for (int32_t k = p->nr - 1; k >= 0; k--) {
+      int32_t j = k - (p->nr - (int32_t)d->rank);
+      int64_t dim = j >= 0 ? d->dims[j] : 1;
+      p->pstr[i][k] = dim == 1 ? 0 : st;
+      st *= dim;
+    }
+  }
+  if (ks == 3 || kb == 3) {
+    p->buf = malloc(2 * (p->inner ? p->inner : 1) * sizeof(float));
+    if (!p->buf) {
+      ln_destroy(p);
+      return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+    }
+  }
   *out_state = p;
   return NULL;
+}
+
+// Writes |src| broadcast by strides |st| over the normalized dims to dst.
+static void ln_expand(const ln_plan_t *p, const int64_t *st, const float *src,
+                      float *dst) {
+  int64_t idx[CPU_MAX_RANK] = {0}, off = 0;
+  for (size_t i = 0; i < p->inner; i++) {
+    dst[i] = src[off];
+    for (int32_t k = p->nr - 1; k >= 0; k--) {
+      off += st[k];
+      if (++idx[k] < p->ndims[k]) {
+        break;
+      }
+      off -= st[k] * p->ndims[k];
+      idx[k] = 0;
+    }
+  }
 }
 
 typedef struct ln_job {
@@ -494,10 +556,27 @@ static wm_error *ln_run(void *state, const cpu_run_t *run) {
                      "LayerNormalization kernel: tensors do not match the "
                      "plan");
   }
+  for (int i = 0; i < 2; i++) {
+    if (p->kind[i] && (run->n_in <= (uint32_t)(1 + i) ||
+                       run->in[1 + i].count != p->pcount[i])) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "LayerNormalization kernel: input %d does not match "
+                       "the plan",
+                       1 + i);
+    }
+  }
   ln_job_t j = {
       p, run->in[0].data, run->in[1].data, NULL, run->out[0].data, NULL, NULL};
   if (p->has_bias) {
     j.b = run->in[2].data;
+  }
+  if (p->kind[0] == 3) {
+    ln_expand(p, p->pstr[0], run->in[1].data, p->buf);
+    j.sc = p->buf;
+  }
+  if (p->kind[1] == 3) {
+    ln_expand(p, p->pstr[1], run->in[2].data, p->buf + p->inner);
+    j.b = p->buf + p->inner;
   }
   for (uint32_t i = 1; i < 3 && i < run->n_out; i++) {
     if (run->out[i].data && run->out[i].count != p->outer) {
@@ -628,7 +707,115 @@ static wm_error *bn_run(void *state, const cpu_run_t *run) {
   return NULL;
 }
 
+// ------------------------------------------------ InstanceNormalization
+
+typedef struct in_plan {
+  size_t n, c, inner;  // X as [N, C, inner]
+  float eps;           // epsilon
+} in_plan_t;
+
+static uint32_t in_query(const wm_op_desc *op, uint32_t *why,
+                         const char **detail) {
+  if (!f32_io(op) || op->n_in != 3 || op->in[1].dtype != K_FLOAT ||
+      op->in[2].dtype != K_FLOAT) {
+    return k_none(why, detail, WM_WHY_DTYPE, "float32 only");
+  }
+  const wm_tensor_desc *x = &op->in[0];
+  if (x->rank < 2) {
+    return k_none(why, detail, WM_WHY_RANK, "X needs rank at least 2");
+  }
+  for (uint32_t i = 1; i < 3; i++) {
+    if (op->in[i].rank != 1 || op->in[i].dims[0] != x->dims[1]) {
+      return k_none(why, detail, WM_WHY_SHAPE,
+                    "scale and B must be 1-D of the channel count");
+    }
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *in_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const wm_tensor_desc *x = &op->in[0];
+  if (x->rank < 2) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (InstanceNormalization): X needs rank 2+",
+                     op->name);
+  }
+  in_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->n = (size_t)x->dims[0];
+  p->c = (size_t)x->dims[1];
+  p->inner = k_desc_span(x, 2, (int32_t)x->rank);
+  p->eps = cpu_attr_float(op, "epsilon", 1e-5f);
+  *out_state = p;
+  return NULL;
+}
+
+typedef struct in_job {
+  const in_plan_t *p;
+  const float *x, *scale, *bias;
+  float *y;
+} in_job_t;
+
+// Planes [begin, end): mean and variance in double, then scaled.
+static void in_planes(void *ctx, size_t begin, size_t end) {
+  const in_job_t *j = ctx;
+  size_t n = j->p->inner;
+  for (size_t pl = begin; pl < end; pl++) {
+    const float *restrict x = j->x + pl * n;
+    float *restrict y = j->y + pl * n;
+    double mean = n ? k_row_sum(x, n) / (double)n : 0;
+    double v[K_LANES] = {0};
+    size_t i = 0;
+    for (; i + K_LANES <= n; i += K_LANES) {
+      for (int l = 0; l < K_LANES; l++) {
+        double d = (double)x[i + (size_t)l] - mean;
+        v[l] += d * d;
+      }
+    }
+    double var = 0;
+    for (; i < n; i++) {
+      double d = (double)x[i] - mean;
+      var += d * d;
+    }
+    for (int l = 0; l < K_LANES; l++) {
+      var += v[l];
+    }
+    double inv = 1.0 / sqrt((n ? var / (double)n : 0) + (double)j->p->eps);
+    size_t ch = pl % j->p->c;
+    float a = (float)(inv * (double)j->scale[ch]), mf = (float)mean;
+    float b = j->bias[ch];
+    for (size_t k = 0; k < n; k++) {
+      y[k] = (x[k] - mf) * a + b;
+    }
+  }
+}
+
+static wm_error *in_run(void *state, const cpu_run_t *run) {
+  const in_plan_t *p = state;
+  size_t count = p->n * p->c * p->inner;
+  if (run->n_in != 3 || run->in[0].count != count ||
+      run->out[0].count != count || run->in[1].count != p->c ||
+      run->in[2].count != p->c) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "InstanceNormalization kernel: tensors do not match the "
+                     "plan");
+  }
+  if (count == 0) {
+    return NULL;
+  }
+  in_job_t j = {p, run->in[0].data, run->in[1].data, run->in[2].data,
+                run->out[0].data};
+  k_for(run->pool, p->n * p->c, k_row_grain(p->inner, K_GRAIN / 2), in_planes,
+        &j);
+  return NULL;
+}
+
 // -------------------------------------------------------------- pooling
+
+enum { POOL_MAX = 0, POOL_AVG = 1, POOL_LP = 2 };
 
 // The taps of one output position along one spatial dim.
 typedef struct pool_span {
@@ -638,12 +825,17 @@ typedef struct pool_span {
 } pool_span_t;
 
 typedef struct pool_plan {
-  bool max;                // MaxPool (else AveragePool)
+  int kind;                // POOL_*
   bool global;             // window is the whole plane
   bool count_include_pad;  // average divisor counts padding
+  bool col_major;          // MaxPool Indices in column-major order
+  double p;                // LpPool exponent
   size_t planes;           // N * C
   int64_t in[3], out[3];   // spatial sizes as (D, H, W); missing dims are 1
   int64_t dil[3];          // dilations
+  int64_t kw, sw, pw;      // kernel, stride and begin pad of the last dim
+  int64_t c_lo, c_hi;      // output columns whose taps are all inside
+  int32_t nsp;             // spatial dims of the node
   pool_span_t *span[3];    // per output position of each dim
 } pool_plan_t;
 
@@ -655,8 +847,20 @@ static void pool_destroy(void *state) {
   }
 }
 
-static bool pool_is_max(const char *op_type) {
-  return strstr(op_type, "Max") != NULL;
+static int pool_kind(const char *op_type) {
+  return strstr(op_type, "Max")  ? POOL_MAX
+         : strstr(op_type, "Lp") ? POOL_LP
+                                 : POOL_AVG;
+}
+
+// LpPool's exponent: a float attribute in opset 1, an int since; 0 when
+// it is not a positive finite number.
+static double pool_lp_p(const wm_op_desc *op) {
+  const wm_op_attr *a = cpu_attr(op, "p");
+  double p = a && a->type == 1   ? (double)a->f
+             : a && a->type == 2 ? (double)a->i
+                                 : 2.0;
+  return p > 0 && isfinite(p) ? p : 0;
 }
 
 static uint32_t pool_query(const wm_op_desc *op, uint32_t *why,
@@ -665,7 +869,11 @@ static uint32_t pool_query(const wm_op_desc *op, uint32_t *why,
     return k_none(why, detail, WM_WHY_DTYPE, "float32 only");
   }
   bool global = strncmp(op->op_type, "Global", 6) == 0;
+  int kind = pool_kind(op->op_type);
   uint32_t rank = op->in[0].rank;
+  if (kind == POOL_LP && pool_lp_p(op) == 0) {
+    return k_none(why, detail, WM_WHY_ATTR, "p must be positive");
+  }
   if (global) {
     if (rank < 2) {
       return k_none(why, detail, WM_WHY_RANK, "X needs rank at least 2");
@@ -676,10 +884,16 @@ static uint32_t pool_query(const wm_op_desc *op, uint32_t *why,
     return k_none(why, detail, WM_WHY_RANK, "1-D, 2-D and 3-D pools only");
   }
   for (uint32_t i = 1; i < op->n_out; i++) {
-    if (op->out[i].dtype != 0) {
+    if (op->out[i].dtype != 0 &&
+        (kind != POOL_MAX || i > 1 || op->out[i].dtype != K_INT64 ||
+         cpu_desc_count(&op->out[i]) != cpu_desc_count(&op->out[0]))) {
       return k_none(why, detail, WM_WHY_OTHER,
-                    "the Indices output is not implemented");
+                    "only MaxPool's int64 Indices output");
     }
+  }
+  int64_t order = cpu_attr_int(op, "storage_order", 0);
+  if (order != 0 && order != 1) {
+    return k_none(why, detail, WM_WHY_ATTR, "storage_order must be 0 or 1");
   }
   size_t nsp = rank - 2, n;
   const int64_t *v;
@@ -753,7 +967,8 @@ static wm_error *pool_plan(const wm_op_desc *op, void **out_state) {
   if (!p) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
   }
-  p->max = pool_is_max(op->op_type);
+  p->kind = pool_kind(op->op_type);
+  p->p = p->kind == POOL_LP ? pool_lp_p(op) : 0;
   p->global = global;
   p->planes = (size_t)x->dims[0] * (size_t)x->dims[1];
   if (global) {
@@ -763,6 +978,8 @@ static wm_error *pool_plan(const wm_op_desc *op, void **out_state) {
   }
   int32_t nsp = rank - 2;
   int32_t off = 3 - nsp;  // spatial dim i fills slot off + i
+  p->nsp = nsp;
+  p->col_major = cpu_attr_int(op, "storage_order", 0) == 1;
   int64_t kern[3] = {1, 1, 1}, str[3] = {1, 1, 1};
   int64_t pads[6] = {0, 0, 0, 0, 0, 0};
   for (int32_t i = 0; i < 3; i++) {
@@ -813,6 +1030,19 @@ static wm_error *pool_plan(const wm_op_desc *op, void **out_state) {
     pool_spans(p->span[i], p->out[i], p->in[i], kern[i], str[i], p->dil[i],
                pads[i], pads[3 + i]);
   }
+  p->kw = kern[2];
+  p->sw = str[2];
+  p->pw = pads[2];
+  p->c_lo = p->c_hi = 0;
+  for (int64_t c = 0; c < p->out[2]; c++) {
+    bool full = p->span[2][c].lo == 0 && p->span[2][c].hi == kern[2];
+    if (full && p->c_hi == p->c_lo) {
+      p->c_lo = c;
+      p->c_hi = c + 1;
+    } else if (full && p->c_hi == c) {
+      p->c_hi = c + 1;
+    }
+  }
   *out_state = p;
   return NULL;
 }
@@ -821,17 +1051,102 @@ typedef struct pool_job {
   const pool_plan_t *p;
   const float *x;
   float *y;
+  int64_t *idx;  // MaxPool Indices or NULL
 } pool_job_t;
+
+// |v| to the power of LpPool's p, in double like the reference.
+static inline double pool_lp_term(double p, float v) {
+  double a = fabs((double)v);
+  return p == 2 ? a * a : p == 1 ? a : pow(a, p);
+}
+
+// The p-th root of an LpPool sum.
+static inline float pool_lp_root(double p, double s) {
+  return (float)(p == 2 ? sqrt(s) : p == 1 ? s : pow(s, 1.0 / p));
+}
 
 static void pool_global(void *ctx, size_t begin, size_t end) {
   const pool_job_t *j = ctx;
-  size_t n = (size_t)j->p->in[0];
+  const pool_plan_t *p = j->p;
+  size_t n = (size_t)p->in[0];
   for (size_t pl = begin; pl < end; pl++) {
     const float *x = j->x + pl * n;
-    if (j->p->max) {
+    if (p->kind == POOL_MAX) {
       j->y[pl] = k_row_max(x, n);
-    } else {
+    } else if (p->kind == POOL_AVG) {
       j->y[pl] = n ? (float)(k_row_sum(x, n) / (double)n) : NAN;
+    } else {
+      double s = 0;
+      for (size_t i = 0; i < n; i++) {
+        s += pool_lp_term(p->p, x[i]);
+      }
+      j->y[pl] = pool_lp_root(p->p, s);
+    }
+  }
+}
+
+// The MaxPool Indices value of input position (z, a, b) of a plane: its
+// flat offset in row-major or column-major order of the spatial dims.
+static inline int64_t pool_index(const pool_plan_t *p, int64_t z, int64_t a,
+                                 int64_t b) {
+  if (!p->col_major) {
+    return (z * p->in[1] + a) * p->in[2] + b;
+  }
+  // Column-major over the node's own spatial dims (first varies fastest).
+  int64_t q[3] = {z, a, b}, r = 0, st = 1;
+  for (int32_t i = 3 - p->nsp; i < 3; i++) {
+    r += q[i] * st;
+    st *= p->in[i];
+  }
+  return r;
+}
+
+enum { POOL_BLOCK = 256 };
+
+// The output columns [c_lo, c_hi) of one row, whose taps all lie inside
+// the input along the last dim: tap-major loops over a block of columns,
+// which vectorize (strided loads when the stride is above 1).
+K_CLONES static void pool_interior(const pool_plan_t *p, const float *x,
+                                   const pool_span_t *ds, const pool_span_t *hs,
+                                   float *y) {
+  int64_t ih = p->in[1], iw = p->in[2], sw = p->sw;
+  for (int64_t c0 = p->c_lo; c0 < p->c_hi; c0 += POOL_BLOCK) {
+    int64_t w = p->c_hi - c0 < POOL_BLOCK ? p->c_hi - c0 : POOL_BLOCK;
+    float m[POOL_BLOCK];
+    double s[POOL_BLOCK];
+    for (int64_t c = 0; c < w; c++) {
+      m[c] = -INFINITY;
+      s[c] = 0;
+    }
+    for (int32_t z = ds->lo; z < ds->hi; z++) {
+      const float *plane = x + (ds->start + z * p->dil[0]) * ih * iw;
+      for (int32_t a = hs->lo; a < hs->hi; a++) {
+        const float *row = plane + (hs->start + a * p->dil[1]) * iw;
+        for (int64_t b = 0; b < p->kw; b++) {
+          const float *restrict rb = row + c0 * sw - p->pw + b * p->dil[2];
+          if (p->kind == POOL_MAX) {
+            for (int64_t c = 0; c < w; c++) {
+              m[c] = k_max_nan(m[c], rb[c * sw]);
+            }
+          } else {
+            for (int64_t c = 0; c < w; c++) {
+              s[c] += (double)rb[c * sw];
+            }
+          }
+        }
+      }
+    }
+    if (p->kind == POOL_MAX) {
+      memcpy(y + c0, m, (size_t)w * sizeof(float));
+      continue;
+    }
+    for (int64_t c = 0; c < w; c++) {
+      const pool_span_t *ws = &p->span[2][c0 + c];
+      int64_t div = p->count_include_pad
+                        ? (int64_t)ds->padded * hs->padded * ws->padded
+                        : (int64_t)(ds->hi - ds->lo) * (hs->hi - hs->lo) *
+                              (ws->hi - ws->lo);
+      y[c0 + c] = div ? (float)(s[c] / (double)div) : NAN;
     }
   }
 }
@@ -842,35 +1157,78 @@ static void pool_rows(void *ctx, size_t begin, size_t end) {
   const pool_plan_t *p = j->p;
   int64_t ih = p->in[1], iw = p->in[2];
   int64_t dd = p->dil[0], dh = p->dil[1], dw = p->dil[2];
+  size_t plane_size = (size_t)(p->in[0] * ih * iw);
   for (size_t item = begin; item < end; item++) {
     size_t rows = (size_t)(p->out[0] * p->out[1]);
     size_t pl = item / rows, rest = item % rows;
     const pool_span_t *ds = &p->span[0][rest / (size_t)p->out[1]];
     const pool_span_t *hs = &p->span[1][rest % (size_t)p->out[1]];
-    const float *x = j->x + pl * (size_t)(p->in[0] * ih * iw);
+    const float *x = j->x + pl * plane_size;
     float *y = j->y + item * (size_t)p->out[2];
+    int64_t *yi = j->idx ? j->idx + item * (size_t)p->out[2] : NULL;
+    int64_t skip_lo = 0, skip_hi = 0;
+    if (!yi && p->kind != POOL_LP && p->c_hi > p->c_lo) {
+      pool_interior(p, x, ds, hs, y);
+      skip_lo = p->c_lo;
+      skip_hi = p->c_hi;
+    }
     // Spans hold exactly the taps inside the input: no checks needed.
     for (int64_t c = 0; c < p->out[2]; c++) {
+      if (c == skip_lo && skip_hi > skip_lo) {
+        c = skip_hi - 1;
+        continue;
+      }
       const pool_span_t *ws = &p->span[2][c];
+      if (yi) {
+        // The first maximum in tap order; a NaN wins and sticks.
+        float m = -INFINITY;
+        int64_t at = -1;
+        for (int32_t z = ds->lo; z < ds->hi; z++) {
+          int64_t qz = ds->start + z * dd;
+          for (int32_t a = hs->lo; a < hs->hi; a++) {
+            int64_t qa = hs->start + a * dh;
+            const float *row = x + (qz * ih + qa) * iw;
+            for (int32_t b = ws->lo; b < ws->hi; b++) {
+              int64_t qb = ws->start + b * dw;
+              float v = row[qb];
+              if (at < 0 || v > m || (v != v && m == m)) {
+                m = v;
+                at = pool_index(p, qz, qa, qb);
+              }
+            }
+          }
+        }
+        y[c] = m;
+        yi[c] = at < 0 ? -1 : (int64_t)(pl * plane_size) + at;
+        continue;
+      }
       float m = -INFINITY;
       double s = 0;
       for (int32_t z = ds->lo; z < ds->hi; z++) {
         const float *plane = x + (ds->start + z * dd) * ih * iw;
         for (int32_t a = hs->lo; a < hs->hi; a++) {
           const float *row = plane + (hs->start + a * dh) * iw + ws->start;
-          if (p->max) {
+          if (p->kind == POOL_MAX) {
             for (int32_t b = ws->lo; b < ws->hi; b++) {
               m = k_max_nan(m, row[b * dw]);
             }
-          } else {
+          } else if (p->kind == POOL_AVG) {
             for (int32_t b = ws->lo; b < ws->hi; b++) {
               s += (double)row[b * dw];
+            }
+          } else {
+            for (int32_t b = ws->lo; b < ws->hi; b++) {
+              s += pool_lp_term(p->p, row[b * dw]);
             }
           }
         }
       }
-      if (p->max) {
+      if (p->kind == POOL_MAX) {
         y[c] = m;
+        continue;
+      }
+      if (p->kind == POOL_LP) {
+        y[c] = pool_lp_root(p->p, s);
         continue;
       }
       int64_t div = p->count_include_pad
@@ -894,10 +1252,17 @@ static wm_error *pool_run(void *state, const cpu_run_t *run) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "pool kernel: tensors do not match the plan");
   }
+  pool_job_t j = {p, run->in[0].data, run->out[0].data, NULL};
+  if (run->n_out > 1 && run->out[1].data) {
+    if (run->out[1].dtype != K_INT64 || run->out[1].count != out_count) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "MaxPool kernel: Indices do not match the plan");
+    }
+    j.idx = run->out[1].data;
+  }
   if (out_count == 0) {
     return NULL;
   }
-  pool_job_t j = {p, run->in[0].data, run->out[0].data};
   if (p->global) {
     k_for(run->pool, p->planes, k_row_grain((size_t)p->in[0], K_GRAIN),
           pool_global, &j);
@@ -916,11 +1281,14 @@ static wm_error *pool_run(void *state, const cpu_run_t *run) {
 const cpu_kernel_t cpu_kernels_nn[] = {
     K("Softmax", 1, sm_query, sm_plan, sm_run, free),
     K("LogSoftmax", 1, sm_query, sm_plan, sm_run, free),
-    K("LayerNormalization", 17, ln_query, ln_plan, ln_run, free),
+    K("LayerNormalization", 17, ln_query, ln_plan, ln_run, ln_destroy),
     K("BatchNormalization", 1, bn_query, bn_plan, bn_run, free),
+    K("InstanceNormalization", 1, in_query, in_plan, in_run, free),
     K("MaxPool", 1, pool_query, pool_plan, pool_run, pool_destroy),
     K("AveragePool", 1, pool_query, pool_plan, pool_run, pool_destroy),
     K("GlobalMaxPool", 1, pool_query, pool_plan, pool_run, pool_destroy),
     K("GlobalAveragePool", 1, pool_query, pool_plan, pool_run, pool_destroy),
+    K("LpPool", 1, pool_query, pool_plan, pool_run, pool_destroy),
+    K("GlobalLpPool", 1, pool_query, pool_plan, pool_run, pool_destroy),
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };

@@ -1,0 +1,501 @@
+// Attention (opset 23 and later) on the cpu backend, float32: 3-D and 4-D
+// Q, K and V, grouped key/value heads, a boolean or float attn_mask (its
+// last dim may be shorter than the keys), is_causal, scale, softcap,
+// past_key/past_value with the present outputs, nonpad_kv_seqlen, the
+// windows of opset 25 and every qk_matmul_output mode.
+//
+// Per (batch, query head) and block of query rows: the scores Q K^T are
+// one OpenBLAS product into a plan-held block (a second one for the past
+// keys, into the first columns), the rows are capped, masked and
+// normalized on the pool, and P V is one or two more products straight
+// into Y, whose row stride covers both layouts. OpenBLAS runs on the
+// calling thread only.
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+enum {
+  IN_Q = 0,
+  IN_K = 1,
+  IN_V = 2,
+  IN_MASK = 3,
+  IN_PAST_K = 4,
+  IN_PAST_V = 5,
+  IN_NONPAD = 6,
+  OUT_Y = 0,
+  OUT_PRESENT_K = 1,
+  OUT_PRESENT_V = 2,
+  OUT_QK = 3,
+};
+
+// Scores held per plan: rows of a query block times the keys.
+enum { AT_SCORES = 1 << 22 };
+
+typedef struct at_plan {
+  int32_t rank;         // of Q, K and V: 3 or 4
+  size_t b, hq, hkv;    // batch, query heads, key/value heads
+  size_t sq, skv, sp;   // query, new key and past key lengths
+  size_t st;            // total key length
+  size_t dq, dv;        // head sizes
+  bool has_mask;        // attn_mask given
+  bool mask_bool;       // boolean (else additive float)
+  size_t mstr[3];       // mask strides for b, h, query (0 = broadcast)
+  size_t mlast;         // length of the mask's last dim
+  bool has_past;        // past_key and past_value given
+  bool has_nonpad;      // nonpad_kv_seqlen given
+  bool causal;          // is_causal
+  int64_t left, right;  // windows (-1 = unbounded)
+  int64_t mode;         // qk_matmul_output_mode
+  float softcap;        // 0 = none
+  float alpha;          // sqrt(scale) rounded, squared: the product scale
+  size_t block;         // query rows per block
+  size_t counts[7];     // elements of each input
+  float *scores;        // block x st
+} at_plan_t;
+
+static void at_destroy(void *state) {
+  at_plan_t *p = state;
+  if (p) {
+    free(p->scores);
+    free(p);
+  }
+}
+
+static bool at_is(const wm_tensor_desc *d, uint32_t rank, const size_t *dims) {
+  if (d->rank != rank) {
+    return false;
+  }
+  for (uint32_t i = 0; i < rank; i++) {
+    if ((size_t)d->dims[i] != dims[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Resolves every size and attribute of |op|; the static text of the
+// problem otherwise.
+static const char *at_setup(const wm_op_desc *op, at_plan_t *p) {
+  memset(p, 0, sizeof(*p));
+  if (op->n_in < 3 || op->n_in > 7 || op->n_out < 1 || op->n_out > 4) {
+    return "unexpected inputs or outputs";
+  }
+  for (uint32_t i = 0; i < op->n_in; i++) {
+    uint32_t dt = op->in[i].dtype;
+    bool ok = dt == 0 || (i == IN_MASK     ? dt == K_FLOAT || dt == K_BOOL
+                          : i == IN_NONPAD ? dt == K_INT64
+                                           : dt == K_FLOAT);
+    if (!ok || (i < 3 && dt == 0)) {
+      return "float32 Q, K, V and caches; bool or float32 mask";
+    }
+    p->counts[i] = dt ? cpu_desc_count(&op->in[i]) : 0;
+  }
+  for (uint32_t i = 0; i < op->n_out; i++) {
+    if (k_has_output(op, i) && op->out[i].dtype != K_FLOAT) {
+      return "float32 outputs only";
+    }
+  }
+  if (!k_has_output(op, OUT_Y)) {
+    return "output Y is required";
+  }
+  int64_t causal = cpu_attr_int(op, "is_causal", 0);
+  p->mode = cpu_attr_int(op, "qk_matmul_output_mode", 0);
+  float softcap = cpu_attr_float(op, "softcap", 0.0f);
+  int64_t prec = cpu_attr_int(op, "softmax_precision", K_FLOAT);
+  p->left = p->right = -1;
+  if (op->opset >= 25) {
+    p->left = cpu_attr_int(op, "left_window_size", -1);
+    p->right = cpu_attr_int(op, "right_window_size", -1);
+  }
+  if ((causal != 0 && causal != 1) || p->mode < 0 || p->mode > 3 ||
+      p->left < -1 || p->right < -1 || !(softcap >= 0)) {
+    return "is_causal, qk_matmul_output_mode, windows or softcap out of "
+           "range";
+  }
+  if (prec != K_FLOAT && prec != K_DOUBLE) {
+    return "softmax_precision float or double only";
+  }
+  p->causal = causal == 1;
+  p->softcap = softcap;
+  const wm_tensor_desc *q = &op->in[IN_Q], *k = &op->in[IN_K],
+                       *v = &op->in[IN_V];
+  if (q->rank != k->rank || q->rank != v->rank ||
+      (q->rank != 3 && q->rank != 4)) {
+    return "Q, K and V must all have rank 3 or all rank 4";
+  }
+  p->rank = (int32_t)q->rank;
+  bool qh_set = cpu_attr(op, "q_num_heads") != NULL;
+  bool kvh_set = cpu_attr(op, "kv_num_heads") != NULL;
+  int64_t qh = cpu_attr_int(op, "q_num_heads", 0);
+  int64_t kvh = cpu_attr_int(op, "kv_num_heads", 0);
+  p->b = (size_t)q->dims[0];
+  if (p->rank == 3) {
+    if (!qh_set || !kvh_set || qh <= 0 || kvh <= 0 || q->dims[2] % qh != 0 ||
+        k->dims[2] % kvh != 0 || v->dims[2] % kvh != 0) {
+      return "3-D inputs need positive q_num_heads and kv_num_heads that "
+             "divide the hidden sizes";
+    }
+    p->hq = (size_t)qh;
+    p->hkv = (size_t)kvh;
+    p->sq = (size_t)q->dims[1];
+    p->skv = (size_t)k->dims[1];
+    p->dq = (size_t)(q->dims[2] / qh);
+    p->dv = (size_t)(v->dims[2] / kvh);
+    if ((size_t)(k->dims[2] / kvh) != p->dq || v->dims[1] != k->dims[1] ||
+        k->dims[0] != q->dims[0] || v->dims[0] != q->dims[0]) {
+      return "Q, K and V do not fit each other";
+    }
+  } else {
+    if ((qh_set || kvh_set) && op->opset >= 25) {
+      return "head counts must not be given for 4-D inputs";
+    }
+    p->hq = (size_t)q->dims[1];
+    p->hkv = (size_t)k->dims[1];
+    p->sq = (size_t)q->dims[2];
+    p->skv = (size_t)k->dims[2];
+    p->dq = (size_t)q->dims[3];
+    p->dv = (size_t)v->dims[3];
+    if (k->dims[0] != q->dims[0] || v->dims[0] != q->dims[0] ||
+        v->dims[1] != k->dims[1] || v->dims[2] != k->dims[2] ||
+        k->dims[3] != q->dims[3] || (qh_set && (size_t)qh != p->hq) ||
+        (kvh_set && (size_t)kvh != p->hkv)) {
+      return "Q, K and V do not fit each other";
+    }
+  }
+  if ((p->hkv == 0 && p->hq != 0) || (p->hkv && p->hq % p->hkv != 0)) {
+    return "query heads are not a multiple of the key/value heads";
+  }
+  p->has_past = cpu_has_input(op, IN_PAST_K);
+  p->has_nonpad = cpu_has_input(op, IN_NONPAD);
+  if (p->has_past != cpu_has_input(op, IN_PAST_V) ||
+      (p->has_past && p->has_nonpad)) {
+    return "past_key and past_value go together, without nonpad_kv_seqlen";
+  }
+  if (p->has_past) {
+    const wm_tensor_desc *pk = &op->in[IN_PAST_K], *pv = &op->in[IN_PAST_V];
+    if (pk->rank != 4) {
+      return "past_key and past_value must have rank 4";
+    }
+    p->sp = (size_t)pk->dims[2];
+    size_t wk[4] = {p->b, p->hkv, p->sp, p->dq};
+    size_t wv[4] = {p->b, p->hkv, p->sp, p->dv};
+    if (!at_is(pk, 4, wk) || !at_is(pv, 4, wv)) {
+      return "past_key and past_value do not fit";
+    }
+  }
+  p->st = p->sp + p->skv;
+  if (p->has_nonpad && !at_is(&op->in[IN_NONPAD], 1, &p->b)) {
+    return "nonpad_kv_seqlen must be [batch]";
+  }
+  p->has_mask = cpu_has_input(op, IN_MASK);
+  if (p->has_mask) {
+    const wm_tensor_desc *m = &op->in[IN_MASK];
+    p->mask_bool = m->dtype == K_BOOL;
+    if (m->rank < 1 || m->rank > 4) {
+      return "attn_mask must have rank 1 to 4";
+    }
+    size_t dims[4] = {1, 1, 1, 1}, target[4] = {p->b, p->hq, p->sq, p->st};
+    for (uint32_t d = 0; d < m->rank; d++) {
+      dims[4 - m->rank + d] = (size_t)m->dims[d];
+    }
+    for (int d = 0; d < 3; d++) {
+      if (dims[d] != target[d] && dims[d] != 1) {
+        return "attn_mask does not broadcast to the scores";
+      }
+    }
+    if (dims[3] > p->st) {
+      return "attn_mask is longer than the keys";
+    }
+    p->mlast = dims[3];
+    size_t s = dims[3];
+    for (int d = 2; d >= 0; d--) {
+      p->mstr[d] = dims[d] == 1 ? 0 : s;
+      s *= dims[d];
+    }
+  }
+  size_t y3[3] = {p->b, p->sq, p->hq * p->dv};
+  size_t y4[4] = {p->b, p->hq, p->sq, p->dv};
+  size_t pk[4] = {p->b, p->hkv, p->st, p->dq};
+  size_t pv[4] = {p->b, p->hkv, p->st, p->dv};
+  size_t qk[4] = {p->b, p->hq, p->sq, p->st};
+  if (!(p->rank == 3 ? at_is(&op->out[0], 3, y3) : at_is(&op->out[0], 4, y4)) ||
+      (op->n_out > 1 && k_has_output(op, 1) && !at_is(&op->out[1], 4, pk)) ||
+      (op->n_out > 2 && k_has_output(op, 2) && !at_is(&op->out[2], 4, pv)) ||
+      (op->n_out > 3 && k_has_output(op, 3) && !at_is(&op->out[3], 4, qk))) {
+    return "outputs have wrong shapes";
+  }
+  const wm_op_attr *sa = cpu_attr(op, "scale");
+  double scale = sa && sa->type == 1 ? (double)sa->f
+                                     : 1.0 / sqrt((double)(p->dq ? p->dq : 0));
+  if (sa && !(isfinite(scale) && scale >= 0)) {
+    return "scale must be finite and not negative";
+  }
+  float sc = (float)sqrt(scale);
+  p->alpha = sc * sc;
+  size_t block = p->st ? AT_SCORES / p->st : p->sq;
+  p->block = block < 1 ? 1 : block > p->sq ? p->sq : block;
+  return NULL;
+}
+
+static uint32_t at_query(const wm_op_desc *op, uint32_t *why,
+                         const char **detail) {
+  at_plan_t p;
+  const char *bad = at_setup(op, &p);
+  if (bad) {
+    return k_none(why, detail, WM_WHY_SHAPE, bad);
+  }
+  if (p.st > INT32_MAX || p.dq > INT32_MAX || p.dv > INT32_MAX ||
+      p.hq * p.dv > INT32_MAX || p.hkv * p.dq > INT32_MAX) {
+    return k_none(why, detail, WM_WHY_SIZE_LIMIT, "dims above 2^31");
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *at_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  at_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  const char *bad = at_setup(op, p);
+  if (bad) {
+    free(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (Attention): %s",
+                     op->name, bad);
+  }
+  p->scores = malloc((p->block * p->st + 1) * sizeof(float));
+  if (!p->scores) {
+    free(p);
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "node \"%s\" (Attention): out of memory for scores",
+                     op->name);
+  }
+  *out_state = p;
+  return NULL;
+}
+
+// One block of query rows of one (batch, head).
+typedef struct at_job {
+  const at_plan_t *p;
+  size_t b, h, i0;   // batch, query head, first query row
+  const void *mask;  // attn_mask data or NULL
+  int64_t offset;    // query position minus row index for causality
+  int64_t nonpad;    // valid keys (has_nonpad)
+  float *qk;         // qk_matmul_output or NULL
+} at_job_t;
+
+// Rows [begin, end) of the block: softcap, bias, softmax in place.
+static void at_rows(void *ctx, size_t begin, size_t end) {
+  const at_job_t *j = ctx;
+  const at_plan_t *p = j->p;
+  size_t st = p->st;
+  for (size_t r = begin; r < end; r++) {
+    size_t i = j->i0 + r;
+    float *s = p->scores + r * st;
+    float *qk = j->qk ? j->qk + ((j->b * p->hq + j->h) * p->sq + i) * st : NULL;
+    if (qk && p->mode == 0) {
+      memcpy(qk, s, st * sizeof(float));
+    }
+    if (p->softcap > 0) {
+      float cap = p->softcap;
+      for (size_t c = 0; c < st; c++) {
+        s[c] = cap * k_tanhf(s[c] / cap);
+      }
+    }
+    if (qk && p->mode == 1) {
+      memcpy(qk, s, st * sizeof(float));
+    }
+    size_t mbase = j->b * p->mstr[0] + j->h * p->mstr[1] + i * p->mstr[2];
+    bool all_masked = true;
+    for (size_t c = 0; c < st; c++) {
+      float bias = 0;
+      if (p->has_mask) {
+        if (c >= p->mlast) {
+          bias = -INFINITY;
+        } else if (p->mask_bool) {
+          bias = ((const uint8_t *)j->mask)[mbase + c] ? 0.0f : -INFINITY;
+        } else {
+          bias = ((const float *)j->mask)[mbase + c];
+        }
+      }
+      int64_t diff = (int64_t)i + j->offset - (int64_t)c;
+      if ((p->causal && diff < 0) || (p->left >= 0 && diff > p->left) ||
+          (p->right >= 0 && -diff > p->right) ||
+          (p->has_nonpad && (int64_t)c >= j->nonpad)) {
+        bias += -INFINITY;
+      }
+      all_masked = all_masked && bias == -INFINITY;
+      s[c] += bias;
+    }
+    if (qk && p->mode == 2) {
+      memcpy(qk, s, st * sizeof(float));
+    }
+    if (all_masked) {
+      memset(s, 0, st * sizeof(float));
+    } else {
+      float mx = -INFINITY;
+      bool nan = false;
+      for (size_t c = 0; c < st; c++) {
+        mx = s[c] > mx ? s[c] : mx;
+        nan = nan || s[c] != s[c];
+      }
+      if (nan) {
+        for (size_t c = 0; c < st; c++) {
+          s[c] = NAN;
+        }
+      } else {
+        float safe = mx == -INFINITY ? 0.0f : mx;
+        double sum = 0;
+        for (size_t c = 0; c < st; c++) {
+          s[c] = k_expf(s[c] - safe);
+          sum += (double)s[c];
+        }
+        float inv = (float)(1.0 / (sum == 0 ? 1.0 : (double)(float)sum));
+        for (size_t c = 0; c < st; c++) {
+          s[c] *= inv;
+        }
+      }
+    }
+    if (qk && p->mode == 3) {
+      memcpy(qk, s, st * sizeof(float));
+    }
+  }
+}
+
+// Copies the past then the new rows of one cache into present [B, H, St,
+// D]; |cur| is K or V in the input layout.
+typedef struct at_cat_job {
+  const at_plan_t *p;
+  const float *past, *cur;
+  float *out;
+  size_t d;  // head size
+} at_cat_job_t;
+
+static void at_concat(void *ctx, size_t begin, size_t end) {
+  const at_cat_job_t *j = ctx;
+  const at_plan_t *p = j->p;
+  size_t d = j->d;
+  for (size_t bh = begin; bh < end; bh++) {
+    size_t b = bh / p->hkv, h = bh % p->hkv;
+    float *dst = j->out + bh * p->st * d;
+    if (p->sp) {
+      memcpy(dst, j->past + bh * p->sp * d, p->sp * d * sizeof(float));
+    }
+    for (size_t s = 0; s < p->skv; s++) {
+      size_t o = p->rank == 4 ? (bh * p->skv + s) * d
+                              : (b * p->skv + s) * p->hkv * d + h * d;
+      memcpy(dst + (p->sp + s) * d, j->cur + o, d * sizeof(float));
+    }
+  }
+}
+
+static wm_error *at_run(void *state, const cpu_run_t *run) {
+  const at_plan_t *p = state;
+  for (uint32_t i = 0; i < 7; i++) {
+    size_t have = i < run->n_in && run->in[i].data ? run->in[i].count : 0;
+    if (have != p->counts[i]) {
+      return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                       "Attention kernel: input %u does not match the plan", i);
+    }
+  }
+  const float *q = run->in[IN_Q].data, *k = run->in[IN_K].data,
+              *v = run->in[IN_V].data;
+  const float *pk = p->has_past ? run->in[IN_PAST_K].data : NULL;
+  const float *pv = p->has_past ? run->in[IN_PAST_V].data : NULL;
+  float *y = run->out[OUT_Y].data;
+  float *qk = run->n_out > OUT_QK ? run->out[OUT_QK].data : NULL;
+  for (uint32_t o = OUT_PRESENT_K; o <= OUT_PRESENT_V && o < run->n_out; o++) {
+    if (!run->out[o].data || run->out[o].count == 0) {
+      continue;
+    }
+    at_cat_job_t c = {p, o == OUT_PRESENT_K ? pk : pv,
+                      o == OUT_PRESENT_K ? k : v, run->out[o].data,
+                      o == OUT_PRESENT_K ? p->dq : p->dv};
+    k_for(run->pool, p->b * p->hkv, k_row_grain(p->st * c.d, 4 * K_GRAIN),
+          at_concat, &c);
+  }
+  if (run->out[OUT_Y].count == 0) {
+    return NULL;
+  }
+  if (p->st == 0 || p->dv == 0) {
+    memset(y, 0, run->out[OUT_Y].count * sizeof(float));
+    if (p->st == 0) {
+      return NULL;
+    }
+  }
+  bool r4 = p->rank == 4;
+  size_t reps = p->hq / p->hkv;
+  size_t ldq = r4 ? p->dq : p->hq * p->dq, ldk = r4 ? p->dq : p->hkv * p->dq;
+  size_t ldv = r4 ? p->dv : p->hkv * p->dv, ldy = r4 ? p->dv : p->hq * p->dv;
+  for (size_t b = 0; b < p->b; b++) {
+    at_job_t j = {
+        p, b, 0, 0, p->has_mask ? run->in[IN_MASK].data : NULL, (int64_t)p->sp,
+        0, qk};
+    if (p->has_nonpad) {
+      int64_t np = ((const int64_t *)run->in[IN_NONPAD].data)[b];
+      int64_t lim = INT64_C(1) << 50;
+      np = np < -lim ? -lim : np > lim ? lim : np;
+      j.nonpad = np;
+      j.offset = np - (int64_t)p->sq;
+    }
+    for (size_t h = 0; h < p->hq; h++) {
+      size_t kvh = h / reps;
+      j.h = h;
+      const float *qh = r4 ? q + (b * p->hq + h) * p->sq * p->dq
+                           : q + b * p->sq * ldq + h * p->dq;
+      const float *kh = r4 ? k + (b * p->hkv + kvh) * p->skv * p->dq
+                           : k + b * p->skv * ldk + kvh * p->dq;
+      const float *vh = r4 ? v + (b * p->hkv + kvh) * p->skv * p->dv
+                           : v + b * p->skv * ldv + kvh * p->dv;
+      const float *pkh = pk ? pk + (b * p->hkv + kvh) * p->sp * p->dq : NULL;
+      const float *pvh = pv ? pv + (b * p->hkv + kvh) * p->sp * p->dv : NULL;
+      float *yh = r4 ? y + (b * p->hq + h) * p->sq * p->dv
+                     : y + b * p->sq * ldy + h * p->dv;
+      for (size_t i0 = 0; i0 < p->sq; i0 += p->block) {
+        size_t m = p->sq - i0 < p->block ? p->sq - i0 : p->block;
+        float *s = p->scores;
+        int st = (int)p->st;
+        if (p->dq == 0) {
+          memset(s, 0, m * p->st * sizeof(float));
+        } else {
+          if (p->sp) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m,
+                        (int)p->sp, (int)p->dq, p->alpha, qh + i0 * ldq,
+                        (int)ldq, pkh, (int)p->dq, 0.0f, s, st);
+          }
+          if (p->skv) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m,
+                        (int)p->skv, (int)p->dq, p->alpha, qh + i0 * ldq,
+                        (int)ldq, kh, (int)ldk, 0.0f, s + p->sp, st);
+          }
+        }
+        j.i0 = i0;
+        k_for(run->pool, m, k_row_grain(p->st * 8, K_GRAIN_HEAVY), at_rows, &j);
+        if (p->dv == 0) {
+          continue;
+        }
+        if (p->sp) {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
+                      (int)p->dv, (int)p->sp, 1.0f, s, st, pvh, (int)p->dv,
+                      0.0f, yh + i0 * ldy, (int)ldy);
+        }
+        if (p->skv) {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
+                      (int)p->dv, (int)p->skv, 1.0f, s + p->sp, st, vh,
+                      (int)ldv, p->sp ? 1.0f : 0.0f, yh + i0 * ldy, (int)ldy);
+        }
+      }
+    }
+  }
+  return NULL;
+}
+
+const cpu_kernel_t cpu_kernels_attention[] = {
+    {"Attention", 23, WM_IMPL_NATIVE_KERNEL, at_query, at_plan, at_run,
+     at_destroy},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+};
