@@ -405,12 +405,20 @@ static outcome_t run_instance(const inst_t *in, uint32_t *out_impl) {
     result = OUT_FAILED;
     goto done;
   }
-  s = wm_session_create(gr, ref_be, &sr);
+  // No graph passes: the node itself runs (folding would compute a node
+  // with constant inputs ahead of time, on the reference kernel).
+  wm_session_options_t ro = {.backends = &ref_be,
+                             .backend_count = 1,
+                             .mode = WM_PLACEMENT_STRICT,
+                             .passes = ""};
+  wm_session_options_t co = ro;
+  co.backends = &cpu_be;
+  s = wm_session_create_placed(gr, &ro, &sr);
   if (s) {
     wm_status_free(s);
     goto done;  // not a valid instance
   }
-  s = wm_session_create(gc, cpu_be, &sc);
+  s = wm_session_create_placed(gc, &co, &sc);
   if (s) {
     wm_status_free(s);
     result = OUT_REFUSED;
@@ -2050,8 +2058,11 @@ static void special_rnn(int *bad, size_t *claimed, size_t *tried) {
   static const char *const acts[][3] = {{"Relu", NULL, NULL},
                                         {"HardSigmoid", "Softsign", NULL},
                                         {"Sigmoid", "ScaledTanh", "Affine"}};
-  static const char *const acts2[] = {"LeakyRelu",       "Elu",  "Softplus",
-                                      "ThresholdedRelu", "tanh", "sigmoid"};
+  // GRU's reverse direction takes acts2[2..3]: its candidate state must be
+  // continuous there (a ThresholdedRelu candidate under an unbounded
+  // Softplus gate turns rounding differences into jumps).
+  static const char *const acts2[] = {
+      "LeakyRelu", "Elu", "Softplus", "tanh", "ThresholdedRelu", "sigmoid"};
   const int64_t t = 4, b = 3, i = 5, h = 6;
   for (size_t c = 0; c < 3; c++) {
     for (size_t d = 0; d < 3; d++) {

@@ -440,6 +440,15 @@ int64_t wm_graph_opset(const wm_graph_t *graph, const char *domain);
 // Adds a metadata key/value pair.
 wm_status_t wm_graph_add_metadata(wm_graph_t *graph, const char *key,
                                   const char *value) WM_MUST_USE_RESULT;
+// Makes a deep copy of |src| (values with the same ids, types, flags,
+// initializers, nodes with their attributes and subgraphs, opsets,
+// metadata) whose enclosing graph is |parent| (may be NULL).
+wm_status_t wm_graph_clone(const wm_graph_t *src, const wm_graph_t *parent,
+                           wm_graph_t **out) WM_MUST_USE_RESULT;
+// Copies every attribute of |src| (a node of another graph) to node |node|
+// of |graph|: subgraphs are cloned with |graph| as their enclosing graph.
+wm_status_t wm_graph_copy_attrs(wm_graph_t *graph, int32_t node,
+                                const wm_node_t *src) WM_MUST_USE_RESULT;
 // Copies |s| into the graph's arena (NULL stays NULL; NULL on OOM).
 const char *wm_graph_intern(wm_graph_t *graph, const char *s);
 

@@ -28,7 +28,16 @@ typedef struct wm_session_options {
   size_t backend_count;           // 1..WM_SESSION_MAX_BACKENDS
   wm_backend_t *fallback;         // FALLBACK mode's last resort, or NULL
   wm_placement_mode_t mode;       // FALLBACK (default) or STRICT
+  const char *passes;  // comma list of passes to apply (wm_pass_name);
+                       // NULL = all of them, "" = none
 } wm_session_options_t;
+
+// The graph passes a session can apply, in the order they run: returns
+// their number, the name of pass |i| (as --passes takes it) and a line
+// saying what it does (NULL past the end).
+size_t wm_pass_count(void);
+const char *wm_pass_name(size_t i);
+const char *wm_pass_summary(size_t i);
 
 // Why one backend did not get a node.
 typedef struct wm_placement_refusal {
@@ -50,7 +59,10 @@ typedef struct wm_placement {
   bool fell_back;        // no listed backend took it: fallback runs it
   size_t refusal_count;  // listed backends that answered lower
   const wm_placement_refusal_t *refusals;
-  const char *pass;  // the pass that removed it (it does not run), or NULL
+  const char *pass;     // the pass that removed it (backend "-": it does
+                        // not run) or fused it into another node, or NULL
+  const char *runs_in;  // fused: the node it runs as part of, else NULL
+  const char *runs_as;  // fused: that node's op_type, else NULL
 } wm_placement_t;
 
 // Counters of the last run.
@@ -64,7 +76,8 @@ typedef struct wm_session_stats {
 
 // Checks |graph| (structure, schemas, shape inference: the graph's value
 // types are updated) and prepares running it on the backends of
-// |options|. Runs are planned once per signature of input types (dtypes
+// |options|: the session runs a copy rewritten by the graph passes
+// (options->passes). Runs are planned once per signature of input types (dtypes
 // and shapes): shape inference on the concrete types, placement of every
 // node on its instance, the backends' plans and the memory layout; later
 // runs with the same signature only execute. When the graph's inputs all
@@ -109,14 +122,15 @@ wm_status_t wm_session_run_into(wm_session_t *session, const char *const *names,
                                 size_t n_inputs,
                                 wm_tensor_t *const *outputs) WM_MUST_USE_RESULT;
 
-// Returns the number of graph nodes.
+// Returns the number of nodes of the graph the session was made with.
 size_t wm_session_node_count(const wm_session_t *session);
-// Returns how many nodes the current plan runs (the others were removed
-// by passes).
+// Returns how many of them the current plan runs (alone or fused into
+// another node); the others were removed by passes.
 size_t wm_session_nodes_run(const wm_session_t *session);
-// Returns the placement of node |index| (graph order) in the plan of the
-// last run (before any run: the plan made at creation), or NULL when no
-// plan is made yet; borrowed until the next run.
+// Returns the placement of node |index| of the graph the session was made
+// with (graph order) in the plan of the last run (before any run: the
+// plan made at creation), or NULL when no plan is made yet; borrowed until
+// the next run.
 const wm_placement_t *wm_session_placement(const wm_session_t *session,
                                            size_t index);
 // Returns how many nodes of the current plan run on the backend named
@@ -128,8 +142,10 @@ wm_session_stats_t wm_session_stats(const wm_session_t *session);
 // its backend's stream and its wall time (ns) is added to the node's total.
 wm_status_t wm_session_set_profiling(wm_session_t *session,
                                      bool on) WM_MUST_USE_RESULT;
-// Total profiled ns per node (graph node index; NULL before profiling was
-// first turned on) and the number of runs that added to it.
+// Total profiled ns per node (index of the graph the session was made
+// with; a node fused with others carries their time, the others 0; NULL
+// before profiling was first turned on) and the number of runs that added
+// to it.
 const double *wm_session_node_ns(const wm_session_t *session, size_t *out_runs);
 // Returns the name of an implementation kind ("vendor library"...).
 const char *wm_impl_name(uint32_t impl);

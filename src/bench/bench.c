@@ -191,6 +191,7 @@ static wm_status_t child_block(const job_t *j, wm_strbuf_t *out) {
       .backend_count = n,
       .fallback = fallback,
       .mode = WM_PLACEMENT_FALLBACK,
+      .passes = o->passes,
   };
   wm_session_t *session = NULL;
   wm_status_t s = wm_session_create_placed(o->graph, &so, &session);

@@ -722,3 +722,109 @@ wm_status_t wm_graph_bind_dim(wm_graph_t *graph, const char *name,
   wm_strbuf_deinit(&names);
   return s;
 }
+
+wm_status_t wm_graph_copy_attrs(wm_graph_t *graph, int32_t node,
+                                const wm_node_t *src) {
+  for (int32_t a = 0; a < src->attr_count; a++) {
+    const wm_attr_t *attr = &src->attrs[a];
+    if (attr->type == WM_ATTR_GRAPH) {
+      wm_graph_t *sub = NULL;
+      WM_RETURN_IF_ERROR(wm_graph_clone(attr->g, graph, &sub));
+      WM_RETURN_IF_ERROR(wm_graph_add_attr_graph(graph, node, attr->name, sub));
+    } else if (attr->type == WM_ATTR_GRAPHS) {
+      wm_graph_t **subs = wm_calloc(attr->count + 1, sizeof(*subs));
+      if (!subs) {
+        return oom();
+      }
+      wm_status_t s = NULL;
+      for (size_t k = 0; !s && k < attr->count; k++) {
+        s = wm_graph_clone(attr->graphs[k], graph, &subs[k]);
+      }
+      if (s) {
+        for (size_t k = 0; k < attr->count; k++) {
+          wm_graph_destroy(subs[k]);
+        }
+        free(subs);
+        return s;
+      }
+      s = wm_graph_add_attr_graphs(graph, node, attr->name, subs, attr->count);
+      free(subs);
+      WM_RETURN_IF_ERROR(s);
+    } else {
+      WM_RETURN_IF_ERROR(wm_graph_add_attr(graph, node, attr));
+    }
+  }
+  return NULL;
+}
+
+static wm_status_t clone_into(const wm_graph_t *src, wm_graph_t *g) {
+  g->doc = wm_graph_intern(g, src->doc);
+  g->ir_version = src->ir_version;
+  g->model_version = src->model_version;
+  g->producer_name = wm_graph_intern(g, src->producer_name);
+  g->producer_version = wm_graph_intern(g, src->producer_version);
+  g->model_domain = wm_graph_intern(g, src->model_domain);
+  for (size_t i = 0; i < src->opset_count; i++) {
+    WM_RETURN_IF_ERROR(
+        wm_graph_set_opset(g, src->opsets[i].domain, src->opsets[i].version));
+  }
+  for (size_t i = 0; i < src->metadata_count; i++) {
+    WM_RETURN_IF_ERROR(
+        wm_graph_add_metadata(g, src->metadata[i].key, src->metadata[i].value));
+  }
+  for (size_t v = 0; v < src->value_count; v++) {
+    int32_t id;
+    WM_RETURN_IF_ERROR(wm_graph_value(g, src->values[v].name, &id));
+    WM_RETURN_IF_ERROR(wm_graph_set_type(g, id, &src->values[v].type));
+    g->values[id].is_outer = src->values[v].is_outer;
+    if (src->values[v].initializer) {
+      wm_tensor_t *t;
+      WM_RETURN_IF_ERROR(wm_tensor_clone(src->values[v].initializer, &t));
+      g->values[id].initializer = t;
+    }
+  }
+  for (size_t i = 0; i < src->input_count; i++) {
+    WM_RETURN_IF_ERROR(
+        wm_graph_add_input(g, src->values[src->inputs[i]].name, NULL, NULL));
+  }
+  for (size_t n = 0; n < src->node_count; n++) {
+    const wm_node_t *node = &src->nodes[n];
+    const char **names = wm_calloc(
+        (size_t)(node->input_count + node->output_count) + 1, sizeof(char *));
+    if (!names) {
+      return oom();
+    }
+    for (int32_t i = 0; i < node->input_count + node->output_count; i++) {
+      int32_t id = i < node->input_count ? node->inputs[i]
+                                         : node->outputs[i - node->input_count];
+      names[i] = id >= 0 ? src->values[id].name : "";
+    }
+    int32_t index;
+    wm_status_t s = wm_graph_add_node(
+        g, node->op_type, node->domain, node->name, names, node->input_count,
+        names + node->input_count, node->output_count, &index);
+    free(names);
+    WM_RETURN_IF_ERROR(s);
+    g->nodes[index].doc = wm_graph_intern(g, node->doc);
+    WM_RETURN_IF_ERROR(wm_graph_copy_attrs(g, index, node));
+  }
+  for (size_t i = 0; i < src->output_count; i++) {
+    WM_RETURN_IF_ERROR(
+        wm_graph_add_output(g, src->values[src->outputs[i]].name, NULL, NULL));
+  }
+  return NULL;
+}
+
+wm_status_t wm_graph_clone(const wm_graph_t *src, const wm_graph_t *parent,
+                           wm_graph_t **out) {
+  *out = NULL;
+  wm_graph_t *g;
+  WM_RETURN_IF_ERROR(wm_graph_create(src->name, parent, &g));
+  wm_status_t s = clone_into(src, g);
+  if (s) {
+    wm_graph_destroy(g);
+    return s;
+  }
+  *out = g;
+  return NULL;
+}

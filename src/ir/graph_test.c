@@ -181,8 +181,37 @@ WM_TEST(graph_equal_reports_the_first_difference) {
   wm_graph_destroy(b);
 }
 
+WM_TEST(clone_copies_values_nodes_and_subgraphs) {
+  wm_graph_t *a, *body, *c;
+  WM_CHECK_OK(build_small(&a));
+  WM_CHECK_OK(wm_graph_create("then", a, &body));
+  const char *in[] = {"x"}, *out[] = {"t"};
+  WM_CHECK_OK(wm_graph_add_node(body, "Neg", "", "neg", in, 1, out, 1, NULL));
+  WM_CHECK_OK(wm_graph_add_output(body, "t", NULL, NULL));
+  body->values[wm_graph_find_value(body, "x")].is_outer = true;
+  const char *if_in[] = {"y"}, *if_out[] = {"z"};
+  int32_t n;
+  WM_CHECK_OK(wm_graph_add_node(a, "If", "", "if", if_in, 1, if_out, 1, &n));
+  WM_CHECK_OK(wm_graph_add_attr_graph(a, n, "then_branch", body));
+  WM_CHECK_OK(wm_graph_clone(a, NULL, &c));
+  char why[256] = "";
+  WM_CHECK(wm_graph_equal(a, c, why, sizeof(why)));
+  const wm_graph_t *sub = wm_node_attr(&c->nodes[n], "then_branch")->g;
+  WM_CHECK(sub != body && sub->parent == c);
+  WM_CHECK(sub->values[wm_graph_find_value(sub, "x")].is_outer);
+  for (size_t v = 0; v < a->value_count; v++) {
+    WM_CHECK_STR_EQ(c->values[v].name, a->values[v].name);
+  }
+  // A deep copy: changing the clone leaves the source alone.
+  wm_tensor_set_f64(c->values[wm_graph_find_value(c, "w")].initializer, 0, 1);
+  WM_CHECK(!wm_graph_equal(a, c, why, sizeof(why)));
+  wm_graph_destroy(a);
+  wm_graph_destroy(c);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
+      WM_CASE(clone_copies_values_nodes_and_subgraphs),
       WM_CASE(dtype_sizes_and_names_follow_onnx_numbering),
       WM_CASE(half_conversions_round_to_nearest_even),
       WM_CASE(shape_broadcast_follows_numpy_rules),

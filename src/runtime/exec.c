@@ -553,7 +553,7 @@ wm_status_t rt_execute(wm_session_t *s, rt_plan_t *p) {
       rt_backend_t *b = &s->slots[slot];
       e = rt_slot_error(b, b->api->device->stream_sync(b->stream),
                         "stream_sync");
-      s->node_ns[st->node] += (double)(wm_now_ns() - t0);
+      s->node_ns[s->primary[st->node]] += (double)(wm_now_ns() - t0);
     }
     for (size_t r = 0; !e && r < st->n_release; r++) {
       rt_release_value(s, st->release[r]);

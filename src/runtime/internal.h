@@ -76,6 +76,23 @@ typedef enum rt_step_kind {
   RT_STEP_HOST = 3,     // run by the session (control flow, items)
 } rt_step_kind_t;
 
+// The user's nodes one node of a prepared graph stands for.
+typedef struct rt_origins {
+  int32_t *ids;  // user node indices
+  size_t n;
+} rt_origins_t;
+
+// What the passes made of the user's graph.
+typedef struct rt_prep {
+  wm_graph_t *graph;      // the graph sessions run (owned)
+  rt_origins_t *origins;  // per prepared node
+  size_t user_nodes;      // nodes of the user's graph
+  int32_t *node_of;       // per user node: prepared node, or -1 (removed)
+  const char **pass_of;   // per user node: the pass that changed it or NULL
+  wm_tensor_t **consts;   // tensors the passes made (owned)
+  size_t n_consts, consts_cap;
+} rt_prep_t;
+
 // One step of a plan.
 typedef struct rt_step {
   rt_step_kind_t kind;
@@ -137,6 +154,7 @@ typedef struct rt_plan {
   uint64_t arena_bytes[RT_MAX_SLOTS];  // per slot
   wm_placement_t *placement;           // per node
   wm_placement_refusal_t *refusals;    // RT_MAX_SLOTS per node
+  wm_placement_t *user_placement;      // per node of the user's graph
   wm_session_stats_t stats;            // partitions
   rt_upload_t *uploads;                // folded constants uploaded
   size_t n_uploads, uploads_cap;
@@ -145,11 +163,18 @@ typedef struct rt_plan {
 } rt_plan_t;
 
 struct wm_session {
-  wm_graph_t *graph;                 // borrowed
+  wm_graph_t *user;   // the caller's graph (borrowed)
+  wm_graph_t *graph;  // the prepared graph the plans run
+  rt_prep_t prep;     // how |graph| came from |user|
+  uint32_t passes;    // enabled passes (bit i: wm_pass_name(i))
+  char (*user_labels)[RT_LABEL_SIZE];  // per user node
+  int32_t *primary;   // per node of |graph|: the user node it reports as
+  char *passes_text;  // options.passes (owned copy)
   rt_backend_t slots[RT_MAX_SLOTS];  // listed backends, then the fallback
   size_t n_slots;                    // slots in use
   size_t n_listed;                   // listed backends (the rest: fallback)
   int32_t *order;                    // topological order
+  int32_t *user_order;               // topological order of |user|
   rt_node_t *nodes;                  // per node
   rt_val_t *vals;                    // per value id
   rt_loc_t *cloc;                    // initializer copies: value * n_slots
@@ -167,7 +192,7 @@ struct wm_session {
   uint64_t live_bytes;       // dynamic bytes in use (not pooled)
   uint64_t peak_live_bytes;  // the most |live_bytes| has been
   bool profiling;            // time every node (stream sync after it)
-  double *node_ns;           // per node: profiled time
+  double *node_ns;           // per user node: profiled time
   size_t profiled_runs;      // runs that added to |node_ns|
   wm_backend_t *listed[WM_SESSION_MAX_BACKENDS];  // for nested sessions
   wm_session_options_t options;  // as created (backends -> |listed|)
@@ -343,5 +368,82 @@ wm_status_t rt_run_scan8(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
 // True for the nodes the session runs itself: operators whose kernel says
 // so and any node reading or writing a sequence or optional.
 bool rt_runs_in_session(const wm_graph_t *g, const wm_node_t *node);
+
+// --------------------------------------------------------- passes.c
+
+// The most inputs or outputs of a node a pass makes.
+enum { RT_RW_MAX_IO = 16 };
+
+// One pass from one version of the graph to the next.
+typedef struct rt_rw {
+  rt_prep_t *prep;            // where new constants go
+  const char *pass;           // its name
+  const wm_graph_t *src;      // the version read
+  rt_origins_t *src_origins;  // per src node
+  wm_graph_t *dst;            // the version written
+  rt_origins_t *dst_origins;  // per dst node
+  size_t dst_cap;             // allocated |dst_origins|
+  int32_t *order;             // topological order of |src|
+  int32_t *subst;             // per src value: the value replacing it or -1
+  bool *pinned;               // per src value: a graph output or read by a
+                              // subgraph (its name must stay)
+  int32_t *uses;              // per src value: consumer slots
+  bool *copied;               // per src value: already in |dst|
+} rt_rw_t;
+
+// A node a pass writes.
+typedef struct rt_rw_node {
+  const char *op_type, *domain, *name;
+  const int32_t *in;            // src value ids (-1 omitted), n_in
+  const char *const *in_names;  // per input, a value the pass made (or
+                                // NULL: in[i]); NULL for none
+  int32_t n_in;
+  const int32_t *out;  // src value ids, n_out
+  int32_t n_out;
+  const wm_node_t *attrs_of;  // a node whose attributes it copies, or NULL
+  const wm_attr_t *extra;     // further attributes
+  size_t n_extra;
+  const int32_t *from;  // src nodes it stands for
+  size_t n_from;
+  bool fused;  // the pass fused them (their fate is noted)
+} rt_rw_node_t;
+
+typedef struct rt_pass {
+  const char *name;  // for --passes and the placement report
+  const char *what;  // one line
+  wm_status_t (*run)(rt_rw_t *rw);
+} rt_pass_t;
+
+// Writes a node into the next version.
+wm_status_t rt_rw_node(rt_rw_t *rw, const rt_rw_node_t *n) WM_MUST_USE_RESULT;
+// Copies src node |index| unchanged (inputs substituted).
+wm_status_t rt_rw_keep(rt_rw_t *rw, size_t index) WM_MUST_USE_RESULT;
+// Leaves src node |index| out (its user nodes are noted as removed).
+void rt_rw_drop(rt_rw_t *rw, size_t index);
+// Readers of src value |value| read |with| instead.
+void rt_rw_replace(rt_rw_t *rw, int32_t value, int32_t with);
+// Makes src value |value| a constant of the next version holding |take|.
+wm_status_t rt_rw_const(rt_rw_t *rw, int32_t value,
+                        wm_tensor_t *take) WM_MUST_USE_RESULT;
+// Adds a new constant holding |take| to the next version, named after
+// |hint| (made unique); *out_name is its name (in the new graph's arena).
+wm_status_t rt_rw_new_const(rt_rw_t *rw, const char *hint, wm_tensor_t *take,
+                            const char **out_name) WM_MUST_USE_RESULT;
+
+// Parses a comma list of pass names (NULL: all) into a mask.
+wm_status_t rt_passes_parse(const char *list,
+                            uint32_t *out_mask) WM_MUST_USE_RESULT;
+// True when pass |name| is in |mask|.
+bool rt_pass_enabled(uint32_t mask, const char *name);
+// Runs the passes of |mask| over a copy of |graph| (typed).
+wm_status_t rt_prepare(const wm_graph_t *graph, uint32_t mask,
+                       rt_prep_t *out) WM_MUST_USE_RESULT;
+void rt_prep_deinit(rt_prep_t *prep);
+
+// fold.c and fuse.c: the passes.
+wm_status_t rt_pass_fold(rt_rw_t *rw) WM_MUST_USE_RESULT;
+wm_status_t rt_pass_dead(rt_rw_t *rw) WM_MUST_USE_RESULT;
+wm_status_t rt_pass_conv_bn(rt_rw_t *rw) WM_MUST_USE_RESULT;
+wm_status_t rt_pass_transpose(rt_rw_t *rw) WM_MUST_USE_RESULT;
 
 #endif  // WMAP_SRC_RUNTIME_INTERNAL_H_

@@ -75,26 +75,32 @@ wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
 
 // ------------------------------------------------------------- report
 
-// The placement of the session's current plan (NULL before any).
+// The placement of the user's nodes in the session's current plan (NULL
+// before any).
 static const wm_placement_t *placements(const wm_session_t *s) {
-  return s->active ? s->active->placement : NULL;
+  return s->active ? s->active->user_placement : NULL;
+}
+
+// True when the plan does not run |p|'s node (a pass removed it).
+static bool is_removed(const wm_placement_t *p) {
+  return strcmp(p->backend, "-") == 0;
 }
 
 size_t wm_session_node_count(const wm_session_t *session) {
-  return session->graph->node_count;
+  return session->user->node_count;
 }
 
 const wm_placement_t *wm_session_placement(const wm_session_t *session,
                                            size_t index) {
   const wm_placement_t *p = placements(session);
-  return p && index < session->graph->node_count ? &p[index] : NULL;
+  return p && index < session->user->node_count ? &p[index] : NULL;
 }
 
 size_t wm_session_nodes_on(const wm_session_t *session, const char *backend) {
   const wm_placement_t *p = placements(session);
   size_t n = 0;
-  for (size_t i = 0; p && i < session->graph->node_count; i++) {
-    n += !p[i].pass && p[i].backend && strcmp(p[i].backend, backend) == 0;
+  for (size_t i = 0; p && i < session->user->node_count; i++) {
+    n += !is_removed(&p[i]) && strcmp(p[i].backend, backend) == 0;
   }
   return n;
 }
@@ -102,10 +108,19 @@ size_t wm_session_nodes_on(const wm_session_t *session, const char *backend) {
 size_t wm_session_nodes_run(const wm_session_t *session) {
   const wm_placement_t *p = placements(session);
   size_t n = 0;
-  for (size_t i = 0; p && i < session->graph->node_count; i++) {
-    n += !p[i].pass;
+  for (size_t i = 0; p && i < session->user->node_count; i++) {
+    n += !is_removed(&p[i]);
   }
   return n;
+}
+
+// Appends |text| as a JSON string, or null.
+static void json_string_or_null(wm_strbuf_t *out, const char *text) {
+  if (text) {
+    wm_strbuf_json_string(out, text);
+  } else {
+    wm_strbuf_printf(out, "null");
+  }
 }
 
 wm_session_stats_t wm_session_stats(const wm_session_t *session) {
@@ -133,8 +148,9 @@ void wm_session_placement_json(const wm_session_t *s, wm_strbuf_t *out) {
                    "\"bytes_copied\": %llu,\n \"nodes\": [\n",
                    stats.partitions, stats.boundary_copies,
                    (unsigned long long)stats.bytes_copied);
-  for (size_t k = 0; pl && k < s->graph->node_count; k++) {
-    const wm_placement_t *p = &pl[s->order[k]];
+  size_t nn = s->user->node_count;
+  for (size_t k = 0; pl && k < nn; k++) {
+    const wm_placement_t *p = &pl[s->user_order[k]];
     wm_strbuf_printf(out, "  {\"name\": ");
     wm_strbuf_json_string(out, p->node);
     wm_strbuf_printf(out, ", \"op\": ");
@@ -148,11 +164,11 @@ void wm_session_placement_json(const wm_session_t *s, wm_strbuf_t *out) {
                      "\"fell_back\": %s, \"pass\": ",
                      wm_impl_name(p->impl), wm_level_name(p->level),
                      p->fell_back ? "true" : "false");
-    if (p->pass) {
-      wm_strbuf_json_string(out, p->pass);
-    } else {
-      wm_strbuf_printf(out, "null");
-    }
+    json_string_or_null(out, p->pass);
+    wm_strbuf_printf(out, ", \"runs_in\": ");
+    json_string_or_null(out, p->runs_in);
+    wm_strbuf_printf(out, ", \"runs_as\": ");
+    json_string_or_null(out, p->runs_as);
     wm_strbuf_printf(out, ", \"refusals\": [");
     for (size_t r = 0; r < p->refusal_count; r++) {
       const wm_placement_refusal_t *rf = &p->refusals[r];
@@ -165,7 +181,7 @@ void wm_session_placement_json(const wm_session_t *s, wm_strbuf_t *out) {
       wm_strbuf_json_string(out, rf->detail);
       wm_strbuf_printf(out, "}");
     }
-    wm_strbuf_printf(out, "]}%s\n", k + 1 < s->graph->node_count ? "," : "");
+    wm_strbuf_printf(out, "]}%s\n", k + 1 < nn ? "," : "");
   }
   wm_strbuf_printf(out, " ]}\n");
 }
@@ -175,11 +191,21 @@ void wm_session_placement_text(const wm_session_t *s, wm_strbuf_t *out) {
   wm_session_stats_t stats = wm_session_stats(s);
   wm_strbuf_printf(out, "%-24s %-20s %-8s %-15s %-9s %s\n", "node", "op",
                    "backend", "impl", "level", "why not earlier backends");
-  for (size_t k = 0; pl && k < s->graph->node_count; k++) {
-    const wm_placement_t *p = &pl[s->order[k]];
-    if (p->pass) {
+  size_t nn = s->user->node_count, fused = 0;
+  for (size_t k = 0; pl && k < nn; k++) {
+    const wm_placement_t *p = &pl[s->user_order[k]];
+    if (is_removed(p)) {
       wm_strbuf_printf(out, "%-24.24s %-20.20s %-8.8s removed by pass %s\n",
                        p->node, p->op_type, "-", p->pass);
+      continue;
+    }
+    if (p->runs_in) {
+      fused++;
+      wm_strbuf_printf(out,
+                       "%-24.24s %-20.20s %-8.8s fused into %s (%s) by "
+                       "pass %s\n",
+                       p->node, p->op_type, p->backend, p->runs_in, p->runs_as,
+                       p->pass);
       continue;
     }
     wm_strbuf_printf(out, "%-24.24s %-20.20s %-8.8s %-15s %-9s", p->node,
@@ -193,13 +219,19 @@ void wm_session_placement_text(const wm_session_t *s, wm_strbuf_t *out) {
           *rf->detail ? " (" : "", rf->detail);
       wm_strbuf_printf(out, "%s", *rf->detail ? ")" : "");
     }
+    if (p->runs_as) {
+      wm_strbuf_printf(out, "%s runs as %s (pass %s)",
+                       p->refusal_count ? ";" : "", p->runs_as, p->pass);
+    }
     wm_strbuf_printf(out, "\n");
   }
   size_t run = wm_session_nodes_run(s);
-  wm_strbuf_printf(out, "%zu nodes", s->graph->node_count);
-  if (run != s->graph->node_count) {
-    wm_strbuf_printf(out, " (%zu run, %zu removed by passes)", run,
-                     s->graph->node_count - run);
+  wm_strbuf_printf(out, "%zu nodes", nn);
+  if (run != nn || fused) {
+    wm_strbuf_printf(out,
+                     " (%zu run, %zu of them fused into others; %zu "
+                     "removed by passes)",
+                     run, fused, nn - run);
   }
   wm_strbuf_printf(out, ", %zu partition%s\n", stats.partitions,
                    stats.partitions == 1 ? "" : "s");

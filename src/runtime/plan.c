@@ -379,7 +379,9 @@ static wm_status_t plan_one(builder_t *b, size_t index) {
   bool folded = false;
   wm_status_t st = wm_op_find_def(&ctx, &def);
   if (!st) {
-    st = wm_op_infer_node(def, &ctx, WM_OP_FOLD_LIMIT, &folded);
+    // Without the fold pass nothing is computed ahead (every node runs).
+    size_t limit = rt_pass_enabled(b->s->passes, "fold") ? WM_OP_FOLD_LIMIT : 0;
+    st = wm_op_infer_node(def, &ctx, limit, &folded);
   }
   if (!st && folded) {
     // Computed here from constants: its outputs are constants of the plan
@@ -577,6 +579,44 @@ static void plan_homeless_inputs(builder_t *b) {
   }
 }
 
+// The placement report in terms of the user's nodes: a node the passes
+// removed has backend "-" and the pass; one fused into another carries
+// that node's placement, the pass, and what it runs in and as.
+static wm_status_t user_placement(wm_session_t *s, rt_plan_t *p) {
+  const wm_graph_t *user = s->user;
+  p->user_placement = wm_calloc(user->node_count + 1, sizeof(wm_placement_t));
+  if (!p->user_placement) {
+    return oom();
+  }
+  for (size_t u = 0; u < user->node_count; u++) {
+    wm_placement_t *up = &p->user_placement[u];
+    const wm_node_t *node = &user->nodes[u];
+    int32_t n = s->prep.node_of[u];
+    if (n >= 0) {
+      *up = p->placement[n];
+      const wm_node_t *runs = &s->graph->nodes[n];
+      int32_t primary = s->primary[n];
+      if (!up->pass && primary != (int32_t)u) {
+        up->runs_in = s->user_labels[primary];
+      }
+      if (!up->pass &&
+          (up->runs_in || strcmp(runs->op_type, node->op_type) != 0)) {
+        up->runs_as = runs->op_type;
+      }
+      if (!up->pass) {
+        up->pass = s->prep.pass_of[u];
+      }
+    } else {
+      up->backend = "-";
+      up->pass = s->prep.pass_of[u] ? s->prep.pass_of[u] : "dead";
+    }
+    up->node = s->user_labels[u];
+    up->op_type = node->op_type;
+    up->domain = node->domain;
+  }
+  return NULL;
+}
+
 wm_status_t rt_plan_build(wm_session_t *s, const wm_type_t *key,
                           const bool *given, rt_plan_t **out_plan) {
   *out_plan = NULL;
@@ -661,6 +701,9 @@ wm_status_t rt_plan_build(wm_session_t *s, const wm_type_t *key,
       last = slot;
     }
   }
+  if (!st) {
+    st = user_placement(s, p);
+  }
   wm_strbuf_deinit(&b.unplaced);
   free(b.types);
   free((void *)b.values);
@@ -706,6 +749,7 @@ void rt_plan_destroy(wm_session_t *s, rt_plan_t *p) {
   free(p->folded);
   free(p->pv);
   free(p->placement);
+  free(p->user_placement);
   free(p->refusals);
   free(p->key);
   free(p->key_given);

@@ -82,6 +82,44 @@ static int32_t add_slot(wm_session_t *s, wm_backend_t *backend) {
   return (int32_t)s->n_slots++;
 }
 
+// The user node prepared node |n| mainly stands for: the one it is named
+// after, else the first of its kind, else its first origin.
+static int32_t primary_of(const wm_session_t *s, size_t n) {
+  const rt_origins_t *o = &s->prep.origins[n];
+  const wm_node_t *node = &s->graph->nodes[n];
+  int32_t kind = -1;
+  for (size_t k = 0; k < o->n; k++) {
+    const wm_node_t *u = &s->user->nodes[o->ids[k]];
+    if (node->name[0] && strcmp(u->name, node->name) == 0) {
+      return o->ids[k];
+    }
+    if (kind < 0 && strcmp(u->op_type, node->op_type) == 0) {
+      kind = o->ids[k];
+    }
+  }
+  return kind >= 0 ? kind : o->ids[0];
+}
+
+// The labels of the user's nodes (the placement report names them) and
+// the user node each prepared node reports as.
+static wm_status_t init_user(wm_session_t *s) {
+  const wm_graph_t *g = s->user;
+  s->user_labels = wm_calloc(g->node_count + 1, sizeof(*s->user_labels));
+  s->primary = wm_calloc(s->graph->node_count + 1, sizeof(int32_t));
+  if (!s->user_labels || !s->primary) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (size_t n = 0; n < s->graph->node_count; n++) {
+    s->primary[n] = primary_of(s, n);
+  }
+  for (size_t i = 0; i < g->node_count; i++) {
+    char buf[RT_LABEL_SIZE];
+    snprintf(s->user_labels[i], RT_LABEL_SIZE, "%s",
+             wm_node_label(g, i, buf, sizeof(buf)));
+  }
+  return NULL;
+}
+
 // The node records: labels, which nodes the session runs itself, and the
 // values their subgraphs read.
 static wm_status_t init_nodes(wm_session_t *s) {
@@ -214,13 +252,25 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
   if (!s) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
-  s->graph = graph;
+  s->user = graph;
   for (size_t k = 0; k < options->backend_count; k++) {
     s->listed[k] = options->backends[k];
   }
   s->options = *options;
   s->options.backends = s->listed;
-  wm_status_t st = NULL;
+  wm_status_t st = rt_passes_parse(options->passes, &s->passes);
+  if (!st && options->passes) {
+    s->passes_text = wm_strdup(options->passes);
+    s->options.passes = s->passes_text;
+    st = s->passes_text ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (!st) {
+    st = rt_prepare(graph, s->passes, &s->prep);
+  }
+  if (!st) {
+    graph = s->graph = s->prep.graph;
+    st = init_user(s);
+  }
   for (size_t k = 0; !st && k < options->backend_count; k++) {
     wm_backend_t *b = options->backends[k];
     if (add_slot(s, b) != (int32_t)k) {
@@ -241,6 +291,9 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
   }
   if (!st) {
     st = wm_graph_topo_order(graph, &s->order);
+  }
+  if (!st) {
+    st = wm_graph_topo_order(s->user, &s->user_order);
   }
   size_t nv = graph->value_count + 1, nn = graph->node_count + 1;
   if (!st) {
@@ -285,6 +338,13 @@ void wm_session_destroy(wm_session_t *s) {
   if (!s) {
     return;
   }
+  if (!s->graph) {
+    free(s->passes_text);
+    free(s->user_labels);
+    free(s->primary);
+    free(s);
+    return;
+  }
   for (size_t i = 0; s->vals && i < s->graph->value_count; i++) {
     rt_release_value(s, (int32_t)i);
   }
@@ -311,11 +371,16 @@ void wm_session_destroy(wm_session_t *s) {
   free(s->vals);
   free(s->cloc);
   free(s->order);
+  free(s->user_order);
   free(s->node_ns);
   free(s->bindable);
   free(s->bind_index);
   free(s->key_types);
   free(s->key_given);
+  free(s->user_labels);
+  free(s->primary);
+  free(s->passes_text);
+  rt_prep_deinit(&s->prep);
   free(s);
 }
 
@@ -644,7 +709,7 @@ wm_status_t wm_session_run_into(wm_session_t *s, const char *const *names,
 
 wm_status_t wm_session_set_profiling(wm_session_t *s, bool on) {
   if (on && !s->node_ns) {
-    s->node_ns = wm_calloc(s->graph->node_count + 1, sizeof(double));
+    s->node_ns = wm_calloc(s->user->node_count + 1, sizeof(double));
     if (!s->node_ns) {
       return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     }

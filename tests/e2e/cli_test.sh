@@ -18,6 +18,10 @@ expect run_missing_file 1 'cannot open "'"$tmp"'/none.onnx"' "$wmap" run "$tmp/n
 expect conform_bad_suite 2 'unknown suite "nodes"' "$wmap" conform --suite nodes
 expect conform_bad_regex 2 "not a valid extended regular expression" "$wmap" conform --filter '('
 expect conform_missing_data 1 "does not exist" "$wmap" conform --data "$tmp/nothing"
+expect run_unknown_pass_is_usage_error 2 'unknown pass "fuse" in "fold,fuse"; the passes are fold, dead, conv-bn' \
+  "$wmap" run --passes fold,fuse x.onnx
+expect bench_unknown_pass_is_usage_error 2 'unknown pass "x"' "$wmap" bench --passes x --zoo mlp
+expect conform_unknown_pass_is_usage_error 2 'unknown pass ""' "$wmap" conform --passes fold,
 expect run_unknown_backend 1 'no backend named "tpu"' "$wmap" run --backend tpu "$src/tests/malformed/truncated.onnx"
 
 # Every malformed model: exit 1 and exactly one line naming the problem.

@@ -52,7 +52,8 @@ static const char bench_usage[] =
     "  --html FILE          write the HTML report to FILE\n"
     "  --format FORMAT      stdout: text (default) or json\n"
     "  --color WHEN         auto (default: on a terminal), always, never\n"
-    "  --backend-path DIR   also look for backends in DIR (repeatable)\n"
+    "  --backend-path DIR   also look for backends in DIR "
+    "(repeatable)\n" WM_CLI_PASS_OPTIONS_USAGE
     "  -h, --help           show this help\n";
 
 enum { MAX_LISTS = 16, MAX_THREADS = 16 };
@@ -76,6 +77,7 @@ typedef struct bench_args {
   int color;
   wm_cli_dims_t dims;
   wm_cli_backend_options_t bo;
+  const char *passes;  // --passes / --no-passes, or NULL: all
 } bench_args_t;
 
 static int parse_threads_list(const char *text, bench_args_t *a) {
@@ -140,6 +142,8 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
       {"format", required_argument, NULL, 'f'},
       {"color", required_argument, NULL, 'C'},
       {"backend-path", required_argument, NULL, 'P'},
+      {"passes", required_argument, NULL, 'Q'},
+      {"no-passes", no_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -218,6 +222,12 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         break;
       case 'P':
         rc = wm_cli_backend_option("bench", "backend-path", optarg, &a->bo);
+        break;
+      case 'Q':
+        rc = wm_cli_passes_option("bench", optarg, &a->passes);
+        break;
+      case 'N':
+        rc = wm_cli_passes_option("bench", NULL, &a->passes);
         break;
       case 'h':
         fputs(bench_usage, stdout);
@@ -450,6 +460,7 @@ int wm_cli_bench(int argc, char **argv) {
       .min_time_s = a.min_time,
       .min_iters = a.min_iters,
       .profile = a.profile,
+      .passes = a.passes,
       .input_names = a.inputs_dir ? (const char *const *)ds.input_names : NULL,
       .inputs = ins,
       .n_inputs = ds.n_inputs,

@@ -46,6 +46,18 @@ typedef struct wm_cli_backend_options {
   "  --threads N          threads for CPU backends (0 = all cores; default\n" \
   "                       WMAP_NUM_THREADS or 0)\n"
 
+// Usage text of the graph-pass options of commands that run models.
+#define WM_CLI_PASS_OPTIONS_USAGE                                             \
+  "  --passes LIST        graph passes to apply, comma-separated (default:\n" \
+  "                       all: fold,dead,conv-bn,transpose)\n"                \
+  "  --no-passes          run the graph exactly as written\n"
+
+// Takes --passes LIST (checked against the passes there are) or, with
+// |list| NULL, --no-passes into *passes (NULL: all, "": none); returns
+// WM_EXIT_OK, or prints a usage error for |cmd| and returns WM_EXIT_USAGE.
+int wm_cli_passes_option(const char *cmd, const char *list,
+                         const char **passes);
+
 // Takes the value of the shared option |option| ("backend-path" or
 // "threads", as getopt_long names it) into |opts|; returns WM_EXIT_OK, or
 // prints a usage error for |cmd| and returns WM_EXIT_USAGE.

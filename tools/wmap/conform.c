@@ -46,7 +46,7 @@ static const char conform_usage[] =
     "                       passes)\n"
     "  --write-expect FILE  write the cases that did not pass, with their\n"
     "                       reasons, in that "
-    "format\n" WM_CLI_BACKEND_OPTIONS_USAGE
+    "format\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_BACKEND_OPTIONS_USAGE
     "  -h, --help           show this help\n"
     "\n"
     "Exit status: 0 when no case failed (unsupported and random cases are\n"
@@ -582,9 +582,12 @@ int wm_cli_conform(int argc, char **argv) {
       {"strict", no_argument, NULL, 'S'},
       {"backend-path", required_argument, NULL, 'P'},
       {"threads", required_argument, NULL, 'T'},
+      {"passes", required_argument, NULL, 'Q'},
+      {"no-passes", no_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *backend_name = "ref", *data = getenv("WMAP_ONNX_TESTDATA");
+  const char *passes = NULL;
   const char *suites_arg = NULL, *filter = NULL, *json = NULL;
   const char *expect = NULL, *write_expect = NULL;
   bool quiet = false, strict = false;
@@ -620,10 +623,16 @@ int wm_cli_conform(int argc, char **argv) {
       case 'S':
         strict = true;
         break;
+      case 'Q':
+      case 'N':
       case 'P':
       case 'T': {
-        int rc = wm_cli_backend_option(
-            "conform", c == 'P' ? "backend-path" : "threads", optarg, &bo);
+        int rc = c == 'Q' ? wm_cli_passes_option("conform", optarg, &passes)
+                 : c == 'N'
+                     ? wm_cli_passes_option("conform", NULL, &passes)
+                     : wm_cli_backend_option(
+                           "conform", c == 'P' ? "backend-path" : "threads",
+                           optarg, &bo);
         if (rc != WM_EXIT_OK) {
           wm_cli_backend_options_deinit(&bo);
           return rc;
@@ -710,9 +719,12 @@ int wm_cli_conform(int argc, char **argv) {
       .backend_count = 1,
       .fallback = ref,
       .mode = strict ? WM_PLACEMENT_STRICT : WM_PLACEMENT_FALLBACK,
+      .passes = passes,
   };
-  wm_session_options_t oracle = {
-      .backends = &ref, .backend_count = 1, .mode = WM_PLACEMENT_STRICT};
+  wm_session_options_t oracle = {.backends = &ref,
+                                 .backend_count = 1,
+                                 .mode = WM_PLACEMENT_STRICT,
+                                 .passes = passes};
   bool is_ref = strcmp(wm_backend_name(backend), "ref") == 0;
   case_result_t *rs = NULL;
   size_t n = 0, cap = 0, whole = 0;

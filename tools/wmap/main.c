@@ -96,6 +96,38 @@ int wm_cli_backend_option(const char *cmd, const char *option,
   return wm_cli_usage_error(cmd, "unknown option \"--%s\"", option);
 }
 
+int wm_cli_passes_option(const char *cmd, const char *list,
+                         const char **passes) {
+  if (!list) {
+    *passes = "";
+    return WM_EXIT_OK;
+  }
+  for (const char *p = list; *p;) {
+    size_t n = strcspn(p, ",");
+    bool known = false;
+    for (size_t i = 0; i < wm_pass_count() && !known; i++) {
+      known =
+          strlen(wm_pass_name(i)) == n && strncmp(wm_pass_name(i), p, n) == 0;
+    }
+    if (!known) {
+      wm_strbuf_t names;
+      wm_strbuf_init(&names);
+      for (size_t i = 0; i < wm_pass_count(); i++) {
+        wm_strbuf_printf(&names, "%s%s", i ? ", " : "", wm_pass_name(i));
+      }
+      int rc = wm_cli_usage_error(
+          cmd, "--passes: unknown pass \"%.*s\" in \"%s\"; the passes are %s",
+          (int)n, p, list, wm_strbuf_str(&names));
+      wm_strbuf_deinit(&names);
+      return rc;
+    }
+    p += n;
+    p += *p == ',';
+  }
+  *passes = list;
+  return WM_EXIT_OK;
+}
+
 void wm_cli_backend_options_deinit(wm_cli_backend_options_t *opts) {
   free(opts->paths);
   opts->paths = NULL;

@@ -28,7 +28,7 @@ static const char run_usage[] =
     "                       to FILE as JSON)\n"
     "  --save DIR           write the outputs as DIR/output_K.pb\n"
     "  --values N           values printed per output (default "
-    "8)\n" WM_CLI_BACKEND_OPTIONS_USAGE
+    "8)\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_BACKEND_OPTIONS_USAGE
     "  -h, --help           show this help\n";
 
 static void print_tensor(const char *name, const wm_tensor_t *t, size_t n) {
@@ -104,10 +104,12 @@ int wm_cli_run(int argc, char **argv) {
       {"values", required_argument, NULL, 'v'},
       {"backend-path", required_argument, NULL, 'P'},
       {"threads", required_argument, NULL, 'T'},
+      {"passes", required_argument, NULL, 'Q'},
+      {"no-passes", no_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *inputs_dir = NULL, *backend_list = NULL, *save_dir = NULL;
-  const char *placement_file = NULL;
+  const char *placement_file = NULL, *passes = NULL;
   bool strict = false, placement = false;
   long values = 8;
   wm_cli_backend_options_t bo = {.quiet = true};
@@ -150,6 +152,12 @@ int wm_cli_run(int argc, char **argv) {
       case 'T':
         rc = wm_cli_backend_option("run", "threads", optarg, &bo);
         break;
+      case 'Q':
+        rc = wm_cli_passes_option("run", optarg, &passes);
+        break;
+      case 'N':
+        rc = wm_cli_passes_option("run", NULL, &passes);
+        break;
       case 'h':
         fputs(run_usage, stdout);
         wm_cli_backend_options_deinit(&bo);
@@ -176,6 +184,7 @@ int wm_cli_run(int argc, char **argv) {
   wm_session_options_t so = {
       .backends = list,
       .mode = strict ? WM_PLACEMENT_STRICT : WM_PLACEMENT_FALLBACK,
+      .passes = passes,
   };
   wm_status_t s = wm_cli_registry_open(&bo, &reg);
   if (!s) {
