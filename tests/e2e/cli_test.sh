@@ -21,7 +21,7 @@ expect conform_missing_data 1 "does not exist" "$wmap" conform --data "$tmp/noth
 expect run_unknown_pass_is_usage_error 2 'unknown pass "fuse" in "fold,fuse"; the passes are fold, dead, conv-bn' \
   "$wmap" run --passes fold,fuse x.onnx
 expect bench_unknown_pass_is_usage_error 2 'unknown pass "x"' "$wmap" bench --passes x --zoo mlp
-expect conform_unknown_pass_is_usage_error 2 'unknown pass ""' "$wmap" conform --passes fold,
+expect conform_unknown_pass_is_usage_error 2 'unknown pass "Fold"' "$wmap" conform --passes dead,Fold
 expect run_unknown_backend 1 'no backend named "tpu"' "$wmap" run --backend tpu "$src/tests/malformed/truncated.onnx"
 
 # Every malformed model: exit 1 and exactly one line naming the problem.

@@ -104,7 +104,7 @@ int wm_cli_passes_option(const char *cmd, const char *list,
   }
   for (const char *p = list; *p;) {
     size_t n = strcspn(p, ",");
-    bool known = false;
+    bool known = n == 0;  // empty items ("fold,,dead", "fold,") are skipped
     for (size_t i = 0; i < wm_pass_count() && !known; i++) {
       known =
           strlen(wm_pass_name(i)) == n && strncmp(wm_pass_name(i), p, n) == 0;
