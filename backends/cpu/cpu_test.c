@@ -1412,6 +1412,14 @@ static void special_pools(int *bad, size_t *claimed, size_t *tried) {
 static void special_data(int *bad, size_t *claimed, size_t *tried) {
   int64_t x[] = {2, 3, 4}, x1[] = {2, 1, 4}, n2[] = {2}, n3[] = {3}, n4[] = {4},
           n1[] = {1};
+  // Pow by a constant exponent: the fast exponents and one that is not.
+  static const double exps[] = {2, 3, 1, 0.5, -1, 2.5};
+  for (size_t e = 0; e < sizeof(exps) / sizeof(exps[0]); e++) {
+    inst_t in = inst_make("Pow", 15);
+    inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+    inst_const(&in, WM_DTYPE_FLOAT, 1, n1, &exps[e]);
+    must_agree(&in, bad, claimed, tried);
+  }
   for (int64_t axis = -3; axis < 3; axis++) {
     inst_t in = inst_make("Concat", 13);
     int64_t other[] = {2, 3, 4};
