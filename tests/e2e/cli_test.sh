@@ -22,6 +22,34 @@ expect run_unknown_pass_is_usage_error 2 'unknown pass "fuse" in "fold,fuse"; th
   "$wmap" run --passes fold,fuse x.onnx
 expect bench_unknown_pass_is_usage_error 2 'unknown pass "x"' "$wmap" bench --passes x --zoo mlp
 expect conform_unknown_pass_is_usage_error 2 'unknown pass "Fold"' "$wmap" conform --passes dead,Fold
+# Dynamic dims: unbound ones are 1 with one note listing each (an
+# expression dim is listed, never offered as a --dim NAME); --shape binds
+# a whole input and is checked against the model and --dim.
+dyn=$(dirname "$0")/dynamic.onnx
+bench_quick="--blocks 1 --min-time 0.01 --min-iters 1 --no-profile"
+expect bench_binds_unbound_dims_to_1 0 "dims batch=1" "$wmap" bench "$dyn" $bench_quick
+notes=$(grep -c "note:" "$tmp/err")
+want='note: 3 unbound dims set to 1: batch, input "x" dim 2, input "x" dim 3 (floor(height/2 - 1/2) + 1)'
+if [ "$notes" -eq 1 ] && grep -qF -- "$want" "$tmp/err"; then
+  echo "ok   bench_one_note_lists_every_dim"; passed=$((passed + 1))
+else
+  echo "FAIL bench_one_note_lists_every_dim: $notes notes in:"; head -3 "$tmp/err"
+  failed=$((failed + 1))
+fi
+expect map_shape_binds_the_input 0 "1 nodes" "$wmap" map "$dyn" --shape x=2x3x8x4
+if grep -q "note:" "$tmp/err"; then
+  echo "FAIL map_shape_leaves_no_note"; failed=$((failed + 1))
+else
+  echo "ok   map_shape_leaves_no_note"; passed=$((passed + 1))
+fi
+expect shape_rank_mismatch_is_named 1 '--shape x=[2,3]: the input is float[batch,3,?' \
+  "$wmap" map "$dyn" --shape x=2x3
+expect shape_conflicting_dim_is_named 1 '--shape x makes dim "batch" 3, but it is bound to 2' \
+  "$wmap" map "$dyn" --dim batch=2 --shape x=3x3x4x5
+expect shape_unknown_input_is_named 1 '--shape image: the model has no input named "image"' \
+  "$wmap" map "$dyn" --shape image=1x3
+expect shape_bad_syntax_is_usage_error 2 "--shape x wants dims as whole numbers" \
+  "$wmap" bench "$dyn" --shape x=2xx3
 expect run_unknown_backend 1 'no backend named "tpu"' "$wmap" run --backend tpu "$src/tests/malformed/truncated.onnx"
 
 # Every malformed model: exit 1 and exactly one line naming the problem.

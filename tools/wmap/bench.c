@@ -44,8 +44,8 @@ static const char bench_usage[] =
     "                       last block, not among the samples, against "
     "t_roof)\n"
     "  --inputs DIR         inputs from a test_data_set folder (default:\n"
-    "                       deterministic generated inputs)\n"
-    "  --dim NAME=VALUE     bind a symbolic dim of the model (repeatable)\n"
+    "                       deterministic generated "
+    "inputs)\n" WM_CLI_DIM_OPTIONS_USAGE
     "  --peaks FILE         peaks for the profile's roofline times (default:\n"
     "                       `wmap probe`'s cache when present)\n"
     "  -o, --output FILE    write the baseline JSON to FILE\n"
@@ -136,6 +136,7 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
       {"no-profile", no_argument, NULL, 'n'},
       {"inputs", required_argument, NULL, 'I'},
       {"dim", required_argument, NULL, 'd'},
+      {"shape", required_argument, NULL, 'D'},
       {"peaks", required_argument, NULL, 'K'},
       {"output", required_argument, NULL, 'o'},
       {"html", required_argument, NULL, 'H'},
@@ -199,6 +200,9 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         break;
       case 'd':
         rc = wm_cli_dim_option("bench", optarg, &a->dims);
+        break;
+      case 'D':
+        rc = wm_cli_shape_option("bench", optarg, &a->dims);
         break;
       case 'K':
         a->peaks_file = optarg;
@@ -424,8 +428,11 @@ int wm_cli_bench(int argc, char **argv) {
   wm_bench_kv_t dims[WM_CLI_MAX_DIMS];
   char values[WM_CLI_MAX_DIMS][24];
   wm_status_t s = wm_cli_model_load(a.zoo, a.model, &graph);
+  if (!s) {
+    // With --inputs their shapes bind the dims; else unbound dims are 1.
+    s = wm_cli_dims_apply("bench", graph, &a.dims, true, !a.inputs_dir);
+  }
   for (size_t i = 0; !s && i < a.dims.n; i++) {
-    s = wm_graph_bind_dim(graph, a.dims.names[i], a.dims.values[i]);
     snprintf(values[i], sizeof(values[i]), "%lld", (long long)a.dims.values[i]);
     dims[i].key = a.dims.names[i];
     dims[i].value = values[i];

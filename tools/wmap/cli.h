@@ -83,16 +83,35 @@ wm_status_t wm_cli_peaks_get(const wm_cli_backend_options_t *opts,
                              wm_peaks_options_t *po,
                              wm_peaks_t *out) WM_MUST_USE_RESULT;
 
-// --dim NAME=VALUE bindings shared by the commands that take them.
+// --dim NAME=VALUE and --shape INPUT=DIMS bindings shared by the commands
+// that take them.
 #define WM_CLI_MAX_DIMS 64
 typedef struct wm_cli_dims {
   size_t n;
   char *names[WM_CLI_MAX_DIMS];  // owned
   int64_t values[WM_CLI_MAX_DIMS];
+  size_t n_shapes;
+  char *shape_inputs[WM_CLI_MAX_DIMS];  // --shape inputs (owned)
+  wm_shape_t shapes[WM_CLI_MAX_DIMS];   // their shapes
 } wm_cli_dims_t;
+// Usage lines of --dim and --shape.
+#define WM_CLI_DIM_OPTIONS_USAGE                                               \
+  "  --dim NAME=VALUE     bind a symbolic dim of the model (repeatable)\n"     \
+  "  --shape INPUT=DIMS   give input INPUT the shape DIMS, e.g. 1x3x640x640\n" \
+  "                       (repeatable); dims nothing binds are 1, noted\n"
 // Parses one --dim value into |dims|; returns WM_EXIT_OK or prints a usage
 // error for |cmd| and returns WM_EXIT_USAGE.
 int wm_cli_dim_option(const char *cmd, const char *text, wm_cli_dims_t *dims);
+// Parses one --shape value into |dims|, like wm_cli_dim_option.
+int wm_cli_shape_option(const char *cmd, const char *text, wm_cli_dims_t *dims);
+// Makes every dim of |graph|'s inputs known: --shape sets an input's dims
+// (a named dim becomes a --dim binding, checked against the others), and,
+// when |defaults|, every dim still unbound is 1, listed in one note on
+// stderr. Named bindings end up in |dims| (bound on |graph| too when
+// |bind_named|); the others are set on the input directly.
+wm_status_t wm_cli_dims_apply(const char *cmd, wm_graph_t *graph,
+                              wm_cli_dims_t *dims, bool bind_named,
+                              bool defaults) WM_MUST_USE_RESULT;
 void wm_cli_dims_deinit(wm_cli_dims_t *dims);
 
 // Checks the operands after the options: none with --zoo, else exactly one

@@ -1,4 +1,5 @@
 // wmap: the command line. One binary, git-style subcommands.
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -188,11 +189,207 @@ int wm_cli_dim_option(const char *cmd, const char *text, wm_cli_dims_t *d) {
   return WM_EXIT_OK;
 }
 
+int wm_cli_shape_option(const char *cmd, const char *text, wm_cli_dims_t *d) {
+  const char *eq = strrchr(text, '=');
+  if (!eq || eq == text || !eq[1]) {
+    return wm_cli_usage_error(
+        cmd, "--shape wants INPUT=DIMS (e.g. image=1x3x640x640), got \"%s\"",
+        text);
+  }
+  wm_shape_t shape = {.rank = 0};
+  const char *p = eq + 1;
+  while (*p) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || errno || v < 0 || (*end && *end != 'x') ||
+        shape.rank == WM_MAX_RANK || (*end == 'x' && !end[1])) {
+      return wm_cli_usage_error(
+          cmd,
+          "--shape %.*s wants dims as whole numbers >= 0 joined by 'x' "
+          "(at most %d), got \"%s\"",
+          (int)(eq - text), text, WM_MAX_RANK, eq + 1);
+    }
+    shape.dims[shape.rank++] = v;
+    p = *end ? end + 1 : end;
+  }
+  if (d->n_shapes == WM_CLI_MAX_DIMS) {
+    return wm_cli_usage_error(cmd, "at most %d --shape options",
+                              WM_CLI_MAX_DIMS);
+  }
+  for (size_t i = 0; i < d->n_shapes; i++) {
+    if (strlen(d->shape_inputs[i]) == (size_t)(eq - text) &&
+        strncmp(d->shape_inputs[i], text, (size_t)(eq - text)) == 0) {
+      return wm_cli_usage_error(cmd, "--shape %s is given twice",
+                                d->shape_inputs[i]);
+    }
+  }
+  char *name = wm_strndup(text, (size_t)(eq - text));
+  if (!name) {
+    return wm_cli_fail(WM_ERROR(RESOURCE_EXHAUSTED, "out of memory"));
+  }
+  d->shape_inputs[d->n_shapes] = name;
+  d->shapes[d->n_shapes++] = shape;
+  return WM_EXIT_OK;
+}
+
+// True when |p| names a dim a user can bind (an identifier, not an
+// expression such as "2*seq" an exporter derived).
+static bool is_dim_name(const char *p) {
+  if (!p || !*p || (!isalpha((unsigned char)*p) && *p != '_')) {
+    return false;
+  }
+  for (; *p; p++) {
+    if (!isalnum((unsigned char)*p) && *p != '_' && *p != '.' && *p != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The index of binding |name| in |d|, or -1.
+static int find_dim(const wm_cli_dims_t *d, const char *name) {
+  for (size_t i = 0; i < d->n; i++) {
+    if (strcmp(d->names[i], name) == 0) {
+      return (int)i;
+    }
+  }
+  return -1;
+}
+
+// Adds binding |name|=|value| to |d| (checked against one already there).
+static wm_status_t add_dim(wm_cli_dims_t *d, const char *name, int64_t value,
+                           const char *why) {
+  int at = find_dim(d, name);
+  if (at >= 0) {
+    return d->values[at] == value
+               ? NULL
+               : WM_ERROR(INVALID_ARGUMENT,
+                          "%s makes dim \"%s\" %lld, but it is bound to %lld",
+                          why, name, (long long)value,
+                          (long long)d->values[at]);
+  }
+  if (d->n == WM_CLI_MAX_DIMS) {
+    return WM_ERROR(INVALID_ARGUMENT, "more than %d dims to bind",
+                    WM_CLI_MAX_DIMS);
+  }
+  d->names[d->n] = wm_strdup(name);
+  if (!d->names[d->n]) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  d->values[d->n++] = value;
+  return NULL;
+}
+
+wm_status_t wm_cli_dims_apply(const char *cmd, wm_graph_t *g, wm_cli_dims_t *d,
+                              bool bind_named, bool defaults) {
+  size_t given = d->n;
+  // --shape: named dims become bindings, the others are set here.
+  for (size_t k = 0; k < d->n_shapes; k++) {
+    int32_t id = wm_graph_find_value(g, d->shape_inputs[k]);
+    const wm_value_t *v = id >= 0 ? &g->values[id] : NULL;
+    if (!v || !v->is_input || v->initializer) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "--shape %s: the model has no input named \"%s\"",
+                      d->shape_inputs[k], d->shape_inputs[k]);
+    }
+    wm_type_t t = v->type;
+    char want[128], got[128];
+    if (t.kind != WM_TYPE_TENSOR || t.shape.rank != d->shapes[k].rank) {
+      return WM_ERROR(INVALID_ARGUMENT, "--shape %s=%s: the input is %s",
+                      d->shape_inputs[k],
+                      wm_shape_format(&d->shapes[k], got, sizeof(got)),
+                      wm_type_format(&t, want, sizeof(want)));
+    }
+    for (int32_t i = 0; i < t.shape.rank; i++) {
+      int64_t to = d->shapes[k].dims[i];
+      if (t.shape.dims[i] >= 0 && t.shape.dims[i] != to) {
+        return WM_ERROR(INVALID_ARGUMENT,
+                        "--shape %s=%s: dim %d of the input is %lld",
+                        d->shape_inputs[k],
+                        wm_shape_format(&d->shapes[k], got, sizeof(got)), i,
+                        (long long)t.shape.dims[i]);
+      }
+      if (t.shape.dims[i] < 0 && is_dim_name(t.dim_params[i])) {
+        char why[160];
+        snprintf(why, sizeof(why), "--shape %s", d->shape_inputs[k]);
+        if (to < 1) {
+          return WM_ERROR(INVALID_ARGUMENT,
+                          "%s: dim \"%s\" must be >= 1, got %lld", why,
+                          t.dim_params[i], (long long)to);
+        }
+        WM_RETURN_IF_ERROR(add_dim(d, t.dim_params[i], to, why));
+      } else if (t.shape.dims[i] < 0) {
+        t.shape.dims[i] = to;
+        t.dim_params[i] = NULL;
+      }
+    }
+    WM_RETURN_IF_ERROR(wm_graph_set_type(g, id, &t));
+  }
+  // Every dim still unknown: 1, listed once.
+  wm_strbuf_t note;
+  wm_strbuf_init(&note);
+  size_t noted = 0;
+  wm_status_t s = NULL;
+  for (size_t k = 0; defaults && !s && k < g->input_count; k++) {
+    int32_t id = g->inputs[k];
+    const wm_value_t *v = &g->values[id];
+    if (v->initializer || v->type.kind != WM_TYPE_TENSOR) {
+      continue;
+    }
+    wm_type_t t = v->type;
+    bool changed = false;
+    for (int32_t i = 0; !s && i < t.shape.rank; i++) {
+      if (t.shape.dims[i] >= 0) {
+        continue;
+      }
+      const char *p = t.dim_params[i];
+      if (is_dim_name(p)) {
+        if (find_dim(d, p) < 0) {
+          s = add_dim(d, p, 1, "the default");
+          wm_strbuf_printf(&note, "%s%s", noted++ ? ", " : "", p);
+        }
+      } else {
+        wm_strbuf_printf(&note, "%sinput \"%s\" dim %d%s%s%s",
+                         noted++ ? ", " : "", v->name, i, p ? " (" : "",
+                         p ? p : "", p ? ")" : "");
+        t.shape.dims[i] = 1;
+        t.dim_params[i] = NULL;
+        changed = true;
+      }
+    }
+    if (!s && changed) {
+      s = wm_graph_set_type(g, id, &t);
+    }
+  }
+  if (!s && noted) {
+    fprintf(stderr,
+            "wmap %s: note: %zu unbound dim%s set to 1: %s (bind with --dim "
+            "NAME=VALUE or --shape INPUT=DIMS)\n",
+            cmd, noted, noted == 1 ? "" : "s", wm_strbuf_str(&note));
+  }
+  wm_strbuf_deinit(&note);
+  WM_RETURN_IF_ERROR(s);
+  for (size_t i = bind_named ? 0 : d->n; i < d->n; i++) {
+    wm_status_t b = wm_graph_bind_dim(g, d->names[i], d->values[i]);
+    if (b && i >= given) {
+      // Bound through --shape or by default: say so, not "--dim".
+      b = wm_status_annotate(b, "dim \"%s\" of an input", d->names[i]);
+    }
+    WM_RETURN_IF_ERROR(b);
+  }
+  return NULL;
+}
+
 void wm_cli_dims_deinit(wm_cli_dims_t *d) {
   for (size_t i = 0; i < d->n; i++) {
     free(d->names[i]);
   }
+  for (size_t i = 0; i < d->n_shapes; i++) {
+    free(d->shape_inputs[i]);
+  }
   d->n = 0;
+  d->n_shapes = 0;
 }
 
 int wm_cli_model_operand(const char *cmd, const char *zoo, int argc,

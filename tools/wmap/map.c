@@ -31,8 +31,8 @@ static const char map_usage[] =
     "                       path (default: the first listed)\n"
     "  --times FILE         weigh the critical path by measured times: the\n"
     "                       per-node profile of a baseline (`wmap bench -o\n"
-    "                       FILE`), its first profiled configuration\n"
-    "  --dim NAME=VALUE     bind a symbolic dim of the model (repeatable)\n"
+    "                       FILE`), its first profiled "
+    "configuration\n" WM_CLI_DIM_OPTIONS_USAGE
     "  --parallel SPEC      dp=N,tp=M,pp=K[,microbatches=m][,inference=1]\n"
     "                       [,link=GB/s][,grad_bytes=B]: collectives per "
     "step,\n"
@@ -78,6 +78,7 @@ static int parse_args(int argc, char **argv, map_args_t *a) {
       {"backend", required_argument, NULL, 'b'},
       {"critical", required_argument, NULL, 'c'},
       {"dim", required_argument, NULL, 'd'},
+      {"shape", required_argument, NULL, 'D'},
       {"parallel", required_argument, NULL, 'p'},
       {"peaks", required_argument, NULL, 'k'},
       {"times", required_argument, NULL, 'M'},
@@ -108,6 +109,9 @@ static int parse_args(int argc, char **argv, map_args_t *a) {
         break;
       case 'd':
         rc = wm_cli_dim_option("map", optarg, &a->dims);
+        break;
+      case 'D':
+        rc = wm_cli_shape_option("map", optarg, &a->dims);
         break;
       case 'p':
         a->parallel = optarg;
@@ -305,10 +309,6 @@ int wm_cli_map(int argc, char **argv) {
     }
   }
   wm_map_dim_t dims[WM_CLI_MAX_DIMS];
-  for (size_t i = 0; i < a.dims.n; i++) {
-    dims[i].name = a.dims.names[i];
-    dims[i].value = a.dims.values[i];
-  }
   wm_peaks_t *peaks = NULL;
   wm_registry_t *reg = NULL;
   wm_graph_t *graph = NULL;
@@ -323,6 +323,15 @@ int wm_cli_map(int argc, char **argv) {
   };
   wm_backend_t *fallback = NULL;
   s = wm_cli_model_load(a.zoo, a.model, &graph);
+  if (!s) {
+    // The map binds the named dims itself (and records them).
+    s = wm_cli_dims_apply("map", graph, &a.dims, false, true);
+  }
+  for (size_t i = 0; !s && i < a.dims.n; i++) {
+    dims[i].name = a.dims.names[i];
+    dims[i].value = a.dims.values[i];
+  }
+  mo.n_dims = a.dims.n;
   if (!s) {
     s = get_peaks(&a, &peaks);
   }
