@@ -68,7 +68,12 @@ expect "parallel plan" 0 "AllReduce" "$wmap" map --zoo bert-base:layers=2,seq=32
 
 # A model that cannot be fully mapped still gets a map, with notes.
 model="$here/unmappable.onnx"
-expect "unmappable model is mapped" 0 "use --dim batch=N" "$wmap" map "$model" --peaks "$peaks"
+expect "unmappable model is mapped" 0 "dims: batch=1" "$wmap" map "$model" --peaks "$peaks"
+if grep -qF "note: 1 unbound dim set to 1: batch" "$tmp/err"; then
+  echo "ok   unbound dim noted"; passed=$((passed + 1))
+else
+  echo "FAIL unbound dim noted:"; head -3 "$tmp/err"; failed=$((failed + 1))
+fi
 "$wmap" map "$model" --peaks "$peaks" --dim batch=8 --format json -o "$tmp/u.json"
 if python3 - "$tmp/u.json" <<'PY'
 import json, sys
