@@ -10,13 +10,15 @@ level (ORT_ENABLE_ALL), feeds INPUTS/input_K.pb, runs warm-up iterations
 (at least 1 and at least 10 % of MIN_TIME_S), then timed iterations until
 at least MIN_TIME_S seconds and MIN_ITERS iterations have passed; one
 sample is the time.perf_counter_ns() around one sess.run. Prints one line
-of JSON: {"samples_ns": [...], "warmup": N, "version": "..."}. Session
-creation and the warm-up are not timed.
+of JSON: {"samples_ns": [...], "warmup": N, "version": "...",
+"rss_before_session_kb": K} (the peak RSS of the process after the imports,
+before the session). Session creation and the warm-up are not timed.
 """
 
 import glob
 import json
 import os
+import resource
 import sys
 import time
 
@@ -52,6 +54,7 @@ def main(argv):
     model, in_dir = argv[1], argv[2]
     threads, min_time, min_iters = int(argv[3]), float(argv[4]), int(argv[5])
     feeds = read_inputs(in_dir)
+    base_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
@@ -85,7 +88,8 @@ def main(argv):
         if len(samples) >= min_iters and b - t0 >= min_ns:
             break
     print(json.dumps({"samples_ns": samples, "warmup": warmup,
-                      "version": ort.__version__}))
+                      "version": ort.__version__,
+                      "rss_before_session_kb": base_kb}))
     return 0
 
 
