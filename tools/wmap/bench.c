@@ -412,6 +412,31 @@ static wm_status_t write_outputs(const bench_args_t *a,
   return s;
 }
 
+// Adds a --shape binding for each tensor of |ds| whose input has none.
+static wm_status_t shapes_of_inputs(const wm_cli_dataset_t *ds,
+                                    wm_cli_dims_t *dims) {
+  for (size_t i = 0; i < ds->n_inputs; i++) {
+    const wm_item_t *it = &ds->inputs[i];
+    bool given = false;
+    for (size_t k = 0; k < dims->n_shapes && !given; k++) {
+      given = strcmp(dims->shape_inputs[k], ds->input_names[i]) == 0;
+    }
+    if (given || it->kind != WM_TYPE_TENSOR) {
+      continue;
+    }
+    if (dims->n_shapes == WM_CLI_MAX_DIMS) {
+      return WM_ERROR(INVALID_ARGUMENT, "more than %d inputs to bind",
+                      WM_CLI_MAX_DIMS);
+    }
+    dims->shape_inputs[dims->n_shapes] = wm_strdup(ds->input_names[i]);
+    if (!dims->shape_inputs[dims->n_shapes]) {
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    dims->shapes[dims->n_shapes++] = it->tensor->shape;
+  }
+  return NULL;
+}
+
 int wm_cli_bench(int argc, char **argv) {
   bench_args_t a = {0};
   int rc = parse_args(argc, argv, &a);
@@ -428,9 +453,16 @@ int wm_cli_bench(int argc, char **argv) {
   wm_bench_kv_t dims[WM_CLI_MAX_DIMS];
   char values[WM_CLI_MAX_DIMS][24];
   wm_status_t s = wm_cli_model_load(a.zoo, a.model, &graph);
+  if (!s && a.inputs_dir) {
+    s = wm_cli_dataset_load(a.inputs_dir, graph, &ds);
+  }
+  if (!s && a.inputs_dir) {
+    s = shapes_of_inputs(&ds, &a.dims);
+  }
   if (!s) {
-    // With --inputs their shapes bind the dims; else unbound dims are 1.
-    s = wm_cli_dims_apply("bench", graph, &a.dims, true, !a.inputs_dir);
+    // The inputs' shapes bind the dims (the map's FLOPs count them);
+    // dims nothing binds are 1.
+    s = wm_cli_dims_apply("bench", graph, &a.dims, true, true);
   }
   for (size_t i = 0; !s && i < a.dims.n; i++) {
     snprintf(values[i], sizeof(values[i]), "%lld", (long long)a.dims.values[i]);
@@ -442,10 +474,7 @@ int wm_cli_bench(int argc, char **argv) {
   }
   const wm_tensor_t **ins = NULL;
   if (!s && a.inputs_dir) {
-    s = wm_cli_dataset_load(a.inputs_dir, graph, &ds);
-    if (!s) {
-      s = wm_cli_dataset_tensors(&ds, &ins);
-    }
+    s = wm_cli_dataset_tensors(&ds, &ins);
   }
   if (!s && a.n_lists == 0) {
     s = default_list(&a.bo, &deflist);
