@@ -36,9 +36,9 @@ static const wm_target_desc *const targets[] = {&host_target};
 
 // Kernel tables in search order.
 static const cpu_kernel_t *const tables[] = {
-    cpu_kernels_blas, cpu_kernels_eltwise,  cpu_kernels_nn,
-    cpu_kernels_data, cpu_kernels_shape,    cpu_kernels_resize,
-    cpu_kernels_rnn,  cpu_kernels_attention};
+    cpu_kernels_blas, cpu_kernels_eltwise,   cpu_kernels_nn,
+    cpu_kernels_data, cpu_kernels_shape,     cpu_kernels_resize,
+    cpu_kernels_rnn,  cpu_kernels_attention, cpu_kernels_deconv};
 
 // Bytes of one element of |dtype|; 0 for strings and unknown dtypes.
 static size_t dtype_size(uint32_t dtype) {

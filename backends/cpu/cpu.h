@@ -59,6 +59,7 @@ extern const cpu_kernel_t cpu_kernels_shape[];      // shape_ops.c
 extern const cpu_kernel_t cpu_kernels_resize[];     // resize.c
 extern const cpu_kernel_t cpu_kernels_rnn[];        // rnn.c
 extern const cpu_kernel_t cpu_kernels_attention[];  // attention.c
+extern const cpu_kernel_t cpu_kernels_deconv[];     // deconv.c
 
 // Makes a plugin error (never NULL; a static one when out of memory) with
 // the shared host tier (backends/host/host_tier.h), which also provides

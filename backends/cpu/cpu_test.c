@@ -1153,14 +1153,86 @@ WM_TEST(random_convs_agree_with_ref) {
   WM_CHECK_INT_EQ(bad, 0);
 }
 
+// Random small transposed convolutions with explicit pads: every one ref
+// accepts must be claimed and agree; SAME auto_pad and output_shape are
+// refused (ref runs them).
+WM_TEST(random_conv_transposes_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  int bad = 0, valid = 0;
+  for (int iter = 0; iter < 200; iter++) {
+    int32_t nsp = 1 + (int32_t)(rng_next() % 3);
+    if (nsp == 3 && rng_next() % 2) {
+      nsp = 2;
+    }
+    int64_t c = 1 + (int64_t)(rng_next() % 4);
+    int64_t group = c % 2 == 0 && rng_next() % 2 ? 2 : 1;
+    if (rng_next() % 4 == 0) {
+      group = c;  // depthwise
+    }
+    int64_t mg = 1 + (int64_t)(rng_next() % 3), m = mg * group;
+    int64_t x[5] = {1 + (int64_t)(rng_next() % 2), c}, w[5] = {c, mg};
+    int64_t st[3], dl[3], pd[6], op[3];
+    for (int32_t i = 0; i < nsp; i++) {
+      x[2 + i] = 1 + (int64_t)(rng_next() % (nsp == 3 ? 4 : 7));
+      w[2 + i] = 1 + (int64_t)(rng_next() % 4);
+      st[i] = 1 + (int64_t)(rng_next() % 3);
+      dl[i] = 1 + (int64_t)(rng_next() % 2);
+      pd[i] = (int64_t)(rng_next() % 3);
+      pd[nsp + i] = (int64_t)(rng_next() % 3);
+      op[i] = (int64_t)(rng_next() % st[i]);  // output_padding < stride
+    }
+    inst_t in = inst_make("ConvTranspose", 11);
+    inst_input(&in, WM_DTYPE_FLOAT, nsp + 2, x);
+    inst_input(&in, WM_DTYPE_FLOAT, nsp + 2, w);
+    if (rng_next() % 2) {
+      inst_input(&in, WM_DTYPE_FLOAT, 1, &m);
+    }
+    attr_int(&in, "group", group);
+    attr_ints(&in, "strides", (size_t)nsp, st);
+    attr_ints(&in, "dilations", (size_t)nsp, dl);
+    if (rng_next() % 4 == 0) {
+      attr_string(&in, "auto_pad", "VALID");
+    } else {
+      attr_ints(&in, "pads", 2 * (size_t)nsp, pd);
+    }
+    if (rng_next() % 2) {
+      attr_ints(&in, "output_padding", (size_t)nsp, op);
+    }
+    uint32_t impl;
+    outcome_t o = run_instance(&in, &impl);
+    if (o == OUT_INVALID) {
+      continue;
+    }
+    valid++;
+    if (o != OUT_AGREES) {
+      char text[512];
+      printf("  FAIL %s: %s\n", inst_text(&in, text, sizeof(text)),
+             o == OUT_REFUSED ? "not claimed" : "differs or fails");
+      bad++;
+    }
+  }
+  printf("  %d random transposed convolutions valid for ref\n", valid);
+  WM_CHECK(valid > 100);
+  WM_CHECK_INT_EQ(bad, 0);
+  // Padding derived from auto_pad SAME or output_shape: left to ref.
+  int64_t x[4] = {1, 2, 4, 4}, w[4] = {2, 3, 3, 3}, two[2] = {2, 2};
+  inst_t same = inst_make("ConvTranspose", 11);
+  inst_input(&same, WM_DTYPE_FLOAT, 4, x);
+  inst_input(&same, WM_DTYPE_FLOAT, 4, w);
+  attr_ints(&same, "strides", 2, two);
+  attr_string(&same, "auto_pad", "SAME_UPPER");
+  uint32_t impl;
+  WM_CHECK_INT_EQ(run_instance(&same, &impl), OUT_REFUSED);
+}
+
 // ------------------------------------------------- every table's entries
 
 // Every kernel table in the dispatcher's order; the native ones (all but
 // blas.c's) are probed with generated instances.
 static const cpu_kernel_t *const all_tables[] = {
-    cpu_kernels_blas, cpu_kernels_eltwise,  cpu_kernels_nn,
-    cpu_kernels_data, cpu_kernels_shape,    cpu_kernels_resize,
-    cpu_kernels_rnn,  cpu_kernels_attention};
+    cpu_kernels_blas, cpu_kernels_eltwise,   cpu_kernels_nn,
+    cpu_kernels_data, cpu_kernels_shape,     cpu_kernels_resize,
+    cpu_kernels_rnn,  cpu_kernels_attention, cpu_kernels_deconv};
 enum { N_TABLES = sizeof(all_tables) / sizeof(all_tables[0]) };
 
 // The first opset at which |k| stops being the entry serving its op_type
@@ -2336,6 +2408,7 @@ int main(void) {
       WM_CASE(gemm_agrees_with_ref_for_every_flag_combination),
       WM_CASE(conv_agrees_with_ref),
       WM_CASE(random_convs_agree_with_ref),
+      WM_CASE(random_conv_transposes_agree_with_ref),
       WM_CASE(every_table_entry_agrees_with_ref_where_claimed),
       WM_CASE(attribute_driven_instances_agree_with_ref_where_claimed),
       WM_CASE(host_thread_count_is_used),

@@ -1,0 +1,276 @@
+// ConvTranspose (1-D to 3-D, float32, groups, dilations, strides, explicit
+// pads and output_padding) as one OpenBLAS product per image and group,
+// col = W_g^T · X_g, then col2im: every column tap added into the output
+// window it lands in, split over output channels on the pool. Padding
+// rules that depend on auto_pad or output_shape are left to ref (the
+// output dims of the plan come from the shape rule; only the explicit
+// pads say where the window starts).
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "kernels.h"
+
+#define F32 1u  // ONNX FLOAT
+
+typedef struct deconv_state {
+  int64_t n, c, m, group;    // batch, in channels, out channels, groups
+  int64_t cg, mg;            // channels per group, in and out
+  int64_t in[3], out[3];     // spatial sizes (leading ones for fewer dims)
+  int64_t k[3], s[3], d[3];  // kernel, strides, dilations
+  int64_t pb[3];             // begin pads
+  int64_t insz, outsz;       // spatial products
+  int64_t kprod;             // kernel taps
+  bool has_bias;             // input B given
+  float *col;                // [mg * kprod, insz] of one image and group
+} deconv_state_t;
+
+static void refuse(uint32_t *why, const char **detail, uint32_t w,
+                   const char *text) {
+  *why = w;
+  *detail = text;
+}
+
+// The geometry of |op|, checked against the output dims the plan gives;
+// false with a reason for what this kernel does not take.
+static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
+                          uint32_t *why, const char **detail) {
+  memset(st, 0, sizeof(*st));
+  if (op->n_in < 2 || op->n_in > 3 || op->n_out != 1 || !cpu_has_input(op, 0) ||
+      !cpu_has_input(op, 1) || op->out[0].dtype == 0) {
+    refuse(why, detail, WM_WHY_OTHER,
+           "ConvTranspose needs inputs X, W and output Y");
+    return false;
+  }
+  const wm_tensor_desc *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
+  st->has_bias = cpu_has_input(op, 2);
+  const wm_tensor_desc *b = st->has_bias ? &op->in[2] : NULL;
+  if (x->dtype != F32 || w->dtype != F32 || y->dtype != F32 ||
+      (b && b->dtype != F32)) {
+    refuse(why, detail, WM_WHY_DTYPE, "cpu ConvTranspose takes float32 only");
+    return false;
+  }
+  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank || y->rank != x->rank ||
+      (b && b->rank != 1)) {
+    refuse(why, detail, WM_WHY_RANK,
+           "cpu ConvTranspose takes 1-D to 3-D convolutions");
+    return false;
+  }
+  const char *ap = cpu_attr_string(op, "auto_pad", "NOTSET");
+  if ((strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) ||
+      cpu_attr(op, "output_shape")) {
+    refuse(why, detail, WM_WHY_ATTR,
+           "cpu ConvTranspose takes explicit pads (no SAME auto_pad, no "
+           "output_shape)");
+    return false;
+  }
+  bool valid = strcmp(ap, "VALID") == 0;
+  int32_t nsp = (int32_t)x->rank - 2;
+  st->n = x->dims[0];
+  st->c = x->dims[1];
+  st->group = cpu_attr_int(op, "group", 1);
+  if (st->group < 1 || st->c % st->group != 0 || w->dims[0] != st->c) {
+    refuse(why, detail, WM_WHY_ATTR,
+           "ConvTranspose group does not divide channels");
+    return false;
+  }
+  st->cg = st->c / st->group;
+  st->mg = w->dims[1];
+  st->m = st->mg * st->group;
+  if (y->dims[1] != st->m || y->dims[0] != st->n ||
+      (b && b->dims[0] != st->m)) {
+    refuse(why, detail, WM_WHY_SHAPE,
+           "ConvTranspose output or bias channels are not M");
+    return false;
+  }
+  const int64_t *ks = NULL, *ss = NULL, *ds = NULL, *ps = NULL, *op_ = NULL;
+  size_t nk = 0, ns = 0, nd = 0, np = 0, no = 0;
+  bool has_k = cpu_attr_ints(op, "kernel_shape", &ks, &nk);
+  bool has_s = cpu_attr_ints(op, "strides", &ss, &ns);
+  bool has_d = cpu_attr_ints(op, "dilations", &ds, &nd);
+  bool has_p = cpu_attr_ints(op, "pads", &ps, &np);
+  bool has_o = cpu_attr_ints(op, "output_padding", &op_, &no);
+  if ((has_k && nk != (size_t)nsp) || (has_s && ns != (size_t)nsp) ||
+      (has_d && nd != (size_t)nsp) || (has_p && np != 2 * (size_t)nsp) ||
+      (has_o && no != (size_t)nsp)) {
+    refuse(why, detail, WM_WHY_ATTR,
+           "ConvTranspose kernel_shape, strides, dilations, pads or "
+           "output_padding have a bad length");
+    return false;
+  }
+  for (int32_t i = 0; i < 3; i++) {
+    st->in[i] = st->out[i] = st->k[i] = st->s[i] = st->d[i] = 1;
+  }
+  for (int32_t i = 0; i < nsp; i++) {
+    int32_t j = 3 - nsp + i;
+    st->in[j] = x->dims[2 + i];
+    st->out[j] = y->dims[2 + i];
+    st->k[j] = w->dims[2 + i];
+    st->s[j] = has_s ? ss[i] : 1;
+    st->d[j] = has_d ? ds[i] : 1;
+    st->pb[j] = has_p && !valid ? ps[i] : 0;
+    int64_t pe = has_p && !valid ? ps[nsp + i] : 0;
+    int64_t opad = has_o ? op_[i] : 0;
+    if ((has_k && ks[i] != st->k[j]) || st->s[j] < 1 || st->d[j] < 1 ||
+        st->pb[j] < 0 || pe < 0 || opad < 0 || st->in[j] < 1) {
+      refuse(why, detail, WM_WHY_ATTR,
+             "ConvTranspose attributes out of the range this kernel takes");
+      return false;
+    }
+    // The plan's output dims must be those of the explicit pads.
+    int64_t full = st->s[j] * (st->in[j] - 1) + opad +
+                   (st->k[j] - 1) * st->d[j] + 1 - st->pb[j] - pe;
+    if (full != st->out[j]) {
+      refuse(why, detail, WM_WHY_SHAPE,
+             "ConvTranspose output dims are not those of its pads");
+      return false;
+    }
+  }
+  int64_t colsz;
+  if (!wm_checked_mul_i64(st->in[0] * st->in[1], st->in[2], &st->insz) ||
+      !wm_checked_mul_i64(st->out[0] * st->out[1], st->out[2], &st->outsz) ||
+      !wm_checked_mul_i64(st->k[0] * st->k[1], st->k[2], &st->kprod) ||
+      !wm_checked_mul_i64(st->mg * st->kprod, st->insz, &colsz) ||
+      colsz > ((int64_t)1 << 31) || st->cg > INT32_MAX ||
+      st->outsz > INT32_MAX) {
+    refuse(why, detail, WM_WHY_SIZE_LIMIT, "ConvTranspose is too large");
+    return false;
+  }
+  return true;
+}
+
+static uint32_t deconv_query(const wm_op_desc *op, uint32_t *why,
+                             const char **detail) {
+  deconv_state_t st;
+  return deconv_shapes(op, &st, why, detail) ? WM_SUPPORT_SUPPORTED
+                                             : WM_SUPPORT_NONE;
+}
+
+static void deconv_destroy(void *state) {
+  deconv_state_t *st = state;
+  if (st) {
+    free(st->col);
+    free(st);
+  }
+}
+
+static wm_error *deconv_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  const char *name = op->name ? op->name : "";
+  deconv_state_t *st = malloc(sizeof(*st));
+  if (!st) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "node \"%s\" (ConvTranspose): out of memory", name);
+  }
+  uint32_t why;
+  const char *detail = NULL;
+  if (!deconv_shapes(op, st, &why, &detail)) {
+    free(st);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (ConvTranspose): %s",
+                     name, detail);
+  }
+  size_t cols = (size_t)(st->mg * st->kprod * st->insz);
+  st->col = malloc((cols ? cols : 1) * sizeof(float));
+  if (!st->col) {
+    free(st);
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "node \"%s\" (ConvTranspose): out of memory for its "
+                     "%zu-float column buffer",
+                     name, cols);
+  }
+  *out_state = st;
+  return NULL;
+}
+
+// One image and group being scattered: output channels [begin, end).
+typedef struct scatter {
+  const deconv_state_t *st;
+  const float *col;   // [mg * kprod, insz]
+  float *y;           // the group's first output channel
+  const float *bias;  // the group's bias, or NULL
+} scatter_t;
+
+static void scatter_channels(void *ctx, size_t begin, size_t end) {
+  const scatter_t *sc = ctx;
+  const deconv_state_t *st = sc->st;
+  for (size_t m = begin; m < end; m++) {
+    float *y = sc->y + m * (size_t)st->outsz;
+    float b0 = sc->bias ? sc->bias[m] : 0.0f;
+    for (int64_t i = 0; i < st->outsz; i++) {
+      y[i] = b0;
+    }
+    const float *cm = sc->col + m * (size_t)(st->kprod * st->insz);
+    for (int64_t k0 = 0; k0 < st->k[0]; k0++) {
+      for (int64_t k1 = 0; k1 < st->k[1]; k1++) {
+        for (int64_t k2 = 0; k2 < st->k[2]; k2++) {
+          const float *row =
+              cm + ((k0 * st->k[1] + k1) * st->k[2] + k2) * st->insz;
+          for (int64_t i0 = 0; i0 < st->in[0]; i0++) {
+            int64_t o0 = i0 * st->s[0] - st->pb[0] + k0 * st->d[0];
+            if (o0 < 0 || o0 >= st->out[0]) {
+              continue;
+            }
+            for (int64_t i1 = 0; i1 < st->in[1]; i1++) {
+              int64_t o1 = i1 * st->s[1] - st->pb[1] + k1 * st->d[1];
+              if (o1 < 0 || o1 >= st->out[1]) {
+                continue;
+              }
+              const float *r = row + (i0 * st->in[1] + i1) * st->in[2];
+              float *yo = y + (o0 * st->out[1] + o1) * st->out[2];
+              int64_t off = k2 * st->d[2] - st->pb[2], s2 = st->s[2];
+              // The input columns whose output lands in [0, out).
+              int64_t lo = off < 0 ? (-off + s2 - 1) / s2 : 0;
+              int64_t hi = st->out[2] - 1 - off >= 0
+                               ? (st->out[2] - 1 - off) / s2 + 1
+                               : 0;
+              hi = hi < st->in[2] ? hi : st->in[2];
+              if (s2 == 1) {
+                for (int64_t i2 = lo; i2 < hi; i2++) {
+                  yo[i2 + off] += r[i2];
+                }
+              } else {
+                for (int64_t i2 = lo; i2 < hi; i2++) {
+                  yo[i2 * s2 + off] += r[i2];
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+static wm_error *deconv_run(void *state, const cpu_run_t *run) {
+  const deconv_state_t *st = state;
+  const float *x = run->in[0].data, *w = run->in[1].data;
+  const float *bias = st->has_bias ? run->in[2].data : NULL;
+  float *y = run->out[0].data;
+  int rows = (int)(st->mg * st->kprod), cols = (int)st->insz;
+  for (int64_t n = 0; n < st->n; n++) {
+    for (int64_t g = 0; g < st->group; g++) {
+      const float *xg = x + (n * st->c + g * st->cg) * st->insz;
+      const float *wg = w + g * st->cg * rows;
+      // col[mg*K, P] = W_g[cg, mg*K]^T · X_g[cg, P]
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, cols,
+                  (int)st->cg, 1.0f, wg, rows, xg, cols, 0.0f, st->col, cols);
+      scatter_t sc = {
+          .st = st,
+          .col = st->col,
+          .y = y + (n * st->m + g * st->mg) * st->outsz,
+          .bias = bias ? bias + g * st->mg : NULL,
+      };
+      k_for(run->pool, (size_t)st->mg,
+            k_row_grain((size_t)(st->outsz + st->kprod * st->insz), 32768),
+            scatter_channels, &sc);
+    }
+  }
+  return NULL;
+}
+
+const cpu_kernel_t cpu_kernels_deconv[] = {
+    {"ConvTranspose", 1, WM_IMPL_VENDOR_LIBRARY, deconv_query, deconv_plan,
+     deconv_run, deconv_destroy},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+};
