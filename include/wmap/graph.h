@@ -478,10 +478,14 @@ wm_status_t wm_graph_verify(const wm_graph_t *graph) WM_MUST_USE_RESULT;
 // called |name|.
 wm_status_t wm_graph_bind_dim(wm_graph_t *graph, const char *name,
                               int64_t value) WM_MUST_USE_RESULT;
+// Returns the constant tensor value |id| holds: its initializer, or the
+// "value" tensor of the Constant node making it (exporters store weights
+// both ways); NULL otherwise. Borrowed from the graph.
+const wm_tensor_t *wm_graph_const_value(const wm_graph_t *graph, int32_t id);
 // Marks the learnable parameters of |graph|, counted the way frameworks
-// do: floating-point initializers of rank >= 1, except BatchNormalization
-// running mean and variance (inputs 3 and 4). *out_mask has value_count
-// entries (true = parameter) and must be freed.
+// do: floating-point constants (wm_graph_const_value) of rank >= 1, except
+// BatchNormalization running mean and variance (inputs 3 and 4). *out_mask has
+// value_count entries (true = parameter) and must be freed.
 wm_status_t wm_graph_param_mask(const wm_graph_t *graph,
                                 bool **out_mask) WM_MUST_USE_RESULT;
 // Returns the number of parameter elements (0 when out of memory).

@@ -636,6 +636,22 @@ bool wm_node_attr_floats(const wm_node_t *node, const char *name,
   return true;
 }
 
+const wm_tensor_t *wm_graph_const_value(const wm_graph_t *graph, int32_t id) {
+  const wm_value_t *v = &graph->values[id];
+  if (v->initializer) {
+    return v->initializer;
+  }
+  if (v->producer < 0) {
+    return NULL;
+  }
+  const wm_node_t *n = &graph->nodes[v->producer];
+  if (strcmp(n->op_type, "Constant") != 0 || !wm_domain_is_onnx(n->domain)) {
+    return NULL;
+  }
+  const wm_attr_t *a = wm_node_attr(n, "value");
+  return a && a->type == WM_ATTR_TENSOR ? a->t : NULL;
+}
+
 wm_status_t wm_graph_param_mask(const wm_graph_t *graph, bool **out_mask) {
   bool *mask = wm_calloc(graph->value_count + 1, sizeof(bool));
   if (!mask) {
@@ -643,7 +659,7 @@ wm_status_t wm_graph_param_mask(const wm_graph_t *graph, bool **out_mask) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   for (size_t i = 0; i < graph->value_count; i++) {
-    const wm_tensor_t *t = graph->values[i].initializer;
+    const wm_tensor_t *t = wm_graph_const_value(graph, (int32_t)i);
     mask[i] = t && wm_dtype_is_float(t->dtype) && t->shape.rank >= 1;
   }
   for (size_t i = 0; i < graph->node_count; i++) {
@@ -671,7 +687,7 @@ uint64_t wm_graph_param_count(const wm_graph_t *graph) {
   uint64_t count = 0;
   for (size_t i = 0; i < graph->value_count; i++) {
     if (mask[i]) {
-      count += graph->values[i].initializer->count;
+      count += wm_graph_const_value(graph, (int32_t)i)->count;
     }
   }
   free(mask);

@@ -181,6 +181,32 @@ WM_TEST(graph_equal_reports_the_first_difference) {
   wm_graph_destroy(b);
 }
 
+// Exporters store weights as initializers or as Constant nodes: both are
+// constants, and float ones of rank >= 1 are parameters.
+WM_TEST(constant_node_tensors_are_constants_and_parameters) {
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  int64_t d[2] = {3, 4};
+  wm_shape_t shape = wm_shape_make(2, d);
+  wm_tensor_t *w, *init;
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &shape, &w));
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &shape, &init));
+  WM_CHECK_OK(wm_graph_add_initializer(g, "b", init, NULL));
+  const char *out = "w";
+  int32_t c;
+  WM_CHECK_OK(wm_graph_add_node(g, "Constant", "", "c", NULL, 0, &out, 1, &c));
+  WM_CHECK_OK(wm_graph_add_attr_tensor(g, c, "value", w));
+  const char *ins[2] = {"w", "b"}, *y = "y";
+  int32_t n;
+  WM_CHECK_OK(wm_graph_add_node(g, "Add", "", "add", ins, 2, &y, 1, &n));
+  int32_t wid = wm_graph_find_value(g, "w"), yid = wm_graph_find_value(g, "y");
+  WM_CHECK(wm_graph_const_value(g, wid) == w);
+  WM_CHECK(wm_graph_const_value(g, wm_graph_find_value(g, "b")) == init);
+  WM_CHECK(wm_graph_const_value(g, yid) == NULL);
+  WM_CHECK_INT_EQ(wm_graph_param_count(g), 24);
+  wm_graph_destroy(g);
+}
+
 WM_TEST(clone_copies_values_nodes_and_subgraphs) {
   wm_graph_t *a, *body, *c;
   WM_CHECK_OK(build_small(&a));
@@ -211,6 +237,7 @@ WM_TEST(clone_copies_values_nodes_and_subgraphs) {
 
 int main(void) {
   static const wm_test_case_t cases[] = {
+      WM_CASE(constant_node_tensors_are_constants_and_parameters),
       WM_CASE(clone_copies_values_nodes_and_subgraphs),
       WM_CASE(dtype_sizes_and_names_follow_onnx_numbering),
       WM_CASE(half_conversions_round_to_nearest_even),

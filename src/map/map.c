@@ -294,11 +294,12 @@ static wm_status_t inventory_node(build_t *b, size_t pos, size_t index,
     if (i == 0 && indexed && bytes > out_total) {
       bytes = out_total;
     }
-    if (g->values[id].initializer) {
+    const wm_tensor_t *w = wm_graph_const_value(g, id);
+    if (w) {
       n->weight_bytes += bytes;
       if (b->param[id] && !b->param_seen[id]) {
         b->param_seen[id] = true;
-        n->params += (int64_t)g->values[id].initializer->count;
+        n->params += (int64_t)w->count;
       }
     } else {
       n->act_in_bytes += bytes;
@@ -751,8 +752,10 @@ static wm_status_t memory_pass(build_t *b) {
     const wm_value_t *val = &g->values[v];
     birth[v] = -1;
     death[v] = -2;
-    if (val->initializer) {
-      m->memory.weight_bytes += val->initializer->nbytes;
+    const wm_tensor_t *w = wm_graph_const_value(g, (int32_t)v);
+    if (w) {
+      // Constant nodes' tensors are weights too, not activations.
+      m->memory.weight_bytes += w->nbytes;
       continue;
     }
     if (val->producer >= 0) {

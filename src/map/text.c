@@ -174,7 +174,7 @@ static void section_totals(wm_report_writer_t *r, const wm_map_t *m) {
   wm_report_table_set_cell(&t, 0, "weight bytes");
   wm_report_table_set_cell(&t, 1, "%s",
                            wm_report_fmt_bytes((double)mem->weight_bytes, a));
-  wm_report_table_set_cell(&t, 2, "every initializer");
+  wm_report_table_set_cell(&t, 2, "every initializer and Constant tensor");
   wm_report_table_add_row(&t);
   wm_report_table_set_cell(&t, 0, "peak activations");
   wm_report_table_set_cell(
