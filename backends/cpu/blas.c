@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "gemm.h"
 #include "kernels.h"  // K_CLONES
 
 enum { F32 = 1 };  // ONNX dtype of float32
@@ -37,6 +38,12 @@ typedef struct matmul_state {
   int64_t bstr[CPU_MAX_RANK];   // B's element stride per batch dim (0 = bcast)
   size_t batches;               // product of bdims
   bool merged;                  // B unbatched: one GEMM of batches * m rows
+  cpu_gemm_epi_t epi;           // the epilogue (plain for MatMul)
+  cpu_gemm_packed_t pb;         // B packed at plan time when constant
+  cpu_gemm_scratch_t scratch;   // packing buffers kept between runs
+  // Per run, for the batch callback.
+  const float *a, *b;  // operands
+  float *y;            // output
 } matmul_state_t;
 
 // Derives the MatMul geometry of |op|; false with a reason otherwise.
@@ -121,75 +128,123 @@ static uint32_t matmul_query(const wm_op_desc *op, uint32_t *why,
                                              : WM_SUPPORT_NONE;
 }
 
-static wm_error *matmul_plan(const wm_op_desc *op, void **out_state) {
+static void matmul_destroy(void *state) {
+  matmul_state_t *st = state;
+  if (st) {
+    cpu_gemm_packed_deinit(&st->pb);
+    cpu_gemm_scratch_deinit(&st->scratch);
+    free(st);
+  }
+}
+
+// Plans a MatMul-shaped product of |op| named |what| with the epilogue
+// |epi|: B (input 1) is packed once when it is a constant shared by every
+// batch member.
+static wm_error *matmul_plan_epi(const wm_op_desc *op, const char *what,
+                                 const cpu_gemm_epi_t *epi, void **out_state) {
   *out_state = NULL;
-  matmul_state_t *st = malloc(sizeof(*st));
+  matmul_state_t *st = calloc(1, sizeof(*st));
   if (!st) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "node \"%s\" (MatMul): out of memory",
-                     op->name ? op->name : "");
+                     "node \"%s\" (%s): out of memory",
+                     op->name ? op->name : "", what);
   }
   uint32_t why;
   const char *detail = NULL;
   if (!matmul_shapes(op, st, &why, &detail)) {
     free(st);
-    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (MatMul): %s",
-                     op->name ? op->name : "",
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (%s): %s",
+                     op->name ? op->name : "", what,
                      detail ? detail : "unsupported instance");
+  }
+  st->epi = *epi;
+  const float *b = k_const_input(op, 1);
+  if (b && st->merged && st->k > 0 && st->n > 0) {
+    wm_error *e = cpu_gemm_pack(CPU_GEMM_B, st->n, st->k, b, st->n, 1, &st->pb);
+    if (e) {
+      matmul_destroy(st);
+      return e;
+    }
   }
   *out_state = st;
   return NULL;
 }
 
+static wm_error *matmul_plan(const wm_op_desc *op, void **out_state) {
+  cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+  return matmul_plan_epi(op, "MatMul", &epi, out_state);
+}
+
+// Batch member |t| of a MatMul whose B is batched.
+static void matmul_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
+  const matmul_state_t *st = ctx;
+  int64_t ao = 0, bo = 0;
+  size_t rest = t;
+  for (int32_t i = st->nb - 1; i >= 0; i--) {
+    int64_t idx = (int64_t)(rest % (size_t)st->bdims[i]);
+    rest /= (size_t)st->bdims[i];
+    ao += idx * st->astr[i];
+    bo += idx * st->bstr[i];
+  }
+  memset(out, 0, sizeof(*out));
+  out->m = st->m;
+  out->n = st->n;
+  out->k = st->k;
+  out->a.data = st->a + ao;
+  out->a.rs = st->k;
+  out->a.cs = 1;
+  out->b.data = st->b + bo;
+  out->b.rs = st->n;
+  out->b.cs = 1;
+  out->c = st->y + t * (size_t)(st->m * st->n);
+  out->ldc = st->n;
+  out->epi = st->epi;
+}
+
 static wm_error *matmul_run(void *state, const cpu_run_t *run) {
-  const matmul_state_t *st = state;
-  const float *a = run->in[0].data;
-  const float *b = run->in[1].data;
+  matmul_state_t *st = state;
   float *y = run->out[0].data;
   if (!y || st->m == 0 || st->n == 0 || st->batches == 0) {
     return NULL;
   }
-  if (st->k == 0) {
-    memset(y, 0, run->out[0].count * sizeof(float));
-    return NULL;
-  }
-  int m = (int)st->m, n = (int)st->n, k = (int)st->k;
+  st->a = run->in[0].data;
+  st->b = run->in[1].data;
+  st->y = y;
   if (st->merged) {
     // Batches of A are contiguous and share B: one taller GEMM.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                (int)(st->m * (int64_t)st->batches), n, k, 1.0f, a, k, b, n,
-                0.0f, y, n);
-    return NULL;
+    cpu_gemm_problem_t p;
+    memset(&p, 0, sizeof(p));
+    p.m = st->m * (int64_t)st->batches;
+    p.n = st->n;
+    p.k = st->k;
+    p.a.data = st->a;
+    p.a.rs = st->k;
+    p.a.cs = 1;
+    p.b.data = st->b;
+    p.b.rs = st->n;
+    p.b.cs = 1;
+    p.b.packed = st->pb.data ? &st->pb : NULL;
+    p.c = y;
+    p.ldc = st->n;
+    p.epi = st->epi;
+    return cpu_gemm_run(&p, run->pool, &st->scratch);
   }
-  int64_t idx[CPU_MAX_RANK] = {0};
-  size_t ysz = (size_t)st->m * (size_t)st->n;
-  for (size_t t = 0; t < st->batches; t++) {
-    int64_t ao = 0, bo = 0;
-    for (int32_t i = 0; i < st->nb; i++) {
-      ao += idx[i] * st->astr[i];
-      bo += idx[i] * st->bstr[i];
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                a + ao, k, b + bo, n, 0.0f, y + t * ysz, n);
-    for (int32_t i = st->nb - 1; i >= 0; i--) {
-      if (++idx[i] < st->bdims[i]) {
-        break;
-      }
-      idx[i] = 0;
-    }
-  }
-  return NULL;
+  return cpu_gemm_run_batch(st->batches, matmul_member, st, run->pool,
+                            &st->scratch);
 }
 
 // ------------------------------------------------------------------ Gemm
 
 typedef struct gemm_state {
-  bool ta, tb;        // transA, transB
-  int64_t m, k, n;    // op(A) [m,k], op(B) [k,n]
-  float alpha, beta;  // scale factors
-  bool has_c;         // C given
-  bool c_full;        // C is [m,n]: copied as is
-  int64_t cs0, cs1;   // C's element strides over Y's rows and columns
+  bool ta, tb;                 // transA, transB
+  int64_t m, k, n;             // op(A) [m,k], op(B) [k,n]
+  float alpha, beta;           // scale factors
+  bool has_c;                  // C given
+  bool c_full;                 // C is [m,n]: copied as is
+  int64_t cs0, cs1;            // C's element strides over Y's rows and columns
+  cpu_act_t act;               // activation after the sum (FusedGemm)
+  cpu_gemm_packed_t pb;        // op(B) packed at plan time when constant
+  cpu_gemm_scratch_t scratch;  // packing buffers kept between runs
 } gemm_state_t;
 
 static bool gemm_shapes(const wm_op_desc *op, gemm_state_t *st, uint32_t *why,
@@ -255,62 +310,84 @@ static uint32_t gemm_query(const wm_op_desc *op, uint32_t *why,
                                            : WM_SUPPORT_NONE;
 }
 
-static wm_error *gemm_plan(const wm_op_desc *op, void **out_state) {
+static void gemm_destroy(void *state) {
+  gemm_state_t *st = state;
+  if (st) {
+    cpu_gemm_packed_deinit(&st->pb);
+    cpu_gemm_scratch_deinit(&st->scratch);
+    free(st);
+  }
+}
+
+// Plans a Gemm-shaped product of |op| named |what| followed by |act|;
+// op(B) is packed once when B is constant.
+static wm_error *gemm_plan_act(const wm_op_desc *op, const char *what,
+                               const cpu_act_t *act, void **out_state) {
   *out_state = NULL;
-  gemm_state_t *st = malloc(sizeof(*st));
+  gemm_state_t *st = calloc(1, sizeof(*st));
   if (!st) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "node \"%s\" (Gemm): out of memory",
-                     op->name ? op->name : "");
+                     "node \"%s\" (%s): out of memory",
+                     op->name ? op->name : "", what);
   }
   uint32_t why;
   const char *detail = NULL;
   if (!gemm_shapes(op, st, &why, &detail)) {
     free(st);
-    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (Gemm): %s",
-                     op->name ? op->name : "",
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (%s): %s",
+                     op->name ? op->name : "", what,
                      detail ? detail : "unsupported instance");
+  }
+  st->act = *act;
+  const float *b = k_const_input(op, 1);
+  if (b && st->k > 0 && st->n > 0) {
+    wm_error *e = cpu_gemm_pack(CPU_GEMM_B, st->n, st->k, b, st->tb ? 1 : st->n,
+                                st->tb ? st->k : 1, &st->pb);
+    if (e) {
+      gemm_destroy(st);
+      return e;
+    }
   }
   *out_state = st;
   return NULL;
 }
 
+static wm_error *gemm_plan(const wm_op_desc *op, void **out_state) {
+  cpu_act_t none = {CPU_ACT_NONE, 0.0f, 0.0f};
+  return gemm_plan_act(op, "Gemm", &none, out_state);
+}
+
 static wm_error *gemm_run(void *state, const cpu_run_t *run) {
-  const gemm_state_t *st = state;
+  gemm_state_t *st = state;
   float *y = run->out[0].data;
   if (!y || st->m == 0 || st->n == 0) {
     return NULL;
   }
-  size_t m = (size_t)st->m, n = (size_t)st->n;
-  float beta = 0.0f;
+  cpu_gemm_problem_t p;
+  memset(&p, 0, sizeof(p));
+  p.m = st->m;
+  p.n = st->n;
+  p.k = st->k;
+  p.a.data = run->in[0].data;
+  p.a.cs = st->ta ? st->m : 1;
+  p.a.rs = st->ta ? 1 : st->k;
+  p.b.data = run->in[1].data;
+  p.b.rs = st->tb ? 1 : st->n;
+  p.b.cs = st->tb ? st->k : 1;
+  p.b.packed = st->pb.data ? &st->pb : NULL;
+  p.c = y;
+  p.ldc = st->n;
+  p.epi = cpu_gemm_epi_plain();
+  p.epi.alpha = st->alpha;
+  p.epi.act = st->act;
   const float *c = st->has_c ? run->in[2].data : NULL;
   if (c && st->beta != 0.0f) {
-    // Y starts as broadcast C; the GEMM then adds alpha * op(A) op(B).
-    if (st->c_full) {
-      memcpy(y, c, m * n * sizeof(float));
-    } else {
-      for (size_t i = 0; i < m; i++) {
-        const float *ci = c + i * (size_t)st->cs0;
-        float *yi = y + i * n;
-        for (size_t j = 0; j < n; j++) {
-          yi[j] = ci[j * (size_t)st->cs1];
-        }
-      }
-    }
-    beta = st->beta;
+    p.epi.z = c;
+    p.epi.z_rs = st->cs0;
+    p.epi.z_cs = st->cs1;
+    p.epi.beta = st->beta;
   }
-  if (st->k == 0) {
-    for (size_t i = 0; i < m * n; i++) {
-      y[i] = beta != 0.0f ? beta * y[i] : 0.0f;
-    }
-    return NULL;
-  }
-  int mi = (int)st->m, ni = (int)st->n, ki = (int)st->k;
-  cblas_sgemm(CblasRowMajor, st->ta ? CblasTrans : CblasNoTrans,
-              st->tb ? CblasTrans : CblasNoTrans, mi, ni, ki, st->alpha,
-              run->in[0].data, st->ta ? mi : ki, run->in[1].data,
-              st->tb ? ki : ni, beta, y, ni);
-  return NULL;
+  return cpu_gemm_run(&p, run->pool, &st->scratch);
 }
 
 // ------------------------------------------------------------------ Conv
@@ -812,8 +889,9 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
 const cpu_kernel_t cpu_kernels_blas[] = {
     {"Conv", 1, WM_IMPL_VENDOR_LIBRARY, conv_query, conv_plan, conv_run,
      conv_destroy},
-    {"Gemm", 1, WM_IMPL_VENDOR_LIBRARY, gemm_query, gemm_plan, gemm_run, free},
+    {"Gemm", 1, WM_IMPL_VENDOR_LIBRARY, gemm_query, gemm_plan, gemm_run,
+     gemm_destroy},
     {"MatMul", 1, WM_IMPL_VENDOR_LIBRARY, matmul_query, matmul_plan, matmul_run,
-     free},
+     matmul_destroy},
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
