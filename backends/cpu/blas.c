@@ -1,11 +1,9 @@
-// Kernels on OpenBLAS in float32: MatMul (numpy batching), Gemm and Conv
-// (1x1 convolutions as one GEMM per image and group, depthwise ones by a
-// direct kernel, the rest through im2col). OpenBLAS runs its own threads,
-// so the pool only parallelises the work between BLAS calls (the depthwise
-// kernel, and im2col while OpenBLAS runs on one thread: its idle workers
-// spin on the cores after a multi-threaded sgemm) and never calls BLAS
-// from a pool thread.
-#include <cblas.h>
+// MatMul (numpy batching), Gemm and Conv in float32 on the GEMM engine
+// (gemm.h): constant weights are packed when the plan is made, bias,
+// residual and activation run in the engine's epilogue, packing buffers
+// live in the plan. 1x1 convolutions multiply the image itself, depthwise
+// ones run a direct kernel, the rest build im2col columns in the plan's
+// buffer. The pool runs the GEMMs and the column building.
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,19 +397,23 @@ enum { DEPTHWISE_MAX_KH = 16 };
 // Spatial geometry is kept 3-D: 1-D and 2-D convolutions get leading
 // dims of size 1.
 typedef struct conv_state {
-  int32_t nsp;               // spatial dims of the node (1 to 3)
-  int mode;                  // CONV_*
-  int64_t n, c, m, group;    // batch, in channels, out channels, groups
-  int64_t cg, mg;            // channels per group, in and out
-  int64_t in[3], out[3];     // spatial sizes
-  int64_t k[3], s[3], d[3];  // kernel, strides, dilations
-  int64_t pb[3];             // begin pads (end pads follow from the sizes)
-  int64_t insz, outsz;       // spatial products
-  int64_t kprod;             // kernel taps
-  bool has_bias;             // input B given
-  float *col;                // im2col buffer of one image, or NULL
-  int64_t *dw;               // depthwise: lo, hi, off per kernel column
-  int64_t dw_lo, dw_hi;      // depthwise: columns where every tap is inside
+  int32_t nsp;                 // spatial dims of the node (1 to 3)
+  int mode;                    // CONV_*
+  int64_t n, c, m, group;      // batch, in channels, out channels, groups
+  int64_t cg, mg;              // channels per group, in and out
+  int64_t in[3], out[3];       // spatial sizes
+  int64_t k[3], s[3], d[3];    // kernel, strides, dilations
+  int64_t pb[3];               // begin pads (end pads follow from the sizes)
+  int64_t insz, outsz;         // spatial products
+  int64_t kprod;               // kernel taps
+  bool has_bias;               // input B given
+  float *col;                  // im2col buffer of one image, or NULL
+  int64_t *dw;                 // depthwise: lo, hi, off per kernel column
+  int64_t dw_lo, dw_hi;        // depthwise: columns where every tap is inside
+  bool has_z;                  // FusedConv's residual Z (input 3) given
+  cpu_act_t act;               // activation after bias and Z (FusedConv)
+  cpu_gemm_packed_t *pw;       // per group: W packed at plan time, or NULL
+  cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
 } conv_state_t;
 
 // Sets *out to v[0] * v[1] * v[2]; false on overflow.
@@ -599,31 +601,64 @@ static void conv_destroy(void *state) {
   if (st) {
     free(st->col);
     free(st->dw);
+    if (st->pw) {
+      for (int64_t g = 0; g < st->group; g++) {
+        cpu_gemm_packed_deinit(&st->pw[g]);
+      }
+      free(st->pw);
+    }
+    cpu_gemm_scratch_deinit(&st->scratch);
     free(st);
   }
 }
 
-static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {
+// Plans a convolution of |op| named |what| followed by |act|; |has_z|
+// when input 3 is a residual added after the bias.
+static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
+                               const cpu_act_t *act, bool has_z,
+                               void **out_state) {
   *out_state = NULL;
-  conv_state_t *st = malloc(sizeof(*st));
+  conv_state_t *st = calloc(1, sizeof(*st));
   if (!st) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "node \"%s\" (Conv): out of memory",
-                     op->name ? op->name : "");
+                     "node \"%s\" (%s): out of memory",
+                     op->name ? op->name : "", what);
   }
   uint32_t why;
   const char *detail = NULL;
   if (!conv_shapes(op, st, &why, &detail)) {
     free(st);
-    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (Conv): %s",
-                     op->name ? op->name : "",
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (%s): %s",
+                     op->name ? op->name : "", what,
                      detail ? detail : "unsupported instance");
+  }
+  st->act = *act;
+  st->has_z = has_z;
+  const float *w = k_const_input(op, 1);
+  int64_t kg = st->cg * st->kprod;
+  if (w && st->mode != CONV_DEPTHWISE && kg > 0 && st->mg > 0) {
+    st->pw = calloc((size_t)st->group, sizeof(*st->pw));
+    if (!st->pw) {
+      conv_destroy(st);
+      return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                       "node \"%s\" (%s): out of memory",
+                       op->name ? op->name : "", what);
+    }
+    for (int64_t g = 0; g < st->group; g++) {
+      wm_error *e =
+          cpu_gemm_pack(CPU_GEMM_A, st->mg, kg, w + (size_t)(g * st->mg * kg),
+                        kg, 1, &st->pw[g]);
+      if (e) {
+        conv_destroy(st);
+        return e;
+      }
+    }
   }
   if (st->mode == CONV_IM2COL) {
     size_t count = (size_t)(st->c * st->kprod * st->outsz);
     st->col = aligned_alloc(64, ((count * sizeof(float)) | 63) + 1);
     if (!st->col) {
-      free(st);
+      conv_destroy(st);
       return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
                        "node \"%s\" (Conv): out of memory for an im2col "
                        "buffer of %zu floats",
@@ -664,7 +699,9 @@ typedef struct conv_job {
   const float *x;          // image (im2col) or whole input (depthwise)
   const float *w;          // weights (depthwise)
   const float *bias;       // bias or NULL (depthwise)
-  float *y;                // whole output (depthwise)
+  float *y;                // whole output
+  const float *z;          // residual (FusedConv) or NULL
+  int64_t img0;            // first image of the GEMM batch
 } conv_job_t;
 
 // dst[i] = src[i * S] for i in [0, n): S a constant at each call so that
@@ -820,19 +857,66 @@ static void depthwise_planes(void *ctx, size_t begin, size_t end) {
       depthwise_row(y + oh * o2, rows, w, kh_n, kw_n, lo, hi, off, st->s[2],
                     st->dw_lo, st->dw_hi);
     }
+    if (job->z) {
+      const float *z = job->z + p * (size_t)st->outsz;
+      for (int64_t i = 0; i < st->outsz; i++) {
+        y[i] += z[i];
+      }
+    }
+    cpu_act_apply(&st->act, y, (size_t)st->outsz);
+  }
+}
+
+// Member t of the convolution's GEMMs: image t / group, group t % group
+// (for im2col one image at a time, whose columns are in st->col).
+static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  int64_t img = (int64_t)t / st->group + job->img0, g = (int64_t)t % st->group;
+  int64_t kg = st->cg * st->kprod;
+  size_t out_off = (size_t)(img * st->m * st->outsz + g * st->mg * st->outsz);
+  memset(out, 0, sizeof(*out));
+  out->m = st->mg;
+  out->n = st->outsz;
+  out->k = kg;
+  out->a.data = job->w + (size_t)(g * st->mg * kg);
+  out->a.rs = kg;
+  out->a.cs = 1;
+  out->a.packed = st->pw ? &st->pw[g] : NULL;
+  if (st->mode == CONV_IM2COL) {
+    out->b.data = st->col + (size_t)(g * kg * st->outsz);
+  } else {
+    out->b.data = job->x + (size_t)(img * st->c * st->insz + g * kg * st->insz);
+  }
+  out->b.rs = st->outsz;
+  out->b.cs = 1;
+  out->c = job->y + out_off;
+  out->ldc = st->outsz;
+  out->epi = cpu_gemm_epi_plain();
+  out->epi.act = st->act;
+  if (job->bias) {
+    out->epi.bias = job->bias + g * st->mg;
+    out->epi.bias_rows = true;
+  }
+  if (job->z) {
+    out->epi.z = job->z + out_off;
+    out->epi.z_rs = st->outsz;
+    out->epi.z_cs = 1;
   }
 }
 
 static wm_error *conv_run(void *state, const cpu_run_t *run) {
-  const conv_state_t *st = state;
-  const float *x = run->in[0].data;
-  const float *w = run->in[1].data;
-  const float *bias = st->has_bias ? run->in[2].data : NULL;
+  conv_state_t *st = state;
   float *y = run->out[0].data;
   if (!y || run->out[0].count == 0) {
     return NULL;
   }
-  conv_job_t job = {.st = st, .x = x, .w = w, .bias = bias, .y = y};
+  conv_job_t job = {.st = st,
+                    .x = run->in[0].data,
+                    .w = run->in[1].data,
+                    .bias = st->has_bias ? run->in[2].data : NULL,
+                    .z = st->has_z ? run->in[3].data : NULL,
+                    .y = y};
   if (st->mode == CONV_DEPTHWISE) {
     size_t planes = (size_t)(st->n * st->c);
     size_t work = (size_t)(st->outsz * st->kprod);
@@ -840,50 +924,31 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
     wm_pool_for(run->pool, planes, grain, depthwise_planes, &job);
     return NULL;
   }
-  int64_t kg = st->cg * st->kprod;
-  size_t out_img = (size_t)(st->m * st->outsz);
+  if (st->mode == CONV_POINTWISE) {
+    // The image itself is B: no column buffer.
+    return cpu_gemm_run_batch((size_t)(st->n * st->group), conv_member, &job,
+                              run->pool, &st->scratch);
+  }
+  const float *x = job.x;
   for (int64_t img = 0; img < st->n; img++) {
-    const float *xi = x + (size_t)img * (size_t)(st->c * st->insz);
-    float *yi = y + (size_t)img * out_img;
-    float beta = 0.0f;
-    if (bias) {
-      for (int64_t o = 0; o < st->m; o++) {
-        float *yo = yi + (size_t)(o * st->outsz);
-        for (int64_t i = 0; i < st->outsz; i++) {
-          yo[i] = bias[o];
-        }
-      }
-      beta = 1.0f;
-    }
-    if (kg == 0) {
-      if (!bias) {
-        memset(yi, 0, out_img * sizeof(float));
-      }
-      continue;
-    }
-    const float *cols = xi;
-    if (st->mode == CONV_IM2COL) {
-      job.x = xi;
-      size_t rows = (size_t)(st->c * st->kprod);
-      size_t grain = st->outsz >= 16384 ? 1 : 16384 / (size_t)st->outsz;
-      if (openblas_get_num_threads() > 1) {
-        // OpenBLAS's idle workers spin for a while after each sgemm: pool
-        // threads next to them would share their cores, so the caller
-        // builds the columns alone (on its own core).
-        im2col_rows(&job, 0, rows);
-      } else {
-        wm_pool_for(run->pool, rows, grain, im2col_rows, &job);
-      }
-      cols = st->col;
-    }
-    for (int64_t g = 0; g < st->group; g++) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)st->mg,
-                  (int)st->outsz, (int)kg, 1.0f, w + (size_t)(g * st->mg * kg),
-                  (int)kg, cols + (size_t)(g * kg * st->outsz), (int)st->outsz,
-                  beta, yi + (size_t)(g * st->mg * st->outsz), (int)st->outsz);
+    job.x = x + (size_t)img * (size_t)(st->c * st->insz);
+    job.img0 = img;
+    size_t rows = (size_t)(st->c * st->kprod);
+    size_t grain = st->outsz >= 16384 ? 1 : 16384 / (size_t)st->outsz;
+    wm_pool_for(run->pool, rows, grain, im2col_rows, &job);
+    job.x = x;
+    wm_error *e = cpu_gemm_run_batch((size_t)st->group, conv_member, &job,
+                                     run->pool, &st->scratch);
+    if (e) {
+      return e;
     }
   }
   return NULL;
+}
+
+static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {
+  cpu_act_t none = {CPU_ACT_NONE, 0.0f, 0.0f};
+  return conv_plan_act(op, "Conv", &none, false, out_state);
 }
 
 const cpu_kernel_t cpu_kernels_blas[] = {
