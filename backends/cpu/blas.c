@@ -4,6 +4,7 @@
 // live in the plan. 1x1 convolutions multiply the image itself, depthwise
 // ones run a direct kernel, the rest build im2col columns in the plan's
 // buffer. The pool runs the GEMMs and the column building.
+#include <float.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ typedef struct matmul_state {
   size_t batches;               // product of bdims
   bool merged;                  // B unbatched: one GEMM of batches * m rows
   cpu_gemm_epi_t epi;           // the epilogue (plain for MatMul)
+  bool has_bias;                // FusedMatMul's bias (input 2) given
   cpu_gemm_packed_t pb;         // B packed at plan time when constant
   cpu_gemm_scratch_t scratch;   // packing buffers kept between runs
   // Per run, for the batch callback.
@@ -208,6 +210,7 @@ static wm_error *matmul_run(void *state, const cpu_run_t *run) {
   st->a = run->in[0].data;
   st->b = run->in[1].data;
   st->y = y;
+  st->epi.bias = st->has_bias ? run->in[2].data : NULL;
   if (st->merged) {
     // Batches of A are contiguous and share B: one taller GEMM.
     cpu_gemm_problem_t p;
@@ -950,6 +953,166 @@ static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {
   cpu_act_t none = {CPU_ACT_NONE, 0.0f, 0.0f};
   return conv_plan_act(op, "Conv", &none, false, out_state);
 }
+
+// --------------------------------------------------------- fused (wmap)
+
+// The activation of a fused node from `activation` and
+// `activation_params` (ONNX defaults when the parameters are absent);
+// false with a reason for a name or parameter count it does not know.
+static bool fused_act(const wm_op_desc *op, cpu_act_t *out, uint32_t *why,
+                      const char **detail) {
+  static const char *const names[] = {
+      "",          "Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid",
+      "HardSwish", "Tanh", "Silu", "Gelu",      "GeluTanh"};
+  static const float defaults[][2] = {{0, 0},     {0, 0}, {-FLT_MAX, FLT_MAX},
+                                      {0.01f, 0}, {0, 0}, {0.2f, 0.5f},
+                                      {0, 0},     {0, 0}, {0, 0},
+                                      {0, 0},     {0, 0}};
+  static const uint64_t n_params[] = {0, 0, 2, 1, 0, 2, 0, 0, 0, 0, 0};
+  const char *name = cpu_attr_string(op, "activation", "");
+  memset(out, 0, sizeof(*out));
+  for (int k = 0; k < (int)(sizeof(names) / sizeof(names[0])); k++) {
+    if (strcmp(name, names[k]) != 0) {
+      continue;
+    }
+    const wm_op_attr *p = cpu_attr(op, "activation_params");
+    uint64_t n = p && p->type == 6 ? p->count : 0;
+    if ((p && p->type != 6) || (n != 0 && n != n_params[k])) {
+      refuse(why, detail, WM_WHY_ATTR,
+             "activation_params do not fit the activation");
+      return false;
+    }
+    out->kind = (cpu_act_kind_t)k;
+    out->p0 = n > 0 ? p->floats[0] : defaults[k][0];
+    out->p1 = n > 1 ? p->floats[1] : defaults[k][1];
+    return true;
+  }
+  refuse(why, detail, WM_WHY_ATTR, "unknown activation");
+  return false;
+}
+
+// |op| as its base operator sees it: the first |n_in| inputs.
+static wm_op_desc fused_base(const wm_op_desc *op, uint32_t n_in) {
+  wm_op_desc b = *op;
+  b.n_in = op->n_in < n_in ? op->n_in : n_in;
+  return b;
+}
+
+// Checks the extra input |i| of a fused node: Z of the output's shape
+// (|vector| false) or a bias of the output's last dim (|vector| true).
+static bool fused_extra_ok(const wm_op_desc *op, uint32_t i, bool vector,
+                           uint32_t *why, const char **detail) {
+  if (!cpu_has_input(op, i)) {
+    return true;
+  }
+  const wm_tensor_desc *e = &op->in[i], *y = &op->out[0];
+  if (e->dtype != F32) {
+    refuse(why, detail, WM_WHY_DTYPE, "fused operators take float32 only");
+    return false;
+  }
+  bool ok;
+  if (vector) {
+    ok = e->rank == 1 && y->rank >= 1 && e->dims[0] == y->dims[y->rank - 1];
+  } else {
+    ok = e->rank == y->rank;
+    for (uint32_t d = 0; ok && d < y->rank; d++) {
+      ok = e->dims[d] == y->dims[d];
+    }
+  }
+  if (!ok) {
+    refuse(why, detail, WM_WHY_SHAPE,
+           vector ? "bias is not [N]" : "Z does not have the output's shape");
+  }
+  return ok;
+}
+
+static uint32_t fused_conv_query(const wm_op_desc *op, uint32_t *why,
+                                 const char **detail) {
+  cpu_act_t act;
+  wm_op_desc b = fused_base(op, 3);
+  conv_state_t st;
+  if (op->n_in > 4 || !fused_act(op, &act, why, detail) ||
+      !fused_extra_ok(op, 3, false, why, detail) ||
+      !conv_shapes(&b, &st, why, detail)) {
+    return WM_SUPPORT_NONE;
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *fused_conv_plan(const wm_op_desc *op, void **out_state) {
+  cpu_act_t act;
+  uint32_t why;
+  const char *detail = NULL;
+  *out_state = NULL;
+  if (!fused_act(op, &act, &why, &detail)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (FusedConv): %s",
+                     op->name ? op->name : "", detail);
+  }
+  wm_op_desc b = fused_base(op, 3);
+  return conv_plan_act(&b, "FusedConv", &act, cpu_has_input(op, 3), out_state);
+}
+
+static uint32_t fused_gemm_query(const wm_op_desc *op, uint32_t *why,
+                                 const char **detail) {
+  cpu_act_t act;
+  gemm_state_t st;
+  if (!fused_act(op, &act, why, detail) || !gemm_shapes(op, &st, why, detail)) {
+    return WM_SUPPORT_NONE;
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *fused_gemm_plan(const wm_op_desc *op, void **out_state) {
+  cpu_act_t act;
+  uint32_t why;
+  const char *detail = NULL;
+  *out_state = NULL;
+  if (!fused_act(op, &act, &why, &detail)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (FusedGemm): %s",
+                     op->name ? op->name : "", detail);
+  }
+  return gemm_plan_act(op, "FusedGemm", &act, out_state);
+}
+
+static uint32_t fused_matmul_query(const wm_op_desc *op, uint32_t *why,
+                                   const char **detail) {
+  cpu_act_t act;
+  wm_op_desc b = fused_base(op, 2);
+  matmul_state_t st;
+  if (op->n_in > 3 || !fused_act(op, &act, why, detail) ||
+      !fused_extra_ok(op, 2, true, why, detail) ||
+      !matmul_shapes(&b, &st, why, detail)) {
+    return WM_SUPPORT_NONE;
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *fused_matmul_plan(const wm_op_desc *op, void **out_state) {
+  cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+  uint32_t why;
+  const char *detail = NULL;
+  *out_state = NULL;
+  if (!fused_act(op, &epi.act, &why, &detail)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (FusedMatMul): %s",
+                     op->name ? op->name : "", detail);
+  }
+  wm_op_desc b = fused_base(op, 2);
+  wm_error *e = matmul_plan_epi(&b, "FusedMatMul", &epi, out_state);
+  if (!e) {
+    ((matmul_state_t *)*out_state)->has_bias = cpu_has_input(op, 2);
+  }
+  return e;
+}
+
+const cpu_kernel_t cpu_kernels_wmap[] = {
+    {"FusedConv", 1, WM_IMPL_NATIVE_KERNEL, fused_conv_query, fused_conv_plan,
+     conv_run, conv_destroy},
+    {"FusedGemm", 1, WM_IMPL_NATIVE_KERNEL, fused_gemm_query, fused_gemm_plan,
+     gemm_run, gemm_destroy},
+    {"FusedMatMul", 1, WM_IMPL_NATIVE_KERNEL, fused_matmul_query,
+     fused_matmul_plan, matmul_run, matmul_destroy},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+};
 
 const cpu_kernel_t cpu_kernels_blas[] = {
     {"Conv", 1, WM_IMPL_VENDOR_LIBRARY, conv_query, conv_plan, conv_run,
