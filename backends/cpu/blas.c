@@ -416,6 +416,7 @@ typedef struct conv_state {
   bool has_z;                  // FusedConv's residual Z (input 3) given
   cpu_act_t act;               // activation after bias and Z (FusedConv)
   cpu_gemm_packed_t *pw;       // per group: W packed at plan time, or NULL
+  float *dw_zero;              // depthwise 3x3: a zero input row, or NULL
   cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
 } conv_state_t;
 
@@ -604,6 +605,7 @@ static void conv_destroy(void *state) {
   if (st) {
     free(st->col);
     free(st->dw);
+    free(st->dw_zero);
     if (st->pw) {
       for (int64_t g = 0; g < st->group; g++) {
         cpu_gemm_packed_deinit(&st->pw[g]);
@@ -691,6 +693,15 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
     }
     if (st->dw_hi < st->dw_lo) {
       st->dw_hi = st->dw_lo;
+    }
+    if (st->k[1] == 3 && st->k[2] == 3 && st->d[1] == 1 && st->d[2] == 1) {
+      st->dw_zero = calloc((size_t)st->in[2] + 1, sizeof(float));
+      if (!st->dw_zero) {
+        conv_destroy(st);
+        return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                         "node \"%s\" (%s): out of memory",
+                         op->name ? op->name : "", what);
+      }
     }
   }
   *out_state = st;
@@ -835,6 +846,50 @@ depthwise_row(float *restrict y, const float *const *rows,
   }
 }
 
+// One output row of a 3x3 depthwise plane (dilation 1): y[i] = b + the
+// nine taps of input rows r0, r1, r2 (a zero row in the padding) at
+// columns i * s - pl + kw. Columns [ilo, ihi) have every tap inside the
+// row and run without checks, vectorised over the output columns.
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+depthwise3x3_row(float *restrict y, const float *restrict r0,
+                 const float *restrict r1, const float *restrict r2,
+                 const float *restrict w, float b, int64_t ow_n, int64_t iw_n,
+                 int64_t s, int64_t pl, int64_t ilo, int64_t ihi) {
+  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+  const float w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  for (int64_t i = 0; i < ow_n; i++) {
+    if (i == ilo && ilo < ihi) {
+      const float *a = r0 + ilo * s - pl, *c = r1 + ilo * s - pl;
+      const float *d = r2 + ilo * s - pl;
+      int64_t n = ihi - ilo;
+      if (s == 1) {
+        for (int64_t j = 0; j < n; j++) {
+          y[ilo + j] = b + w0 * a[j] + w1 * a[j + 1] + w2 * a[j + 2] +
+                       w3 * c[j] + w4 * c[j + 1] + w5 * c[j + 2] + w6 * d[j] +
+                       w7 * d[j + 1] + w8 * d[j + 2];
+        }
+      } else {
+        for (int64_t j = 0; j < n; j++) {
+          int64_t x = j * s;
+          y[ilo + j] = b + w0 * a[x] + w1 * a[x + 1] + w2 * a[x + 2] +
+                       w3 * c[x] + w4 * c[x + 1] + w5 * c[x + 2] + w6 * d[x] +
+                       w7 * d[x + 1] + w8 * d[x + 2];
+        }
+      }
+      i = ihi - 1;
+      continue;
+    }
+    float acc = b;
+    for (int64_t kw = 0; kw < 3; kw++) {
+      int64_t x = i * s - pl + kw;
+      if (x >= 0 && x < iw_n) {
+        acc += w[kw] * r0[x] + w[3 + kw] * r1[x] + w[6 + kw] * r2[x];
+      }
+    }
+    y[i] = acc;
+  }
+}
+
 // Depthwise planes [begin, end) (plane = image * C + channel).
 static void depthwise_planes(void *ctx, size_t begin, size_t end) {
   const conv_job_t *job = ctx;
@@ -849,10 +904,21 @@ static void depthwise_planes(void *ctx, size_t begin, size_t end) {
     const float *w = job->w + (size_t)(c * st->kprod);
     float *y = job->y + p * (size_t)st->outsz;
     float b0 = job->bias ? job->bias[c] : 0.0f;
-    for (int64_t i = 0; i < st->outsz; i++) {
+    if (st->dw_zero) {
+      for (int64_t oh = 0; oh < o1; oh++) {
+        const float *r[3];
+        for (int64_t kh = 0; kh < 3; kh++) {
+          int64_t ih = oh * st->s[1] - st->pb[1] + kh;
+          r[kh] = ih < 0 || ih >= st->in[1] ? st->dw_zero : x + ih * st->in[2];
+        }
+        depthwise3x3_row(y + oh * o2, r[0], r[1], r[2], w, b0, o2, st->in[2],
+                         st->s[2], st->pb[2], st->dw_lo, st->dw_hi);
+      }
+    }
+    for (int64_t i = 0; i < st->outsz && !st->dw_zero; i++) {
       y[i] = b0;
     }
-    for (int64_t oh = 0; oh < o1; oh++) {
+    for (int64_t oh = 0; oh < o1 && !st->dw_zero; oh++) {
       for (int64_t kh = 0; kh < kh_n; kh++) {
         int64_t ih = oh * st->s[1] - st->pb[1] + kh * st->d[1];
         rows[kh] = ih < 0 || ih >= st->in[1] ? NULL : x + ih * st->in[2];
