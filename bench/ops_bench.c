@@ -249,6 +249,12 @@ static wm_op_desc op_desc_of(const op_spec_t *sp, wm_tensor_desc *in,
   op.n_out = 1;
   op.in = in;
   op.out = out;
+  // Input 1 (B of MatMul, W of Conv) is a constant, as weights are in
+  // models: the plugin may pack it when the plan is made.
+  static const void *values[MAX_IN];
+  memset(values, 0, sizeof(values));
+  values[1] = sp->n_in > 1 ? sp->in_data[1] : NULL;
+  op.in_values = values;
   op.n_attr = sp->n_attr;
   op.attrs = sp->attrs;
   return op;
@@ -539,9 +545,10 @@ static wm_status_t run_case(const bench_env_t *env, const char *name,
   return st ? wm_status_annotate(st, "case %s", name) : NULL;
 }
 
-static wm_status_t bench_gemm(const bench_env_t *env, int size) {
-  size_t nn = (size_t)size * (size_t)size;
-  float *a = random_floats(nn, 1), *b = random_floats(nn, 2);
+static wm_status_t bench_gemm(const bench_env_t *env, int m, int n, int k) {
+  size_t nn = (size_t)m * (size_t)n;
+  float *a = random_floats((size_t)m * (size_t)k, 1);
+  float *b = random_floats((size_t)k * (size_t)n, 2);
   float *c = alloc_floats(nn);
   wm_status_t st = NULL;
   if (!a || !b || !c) {
@@ -552,18 +559,19 @@ static wm_status_t bench_gemm(const bench_env_t *env, int size) {
   sp.op = "MatMul";
   sp.opset = 13;
   sp.n_in = 2;
-  int64_t dims[2] = {size, size};
-  sp.in_shape[0] = sp.in_shape[1] = sp.out_shape = wm_shape_make(2, dims);
+  sp.in_shape[0] = wm_shape_make(2, (const int64_t[]){m, k});
+  sp.in_shape[1] = wm_shape_make(2, (const int64_t[]){k, n});
+  sp.out_shape = wm_shape_make(2, (const int64_t[]){m, n});
   sp.in_data[0] = a;
   sp.in_data[1] = b;
-  gemm_peer_t g = {size, size, size, a, b, c};
+  gemm_peer_t g = {m, n, k, a, b, c};
   variant_t peer = {.name = "peer", .fn = gemm_run, .ctx = &g};
   char name[64];
-  snprintf(name, sizeof(name), "MatMul %dx%dx%d", size, size, size);
+  snprintf(name, sizeof(name), "MatMul %dx%dx%d", m, n, k);
   if (!st) {
     st = run_case(env, name, &sp, true, &peer,
-                  2.0 * (double)size * (double)size * (double)size,
-                  2.0 * (double)size * (double)size * (double)size, "GFLOP/s",
+                  2.0 * (double)m * (double)n * (double)k,
+                  2.0 * (double)m * (double)n * (double)k, "GFLOP/s",
                   "cblas_sgemm", c, nn);
   }
   free(a);
@@ -705,6 +713,10 @@ static const conv_shape_t conv_shapes[] = {
     {"1x1 256->64 56", 256, 56, 64, 1, 1, 0},
     {"3x3/2 128->128 56", 128, 56, 128, 3, 2, 1},
     {"1x1/2 1024->2048 14", 1024, 14, 2048, 1, 2, 0},
+    {"mnv2 1x1 24->144 56", 24, 56, 144, 1, 1, 0},
+    {"mnv2 1x1 144->24 56", 144, 56, 24, 1, 1, 0},
+    {"mnv2 1x1 96->576 14", 96, 14, 576, 1, 1, 0},
+    {"mnv2 1x1 960->320 7", 960, 7, 320, 1, 1, 0},
 };
 
 static wm_status_t bench_pass(const char *plugin, int threads) {
@@ -740,9 +752,14 @@ static wm_status_t bench_pass(const char *plugin, int threads) {
   }
   // The plugin and this program share one OpenBLAS: same thread count.
   openblas_set_num_threads(threads);
-  static const int sizes[] = {256, 512, 1024, 2048};
+  // M x N x K: square ones, then the projections and the vocabulary
+  // head of bert-base / gpt2 at 128 tokens.
+  static const int sizes[][3] = {
+      {256, 256, 256}, {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
+      {128, 768, 768}, {128, 3072, 768}, {128, 768, 3072},   {128, 50257, 768},
+  };
   for (size_t i = 0; !st && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-    st = bench_gemm(&env, sizes[i]);
+    st = bench_gemm(&env, sizes[i][0], sizes[i][1], sizes[i][2]);
   }
   for (size_t i = 0; !st && i < sizeof(conv_shapes) / sizeof(conv_shapes[0]);
        i++) {

@@ -1,16 +1,16 @@
-// Kernels on OpenBLAS in float32: MatMul (numpy batching), Gemm and Conv
-// (1x1 convolutions as one GEMM per image and group, depthwise ones by a
-// direct kernel, the rest through im2col). OpenBLAS runs its own threads,
-// so the pool only parallelises the work between BLAS calls (the depthwise
-// kernel, and im2col while OpenBLAS runs on one thread: its idle workers
-// spin on the cores after a multi-threaded sgemm) and never calls BLAS
-// from a pool thread.
-#include <cblas.h>
+// MatMul (numpy batching), Gemm and Conv in float32 on the GEMM engine
+// (gemm.h): constant weights are packed when the plan is made, bias,
+// residual and activation run in the engine's epilogue, packing buffers
+// live in the plan. 1x1 convolutions multiply the image itself, depthwise
+// ones run a direct kernel, the rest build im2col columns in the plan's
+// buffer. The pool runs the GEMMs and the column building.
+#include <float.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
+#include "gemm.h"
 #include "kernels.h"  // K_CLONES
 
 enum { F32 = 1 };  // ONNX dtype of float32
@@ -37,6 +37,13 @@ typedef struct matmul_state {
   int64_t bstr[CPU_MAX_RANK];   // B's element stride per batch dim (0 = bcast)
   size_t batches;               // product of bdims
   bool merged;                  // B unbatched: one GEMM of batches * m rows
+  cpu_gemm_epi_t epi;           // the epilogue (plain for MatMul)
+  bool has_bias;                // FusedMatMul's bias (input 2) given
+  cpu_gemm_packed_t pb;         // B packed at plan time when constant
+  cpu_gemm_scratch_t scratch;   // packing buffers kept between runs
+  // Per run, for the batch callback.
+  const float *a, *b;  // operands
+  float *y;            // output
 } matmul_state_t;
 
 // Derives the MatMul geometry of |op|; false with a reason otherwise.
@@ -121,75 +128,124 @@ static uint32_t matmul_query(const wm_op_desc *op, uint32_t *why,
                                              : WM_SUPPORT_NONE;
 }
 
-static wm_error *matmul_plan(const wm_op_desc *op, void **out_state) {
+static void matmul_destroy(void *state) {
+  matmul_state_t *st = state;
+  if (st) {
+    cpu_gemm_packed_deinit(&st->pb);
+    cpu_gemm_scratch_deinit(&st->scratch);
+    free(st);
+  }
+}
+
+// Plans a MatMul-shaped product of |op| named |what| with the epilogue
+// |epi|: B (input 1) is packed once when it is a constant shared by every
+// batch member.
+static wm_error *matmul_plan_epi(const wm_op_desc *op, const char *what,
+                                 const cpu_gemm_epi_t *epi, void **out_state) {
   *out_state = NULL;
-  matmul_state_t *st = malloc(sizeof(*st));
+  matmul_state_t *st = calloc(1, sizeof(*st));
   if (!st) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "node \"%s\" (MatMul): out of memory",
-                     op->name ? op->name : "");
+                     "node \"%s\" (%s): out of memory",
+                     op->name ? op->name : "", what);
   }
   uint32_t why;
   const char *detail = NULL;
   if (!matmul_shapes(op, st, &why, &detail)) {
     free(st);
-    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (MatMul): %s",
-                     op->name ? op->name : "",
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (%s): %s",
+                     op->name ? op->name : "", what,
                      detail ? detail : "unsupported instance");
+  }
+  st->epi = *epi;
+  const float *b = k_const_input(op, 1);
+  if (b && st->merged && st->k > 0 && st->n > 0) {
+    wm_error *e = cpu_gemm_pack(CPU_GEMM_B, st->n, st->k, b, st->n, 1, &st->pb);
+    if (e) {
+      matmul_destroy(st);
+      return e;
+    }
   }
   *out_state = st;
   return NULL;
 }
 
+static wm_error *matmul_plan(const wm_op_desc *op, void **out_state) {
+  cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+  return matmul_plan_epi(op, "MatMul", &epi, out_state);
+}
+
+// Batch member |t| of a MatMul whose B is batched.
+static void matmul_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
+  const matmul_state_t *st = ctx;
+  int64_t ao = 0, bo = 0;
+  size_t rest = t;
+  for (int32_t i = st->nb - 1; i >= 0; i--) {
+    int64_t idx = (int64_t)(rest % (size_t)st->bdims[i]);
+    rest /= (size_t)st->bdims[i];
+    ao += idx * st->astr[i];
+    bo += idx * st->bstr[i];
+  }
+  memset(out, 0, sizeof(*out));
+  out->m = st->m;
+  out->n = st->n;
+  out->k = st->k;
+  out->a.data = st->a + ao;
+  out->a.rs = st->k;
+  out->a.cs = 1;
+  out->b.data = st->b + bo;
+  out->b.rs = st->n;
+  out->b.cs = 1;
+  out->c = st->y + t * (size_t)(st->m * st->n);
+  out->ldc = st->n;
+  out->epi = st->epi;
+}
+
 static wm_error *matmul_run(void *state, const cpu_run_t *run) {
-  const matmul_state_t *st = state;
-  const float *a = run->in[0].data;
-  const float *b = run->in[1].data;
+  matmul_state_t *st = state;
   float *y = run->out[0].data;
   if (!y || st->m == 0 || st->n == 0 || st->batches == 0) {
     return NULL;
   }
-  if (st->k == 0) {
-    memset(y, 0, run->out[0].count * sizeof(float));
-    return NULL;
-  }
-  int m = (int)st->m, n = (int)st->n, k = (int)st->k;
+  st->a = run->in[0].data;
+  st->b = run->in[1].data;
+  st->y = y;
+  st->epi.bias = st->has_bias ? run->in[2].data : NULL;
   if (st->merged) {
     // Batches of A are contiguous and share B: one taller GEMM.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                (int)(st->m * (int64_t)st->batches), n, k, 1.0f, a, k, b, n,
-                0.0f, y, n);
-    return NULL;
+    cpu_gemm_problem_t p;
+    memset(&p, 0, sizeof(p));
+    p.m = st->m * (int64_t)st->batches;
+    p.n = st->n;
+    p.k = st->k;
+    p.a.data = st->a;
+    p.a.rs = st->k;
+    p.a.cs = 1;
+    p.b.data = st->b;
+    p.b.rs = st->n;
+    p.b.cs = 1;
+    p.b.packed = st->pb.data ? &st->pb : NULL;
+    p.c = y;
+    p.ldc = st->n;
+    p.epi = st->epi;
+    return cpu_gemm_run(&p, run->pool, &st->scratch);
   }
-  int64_t idx[CPU_MAX_RANK] = {0};
-  size_t ysz = (size_t)st->m * (size_t)st->n;
-  for (size_t t = 0; t < st->batches; t++) {
-    int64_t ao = 0, bo = 0;
-    for (int32_t i = 0; i < st->nb; i++) {
-      ao += idx[i] * st->astr[i];
-      bo += idx[i] * st->bstr[i];
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                a + ao, k, b + bo, n, 0.0f, y + t * ysz, n);
-    for (int32_t i = st->nb - 1; i >= 0; i--) {
-      if (++idx[i] < st->bdims[i]) {
-        break;
-      }
-      idx[i] = 0;
-    }
-  }
-  return NULL;
+  return cpu_gemm_run_batch(st->batches, matmul_member, st, run->pool,
+                            &st->scratch);
 }
 
 // ------------------------------------------------------------------ Gemm
 
 typedef struct gemm_state {
-  bool ta, tb;        // transA, transB
-  int64_t m, k, n;    // op(A) [m,k], op(B) [k,n]
-  float alpha, beta;  // scale factors
-  bool has_c;         // C given
-  bool c_full;        // C is [m,n]: copied as is
-  int64_t cs0, cs1;   // C's element strides over Y's rows and columns
+  bool ta, tb;                 // transA, transB
+  int64_t m, k, n;             // op(A) [m,k], op(B) [k,n]
+  float alpha, beta;           // scale factors
+  bool has_c;                  // C given
+  bool c_full;                 // C is [m,n]: copied as is
+  int64_t cs0, cs1;            // C's element strides over Y's rows and columns
+  cpu_act_t act;               // activation after the sum (FusedGemm)
+  cpu_gemm_packed_t pb;        // op(B) packed at plan time when constant
+  cpu_gemm_scratch_t scratch;  // packing buffers kept between runs
 } gemm_state_t;
 
 static bool gemm_shapes(const wm_op_desc *op, gemm_state_t *st, uint32_t *why,
@@ -255,62 +311,84 @@ static uint32_t gemm_query(const wm_op_desc *op, uint32_t *why,
                                            : WM_SUPPORT_NONE;
 }
 
-static wm_error *gemm_plan(const wm_op_desc *op, void **out_state) {
+static void gemm_destroy(void *state) {
+  gemm_state_t *st = state;
+  if (st) {
+    cpu_gemm_packed_deinit(&st->pb);
+    cpu_gemm_scratch_deinit(&st->scratch);
+    free(st);
+  }
+}
+
+// Plans a Gemm-shaped product of |op| named |what| followed by |act|;
+// op(B) is packed once when B is constant.
+static wm_error *gemm_plan_act(const wm_op_desc *op, const char *what,
+                               const cpu_act_t *act, void **out_state) {
   *out_state = NULL;
-  gemm_state_t *st = malloc(sizeof(*st));
+  gemm_state_t *st = calloc(1, sizeof(*st));
   if (!st) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "node \"%s\" (Gemm): out of memory",
-                     op->name ? op->name : "");
+                     "node \"%s\" (%s): out of memory",
+                     op->name ? op->name : "", what);
   }
   uint32_t why;
   const char *detail = NULL;
   if (!gemm_shapes(op, st, &why, &detail)) {
     free(st);
-    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (Gemm): %s",
-                     op->name ? op->name : "",
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (%s): %s",
+                     op->name ? op->name : "", what,
                      detail ? detail : "unsupported instance");
+  }
+  st->act = *act;
+  const float *b = k_const_input(op, 1);
+  if (b && st->k > 0 && st->n > 0) {
+    wm_error *e = cpu_gemm_pack(CPU_GEMM_B, st->n, st->k, b, st->tb ? 1 : st->n,
+                                st->tb ? st->k : 1, &st->pb);
+    if (e) {
+      gemm_destroy(st);
+      return e;
+    }
   }
   *out_state = st;
   return NULL;
 }
 
+static wm_error *gemm_plan(const wm_op_desc *op, void **out_state) {
+  cpu_act_t none = {CPU_ACT_NONE, 0.0f, 0.0f};
+  return gemm_plan_act(op, "Gemm", &none, out_state);
+}
+
 static wm_error *gemm_run(void *state, const cpu_run_t *run) {
-  const gemm_state_t *st = state;
+  gemm_state_t *st = state;
   float *y = run->out[0].data;
   if (!y || st->m == 0 || st->n == 0) {
     return NULL;
   }
-  size_t m = (size_t)st->m, n = (size_t)st->n;
-  float beta = 0.0f;
+  cpu_gemm_problem_t p;
+  memset(&p, 0, sizeof(p));
+  p.m = st->m;
+  p.n = st->n;
+  p.k = st->k;
+  p.a.data = run->in[0].data;
+  p.a.cs = st->ta ? st->m : 1;
+  p.a.rs = st->ta ? 1 : st->k;
+  p.b.data = run->in[1].data;
+  p.b.rs = st->tb ? 1 : st->n;
+  p.b.cs = st->tb ? st->k : 1;
+  p.b.packed = st->pb.data ? &st->pb : NULL;
+  p.c = y;
+  p.ldc = st->n;
+  p.epi = cpu_gemm_epi_plain();
+  p.epi.alpha = st->alpha;
+  p.epi.act = st->act;
   const float *c = st->has_c ? run->in[2].data : NULL;
   if (c && st->beta != 0.0f) {
-    // Y starts as broadcast C; the GEMM then adds alpha * op(A) op(B).
-    if (st->c_full) {
-      memcpy(y, c, m * n * sizeof(float));
-    } else {
-      for (size_t i = 0; i < m; i++) {
-        const float *ci = c + i * (size_t)st->cs0;
-        float *yi = y + i * n;
-        for (size_t j = 0; j < n; j++) {
-          yi[j] = ci[j * (size_t)st->cs1];
-        }
-      }
-    }
-    beta = st->beta;
+    p.epi.z = c;
+    p.epi.z_rs = st->cs0;
+    p.epi.z_cs = st->cs1;
+    p.epi.beta = st->beta;
   }
-  if (st->k == 0) {
-    for (size_t i = 0; i < m * n; i++) {
-      y[i] = beta != 0.0f ? beta * y[i] : 0.0f;
-    }
-    return NULL;
-  }
-  int mi = (int)st->m, ni = (int)st->n, ki = (int)st->k;
-  cblas_sgemm(CblasRowMajor, st->ta ? CblasTrans : CblasNoTrans,
-              st->tb ? CblasTrans : CblasNoTrans, mi, ni, ki, st->alpha,
-              run->in[0].data, st->ta ? mi : ki, run->in[1].data,
-              st->tb ? ki : ni, beta, y, ni);
-  return NULL;
+  return cpu_gemm_run(&p, run->pool, &st->scratch);
 }
 
 // ------------------------------------------------------------------ Conv
@@ -322,19 +400,24 @@ enum { DEPTHWISE_MAX_KH = 16 };
 // Spatial geometry is kept 3-D: 1-D and 2-D convolutions get leading
 // dims of size 1.
 typedef struct conv_state {
-  int32_t nsp;               // spatial dims of the node (1 to 3)
-  int mode;                  // CONV_*
-  int64_t n, c, m, group;    // batch, in channels, out channels, groups
-  int64_t cg, mg;            // channels per group, in and out
-  int64_t in[3], out[3];     // spatial sizes
-  int64_t k[3], s[3], d[3];  // kernel, strides, dilations
-  int64_t pb[3];             // begin pads (end pads follow from the sizes)
-  int64_t insz, outsz;       // spatial products
-  int64_t kprod;             // kernel taps
-  bool has_bias;             // input B given
-  float *col;                // im2col buffer of one image, or NULL
-  int64_t *dw;               // depthwise: lo, hi, off per kernel column
-  int64_t dw_lo, dw_hi;      // depthwise: columns where every tap is inside
+  int32_t nsp;                 // spatial dims of the node (1 to 3)
+  int mode;                    // CONV_*
+  int64_t n, c, m, group;      // batch, in channels, out channels, groups
+  int64_t cg, mg;              // channels per group, in and out
+  int64_t in[3], out[3];       // spatial sizes
+  int64_t k[3], s[3], d[3];    // kernel, strides, dilations
+  int64_t pb[3];               // begin pads (end pads follow from the sizes)
+  int64_t insz, outsz;         // spatial products
+  int64_t kprod;               // kernel taps
+  bool has_bias;               // input B given
+  float *col;                  // im2col buffer of one image, or NULL
+  int64_t *dw;                 // depthwise: lo, hi, off per kernel column
+  int64_t dw_lo, dw_hi;        // depthwise: columns where every tap is inside
+  bool has_z;                  // FusedConv's residual Z (input 3) given
+  cpu_act_t act;               // activation after bias and Z (FusedConv)
+  cpu_gemm_packed_t *pw;       // per group: W packed at plan time, or NULL
+  float *dw_zero;              // depthwise 3x3: a zero input row, or NULL
+  cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
 } conv_state_t;
 
 // Sets *out to v[0] * v[1] * v[2]; false on overflow.
@@ -522,31 +605,65 @@ static void conv_destroy(void *state) {
   if (st) {
     free(st->col);
     free(st->dw);
+    free(st->dw_zero);
+    if (st->pw) {
+      for (int64_t g = 0; g < st->group; g++) {
+        cpu_gemm_packed_deinit(&st->pw[g]);
+      }
+      free(st->pw);
+    }
+    cpu_gemm_scratch_deinit(&st->scratch);
     free(st);
   }
 }
 
-static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {
+// Plans a convolution of |op| named |what| followed by |act|; |has_z|
+// when input 3 is a residual added after the bias.
+static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
+                               const cpu_act_t *act, bool has_z,
+                               void **out_state) {
   *out_state = NULL;
-  conv_state_t *st = malloc(sizeof(*st));
+  conv_state_t *st = calloc(1, sizeof(*st));
   if (!st) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "node \"%s\" (Conv): out of memory",
-                     op->name ? op->name : "");
+                     "node \"%s\" (%s): out of memory",
+                     op->name ? op->name : "", what);
   }
   uint32_t why;
   const char *detail = NULL;
   if (!conv_shapes(op, st, &why, &detail)) {
     free(st);
-    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (Conv): %s",
-                     op->name ? op->name : "",
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (%s): %s",
+                     op->name ? op->name : "", what,
                      detail ? detail : "unsupported instance");
+  }
+  st->act = *act;
+  st->has_z = has_z;
+  const float *w = k_const_input(op, 1);
+  int64_t kg = st->cg * st->kprod;
+  if (w && st->mode != CONV_DEPTHWISE && kg > 0 && st->mg > 0) {
+    st->pw = calloc((size_t)st->group, sizeof(*st->pw));
+    if (!st->pw) {
+      conv_destroy(st);
+      return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                       "node \"%s\" (%s): out of memory",
+                       op->name ? op->name : "", what);
+    }
+    for (int64_t g = 0; g < st->group; g++) {
+      wm_error *e =
+          cpu_gemm_pack(CPU_GEMM_A, st->mg, kg, w + (size_t)(g * st->mg * kg),
+                        kg, 1, &st->pw[g]);
+      if (e) {
+        conv_destroy(st);
+        return e;
+      }
+    }
   }
   if (st->mode == CONV_IM2COL) {
     size_t count = (size_t)(st->c * st->kprod * st->outsz);
     st->col = aligned_alloc(64, ((count * sizeof(float)) | 63) + 1);
     if (!st->col) {
-      free(st);
+      conv_destroy(st);
       return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
                        "node \"%s\" (Conv): out of memory for an im2col "
                        "buffer of %zu floats",
@@ -577,6 +694,15 @@ static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {
     if (st->dw_hi < st->dw_lo) {
       st->dw_hi = st->dw_lo;
     }
+    if (st->k[1] == 3 && st->k[2] == 3 && st->d[1] == 1 && st->d[2] == 1) {
+      st->dw_zero = calloc((size_t)st->in[2] + 1, sizeof(float));
+      if (!st->dw_zero) {
+        conv_destroy(st);
+        return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                         "node \"%s\" (%s): out of memory",
+                         op->name ? op->name : "", what);
+      }
+    }
   }
   *out_state = st;
   return NULL;
@@ -587,7 +713,9 @@ typedef struct conv_job {
   const float *x;          // image (im2col) or whole input (depthwise)
   const float *w;          // weights (depthwise)
   const float *bias;       // bias or NULL (depthwise)
-  float *y;                // whole output (depthwise)
+  float *y;                // whole output
+  const float *z;          // residual (FusedConv) or NULL
+  int64_t img0;            // first image of the GEMM batch
 } conv_job_t;
 
 // dst[i] = src[i * S] for i in [0, n): S a constant at each call so that
@@ -718,6 +846,50 @@ depthwise_row(float *restrict y, const float *const *rows,
   }
 }
 
+// One output row of a 3x3 depthwise plane (dilation 1): y[i] = b + the
+// nine taps of input rows r0, r1, r2 (a zero row in the padding) at
+// columns i * s - pl + kw. Columns [ilo, ihi) have every tap inside the
+// row and run without checks, vectorised over the output columns.
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+depthwise3x3_row(float *restrict y, const float *restrict r0,
+                 const float *restrict r1, const float *restrict r2,
+                 const float *restrict w, float b, int64_t ow_n, int64_t iw_n,
+                 int64_t s, int64_t pl, int64_t ilo, int64_t ihi) {
+  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+  const float w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  for (int64_t i = 0; i < ow_n; i++) {
+    if (i == ilo && ilo < ihi) {
+      const float *a = r0 + ilo * s - pl, *c = r1 + ilo * s - pl;
+      const float *d = r2 + ilo * s - pl;
+      int64_t n = ihi - ilo;
+      if (s == 1) {
+        for (int64_t j = 0; j < n; j++) {
+          y[ilo + j] = b + w0 * a[j] + w1 * a[j + 1] + w2 * a[j + 2] +
+                       w3 * c[j] + w4 * c[j + 1] + w5 * c[j + 2] + w6 * d[j] +
+                       w7 * d[j + 1] + w8 * d[j + 2];
+        }
+      } else {
+        for (int64_t j = 0; j < n; j++) {
+          int64_t x = j * s;
+          y[ilo + j] = b + w0 * a[x] + w1 * a[x + 1] + w2 * a[x + 2] +
+                       w3 * c[x] + w4 * c[x + 1] + w5 * c[x + 2] + w6 * d[x] +
+                       w7 * d[x + 1] + w8 * d[x + 2];
+        }
+      }
+      i = ihi - 1;
+      continue;
+    }
+    float acc = b;
+    for (int64_t kw = 0; kw < 3; kw++) {
+      int64_t x = i * s - pl + kw;
+      if (x >= 0 && x < iw_n) {
+        acc += w[kw] * r0[x] + w[3 + kw] * r1[x] + w[6 + kw] * r2[x];
+      }
+    }
+    y[i] = acc;
+  }
+}
+
 // Depthwise planes [begin, end) (plane = image * C + channel).
 static void depthwise_planes(void *ctx, size_t begin, size_t end) {
   const conv_job_t *job = ctx;
@@ -732,10 +904,21 @@ static void depthwise_planes(void *ctx, size_t begin, size_t end) {
     const float *w = job->w + (size_t)(c * st->kprod);
     float *y = job->y + p * (size_t)st->outsz;
     float b0 = job->bias ? job->bias[c] : 0.0f;
-    for (int64_t i = 0; i < st->outsz; i++) {
+    if (st->dw_zero) {
+      for (int64_t oh = 0; oh < o1; oh++) {
+        const float *r[3];
+        for (int64_t kh = 0; kh < 3; kh++) {
+          int64_t ih = oh * st->s[1] - st->pb[1] + kh;
+          r[kh] = ih < 0 || ih >= st->in[1] ? st->dw_zero : x + ih * st->in[2];
+        }
+        depthwise3x3_row(y + oh * o2, r[0], r[1], r[2], w, b0, o2, st->in[2],
+                         st->s[2], st->pb[2], st->dw_lo, st->dw_hi);
+      }
+    }
+    for (int64_t i = 0; i < st->outsz && !st->dw_zero; i++) {
       y[i] = b0;
     }
-    for (int64_t oh = 0; oh < o1; oh++) {
+    for (int64_t oh = 0; oh < o1 && !st->dw_zero; oh++) {
       for (int64_t kh = 0; kh < kh_n; kh++) {
         int64_t ih = oh * st->s[1] - st->pb[1] + kh * st->d[1];
         rows[kh] = ih < 0 || ih >= st->in[1] ? NULL : x + ih * st->in[2];
@@ -743,19 +926,66 @@ static void depthwise_planes(void *ctx, size_t begin, size_t end) {
       depthwise_row(y + oh * o2, rows, w, kh_n, kw_n, lo, hi, off, st->s[2],
                     st->dw_lo, st->dw_hi);
     }
+    if (job->z) {
+      const float *z = job->z + p * (size_t)st->outsz;
+      for (int64_t i = 0; i < st->outsz; i++) {
+        y[i] += z[i];
+      }
+    }
+    cpu_act_apply(&st->act, y, (size_t)st->outsz);
+  }
+}
+
+// Member t of the convolution's GEMMs: image t / group, group t % group
+// (for im2col one image at a time, whose columns are in st->col).
+static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  int64_t img = (int64_t)t / st->group + job->img0, g = (int64_t)t % st->group;
+  int64_t kg = st->cg * st->kprod;
+  size_t out_off = (size_t)(img * st->m * st->outsz + g * st->mg * st->outsz);
+  memset(out, 0, sizeof(*out));
+  out->m = st->mg;
+  out->n = st->outsz;
+  out->k = kg;
+  out->a.data = job->w + (size_t)(g * st->mg * kg);
+  out->a.rs = kg;
+  out->a.cs = 1;
+  out->a.packed = st->pw ? &st->pw[g] : NULL;
+  if (st->mode == CONV_IM2COL) {
+    out->b.data = st->col + (size_t)(g * kg * st->outsz);
+  } else {
+    out->b.data = job->x + (size_t)(img * st->c * st->insz + g * kg * st->insz);
+  }
+  out->b.rs = st->outsz;
+  out->b.cs = 1;
+  out->c = job->y + out_off;
+  out->ldc = st->outsz;
+  out->epi = cpu_gemm_epi_plain();
+  out->epi.act = st->act;
+  if (job->bias) {
+    out->epi.bias = job->bias + g * st->mg;
+    out->epi.bias_rows = true;
+  }
+  if (job->z) {
+    out->epi.z = job->z + out_off;
+    out->epi.z_rs = st->outsz;
+    out->epi.z_cs = 1;
   }
 }
 
 static wm_error *conv_run(void *state, const cpu_run_t *run) {
-  const conv_state_t *st = state;
-  const float *x = run->in[0].data;
-  const float *w = run->in[1].data;
-  const float *bias = st->has_bias ? run->in[2].data : NULL;
+  conv_state_t *st = state;
   float *y = run->out[0].data;
   if (!y || run->out[0].count == 0) {
     return NULL;
   }
-  conv_job_t job = {.st = st, .x = x, .w = w, .bias = bias, .y = y};
+  conv_job_t job = {.st = st,
+                    .x = run->in[0].data,
+                    .w = run->in[1].data,
+                    .bias = st->has_bias ? run->in[2].data : NULL,
+                    .z = st->has_z ? run->in[3].data : NULL,
+                    .y = y};
   if (st->mode == CONV_DEPTHWISE) {
     size_t planes = (size_t)(st->n * st->c);
     size_t work = (size_t)(st->outsz * st->kprod);
@@ -763,57 +993,199 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
     wm_pool_for(run->pool, planes, grain, depthwise_planes, &job);
     return NULL;
   }
-  int64_t kg = st->cg * st->kprod;
-  size_t out_img = (size_t)(st->m * st->outsz);
+  if (st->mode == CONV_POINTWISE) {
+    // The image itself is B: no column buffer.
+    return cpu_gemm_run_batch((size_t)(st->n * st->group), conv_member, &job,
+                              run->pool, &st->scratch);
+  }
+  const float *x = job.x;
   for (int64_t img = 0; img < st->n; img++) {
-    const float *xi = x + (size_t)img * (size_t)(st->c * st->insz);
-    float *yi = y + (size_t)img * out_img;
-    float beta = 0.0f;
-    if (bias) {
-      for (int64_t o = 0; o < st->m; o++) {
-        float *yo = yi + (size_t)(o * st->outsz);
-        for (int64_t i = 0; i < st->outsz; i++) {
-          yo[i] = bias[o];
-        }
-      }
-      beta = 1.0f;
-    }
-    if (kg == 0) {
-      if (!bias) {
-        memset(yi, 0, out_img * sizeof(float));
-      }
-      continue;
-    }
-    const float *cols = xi;
-    if (st->mode == CONV_IM2COL) {
-      job.x = xi;
-      size_t rows = (size_t)(st->c * st->kprod);
-      size_t grain = st->outsz >= 16384 ? 1 : 16384 / (size_t)st->outsz;
-      if (openblas_get_num_threads() > 1) {
-        // OpenBLAS's idle workers spin for a while after each sgemm: pool
-        // threads next to them would share their cores, so the caller
-        // builds the columns alone (on its own core).
-        im2col_rows(&job, 0, rows);
-      } else {
-        wm_pool_for(run->pool, rows, grain, im2col_rows, &job);
-      }
-      cols = st->col;
-    }
-    for (int64_t g = 0; g < st->group; g++) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)st->mg,
-                  (int)st->outsz, (int)kg, 1.0f, w + (size_t)(g * st->mg * kg),
-                  (int)kg, cols + (size_t)(g * kg * st->outsz), (int)st->outsz,
-                  beta, yi + (size_t)(g * st->mg * st->outsz), (int)st->outsz);
+    job.x = x + (size_t)img * (size_t)(st->c * st->insz);
+    job.img0 = img;
+    size_t rows = (size_t)(st->c * st->kprod);
+    size_t grain = st->outsz >= 16384 ? 1 : 16384 / (size_t)st->outsz;
+    wm_pool_for(run->pool, rows, grain, im2col_rows, &job);
+    job.x = x;
+    wm_error *e = cpu_gemm_run_batch((size_t)st->group, conv_member, &job,
+                                     run->pool, &st->scratch);
+    if (e) {
+      return e;
     }
   }
   return NULL;
 }
 
+static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {
+  cpu_act_t none = {CPU_ACT_NONE, 0.0f, 0.0f};
+  return conv_plan_act(op, "Conv", &none, false, out_state);
+}
+
+// --------------------------------------------------------- fused (wmap)
+
+// The activation of a fused node from `activation` and
+// `activation_params` (ONNX defaults when the parameters are absent);
+// false with a reason for a name or parameter count it does not know.
+static bool fused_act(const wm_op_desc *op, cpu_act_t *out, uint32_t *why,
+                      const char **detail) {
+  static const char *const names[] = {
+      "",          "Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid",
+      "HardSwish", "Tanh", "Silu", "Gelu",      "GeluTanh"};
+  static const float defaults[][2] = {{0, 0},     {0, 0}, {-FLT_MAX, FLT_MAX},
+                                      {0.01f, 0}, {0, 0}, {0.2f, 0.5f},
+                                      {0, 0},     {0, 0}, {0, 0},
+                                      {0, 0},     {0, 0}};
+  static const uint64_t n_params[] = {0, 0, 2, 1, 0, 2, 0, 0, 0, 0, 0};
+  const char *name = cpu_attr_string(op, "activation", "");
+  memset(out, 0, sizeof(*out));
+  for (int k = 0; k < (int)(sizeof(names) / sizeof(names[0])); k++) {
+    if (strcmp(name, names[k]) != 0) {
+      continue;
+    }
+    const wm_op_attr *p = cpu_attr(op, "activation_params");
+    uint64_t n = p && p->type == 6 ? p->count : 0;
+    if ((p && p->type != 6) || (n != 0 && n != n_params[k])) {
+      refuse(why, detail, WM_WHY_ATTR,
+             "activation_params do not fit the activation");
+      return false;
+    }
+    out->kind = (cpu_act_kind_t)k;
+    out->p0 = n > 0 ? p->floats[0] : defaults[k][0];
+    out->p1 = n > 1 ? p->floats[1] : defaults[k][1];
+    return true;
+  }
+  refuse(why, detail, WM_WHY_ATTR, "unknown activation");
+  return false;
+}
+
+// |op| as its base operator sees it: the first |n_in| inputs.
+static wm_op_desc fused_base(const wm_op_desc *op, uint32_t n_in) {
+  wm_op_desc b = *op;
+  b.n_in = op->n_in < n_in ? op->n_in : n_in;
+  return b;
+}
+
+// Checks the extra input |i| of a fused node: Z of the output's shape
+// (|vector| false) or a bias of the output's last dim (|vector| true).
+static bool fused_extra_ok(const wm_op_desc *op, uint32_t i, bool vector,
+                           uint32_t *why, const char **detail) {
+  if (!cpu_has_input(op, i)) {
+    return true;
+  }
+  const wm_tensor_desc *e = &op->in[i], *y = &op->out[0];
+  if (e->dtype != F32) {
+    refuse(why, detail, WM_WHY_DTYPE, "fused operators take float32 only");
+    return false;
+  }
+  bool ok;
+  if (vector) {
+    ok = e->rank == 1 && y->rank >= 1 && e->dims[0] == y->dims[y->rank - 1];
+  } else {
+    ok = e->rank == y->rank;
+    for (uint32_t d = 0; ok && d < y->rank; d++) {
+      ok = e->dims[d] == y->dims[d];
+    }
+  }
+  if (!ok) {
+    refuse(why, detail, WM_WHY_SHAPE,
+           vector ? "bias is not [N]" : "Z does not have the output's shape");
+  }
+  return ok;
+}
+
+static uint32_t fused_conv_query(const wm_op_desc *op, uint32_t *why,
+                                 const char **detail) {
+  cpu_act_t act;
+  wm_op_desc b = fused_base(op, 3);
+  conv_state_t st;
+  if (op->n_in > 4 || !fused_act(op, &act, why, detail) ||
+      !fused_extra_ok(op, 3, false, why, detail) ||
+      !conv_shapes(&b, &st, why, detail)) {
+    return WM_SUPPORT_NONE;
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *fused_conv_plan(const wm_op_desc *op, void **out_state) {
+  cpu_act_t act;
+  uint32_t why;
+  const char *detail = NULL;
+  *out_state = NULL;
+  if (!fused_act(op, &act, &why, &detail)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (FusedConv): %s",
+                     op->name ? op->name : "", detail);
+  }
+  wm_op_desc b = fused_base(op, 3);
+  return conv_plan_act(&b, "FusedConv", &act, cpu_has_input(op, 3), out_state);
+}
+
+static uint32_t fused_gemm_query(const wm_op_desc *op, uint32_t *why,
+                                 const char **detail) {
+  cpu_act_t act;
+  gemm_state_t st;
+  if (!fused_act(op, &act, why, detail) || !gemm_shapes(op, &st, why, detail)) {
+    return WM_SUPPORT_NONE;
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *fused_gemm_plan(const wm_op_desc *op, void **out_state) {
+  cpu_act_t act;
+  uint32_t why;
+  const char *detail = NULL;
+  *out_state = NULL;
+  if (!fused_act(op, &act, &why, &detail)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (FusedGemm): %s",
+                     op->name ? op->name : "", detail);
+  }
+  return gemm_plan_act(op, "FusedGemm", &act, out_state);
+}
+
+static uint32_t fused_matmul_query(const wm_op_desc *op, uint32_t *why,
+                                   const char **detail) {
+  cpu_act_t act;
+  wm_op_desc b = fused_base(op, 2);
+  matmul_state_t st;
+  if (op->n_in > 3 || !fused_act(op, &act, why, detail) ||
+      !fused_extra_ok(op, 2, true, why, detail) ||
+      !matmul_shapes(&b, &st, why, detail)) {
+    return WM_SUPPORT_NONE;
+  }
+  return WM_SUPPORT_SUPPORTED;
+}
+
+static wm_error *fused_matmul_plan(const wm_op_desc *op, void **out_state) {
+  cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+  uint32_t why;
+  const char *detail = NULL;
+  *out_state = NULL;
+  if (!fused_act(op, &epi.act, &why, &detail)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (FusedMatMul): %s",
+                     op->name ? op->name : "", detail);
+  }
+  wm_op_desc b = fused_base(op, 2);
+  wm_error *e = matmul_plan_epi(&b, "FusedMatMul", &epi, out_state);
+  if (!e) {
+    ((matmul_state_t *)*out_state)->has_bias = cpu_has_input(op, 2);
+  }
+  return e;
+}
+
+const cpu_kernel_t cpu_kernels_wmap[] = {
+    {"FusedConv", 1, WM_IMPL_NATIVE_KERNEL, fused_conv_query, fused_conv_plan,
+     conv_run, conv_destroy},
+    {"FusedGemm", 1, WM_IMPL_NATIVE_KERNEL, fused_gemm_query, fused_gemm_plan,
+     gemm_run, gemm_destroy},
+    {"FusedMatMul", 1, WM_IMPL_NATIVE_KERNEL, fused_matmul_query,
+     fused_matmul_plan, matmul_run, matmul_destroy},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+};
+
 const cpu_kernel_t cpu_kernels_blas[] = {
     {"Conv", 1, WM_IMPL_VENDOR_LIBRARY, conv_query, conv_plan, conv_run,
      conv_destroy},
-    {"Gemm", 1, WM_IMPL_VENDOR_LIBRARY, gemm_query, gemm_plan, gemm_run, free},
+    {"Gemm", 1, WM_IMPL_VENDOR_LIBRARY, gemm_query, gemm_plan, gemm_run,
+     gemm_destroy},
     {"MatMul", 1, WM_IMPL_VENDOR_LIBRARY, matmul_query, matmul_plan, matmul_run,
-     free},
+     matmul_destroy},
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };

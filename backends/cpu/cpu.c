@@ -203,18 +203,27 @@ static const wm_device_tier device_tier = {WM_HOST_DEVICE_TIER_FIELDS,
 
 // -------------------------------------------------------- library tier
 
-// The entry serving |op|: its op_type in the default domain with the
-// largest since <= opset; NULL when none. *out_any tells whether some
-// entry has the op_type at all.
+// The entry serving |op|: its op_type in the default domain (the fused
+// operators for the "wmap" domain) with the largest since <= opset; NULL when
+// none. *out_any tells whether some entry has the op_type at all.
 static const cpu_kernel_t *find_kernel(const wm_op_desc *op, bool *out_any) {
   *out_any = false;
-  if (!op->op_type || (op->domain && op->domain[0] != '\0' &&
-                       strcmp(op->domain, "ai.onnx") != 0)) {
+  const cpu_kernel_t *const *search = tables;
+  size_t n_tables = sizeof(tables) / sizeof(tables[0]);
+  static const cpu_kernel_t *const wmap_tables[] = {cpu_kernels_wmap};
+  if (!op->op_type) {
+    return NULL;
+  }
+  if (op->domain && strcmp(op->domain, "wmap") == 0) {
+    search = wmap_tables;
+    n_tables = 1;
+  } else if (op->domain && op->domain[0] != '\0' &&
+             strcmp(op->domain, "ai.onnx") != 0) {
     return NULL;
   }
   const cpu_kernel_t *best = NULL;
-  for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-    for (const cpu_kernel_t *k = tables[t]; k->op_type; k++) {
+  for (size_t t = 0; t < n_tables; t++) {
+    for (const cpu_kernel_t *k = search[t]; k->op_type; k++) {
       if (strcmp(k->op_type, op->op_type) != 0) {
         continue;
       }

@@ -35,8 +35,9 @@ typedef struct gen_attr {
 
 // One operator instance: a one-node graph's inputs and attributes.
 typedef struct inst {
-  const char *op;                  // op_type in the default domain
-  int64_t opset;                   // imported opset
+  const char *op;                  // op_type
+  const char *domain;              // its domain: NULL = default, or "wmap"
+  int64_t opset;                   // imported opset of the default domain
   int32_t n_in, n_out;             // node inputs and outputs
   wm_dtype_t dtype[MAX_IO];        // per input; UNDEFINED = omitted
   wm_shape_t shape[MAX_IO];        // per input
@@ -247,6 +248,9 @@ static wm_status_t build_graph(const inst_t *in, wm_graph_t **out) {
                                                 "y4", "y5", "y6", "y7"};
   const char *ins[MAX_IO], *outs[MAX_IO];
   wm_status_t s = wm_graph_set_opset(g, "", in->opset);
+  if (!s && in->domain) {
+    s = wm_graph_set_opset(g, in->domain, 1);
+  }
   for (int32_t i = 0; !s && i < in->n_in; i++) {
     ins[i] = in->dtype[i] ? in_names[i] : "";
     if (in->dtype[i] && in->is_const[i]) {
@@ -268,8 +272,8 @@ static wm_status_t build_graph(const inst_t *in, wm_graph_t **out) {
   }
   int32_t node = 0;
   if (!s) {
-    s = wm_graph_add_node(g, in->op, "", "n", ins, in->n_in, outs, in->n_out,
-                          &node);
+    s = wm_graph_add_node(g, in->op, in->domain ? in->domain : "", "n", ins,
+                          in->n_in, outs, in->n_out, &node);
   }
   for (size_t i = 0; !s && i < in->n_attr; i++) {
     const gen_attr_t *a = &in->attr[i];
@@ -2344,6 +2348,90 @@ WM_TEST(attribute_driven_instances_agree_with_ref_where_claimed) {
 }
 
 // The host's thread count reaches the plugin's features and devices.
+// The fused operators of the "wmap" domain: every activation on each,
+// with and without the optional inputs, on the GEMM and depthwise paths.
+WM_TEST(fused_ops_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const char *const acts[] = {
+      "",          "Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid",
+      "HardSwish", "Tanh", "Silu", "Gelu",      "GeluTanh"};
+  static const float params[][2] = {
+      {0, 0}, {0, 0}, {-0.5f, 0.6f}, {0.2f, 0}, {0, 0}, {0.3f, 0.4f},
+      {0, 0}, {0, 0}, {0, 0},        {0, 0},    {0, 0}};
+  static const size_t n_params[] = {0, 0, 2, 1, 0, 2, 0, 0, 0, 0, 0};
+  int bad = 0;
+  for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]); a++) {
+    for (int form = 0; form < 2; form++) {
+      // FusedConv: 3x3 pad 1 stride 1+form, group 1; 1x1; depthwise.
+      for (int kind = 0; kind < 3; kind++) {
+        inst_t in = inst_make("FusedConv", 13);
+        in.domain = "wmap";
+        int64_t s = 1 + form;
+        int64_t x[4] = {1, 4, 7, 6};
+        int64_t wc = kind == 2 ? 1 : 4, kk = kind == 1 ? 1 : 3;
+        int64_t m = kind == 2 ? 4 : 5;
+        int64_t w[4] = {m, wc, kk, kk}, b[1] = {m};
+        int64_t pad = kk == 3 ? 1 : 0;
+        int64_t oh = (7 + 2 * pad - kk) / s + 1,
+                ow = (6 + 2 * pad - kk) / s + 1;
+        int64_t z[4] = {1, m, oh, ow};
+        inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+        inst_input(&in, WM_DTYPE_FLOAT, 4, w);
+        inst_input(&in, form ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 1, b);
+        inst_input(&in, WM_DTYPE_FLOAT, 4, z);
+        int64_t strides[2] = {s, s}, pads[4] = {pad, pad, pad, pad};
+        attr_ints(&in, "strides", 2, strides);
+        attr_ints(&in, "pads", 4, pads);
+        if (kind == 2) {
+          attr_int(&in, "group", 4);
+        }
+        attr_string(&in, "activation", acts[a]);
+        if (n_params[a]) {
+          attr_floats(&in, "activation_params", n_params[a], params[a]);
+        }
+        bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+      }
+      inst_t g = inst_make("FusedGemm", 13);
+      g.domain = "wmap";
+      int64_t ga[2] = {9, 13}, gb[2] = {21, 13}, gc[1] = {21};
+      inst_input(&g, WM_DTYPE_FLOAT, 2, ga);
+      inst_input(&g, WM_DTYPE_FLOAT, 2, gb);
+      inst_input(&g, form ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 1, gc);
+      attr_int(&g, "transB", 1);
+      attr_float(&g, "alpha", 0.75f);
+      attr_string(&g, "activation", acts[a]);
+      if (n_params[a]) {
+        attr_floats(&g, "activation_params", n_params[a], params[a]);
+      }
+      bad += !expect_claimed(&g, WM_IMPL_NATIVE_KERNEL);
+      inst_t mm = inst_make("FusedMatMul", 13);
+      mm.domain = "wmap";
+      int64_t ma[3] = {2, 7, 11}, mb[2] = {11, 19}, mbias[1] = {19};
+      inst_input(&mm, WM_DTYPE_FLOAT, 3, ma);
+      inst_input(&mm, WM_DTYPE_FLOAT, 2, mb);
+      if (form) {
+        inst_input(&mm, WM_DTYPE_FLOAT, 1, mbias);
+      }
+      attr_string(&mm, "activation", acts[a]);
+      if (n_params[a]) {
+        attr_floats(&mm, "activation_params", n_params[a], params[a]);
+      }
+      bad += !expect_claimed(&mm, WM_IMPL_NATIVE_KERNEL);
+    }
+  }
+  // An activation the backend does not know is refused, not run.
+  inst_t in = inst_make("FusedMatMul", 13);
+  in.domain = "wmap";
+  int64_t a2[2] = {3, 4}, b2[2] = {4, 5};
+  inst_input(&in, WM_DTYPE_FLOAT, 2, a2);
+  inst_input(&in, WM_DTYPE_FLOAT, 2, b2);
+  attr_string(&in, "activation", "Mish");
+  uint32_t impl;
+  outcome_t o = run_instance(&in, &impl);
+  WM_CHECK(o == OUT_REFUSED || o == OUT_INVALID);
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
 WM_TEST(host_thread_count_is_used) {
   WM_CHECK(plugin_handle != NULL);
   void *sym = dlsym(plugin_handle, WM_PLUGIN_QUERY_SYMBOL);
@@ -2411,6 +2499,7 @@ int main(void) {
       WM_CASE(random_conv_transposes_agree_with_ref),
       WM_CASE(every_table_entry_agrees_with_ref_where_claimed),
       WM_CASE(attribute_driven_instances_agree_with_ref_where_claimed),
+      WM_CASE(fused_ops_agree_with_ref),
       WM_CASE(host_thread_count_is_used),
       WM_CASE(summary),
       {NULL, NULL}};

@@ -1,0 +1,729 @@
+// The fp32 GEMM engine (gemm.h): packing, cache blocking, the work split
+// over the pool, the epilogue, and one micro-kernel per ISA
+// (gemm_kernel.inc). Built with -ffp-contract=fast so that the kernels'
+// a * b + c become fused multiply-adds.
+#include "gemm.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"  // k_expf
+
+// ------------------------------------------------------- micro-kernels
+
+typedef float v16 __attribute__((vector_size(64)));
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v4 __attribute__((vector_size(16)));
+
+#if defined(__x86_64__)
+#define KERNEL_NAME kernel_avx512
+#define KERNEL_TARGET __attribute__((target("avx512f,avx512vl,fma")))
+#define KERNEL_VEC v16
+#define KERNEL_VW 16
+#define KERNEL_MR 12
+#define KERNEL_NV 2
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_TARGET
+#undef KERNEL_VEC
+#undef KERNEL_VW
+#undef KERNEL_MR
+#undef KERNEL_NV
+
+#define KERNEL_NAME kernel_avx2
+#define KERNEL_TARGET __attribute__((target("avx2,fma")))
+#define KERNEL_VEC v8
+#define KERNEL_VW 8
+#define KERNEL_MR 6
+#define KERNEL_NV 2
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_TARGET
+#undef KERNEL_VEC
+#undef KERNEL_VW
+#undef KERNEL_MR
+#undef KERNEL_NV
+#endif
+
+#define KERNEL_NAME kernel_portable
+#define KERNEL_TARGET
+#define KERNEL_VEC v4
+#define KERNEL_VW 4
+#define KERNEL_MR 6
+#define KERNEL_NV 2
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_TARGET
+#undef KERNEL_VEC
+#undef KERNEL_VW
+#undef KERNEL_MR
+#undef KERNEL_NV
+
+typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
+                          const float *restrict b, float *restrict c,
+                          int64_t ldc, int load);
+
+// The kernel in use and the cache blocking derived for it.
+typedef struct engine {
+  kernel_fn kernel;  // MR x NR micro-kernel
+  int mr, nr;        // its tile
+  const char *name;  // "avx512 12x32"
+  int64_t kc;        // K block: an A micro-panel fills part of L1
+  int64_t mc;        // M block: a packed A block stays in L2
+  int64_t nc;        // N block: a packed B block stays in L2
+} engine_t;
+
+enum { MAX_MR = 16, MAX_NR = 64 };
+
+static engine_t g_engine;
+static atomic_int g_engine_ready;
+
+// Size in bytes of the cache of |level| holding data ("Data" or
+// "Unified"), from sysfs; 0 when unknown.
+static int64_t cache_bytes(int level) {
+  for (int idx = 0; idx < 8; idx++) {
+    char path[96], buf[32];
+    int64_t lv = 0, size = 0;
+    bool data = false;
+    static const char *const files[] = {"level", "type", "size"};
+    for (int f = 0; f < 3; f++) {
+      snprintf(path, sizeof(path),
+               "/sys/devices/system/cpu/cpu0/cache/index%d/%s", idx, files[f]);
+      FILE *fp = fopen(path, "r");
+      if (!fp) {
+        return 0;
+      }
+      bool ok = fgets(buf, sizeof(buf), fp) != NULL;
+      fclose(fp);
+      if (!ok) {
+        return 0;
+      }
+      if (f == 0) {
+        lv = strtoll(buf, NULL, 10);
+      } else if (f == 1) {
+        data = strncmp(buf, "Data", 4) == 0 || strncmp(buf, "Unified", 7) == 0;
+      } else {
+        char *end;
+        size = strtoll(buf, &end, 10);
+        size *= *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1;
+      }
+    }
+    if (lv == level && data && size > 0) {
+      return size;
+    }
+  }
+  return 0;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+// Picks the kernel by CPUID and derives the blocking from the cache sizes
+// (L1d 32 KiB and L2 512 KiB when sysfs does not say).
+static void engine_init(engine_t *e) {
+  memset(e, 0, sizeof(*e));
+  e->kernel = kernel_portable;
+  e->mr = 6;
+  e->nr = 8;
+  e->name = "portable 6x8";
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
+    e->kernel = kernel_avx512;
+    e->mr = 12;
+    e->nr = 32;
+    e->name = "avx512 12x32";
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    e->kernel = kernel_avx2;
+    e->mr = 6;
+    e->nr = 16;
+    e->name = "avx2 6x16";
+  }
+#endif
+  int64_t l1 = cache_bytes(1), l2 = cache_bytes(2);
+  l1 = l1 > 0 ? l1 : 32 * 1024;
+  l2 = l2 > 0 ? l2 : 512 * 1024;
+  // The A micro-panel (MR x KC) takes about a third of L1, leaving room
+  // for the B micro-panels that stream through it.
+  e->kc = clamp64(l1 / 3 / (4 * e->mr) / 16 * 16, 64, 512);
+  // The packed B block (KC x NC) takes half of L2.
+  e->nc = clamp64(l2 / 2 / (4 * e->kc) / e->nr * e->nr, 4 * e->nr, 4096);
+  // The packed A block (MC x KC) a quarter of it.
+  e->mc = clamp64(l2 / 4 / (4 * e->kc) / e->mr * e->mr, 2 * e->mr,
+                  1024 / e->mr * e->mr);
+#ifdef CPU_GEMM_TUNE
+  if (getenv("KC")) {
+    e->kc = atoi(getenv("KC"));
+  }
+  if (getenv("NC")) {
+    e->nc = atoi(getenv("NC"));
+  }
+  if (getenv("MC")) {
+    e->mc = atoi(getenv("MC"));
+  }
+#endif
+}
+
+static const engine_t *engine(void) {
+  if (!atomic_load_explicit(&g_engine_ready, memory_order_acquire)) {
+    engine_t e;
+    engine_init(&e);  // every thread computes the same values
+    g_engine = e;
+    atomic_store_explicit(&g_engine_ready, 1, memory_order_release);
+  }
+  return &g_engine;
+}
+
+const char *cpu_gemm_kernel_name(void) {
+  return engine()->name;
+}
+
+// ----------------------------------------------------------- activation
+
+static inline float act_sigmoid(float x) {
+  return 1.0f / (1.0f + k_expf(-x));
+}
+
+// Phi(x) = 0.5 (1 + erf(x / sqrt 2)) without cancellation on either side:
+// erfc by Abramowitz-Stegun 7.1.26 (absolute error 1.5e-7).
+static inline float act_phi(float x) {
+  float z = (x < 0 ? -x : x) * 0.70710678118654752f;
+  float t = 1.0f / (1.0f + 0.3275911f * z);
+  float poly =
+      t * (0.254829592f +
+           t * (-0.284496736f +
+                t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  float half_erfc = 0.5f * poly * k_expf(-z * z);
+  return x < 0 ? half_erfc : 1.0f - half_erfc;
+}
+
+// tanh through e^(-2|x|): (1 - t) / (1 + t) with the sign of x.
+static inline float act_tanh(float x) {
+  float ax = x < 0 ? -x : x;
+  float t = k_expf(-2.0f * ax);
+  float r = (1.0f - t) / (1.0f + t);
+  return x < 0 ? -r : r;
+}
+
+K_CLONES void cpu_act_apply(const cpu_act_t *act, float *x, size_t n) {
+  const float p0 = act->p0, p1 = act->p1;
+  switch (act->kind) {
+    case CPU_ACT_NONE:
+      return;
+    case CPU_ACT_RELU:
+      for (size_t i = 0; i < n; i++) {
+        x[i] = x[i] > 0 ? x[i] : 0.0f;
+      }
+      return;
+    case CPU_ACT_CLIP:
+      for (size_t i = 0; i < n; i++) {
+        float v = x[i] < p0 ? p0 : x[i];
+        x[i] = v > p1 ? p1 : v;
+      }
+      return;
+    case CPU_ACT_LEAKY_RELU:
+      for (size_t i = 0; i < n; i++) {
+        x[i] = x[i] < 0 ? p0 * x[i] : x[i];
+      }
+      return;
+    case CPU_ACT_SIGMOID:
+      for (size_t i = 0; i < n; i++) {
+        x[i] = act_sigmoid(x[i]);
+      }
+      return;
+    case CPU_ACT_HARD_SIGMOID:
+      for (size_t i = 0; i < n; i++) {
+        float v = p0 * x[i] + p1;
+        v = v > 0 ? v : 0.0f;
+        x[i] = v < 1 ? v : 1.0f;
+      }
+      return;
+    case CPU_ACT_HARD_SWISH:
+      for (size_t i = 0; i < n; i++) {
+        float v = x[i] * (1.0f / 6.0f) + 0.5f;
+        v = v > 0 ? v : 0.0f;
+        v = v < 1 ? v : 1.0f;
+        x[i] = x[i] * v;
+      }
+      return;
+    case CPU_ACT_TANH:
+      for (size_t i = 0; i < n; i++) {
+        x[i] = act_tanh(x[i]);
+      }
+      return;
+    case CPU_ACT_SILU:
+      for (size_t i = 0; i < n; i++) {
+        x[i] = x[i] * act_sigmoid(x[i]);
+      }
+      return;
+    case CPU_ACT_GELU:
+      for (size_t i = 0; i < n; i++) {
+        x[i] = x[i] * act_phi(x[i]);
+      }
+      return;
+    case CPU_ACT_GELU_TANH:
+      // 0.5 (1 + tanh(u)) = sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
+      for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        float u = 1.5957691216057308f * (v + 0.044715f * v * v * v);
+        x[i] = v * act_sigmoid(u);
+      }
+      return;
+  }
+}
+
+cpu_gemm_epi_t cpu_gemm_epi_plain(void) {
+  cpu_gemm_epi_t e;
+  memset(&e, 0, sizeof(e));
+  e.alpha = 1.0f;
+  e.beta = 1.0f;
+  return e;
+}
+
+static bool epi_is_plain(const cpu_gemm_epi_t *e) {
+  return e->alpha == 1.0f && !e->bias && !e->z && e->act.kind == CPU_ACT_NONE;
+}
+
+// The epilogue on rows [i0, i0+mr) x columns [j0, j0+nr) of the product,
+// whose element (i0, j0) is at |c|.
+K_CLONES static void epi_tile(const cpu_gemm_epi_t *e, float *c, int64_t ldc,
+                              int64_t i0, int64_t mr, int64_t j0, int64_t nr) {
+  const float alpha = e->alpha, beta = e->beta;
+  for (int64_t i = 0; i < mr; i++) {
+    float *restrict row = c + i * ldc;
+    if (alpha != 1.0f) {
+      for (int64_t j = 0; j < nr; j++) {
+        row[j] *= alpha;
+      }
+    }
+    if (e->bias && e->bias_rows) {
+      const float b = e->bias[i0 + i];
+      for (int64_t j = 0; j < nr; j++) {
+        row[j] += b;
+      }
+    } else if (e->bias) {
+      const float *restrict b = e->bias + j0;
+      for (int64_t j = 0; j < nr; j++) {
+        row[j] += b[j];
+      }
+    }
+    if (e->z) {
+      const float *restrict z = e->z + (i0 + i) * e->z_rs + j0 * e->z_cs;
+      if (e->z_cs == 0) {
+        const float zb = beta * z[0];
+        for (int64_t j = 0; j < nr; j++) {
+          row[j] += zb;
+        }
+      } else if (beta == 1.0f) {
+        for (int64_t j = 0; j < nr; j++) {
+          row[j] += z[j];
+        }
+      } else {
+        for (int64_t j = 0; j < nr; j++) {
+          row[j] += beta * z[j];
+        }
+      }
+    }
+    cpu_act_apply(&e->act, row, (size_t)nr);
+  }
+}
+
+// -------------------------------------------------------------- packing
+
+// Packs A rows [i0, i0+mc) x K [p0, p0+kc) of the strided |src| (m rows in
+// all) into MR-row panels at |dst|; rows past m are zero.
+K_CLONES static void pack_a(const float *src, int64_t rs, int64_t cs, int64_t m,
+                            int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+                            int mr, float *restrict dst) {
+  for (int64_t q = 0; q < mc; q += mr, dst += mr * kc) {
+    int64_t r0 = i0 + q;
+    int64_t rows = m - r0 < mr ? m - r0 : mr;
+    const float *s = src + r0 * rs + p0 * cs;
+    if (rows == mr && cs == 1 && mr == 12) {
+      for (int64_t p = 0; p < kc; p++) {
+        for (int i = 0; i < 12; i++) {
+          dst[p * 12 + i] = s[i * rs + p];
+        }
+      }
+      continue;
+    }
+    if (rs == 1) {
+      for (int64_t p = 0; p < kc; p++) {
+        float *d = dst + p * mr;
+        const float *sp = s + p * cs;
+        int64_t i = 0;
+        for (; i < rows; i++) {
+          d[i] = sp[i];
+        }
+        for (; i < mr; i++) {
+          d[i] = 0.0f;
+        }
+      }
+      continue;
+    }
+    for (int64_t i = 0; i < mr; i++) {
+      float *d = dst + i;
+      if (i >= rows) {
+        for (int64_t p = 0; p < kc; p++) {
+          d[p * mr] = 0.0f;
+        }
+        continue;
+      }
+      const float *si = s + i * rs;
+      for (int64_t p = 0; p < kc; p++) {
+        d[p * mr] = si[p * cs];
+      }
+    }
+  }
+}
+
+// Packs B K [p0, p0+kc) x columns [j0, j0+nc) of the strided |src| (n
+// columns in all) into NR-column panels at |dst|; columns past n are zero.
+K_CLONES static void pack_b(const float *src, int64_t rs, int64_t cs, int64_t n,
+                            int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                            int nr, float *restrict dst) {
+  for (int64_t q = 0; q < nc; q += nr, dst += nr * kc) {
+    int64_t c0 = j0 + q;
+    int64_t cols = n - c0 < nr ? n - c0 : nr;
+    const float *s = src + p0 * rs + c0 * cs;
+    if (cs == 1 && cols == nr && nr == 32) {
+      for (int64_t p = 0; p < kc; p++) {
+        memcpy(dst + p * 32, s + p * rs, 32 * sizeof(float));
+      }
+      continue;
+    }
+    if (cs == 1) {
+      for (int64_t p = 0; p < kc; p++) {
+        float *d = dst + p * nr;
+        memcpy(d, s + p * rs, (size_t)cols * sizeof(float));
+        for (int64_t j = cols; j < nr; j++) {
+          d[j] = 0.0f;
+        }
+      }
+      continue;
+    }
+    for (int64_t j = 0; j < nr; j++) {
+      float *d = dst + j;
+      if (j >= cols) {
+        for (int64_t p = 0; p < kc; p++) {
+          d[p * nr] = 0.0f;
+        }
+        continue;
+      }
+      const float *sj = s + j * cs;
+      for (int64_t p = 0; p < kc; p++) {
+        d[p * nr] = sj[p * rs];
+      }
+    }
+  }
+}
+
+// Rounds |v| up to a multiple of |to|.
+static int64_t round_up(int64_t v, int64_t to) {
+  return (v + to - 1) / to * to;
+}
+
+static float *alloc_floats(size_t n) {
+  size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+  return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+wm_error *cpu_gemm_pack(cpu_gemm_side_t side, int64_t rows_or_cols, int64_t k,
+                        const float *src, int64_t rs, int64_t cs,
+                        cpu_gemm_packed_t *out) {
+  const engine_t *e = engine();
+  memset(out, 0, sizeof(*out));
+  int w = side == CPU_GEMM_A ? e->mr : e->nr;
+  out->side = side;
+  out->rows_or_cols = rows_or_cols;
+  out->k = k;
+  out->kc = e->kc;
+  out->padded = round_up(rows_or_cols, w);
+  size_t n = 0;
+  if (!wm_checked_mul((size_t)out->padded, (size_t)k, &n) ||
+      !(out->data = alloc_floats(n))) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "out of memory packing a %lld x %lld GEMM operand",
+                     (long long)rows_or_cols, (long long)k);
+  }
+  for (int64_t pc = 0; pc < k; pc += e->kc) {
+    int64_t kc = k - pc < e->kc ? k - pc : e->kc;
+    float *dst = out->data + pc * out->padded;
+    if (side == CPU_GEMM_A) {
+      pack_a(src, rs, cs, rows_or_cols, 0, out->padded, pc, kc, w, dst);
+    } else {
+      pack_b(src, rs, cs, rows_or_cols, pc, kc, 0, out->padded, w, dst);
+    }
+  }
+  return NULL;
+}
+
+void cpu_gemm_packed_deinit(cpu_gemm_packed_t *p) {
+  free(p->data);
+  memset(p, 0, sizeof(*p));
+}
+
+// The panels of packed |p| for K block |pc| starting at row or column |r|
+// (a multiple of the panel width).
+static const float *packed_at(const cpu_gemm_packed_t *p, int64_t pc,
+                              int64_t r) {
+  int64_t kc = p->k - pc < p->kc ? p->k - pc : p->kc;
+  return p->data + pc * p->padded + r * kc;
+}
+
+// ------------------------------------------------------------ the split
+
+void cpu_gemm_scratch_deinit(cpu_gemm_scratch_t *s) {
+  free(s->mem);
+  memset(s, 0, sizeof(*s));
+}
+
+// One run: the shape shared by the batch, how it is cut into tasks and
+// where each thread packs.
+typedef struct job {
+  const engine_t *e;              // kernel and blocking
+  size_t count;                   // batch members
+  cpu_gemm_batch_fn get;          // member t, or NULL for |one|
+  const void *ctx;                // get's argument
+  const cpu_gemm_problem_t *one;  // the single problem
+  int64_t m, n, k;                // shared shape
+  int64_t tm, tn;                 // task tile (multiples of MR, NR)
+  int64_t gm, gn;                 // tiles per member along M and N
+  size_t tasks;                   // count * gm * gn
+  _Atomic size_t next;            // next task to take
+  float *scratch;                 // per-thread buffers
+  size_t slot_floats;             // floats per thread
+  int64_t a_floats;               // offset of the B buffer in a slot
+  int64_t b_floats;               // offset of the edge tile in a slot
+} job_t;
+
+// The macro-kernel: A block (mc x kc panels) times B block (kc x nc
+// panels) into C at (i0, j0) of the product; |last| applies the epilogue.
+static void macro(const job_t *job, const cpu_gemm_problem_t *p,
+                  const float *ap, const float *bp, int64_t mc, int64_t nc,
+                  int64_t kc, int64_t i0, int64_t j0, int load, bool last,
+                  float *tile) {
+  const engine_t *e = job->e;
+  const int mr_w = e->mr, nr_w = e->nr;
+  const bool plain = epi_is_plain(&p->epi);
+  for (int64_t ir = 0; ir < mc; ir += mr_w) {
+    int64_t mr = mc - ir < mr_w ? mc - ir : mr_w;
+    const float *a = ap + ir * kc;
+    for (int64_t jr = 0; jr < nc; jr += nr_w) {
+      int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
+      const float *b = bp + jr * kc;
+      float *c = p->c + (i0 + ir) * p->ldc + j0 + jr;
+      if (mr == mr_w && nr == nr_w) {
+        e->kernel(kc, a, b, c, p->ldc, load);
+      } else {
+        e->kernel(kc, a, b, tile, nr_w, 0);
+        for (int64_t i = 0; i < mr; i++) {
+          float *ci = c + i * p->ldc;
+          const float *ti = tile + i * nr_w;
+          for (int64_t j = 0; j < nr; j++) {
+            ci[j] = load ? ci[j] + ti[j] : ti[j];
+          }
+        }
+      }
+      if (last && !plain) {
+        epi_tile(&p->epi, c, p->ldc, i0 + ir, mr, j0 + jr, nr);
+      }
+    }
+  }
+}
+
+// Task |t|: all of K for one tile of one batch member.
+static void run_task(const job_t *job, size_t t, float *slot) {
+  const engine_t *e = job->e;
+  size_t per = (size_t)(job->gm * job->gn);
+  size_t member = t / per, tile = t % per;
+  cpu_gemm_problem_t mine;
+  const cpu_gemm_problem_t *p = job->one;
+  if (job->get) {
+    job->get(job->ctx, member, &mine);
+    p = &mine;
+  }
+  int64_t i0 = (int64_t)(tile / (size_t)job->gn) * job->tm;
+  int64_t j0 = (int64_t)(tile % (size_t)job->gn) * job->tn;
+  int64_t i1 = i0 + job->tm < p->m ? i0 + job->tm : p->m;
+  int64_t j1 = j0 + job->tn < p->n ? j0 + job->tn : p->n;
+  float *abuf = slot, *bbuf = slot + job->a_floats;
+  float *edge = slot + job->b_floats;
+  if (p->k == 0) {
+    for (int64_t i = i0; i < i1; i++) {
+      memset(p->c + i * p->ldc + j0, 0, (size_t)(j1 - j0) * sizeof(float));
+    }
+    if (!epi_is_plain(&p->epi)) {
+      epi_tile(&p->epi, p->c + i0 * p->ldc + j0, p->ldc, i0, i1 - i0, j0,
+               j1 - j0);
+    }
+    return;
+  }
+  for (int64_t jc = j0; jc < j1; jc += e->nc) {
+    int64_t nc = j1 - jc < e->nc ? j1 - jc : e->nc;
+    for (int64_t pc = 0; pc < p->k; pc += e->kc) {
+      int64_t kc = p->k - pc < e->kc ? p->k - pc : e->kc;
+      const float *bp;
+      if (p->b.packed) {
+        bp = packed_at(p->b.packed, pc, jc);
+      } else if (p->b.pack) {
+        p->b.pack(p->b.pack_ctx, pc, kc, jc, nc, p->n, e->nr, bbuf);
+        bp = bbuf;
+      } else {
+        pack_b(p->b.data, p->b.rs, p->b.cs, p->n, pc, kc, jc, nc, e->nr, bbuf);
+        bp = bbuf;
+      }
+      for (int64_t ic = i0; ic < i1; ic += e->mc) {
+        int64_t mc = i1 - ic < e->mc ? i1 - ic : e->mc;
+        const float *ap;
+        if (p->a.packed) {
+          ap = packed_at(p->a.packed, pc, ic);
+        } else {
+          pack_a(p->a.data, p->a.rs, p->a.cs, p->m, ic, mc, pc, kc, e->mr,
+                 abuf);
+          ap = abuf;
+        }
+        macro(job, p, ap, bp, mc, nc, kc, ic, jc, pc > 0, pc + kc >= p->k,
+              edge);
+      }
+    }
+  }
+}
+
+// Pool body: invocation |begin| owns scratch slot |begin| and takes tasks
+// until none are left.
+static void worker(void *ctx, size_t begin, size_t end) {
+  job_t *job = ctx;
+  for (size_t w = begin; w < end; w++) {
+    float *slot = job->scratch + w * job->slot_floats;
+    for (;;) {
+      size_t t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+      if (t >= job->tasks) {
+        break;
+      }
+      run_task(job, t, slot);
+    }
+  }
+}
+
+// Chooses the task tile: the split of each member into gm x gn tiles
+// whose estimated makespan on |threads| (padded multiply-adds plus the
+// packing each tile repeats) is smallest.
+static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
+                         int32_t threads) {
+  const engine_t *e = job->e;
+  int64_t um = (job->m + e->mr - 1) / e->mr, un = (job->n + e->nr - 1) / e->nr;
+  um = um > 0 ? um : 1;
+  un = un > 0 ? un : 1;
+  // Multiply-adds one packed float costs, and the fixed cost of a task.
+  const double pack_a_cost = p->a.packed ? 0.0 : 6.0;
+  const double pack_b_cost = p->b.packed ? 0.0 : p->b.pack ? 10.0 : 6.0;
+  const double task_cost = 20000.0;
+  double k = (double)(job->k > 0 ? job->k : 1);
+  double best = -1;
+  int64_t limit = 8 * (int64_t)threads;
+  for (int64_t gm = 1; gm <= um && gm <= limit; gm++) {
+    int64_t tm_u = (um + gm - 1) / gm;
+    if (gm > 1 && (um + tm_u - 1) / tm_u != gm) {
+      continue;  // same tiles as a smaller gm
+    }
+    for (int64_t gn = 1; gn <= un && gn <= limit; gn++) {
+      int64_t tn_u = (un + gn - 1) / gn;
+      if (gn > 1 && (un + tn_u - 1) / tn_u != gn) {
+        continue;
+      }
+      double rows = (double)(tm_u * e->mr), cols = (double)(tn_u * e->nr);
+      double per_task = rows * cols * k + pack_a_cost * rows * k +
+                        pack_b_cost * cols * k + task_cost;
+      double tasks = (double)job->count * (double)(gm * gn);
+      double rounds = tasks < threads ? 1.0 : (tasks + threads - 1) / threads;
+      double cost = (double)(int64_t)rounds * per_task;
+      if (best < 0 || cost < best) {
+        best = cost;
+        job->gm = gm;
+        job->gn = gn;
+        job->tm = tm_u * e->mr;
+        job->tn = tn_u * e->nr;
+      }
+    }
+  }
+}
+
+static wm_error *run_job(job_t *job, const cpu_gemm_problem_t *first,
+                         wm_pool_t *pool, cpu_gemm_scratch_t *scratch) {
+  const engine_t *e = job->e;
+  if (job->count == 0 || job->m == 0 || job->n == 0) {
+    return NULL;
+  }
+  int32_t threads = wm_pool_threads(pool);
+  choose_split(job, first, threads);
+  job->tasks = job->count * (size_t)(job->gm * job->gn);
+  int32_t workers =
+      (size_t)threads < job->tasks ? threads : (int32_t)job->tasks;
+  job->a_floats = round_up(e->mc * e->kc, 16);
+  job->b_floats = job->a_floats + round_up(e->nc * e->kc, 16);
+  job->slot_floats = (size_t)(job->b_floats + round_up(e->mr * e->nr, 16));
+  if (!scratch->mem || scratch->slots < workers ||
+      scratch->slot_floats < job->slot_floats) {
+    int32_t slots = workers > scratch->slots ? workers : scratch->slots;
+    size_t floats = job->slot_floats > scratch->slot_floats
+                        ? job->slot_floats
+                        : scratch->slot_floats;
+    float *mem = alloc_floats(floats * (size_t)slots);
+    if (!mem) {
+      return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                       "out of memory for %d GEMM packing buffers of %zu "
+                       "floats",
+                       (int)slots, floats);
+    }
+    free(scratch->mem);
+    scratch->mem = mem;
+    scratch->slots = slots;
+    scratch->slot_floats = floats;
+  }
+  job->scratch = scratch->mem;
+  job->slot_floats = scratch->slot_floats;
+  atomic_init(&job->next, 0);
+  if (workers <= 1) {
+    worker(job, 0, 1);
+  } else {
+    wm_pool_for(pool, (size_t)workers, 1, worker, job);
+  }
+  return NULL;
+}
+
+wm_error *cpu_gemm_run(const cpu_gemm_problem_t *p, wm_pool_t *pool,
+                       cpu_gemm_scratch_t *scratch) {
+  job_t job;
+  memset(&job, 0, sizeof(job));
+  job.e = engine();
+  job.count = 1;
+  job.one = p;
+  job.m = p->m;
+  job.n = p->n;
+  job.k = p->k;
+  return run_job(&job, p, pool, scratch);
+}
+
+wm_error *cpu_gemm_run_batch(size_t count, cpu_gemm_batch_fn get,
+                             const void *ctx, wm_pool_t *pool,
+                             cpu_gemm_scratch_t *scratch) {
+  if (count == 0) {
+    return NULL;
+  }
+  cpu_gemm_problem_t first;
+  get(ctx, 0, &first);
+  job_t job;
+  memset(&job, 0, sizeof(job));
+  job.e = engine();
+  job.count = count;
+  job.get = get;
+  job.ctx = ctx;
+  job.m = first.m;
+  job.n = first.n;
+  job.k = first.k;
+  return run_job(&job, &first, pool, scratch);
+}

@@ -1,0 +1,441 @@
+// The GEMM engine (gemm.h) against a naive triple loop in double: awkward
+// sizes crossing the micro-tile and cache blocks, strided and transposed
+// operands, prepacked A and B, B from a packing callback, every epilogue
+// and activation, batches, on 1 and 2 threads.
+#include "gemm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_tier.h"
+#include "wm_test.h"
+
+// Deterministic values in [-1, 1).
+static float rnd(uint32_t *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static float *rnd_buf(size_t n, uint32_t seed) {
+  float *p = malloc((n ? n : 1) * sizeof(float));
+  for (size_t i = 0; i < n; i++) {
+    p[i] = rnd(&seed);
+  }
+  return p;
+}
+
+static double ref_act(const cpu_act_t *a, double x) {
+  switch (a->kind) {
+    case CPU_ACT_NONE:
+      return x;
+    case CPU_ACT_RELU:
+      return x > 0 ? x : 0;
+    case CPU_ACT_CLIP:
+      return x < a->p0 ? a->p0 : x > a->p1 ? a->p1 : x;
+    case CPU_ACT_LEAKY_RELU:
+      return x < 0 ? a->p0 * x : x;
+    case CPU_ACT_SIGMOID:
+      return 1 / (1 + exp(-x));
+    case CPU_ACT_HARD_SIGMOID: {
+      double v = a->p0 * x + a->p1;
+      return v < 0 ? 0 : v > 1 ? 1 : v;
+    }
+    case CPU_ACT_HARD_SWISH: {
+      double v = x / 6 + 0.5;
+      return x * (v < 0 ? 0 : v > 1 ? 1 : v);
+    }
+    case CPU_ACT_TANH:
+      return tanh(x);
+    case CPU_ACT_SILU:
+      return x / (1 + exp(-x));
+    case CPU_ACT_GELU:
+      return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    case CPU_ACT_GELU_TANH:
+      return 0.5 * x *
+             (1 + tanh(sqrt(2 / 3.14159265358979323846) *
+                       (x + 0.044715 * x * x * x)));
+  }
+  return NAN;
+}
+
+// A strided matrix of the test.
+typedef struct mat {
+  const float *d;
+  int64_t rs, cs;
+} mat_t;
+
+// Checks C (row stride ldc) against the naive product of A and B under
+// |epi|; returns the number of mismatches (and prints the first).
+static int check_product(int64_t m, int64_t n, int64_t k, mat_t a, mat_t b,
+                         const cpu_gemm_epi_t *epi, const float *c,
+                         int64_t ldc) {
+  int bad = 0;
+  for (int64_t i = 0; i < m; i++) {
+    for (int64_t j = 0; j < n; j++) {
+      double acc = 0, mag = 0;
+      for (int64_t p = 0; p < k; p++) {
+        double t = (double)a.d[i * a.rs + p * a.cs] * b.d[p * b.rs + j * b.cs];
+        acc += t;
+        mag += fabs(t);
+      }
+      double v = epi->alpha * acc;
+      if (epi->bias) {
+        v += epi->bias[epi->bias_rows ? i : j];
+      }
+      if (epi->z) {
+        v += (double)epi->beta * epi->z[i * epi->z_rs + j * epi->z_cs];
+      }
+      v = ref_act(&epi->act, v);
+      double tol = 1e-5 * (fabs(epi->alpha) * mag + 1) + 1e-5 * fabs(v);
+      double got = c[i * ldc + j];
+      if (!(fabs(got - v) <= tol)) {
+        if (bad == 0) {
+          fprintf(stderr,
+                  "m=%lld n=%lld k=%lld act=%d: C[%lld,%lld] = %.9g, want "
+                  "%.9g\n",
+                  (long long)m, (long long)n, (long long)k, (int)epi->act.kind,
+                  (long long)i, (long long)j, got, v);
+        }
+        bad++;
+      }
+    }
+  }
+  return bad;
+}
+
+// The ways of handing an operand to the engine.
+enum { AS_STRIDED = 0, AS_PACKED = 1, AS_CALLBACK = 2 };
+
+// B from the packing callback: packs from a strided matrix as the engine
+// documents (panel q: kc rows of nr floats, zero past n).
+static void pack_from_mat(const void *ctx, int64_t p0, int64_t kc, int64_t j0,
+                          int64_t nc, int64_t n, int nr, float *dst) {
+  const mat_t *b = ctx;
+  for (int64_t q = 0; q < nc; q += nr) {
+    for (int64_t p = 0; p < kc; p++) {
+      for (int j = 0; j < nr; j++) {
+        int64_t col = j0 + q + j;
+        *dst++ = col < n ? b->d[(p0 + p) * b->rs + col * b->cs] : 0.0f;
+      }
+    }
+  }
+}
+
+// Runs one product with A and B given as |a_as| and |b_as|, the operands'
+// layout transposed when |ta| / |tb|; returns the mismatches (-1 when the
+// engine failed).
+static int run_one(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int a_as,
+                   int b_as, const cpu_gemm_epi_t *epi, wm_pool_t *pool,
+                   cpu_gemm_scratch_t *scratch, uint32_t seed) {
+  float *ad = rnd_buf((size_t)(m * k), seed);
+  float *bd = rnd_buf((size_t)(k * n), seed + 7);
+  mat_t a = {ad, ta ? 1 : k, ta ? m : 1};
+  mat_t b = {bd, tb ? 1 : n, tb ? k : 1};
+  int64_t ldc = n + 3;
+  float *c = malloc((size_t)(m * ldc + 1) * sizeof(float));
+  for (int64_t i = 0; i < m * ldc + 1; i++) {
+    c[i] = 12345.0f;
+  }
+  cpu_gemm_packed_t pa, pb;
+  memset(&pa, 0, sizeof(pa));
+  memset(&pb, 0, sizeof(pb));
+  int bad = -1;
+  cpu_gemm_problem_t p;
+  memset(&p, 0, sizeof(p));
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a.data = a.d;
+  p.a.rs = a.rs;
+  p.a.cs = a.cs;
+  p.b.data = b.d;
+  p.b.rs = b.rs;
+  p.b.cs = b.cs;
+  p.c = c;
+  p.ldc = ldc;
+  p.epi = *epi;
+  wm_error *e = NULL;
+  if (a_as == AS_PACKED) {
+    e = cpu_gemm_pack(CPU_GEMM_A, m, k, a.d, a.rs, a.cs, &pa);
+    p.a.packed = &pa;
+  }
+  if (!e && b_as == AS_PACKED) {
+    e = cpu_gemm_pack(CPU_GEMM_B, n, k, b.d, b.rs, b.cs, &pb);
+    p.b.packed = &pb;
+  }
+  if (b_as == AS_CALLBACK) {
+    p.b.pack = pack_from_mat;
+    p.b.pack_ctx = &b;
+  }
+  if (!e) {
+    e = cpu_gemm_run(&p, pool, scratch);
+  }
+  if (!e) {
+    bad = check_product(m, n, k, a, b, epi, c, ldc);
+    for (int64_t i = 0; i < m; i++) {
+      for (int64_t j = n; j < ldc; j++) {
+        if (c[i * ldc + j] != 12345.0f) {
+          bad++;
+        }
+      }
+    }
+    if (c[m * ldc] != 12345.0f) {
+      bad++;
+    }
+  } else {
+    fprintf(stderr, "engine failed: %s\n", wm_host_error_message(e));
+    wm_host_error_destroy(e);
+  }
+  cpu_gemm_packed_deinit(&pa);
+  cpu_gemm_packed_deinit(&pb);
+  free(c);
+  free(ad);
+  free(bd);
+  return bad;
+}
+
+static const int64_t kSizes[] = {1, 2, 7, 31, 64, 129};
+enum { N_SIZES = sizeof(kSizes) / sizeof(kSizes[0]) };
+
+// Every combination of the awkward sizes in every layout and operand form.
+static void sweep(wm_pool_t *pool) {
+  cpu_gemm_scratch_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  cpu_gemm_epi_t plain = cpu_gemm_epi_plain();
+  int fails = 0;
+  for (int im = 0; im < N_SIZES; im++) {
+    for (int in = 0; in < N_SIZES; in++) {
+      for (int ik = 0; ik < N_SIZES; ik++) {
+        int form = (im + in + ik) % 6;
+        bool ta = form & 1, tb = (form >> 1) & 1;
+        int a_as = form % 2 ? AS_PACKED : AS_STRIDED;
+        int b_as = form % 3;
+        int bad = run_one(kSizes[im], kSizes[in], kSizes[ik], ta, tb, a_as,
+                          b_as, &plain, pool, &scratch, (uint32_t)form);
+        fails += bad != 0;
+      }
+    }
+  }
+  cpu_gemm_scratch_deinit(&scratch);
+  WM_CHECK_INT_EQ(fails, 0);
+}
+
+WM_TEST(gemm_matches_naive_over_awkward_sizes_one_thread) {
+  sweep(NULL);
+}
+
+WM_TEST(gemm_matches_naive_over_awkward_sizes_two_threads) {
+  wm_pool_t *pool = NULL;
+  WM_CHECK_OK(wm_pool_create(2, &pool));
+  sweep(pool);
+  wm_pool_destroy(pool);
+}
+
+// Sizes larger than the K, M and N blocks, every operand form, 1 and 2
+// threads.
+WM_TEST(gemm_matches_naive_across_cache_blocks) {
+  wm_pool_t *pool = NULL;
+  WM_CHECK_OK(wm_pool_create(2, &pool));
+  cpu_gemm_scratch_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+  epi.act.kind = CPU_ACT_RELU;
+  int fails = 0;
+  for (int form = 0; form < 4; form++) {
+    wm_pool_t *use = form % 2 ? pool : NULL;
+    int bad = run_one(301, 613 + 64 * form, 457, form == 1, form == 2,
+                      form >= 2 ? AS_PACKED : AS_STRIDED, form % 3, &epi, use,
+                      &scratch, 99u + (uint32_t)form);
+    fails += bad != 0;
+  }
+  cpu_gemm_scratch_deinit(&scratch);
+  wm_pool_destroy(pool);
+  WM_CHECK_INT_EQ(fails, 0);
+}
+
+// Every activation with alpha, a per-row or per-column bias and a residual
+// in each of its stride forms.
+WM_TEST(gemm_epilogue_applies_alpha_bias_residual_and_activation) {
+  wm_pool_t *pool = NULL;
+  WM_CHECK_OK(wm_pool_create(2, &pool));
+  cpu_gemm_scratch_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  const int64_t m = 37, n = 45, k = 19;
+  float *bias = rnd_buf(64, 5);
+  float *z = rnd_buf((size_t)(m * (n + 5)), 6);
+  int fails = 0;
+  for (int kind = CPU_ACT_NONE; kind <= CPU_ACT_GELU_TANH; kind++) {
+    for (int form = 0; form < 4; form++) {
+      cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+      epi.act.kind = (cpu_act_kind_t)kind;
+      epi.act.p0 = kind == CPU_ACT_CLIP ? -0.3f : 0.2f;
+      epi.act.p1 = kind == CPU_ACT_CLIP ? 0.4f : 0.5f;
+      epi.alpha = form == 0 ? 1.0f : 1.5f;
+      epi.bias = form == 3 ? NULL : bias;
+      epi.bias_rows = form == 1;
+      epi.z = form == 0 ? NULL : z;
+      epi.z_rs = form == 2 ? 0 : n + 5;
+      epi.z_cs = form == 3 ? 0 : 1;
+      epi.beta = form == 2 ? -0.75f : 1.0f;
+      int bad = run_one(m, n, k, form == 1, form == 2, AS_STRIDED,
+                        form == 3 ? AS_PACKED : AS_STRIDED, &epi,
+                        form % 2 ? pool : NULL, &scratch, (uint32_t)kind);
+      fails += bad != 0;
+    }
+  }
+  // The epilogue also runs when K is empty: C = act(bias + Z).
+  cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+  epi.bias = bias;
+  epi.z = z;
+  epi.z_rs = n + 5;
+  epi.z_cs = 1;
+  epi.act.kind = CPU_ACT_SIGMOID;
+  fails += run_one(m, n, 0, false, false, AS_STRIDED, AS_STRIDED, &epi, NULL,
+                   &scratch, 1) != 0;
+  free(bias);
+  free(z);
+  cpu_gemm_scratch_deinit(&scratch);
+  wm_pool_destroy(pool);
+  WM_CHECK_INT_EQ(fails, 0);
+}
+
+// cpu_act_apply agrees with the double-precision definitions over a range
+// that reaches every branch and the saturated tails.
+WM_TEST(act_apply_matches_definitions) {
+  enum { N = 2001 };
+  float x[N];
+  for (int kind = CPU_ACT_NONE; kind <= CPU_ACT_GELU_TANH; kind++) {
+    cpu_act_t act = {(cpu_act_kind_t)kind, 0.2f, 0.5f};
+    if (kind == CPU_ACT_CLIP) {
+      act.p0 = -1.0f;
+      act.p1 = 2.0f;
+    }
+    for (int i = 0; i < N; i++) {
+      x[i] = -20.0f + 0.02f * (float)i;
+    }
+    cpu_act_apply(&act, x, N);
+    for (int i = 0; i < N; i++) {
+      double want = ref_act(&act, -20.0 + 0.02 * (float)i);
+      WM_CHECK_DBL_NEAR(x[i], want, 2e-6 + 2e-6 * fabs(want));
+    }
+  }
+}
+
+// A batch from a callback: each member its own operands and output.
+typedef struct batch_ctx {
+  int64_t m, n, k;
+  const float *a, *b;
+  float *c;
+  cpu_gemm_epi_t epi;
+} batch_ctx_t;
+
+static void batch_get(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
+  const batch_ctx_t *bc = ctx;
+  memset(out, 0, sizeof(*out));
+  out->m = bc->m;
+  out->n = bc->n;
+  out->k = bc->k;
+  out->a.data = bc->a + t * (size_t)(bc->m * bc->k);
+  out->a.rs = bc->k;
+  out->a.cs = 1;
+  // Member t uses B transposed when odd, broadcast member 0 when even.
+  if (t % 2) {
+    out->b.data = bc->b + t * (size_t)(bc->k * bc->n);
+    out->b.rs = 1;
+    out->b.cs = bc->k;
+  } else {
+    out->b.data = bc->b;
+    out->b.rs = bc->n;
+    out->b.cs = 1;
+  }
+  out->c = bc->c + t * (size_t)(bc->m * bc->n);
+  out->ldc = bc->n;
+  out->epi = bc->epi;
+}
+
+WM_TEST(gemm_batch_runs_every_member) {
+  wm_pool_t *pool = NULL;
+  WM_CHECK_OK(wm_pool_create(2, &pool));
+  cpu_gemm_scratch_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  enum { COUNT = 5 };
+  batch_ctx_t bc = {13, 70, 33, NULL, NULL, NULL, cpu_gemm_epi_plain()};
+  bc.epi.act.kind = CPU_ACT_TANH;
+  float *a = rnd_buf(COUNT * 13 * 33, 1);
+  float *b = rnd_buf(COUNT * 33 * 70, 2);
+  float *c = calloc(COUNT * 13 * 70, sizeof(float));
+  bc.a = a;
+  bc.b = b;
+  bc.c = c;
+  int fails = 0;
+  for (int threads = 1; threads <= 2; threads++) {
+    wm_error *e = cpu_gemm_run_batch(COUNT, batch_get, &bc,
+                                     threads == 2 ? pool : NULL, &scratch);
+    if (e) {
+      fprintf(stderr, "%s\n", wm_host_error_message(e));
+      wm_host_error_destroy(e);
+      fails++;
+      break;
+    }
+    for (size_t t = 0; t < COUNT; t++) {
+      cpu_gemm_problem_t p;
+      batch_get(&bc, t, &p);
+      mat_t am = {p.a.data, p.a.rs, p.a.cs}, bm = {p.b.data, p.b.rs, p.b.cs};
+      fails += check_product(p.m, p.n, p.k, am, bm, &bc.epi, p.c, p.ldc) != 0;
+    }
+  }
+  free(a);
+  free(b);
+  free(c);
+  cpu_gemm_scratch_deinit(&scratch);
+  wm_pool_destroy(pool);
+  WM_CHECK_INT_EQ(fails, 0);
+}
+
+// Scratch grown by a large product serves a small one, and one sized for
+// one thread grows for two.
+WM_TEST(gemm_scratch_is_reused_and_grown) {
+  wm_pool_t *pool = NULL;
+  WM_CHECK_OK(wm_pool_create(2, &pool));
+  cpu_gemm_scratch_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  cpu_gemm_epi_t plain = cpu_gemm_epi_plain();
+  WM_CHECK_INT_EQ(run_one(64, 64, 64, false, false, AS_STRIDED, AS_STRIDED,
+                          &plain, NULL, &scratch, 3),
+                  0);
+  WM_CHECK_INT_EQ(scratch.slots, 1);
+  float *mem = scratch.mem;
+  WM_CHECK_INT_EQ(run_one(7, 9, 5, false, false, AS_STRIDED, AS_STRIDED, &plain,
+                          NULL, &scratch, 4),
+                  0);
+  WM_CHECK(scratch.mem == mem);
+  WM_CHECK_INT_EQ(run_one(200, 300, 64, false, false, AS_STRIDED, AS_STRIDED,
+                          &plain, pool, &scratch, 5),
+                  0);
+  WM_CHECK_INT_EQ(scratch.slots, 2);
+  cpu_gemm_scratch_deinit(&scratch);
+  WM_CHECK(scratch.mem == NULL);
+  wm_pool_destroy(pool);
+}
+
+WM_TEST(gemm_kernel_is_named) {
+  const char *name = cpu_gemm_kernel_name();
+  WM_CHECK(name != NULL && strlen(name) > 0);
+}
+
+int main(void) {
+  static const wm_test_case_t cases[] = {
+      WM_CASE(gemm_matches_naive_over_awkward_sizes_one_thread),
+      WM_CASE(gemm_matches_naive_over_awkward_sizes_two_threads),
+      WM_CASE(gemm_matches_naive_across_cache_blocks),
+      WM_CASE(gemm_epilogue_applies_alpha_bias_residual_and_activation),
+      WM_CASE(act_apply_matches_definitions),
+      WM_CASE(gemm_batch_runs_every_member),
+      WM_CASE(gemm_scratch_is_reused_and_grown),
+      WM_CASE(gemm_kernel_is_named),
+      {NULL, NULL},
+  };
+  return wm_test_main(cases);
+}
