@@ -753,10 +753,11 @@ static wm_status_t bench_pass(const char *plugin, int threads) {
   // The plugin and this program share one OpenBLAS: same thread count.
   openblas_set_num_threads(threads);
   // M x N x K: square ones, then the projections and the vocabulary
-  // head of bert-base / gpt2 at 128 tokens.
+  // head of bert-base / gpt2 at 128 tokens. (256^3 is left out: its
+  // 65536-element output is within the session's constant folding.)
   static const int sizes[][3] = {
-      {256, 256, 256}, {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
-      {128, 768, 768}, {128, 3072, 768}, {128, 768, 3072},   {128, 50257, 768},
+      {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048}, {128, 768, 768},
+      {128, 3072, 768}, {128, 768, 3072},   {128, 50257, 768},
   };
   for (size_t i = 0; !st && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
     st = bench_gemm(&env, sizes[i][0], sizes[i][1], sizes[i][2]);
