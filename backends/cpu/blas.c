@@ -1181,11 +1181,11 @@ const cpu_kernel_t cpu_kernels_wmap[] = {
 };
 
 const cpu_kernel_t cpu_kernels_blas[] = {
-    {"Conv", 1, WM_IMPL_VENDOR_LIBRARY, conv_query, conv_plan, conv_run,
+    {"Conv", 1, WM_IMPL_NATIVE_KERNEL, conv_query, conv_plan, conv_run,
      conv_destroy},
-    {"Gemm", 1, WM_IMPL_VENDOR_LIBRARY, gemm_query, gemm_plan, gemm_run,
+    {"Gemm", 1, WM_IMPL_NATIVE_KERNEL, gemm_query, gemm_plan, gemm_run,
      gemm_destroy},
-    {"MatMul", 1, WM_IMPL_VENDOR_LIBRARY, matmul_query, matmul_plan, matmul_run,
+    {"MatMul", 1, WM_IMPL_NATIVE_KERNEL, matmul_query, matmul_plan, matmul_run,
      matmul_destroy},
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };

@@ -599,7 +599,7 @@ WM_TEST(query_refuses_with_reasons) {
   mm[1] = desc(WM_DTYPE_FLOAT, 2, d45);
   s = query_desc("MatMul", 2, mm, &mo, 0, NULL);
   WM_CHECK_INT_EQ(s.level, WM_SUPPORT_SUPPORTED);
-  WM_CHECK_INT_EQ(s.impl, WM_IMPL_VENDOR_LIBRARY);
+  WM_CHECK_INT_EQ(s.impl, WM_IMPL_NATIVE_KERNEL);
   s = query_desc("Frobnicate", 2, mm, &mo, 0, NULL);
   WM_CHECK_INT_EQ(s.reason, WM_WHY_OP);
   int64_t xd[] = {1, 2, 5, 5}, wd[] = {3, 2, 3, 3}, yd[] = {1, 3, 3, 3};
@@ -858,7 +858,7 @@ WM_TEST(matmul_agrees_with_ref) {
       inst_t in = inst_make("MatMul", opset);
       inst_input(&in, WM_DTYPE_FLOAT, cases[i].ra, cases[i].a);
       inst_input(&in, WM_DTYPE_FLOAT, cases[i].rb, cases[i].b);
-      bad += !expect_claimed(&in, WM_IMPL_VENDOR_LIBRARY);
+      bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
     }
   }
   inst_t in = inst_make("MatMul", 13);
@@ -902,7 +902,7 @@ WM_TEST(gemm_agrees_with_ref_for_every_flag_combination) {
           attr_int(&in, "transB", tb);
           attr_float(&in, "alpha", f[0]);
           attr_float(&in, "beta", f[1]);
-          bad += !expect_claimed(&in, WM_IMPL_VENDOR_LIBRARY);
+          bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
         }
       }
     }
@@ -914,7 +914,7 @@ WM_TEST(gemm_agrees_with_ref_for_every_flag_combination) {
   inst_input(&in, WM_DTYPE_FLOAT, 2, b);
   inst_input(&in, WM_DTYPE_FLOAT, 1, c);
   attr_int(&in, "broadcast", 1);
-  bad += !expect_claimed(&in, WM_IMPL_VENDOR_LIBRARY);
+  bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
   WM_CHECK_INT_EQ(bad, 0);
 }
 
@@ -1081,7 +1081,7 @@ WM_TEST(conv_agrees_with_ref) {
       if (i % 3 == 0) {
         attr_ints(&in, "kernel_shape", (size_t)nsp, c->w + 2);
       }
-      bad += !expect_claimed(&in, WM_IMPL_VENDOR_LIBRARY);
+      bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
     }
   }
   WM_CHECK_INT_EQ(bad, 0);
