@@ -15,13 +15,6 @@
 
 enum { F32 = 1 };  // ONNX dtype of float32
 
-static uint32_t refuse(uint32_t *why, const char **detail, uint32_t reason,
-                       const char *text) {
-  *why = reason;
-  *detail = text;
-  return WM_SUPPORT_NONE;
-}
-
 // True when |v| fits a BLAS int (dimensions and leading dims).
 static bool fits_blas(int64_t v) {
   return v >= 0 && v <= INT_MAX;
@@ -52,17 +45,18 @@ static bool matmul_shapes(const wm_op_desc *op, matmul_state_t *st,
   memset(st, 0, sizeof(*st));
   if (op->n_in != 2 || op->n_out != 1 || !cpu_has_input(op, 0) ||
       !cpu_has_input(op, 1) || op->out[0].dtype == 0) {
-    refuse(why, detail, WM_WHY_OTHER, "MatMul needs inputs A, B and output Y");
+    cpu_refuse(why, detail, WM_WHY_OTHER,
+               "MatMul needs inputs A, B and output Y");
     return false;
   }
   const wm_tensor_desc *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
   if (a->dtype != F32 || b->dtype != F32 || y->dtype != F32) {
-    refuse(why, detail, WM_WHY_DTYPE, "cpu MatMul takes float32 only");
+    cpu_refuse(why, detail, WM_WHY_DTYPE, "cpu MatMul takes float32 only");
     return false;
   }
   int32_t ra = (int32_t)a->rank, rb = (int32_t)b->rank;
   if (ra < 1 || rb < 1 || ra > CPU_MAX_RANK || rb > CPU_MAX_RANK) {
-    refuse(why, detail, WM_WHY_RANK, "MatMul operands need rank 1 to 8");
+    cpu_refuse(why, detail, WM_WHY_RANK, "MatMul operands need rank 1 to 8");
     return false;
   }
   st->m = ra == 1 ? 1 : a->dims[ra - 2];
@@ -70,14 +64,14 @@ static bool matmul_shapes(const wm_op_desc *op, matmul_state_t *st,
   int64_t kb = rb == 1 ? b->dims[0] : b->dims[rb - 2];
   st->n = rb == 1 ? 1 : b->dims[rb - 1];
   if (kb != st->k) {
-    refuse(why, detail, WM_WHY_SHAPE, "MatMul inner dims differ");
+    cpu_refuse(why, detail, WM_WHY_SHAPE, "MatMul inner dims differ");
     return false;
   }
   int32_t na = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
   st->nb = na > nbb ? na : nbb;
   int32_t want_rank = st->nb + (ra > 1) + (rb > 1);
   if ((int32_t)y->rank != want_rank) {
-    refuse(why, detail, WM_WHY_SHAPE, "MatMul output rank does not match");
+    cpu_refuse(why, detail, WM_WHY_SHAPE, "MatMul output rank does not match");
     return false;
   }
   int64_t sa = st->m * st->k, sb = st->k * st->n;
@@ -87,7 +81,8 @@ static bool matmul_shapes(const wm_op_desc *op, matmul_state_t *st,
     int64_t da = ia >= 0 ? a->dims[ia] : 1;
     int64_t db = ib >= 0 ? b->dims[ib] : 1;
     if (da != db && da != 1 && db != 1) {
-      refuse(why, detail, WM_WHY_SHAPE, "MatMul batch dims do not broadcast");
+      cpu_refuse(why, detail, WM_WHY_SHAPE,
+                 "MatMul batch dims do not broadcast");
       return false;
     }
     st->bdims[i] = da == 1 ? db : da;
@@ -96,14 +91,14 @@ static bool matmul_shapes(const wm_op_desc *op, matmul_state_t *st,
     sa *= da;
     sb *= db;
     if (y->dims[i] != st->bdims[i]) {
-      refuse(why, detail, WM_WHY_SHAPE, "MatMul output dims do not match");
+      cpu_refuse(why, detail, WM_WHY_SHAPE, "MatMul output dims do not match");
       return false;
     }
     st->batches *= (size_t)st->bdims[i];
   }
   if ((ra > 1 && y->dims[st->nb] != st->m) ||
       (rb > 1 && y->dims[y->rank - 1] != st->n)) {
-    refuse(why, detail, WM_WHY_SHAPE, "MatMul output dims do not match");
+    cpu_refuse(why, detail, WM_WHY_SHAPE, "MatMul output dims do not match");
     return false;
   }
   st->merged = nbb == 0;
@@ -112,7 +107,8 @@ static bool matmul_shapes(const wm_op_desc *op, matmul_state_t *st,
     rows = -1;
   }
   if (!fits_blas(st->k) || !fits_blas(st->n) || !fits_blas(st->m)) {
-    refuse(why, detail, WM_WHY_SIZE_LIMIT, "MatMul dims exceed BLAS int range");
+    cpu_refuse(why, detail, WM_WHY_SIZE_LIMIT,
+               "MatMul dims exceed BLAS int range");
     return false;
   }
   if (st->merged && !fits_blas(rows)) {
@@ -253,7 +249,8 @@ static bool gemm_shapes(const wm_op_desc *op, gemm_state_t *st, uint32_t *why,
   memset(st, 0, sizeof(*st));
   if (op->n_in < 2 || op->n_in > 3 || op->n_out != 1 || !cpu_has_input(op, 0) ||
       !cpu_has_input(op, 1) || op->out[0].dtype == 0) {
-    refuse(why, detail, WM_WHY_OTHER, "Gemm needs inputs A, B and output Y");
+    cpu_refuse(why, detail, WM_WHY_OTHER,
+               "Gemm needs inputs A, B and output Y");
     return false;
   }
   const wm_tensor_desc *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
@@ -261,12 +258,12 @@ static bool gemm_shapes(const wm_op_desc *op, gemm_state_t *st, uint32_t *why,
   const wm_tensor_desc *c = st->has_c ? &op->in[2] : NULL;
   if (a->dtype != F32 || b->dtype != F32 || y->dtype != F32 ||
       (c && c->dtype != F32)) {
-    refuse(why, detail, WM_WHY_DTYPE, "cpu Gemm takes float32 only");
+    cpu_refuse(why, detail, WM_WHY_DTYPE, "cpu Gemm takes float32 only");
     return false;
   }
   if (a->rank != 2 || b->rank != 2 || y->rank != 2 || (c && c->rank > 2)) {
-    refuse(why, detail, WM_WHY_RANK,
-           "Gemm needs 2-D A, B, Y and C of rank <= 2");
+    cpu_refuse(why, detail, WM_WHY_RANK,
+               "Gemm needs 2-D A, B, Y and C of rank <= 2");
     return false;
   }
   st->ta = cpu_attr_int(op, "transA", 0) != 0;
@@ -278,7 +275,7 @@ static bool gemm_shapes(const wm_op_desc *op, gemm_state_t *st, uint32_t *why,
   int64_t kb = b->dims[st->tb ? 1 : 0];
   st->n = b->dims[st->tb ? 0 : 1];
   if (kb != st->k || y->dims[0] != st->m || y->dims[1] != st->n) {
-    refuse(why, detail, WM_WHY_SHAPE, "Gemm shapes do not match");
+    cpu_refuse(why, detail, WM_WHY_SHAPE, "Gemm shapes do not match");
     return false;
   }
   if (c) {
@@ -289,7 +286,7 @@ static bool gemm_shapes(const wm_op_desc *op, gemm_state_t *st, uint32_t *why,
     }
     for (int d = 0; d < 2; d++) {
       if (cd[d] != 1 && cd[d] != want[d]) {
-        refuse(why, detail, WM_WHY_SHAPE, "Gemm C does not broadcast to Y");
+        cpu_refuse(why, detail, WM_WHY_SHAPE, "Gemm C does not broadcast to Y");
         return false;
       }
     }
@@ -298,7 +295,8 @@ static bool gemm_shapes(const wm_op_desc *op, gemm_state_t *st, uint32_t *why,
     st->c_full = cd[0] == st->m && cd[1] == st->n;
   }
   if (!fits_blas(st->m) || !fits_blas(st->n) || !fits_blas(st->k)) {
-    refuse(why, detail, WM_WHY_SIZE_LIMIT, "Gemm dims exceed BLAS int range");
+    cpu_refuse(why, detail, WM_WHY_SIZE_LIMIT,
+               "Gemm dims exceed BLAS int range");
     return false;
   }
   return true;
@@ -433,7 +431,8 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
   memset(st, 0, sizeof(*st));
   if (op->n_in < 2 || op->n_in > 3 || op->n_out != 1 || !cpu_has_input(op, 0) ||
       !cpu_has_input(op, 1) || op->out[0].dtype == 0) {
-    refuse(why, detail, WM_WHY_OTHER, "Conv needs inputs X, W and output Y");
+    cpu_refuse(why, detail, WM_WHY_OTHER,
+               "Conv needs inputs X, W and output Y");
     return false;
   }
   const wm_tensor_desc *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
@@ -441,12 +440,13 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
   const wm_tensor_desc *b = st->has_bias ? &op->in[2] : NULL;
   if (x->dtype != F32 || w->dtype != F32 || y->dtype != F32 ||
       (b && b->dtype != F32)) {
-    refuse(why, detail, WM_WHY_DTYPE, "cpu Conv takes float32 only");
+    cpu_refuse(why, detail, WM_WHY_DTYPE, "cpu Conv takes float32 only");
     return false;
   }
   if (x->rank < 3 || x->rank > 5 || w->rank != x->rank || y->rank != x->rank ||
       (b && b->rank != 1)) {
-    refuse(why, detail, WM_WHY_RANK, "cpu Conv takes 1-D to 3-D convolutions");
+    cpu_refuse(why, detail, WM_WHY_RANK,
+               "cpu Conv takes 1-D to 3-D convolutions");
     return false;
   }
   int32_t nsp = (int32_t)x->rank - 2;
@@ -457,13 +457,13 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
   st->group = cpu_attr_int(op, "group", 1);
   if (st->group < 1 || st->c % st->group != 0 || st->m % st->group != 0 ||
       w->dims[1] * st->group != st->c) {
-    refuse(why, detail, WM_WHY_ATTR, "Conv group does not divide channels");
+    cpu_refuse(why, detail, WM_WHY_ATTR, "Conv group does not divide channels");
     return false;
   }
   st->cg = st->c / st->group;
   st->mg = st->m / st->group;
   if (b && b->dims[0] != st->m) {
-    refuse(why, detail, WM_WHY_SHAPE, "Conv bias length is not M");
+    cpu_refuse(why, detail, WM_WHY_SHAPE, "Conv bias length is not M");
     return false;
   }
   const char *ap = cpu_attr_string(op, "auto_pad", "NOTSET");
@@ -477,7 +477,7 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
   } else if (strcmp(ap, "VALID") == 0) {
     auto_pad = 3;
   } else {
-    refuse(why, detail, WM_WHY_ATTR, "Conv auto_pad value is unknown");
+    cpu_refuse(why, detail, WM_WHY_ATTR, "Conv auto_pad value is unknown");
     return false;
   }
   const int64_t *ks = NULL, *ss = NULL, *ds = NULL, *ps = NULL;
@@ -492,8 +492,9 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
       (cpu_attr(op, "pads") && !has_p) || (has_k && nk != (size_t)nsp) ||
       (has_s && ns != (size_t)nsp) || (has_d && nd != (size_t)nsp) ||
       (has_p && np != 2 * (size_t)nsp)) {
-    refuse(why, detail, WM_WHY_ATTR,
-           "Conv kernel_shape, strides, dilations or pads have a bad length");
+    cpu_refuse(
+        why, detail, WM_WHY_ATTR,
+        "Conv kernel_shape, strides, dilations or pads have a bad length");
     return false;
   }
   int64_t pe[3] = {0, 0, 0};
@@ -509,8 +510,8 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
     if (st->k[j] < 1 || (has_k && ks[i] != st->k[j]) || st->s[j] < 1 ||
         st->d[j] < 1 || st->s[j] > INT32_MAX || st->d[j] > INT32_MAX ||
         st->k[j] > INT32_MAX) {
-      refuse(why, detail, WM_WHY_ATTR,
-             "Conv kernel, strides or dilations are out of range");
+      cpu_refuse(why, detail, WM_WHY_ATTR,
+                 "Conv kernel, strides or dilations are out of range");
       return false;
     }
     int64_t ext = (st->k[j] - 1) * st->d[j] + 1;
@@ -530,24 +531,25 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
       }
       if (st->pb[j] < 0 || pe[j] < 0 || st->pb[j] > INT32_MAX ||
           pe[j] > INT32_MAX) {
-        refuse(why, detail, WM_WHY_ATTR, "Conv pads are out of range");
+        cpu_refuse(why, detail, WM_WHY_ATTR, "Conv pads are out of range");
         return false;
       }
       int64_t padded = st->in[j] + st->pb[j] + pe[j];
       if (padded < ext) {
-        refuse(why, detail, WM_WHY_SHAPE, "Conv kernel exceeds padded input");
+        cpu_refuse(why, detail, WM_WHY_SHAPE,
+                   "Conv kernel exceeds padded input");
         return false;
       }
       o = (padded - ext) / st->s[j] + 1;
     }
     st->out[j] = o;
     if (y->dims[2 + i] != o) {
-      refuse(why, detail, WM_WHY_SHAPE, "Conv output dims do not match");
+      cpu_refuse(why, detail, WM_WHY_SHAPE, "Conv output dims do not match");
       return false;
     }
   }
   if (y->dims[0] != st->n || y->dims[1] != st->m) {
-    refuse(why, detail, WM_WHY_SHAPE, "Conv output dims do not match");
+    cpu_refuse(why, detail, WM_WHY_SHAPE, "Conv output dims do not match");
     return false;
   }
   int64_t kg, rows, cols;
@@ -558,7 +560,7 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
       !wm_checked_mul_i64(st->c, st->kprod, &rows) ||
       !wm_checked_mul_i64(rows, st->outsz, &cols) ||
       cols > ((int64_t)1 << 30)) {
-    refuse(why, detail, WM_WHY_SIZE_LIMIT, "Conv is too large for im2col");
+    cpu_refuse(why, detail, WM_WHY_SIZE_LIMIT, "Conv is too large for im2col");
     return false;
   }
   bool unit = true;
@@ -1044,8 +1046,8 @@ static bool fused_act(const wm_op_desc *op, cpu_act_t *out, uint32_t *why,
     const wm_op_attr *p = cpu_attr(op, "activation_params");
     uint64_t n = p && p->type == 6 ? p->count : 0;
     if ((p && p->type != 6) || (n != 0 && n != n_params[k])) {
-      refuse(why, detail, WM_WHY_ATTR,
-             "activation_params do not fit the activation");
+      cpu_refuse(why, detail, WM_WHY_ATTR,
+                 "activation_params do not fit the activation");
       return false;
     }
     out->kind = (cpu_act_kind_t)k;
@@ -1053,7 +1055,7 @@ static bool fused_act(const wm_op_desc *op, cpu_act_t *out, uint32_t *why,
     out->p1 = n > 1 ? p->floats[1] : defaults[k][1];
     return true;
   }
-  refuse(why, detail, WM_WHY_ATTR, "unknown activation");
+  cpu_refuse(why, detail, WM_WHY_ATTR, "unknown activation");
   return false;
 }
 
@@ -1073,7 +1075,7 @@ static bool fused_extra_ok(const wm_op_desc *op, uint32_t i, bool vector,
   }
   const wm_tensor_desc *e = &op->in[i], *y = &op->out[0];
   if (e->dtype != F32) {
-    refuse(why, detail, WM_WHY_DTYPE, "fused operators take float32 only");
+    cpu_refuse(why, detail, WM_WHY_DTYPE, "fused operators take float32 only");
     return false;
   }
   bool ok;
@@ -1086,8 +1088,9 @@ static bool fused_extra_ok(const wm_op_desc *op, uint32_t i, bool vector,
     }
   }
   if (!ok) {
-    refuse(why, detail, WM_WHY_SHAPE,
-           vector ? "bias is not [N]" : "Z does not have the output's shape");
+    cpu_refuse(
+        why, detail, WM_WHY_SHAPE,
+        vector ? "bias is not [N]" : "Z does not have the output's shape");
   }
   return ok;
 }

@@ -77,6 +77,10 @@ const char *cpu_attr_string(const wm_op_desc *op, const char *name,
 bool cpu_attr_ints(const wm_op_desc *op, const char *name,
                    const int64_t **out_values, size_t *out_count);
 
+// Sets the reason a query refuses (*why, a WM_WHY_*, and the static
+// |text|); returns WM_SUPPORT_NONE.
+uint32_t cpu_refuse(uint32_t *why, const char **detail, uint32_t reason,
+                    const char *text);
 // Returns true when input |i| of |op| is present.
 bool cpu_has_input(const wm_op_desc *op, uint32_t i);
 // Element count of a description (dims all known and >= 0).

@@ -26,12 +26,6 @@ typedef struct deconv_state {
   float *col;                // [mg * kprod, insz] of one image and group
 } deconv_state_t;
 
-static void refuse(uint32_t *why, const char **detail, uint32_t w,
-                   const char *text) {
-  *why = w;
-  *detail = text;
-}
-
 // The geometry of |op|, checked against the output dims the plan gives;
 // false with a reason for what this kernel does not take.
 static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
@@ -39,8 +33,8 @@ static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
   memset(st, 0, sizeof(*st));
   if (op->n_in < 2 || op->n_in > 3 || op->n_out != 1 || !cpu_has_input(op, 0) ||
       !cpu_has_input(op, 1) || op->out[0].dtype == 0) {
-    refuse(why, detail, WM_WHY_OTHER,
-           "ConvTranspose needs inputs X, W and output Y");
+    cpu_refuse(why, detail, WM_WHY_OTHER,
+               "ConvTranspose needs inputs X, W and output Y");
     return false;
   }
   const wm_tensor_desc *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
@@ -48,21 +42,22 @@ static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
   const wm_tensor_desc *b = st->has_bias ? &op->in[2] : NULL;
   if (x->dtype != F32 || w->dtype != F32 || y->dtype != F32 ||
       (b && b->dtype != F32)) {
-    refuse(why, detail, WM_WHY_DTYPE, "cpu ConvTranspose takes float32 only");
+    cpu_refuse(why, detail, WM_WHY_DTYPE,
+               "cpu ConvTranspose takes float32 only");
     return false;
   }
   if (x->rank < 3 || x->rank > 5 || w->rank != x->rank || y->rank != x->rank ||
       (b && b->rank != 1)) {
-    refuse(why, detail, WM_WHY_RANK,
-           "cpu ConvTranspose takes 1-D to 3-D convolutions");
+    cpu_refuse(why, detail, WM_WHY_RANK,
+               "cpu ConvTranspose takes 1-D to 3-D convolutions");
     return false;
   }
   const char *ap = cpu_attr_string(op, "auto_pad", "NOTSET");
   if ((strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) ||
       cpu_attr(op, "output_shape")) {
-    refuse(why, detail, WM_WHY_ATTR,
-           "cpu ConvTranspose takes explicit pads (no SAME auto_pad, no "
-           "output_shape)");
+    cpu_refuse(why, detail, WM_WHY_ATTR,
+               "cpu ConvTranspose takes explicit pads (no SAME auto_pad, no "
+               "output_shape)");
     return false;
   }
   bool valid = strcmp(ap, "VALID") == 0;
@@ -71,8 +66,8 @@ static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
   st->c = x->dims[1];
   st->group = cpu_attr_int(op, "group", 1);
   if (st->group < 1 || st->c % st->group != 0 || w->dims[0] != st->c) {
-    refuse(why, detail, WM_WHY_ATTR,
-           "ConvTranspose group does not divide channels");
+    cpu_refuse(why, detail, WM_WHY_ATTR,
+               "ConvTranspose group does not divide channels");
     return false;
   }
   st->cg = st->c / st->group;
@@ -80,8 +75,8 @@ static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
   st->m = st->mg * st->group;
   if (y->dims[1] != st->m || y->dims[0] != st->n ||
       (b && b->dims[0] != st->m)) {
-    refuse(why, detail, WM_WHY_SHAPE,
-           "ConvTranspose output or bias channels are not M");
+    cpu_refuse(why, detail, WM_WHY_SHAPE,
+               "ConvTranspose output or bias channels are not M");
     return false;
   }
   const int64_t *ks = NULL, *ss = NULL, *ds = NULL, *ps = NULL, *op_ = NULL;
@@ -94,9 +89,9 @@ static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
   if ((has_k && nk != (size_t)nsp) || (has_s && ns != (size_t)nsp) ||
       (has_d && nd != (size_t)nsp) || (has_p && np != 2 * (size_t)nsp) ||
       (has_o && no != (size_t)nsp)) {
-    refuse(why, detail, WM_WHY_ATTR,
-           "ConvTranspose kernel_shape, strides, dilations, pads or "
-           "output_padding have a bad length");
+    cpu_refuse(why, detail, WM_WHY_ATTR,
+               "ConvTranspose kernel_shape, strides, dilations, pads or "
+               "output_padding have a bad length");
     return false;
   }
   for (int32_t i = 0; i < 3; i++) {
@@ -114,16 +109,16 @@ static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
     int64_t opad = has_o ? op_[i] : 0;
     if ((has_k && ks[i] != st->k[j]) || st->s[j] < 1 || st->d[j] < 1 ||
         st->pb[j] < 0 || pe < 0 || opad < 0 || st->in[j] < 1) {
-      refuse(why, detail, WM_WHY_ATTR,
-             "ConvTranspose attributes out of the range this kernel takes");
+      cpu_refuse(why, detail, WM_WHY_ATTR,
+                 "ConvTranspose attributes out of the range this kernel takes");
       return false;
     }
     // The plan's output dims must be those of the explicit pads.
     int64_t full = st->s[j] * (st->in[j] - 1) + opad +
                    (st->k[j] - 1) * st->d[j] + 1 - st->pb[j] - pe;
     if (full != st->out[j]) {
-      refuse(why, detail, WM_WHY_SHAPE,
-             "ConvTranspose output dims are not those of its pads");
+      cpu_refuse(why, detail, WM_WHY_SHAPE,
+                 "ConvTranspose output dims are not those of its pads");
       return false;
     }
   }
@@ -134,7 +129,7 @@ static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
       !wm_checked_mul_i64(st->mg * st->kprod, st->insz, &colsz) ||
       colsz > ((int64_t)1 << 31) || st->cg > INT32_MAX ||
       st->outsz > INT32_MAX) {
-    refuse(why, detail, WM_WHY_SIZE_LIMIT, "ConvTranspose is too large");
+    cpu_refuse(why, detail, WM_WHY_SIZE_LIMIT, "ConvTranspose is too large");
     return false;
   }
   return true;

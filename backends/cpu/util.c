@@ -65,3 +65,10 @@ size_t cpu_desc_count(const wm_tensor_desc *d) {
   }
   return n;
 }
+
+uint32_t cpu_refuse(uint32_t *why, const char **detail, uint32_t reason,
+                    const char *text) {
+  *why = reason;
+  *detail = text;
+  return WM_SUPPORT_NONE;
+}

@@ -38,6 +38,10 @@ typedef struct wm_session_options {
 size_t wm_pass_count(void);
 const char *wm_pass_name(size_t i);
 const char *wm_pass_summary(size_t i);
+// Checks a comma list of pass names as wm_session_options_t.passes takes
+// it (empty items are skipped); an unknown name is INVALID_ARGUMENT naming
+// it and the passes there are.
+wm_status_t wm_passes_check(const char *list) WM_MUST_USE_RESULT;
 
 // Why one backend did not get a node.
 typedef struct wm_placement_refusal {

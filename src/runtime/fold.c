@@ -6,20 +6,13 @@
 
 #include "internal.h"
 
-// The largest output a fold makes; larger ones are computed at run time.
-#define FOLD_MAX_BYTES ((size_t)1 << 30)
+// The most elements of one output a fold makes (1 GiB of float32); larger
+// ones are computed at run time.
+#define FOLD_MAX_ELEMS ((size_t)1 << 28)
 
-static bool has_subgraph(const wm_node_t *node) {
-  for (int32_t a = 0; a < node->attr_count; a++) {
-    if (node->attrs[a].g || node->attrs[a].graphs) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Computes node |index| of |g| from the constants in |known|; on success
-// ctx->out holds its outputs (the caller's).
+// Computes node |index| of |g| from the constants in |known| by the one
+// shape-and-fold rule of the plans (wm_op_infer_node), with a larger
+// limit; on success ctx->out holds its outputs (the caller's).
 static bool try_fold(const wm_graph_t *g, size_t index,
                      const wm_tensor_t *const *known, wm_op_ctx_t *ctx) {
   const wm_node_t *node = &g->nodes[index];
@@ -28,49 +21,23 @@ static bool try_fold(const wm_graph_t *g, size_t index,
       return false;
     }
   }
-  if (has_subgraph(node)) {
-    return false;
-  }
-  wm_status_t init = wm_op_ctx_init_with(ctx, g, index, NULL, known);
-  if (init) {
-    wm_status_free(init);
+  wm_status_t s = wm_op_ctx_init_with(ctx, g, index, NULL, known);
+  if (s) {
+    wm_status_free(s);
     return false;
   }
   const wm_op_def_t *def = NULL;
-  wm_status_t s = wm_op_find_def(ctx, &def);
-  if (!s && ((def->flags & WM_OP_RANDOM) || wm_op_runs_in_session(def))) {
+  bool folded = false;
+  s = wm_op_find_def(ctx, &def);
+  if (!s) {
+    s = wm_op_infer_node(def, ctx, FOLD_MAX_ELEMS, &folded);
+  }
+  // Not foldable now: the node runs, and reports what is wrong then.
+  wm_status_free(s);
+  if (!folded) {
     wm_op_ctx_deinit(ctx);
-    return false;
   }
-  if (!s) {
-    s = def->infer(ctx);
-  }
-  for (int32_t i = 0; !s && i < ctx->n_out; i++) {
-    size_t n, bytes;
-    const wm_type_t *t = &ctx->out_types[i];
-    if (wm_op_has_output(ctx, i) &&
-        (!wm_shape_numel(&t->shape, &n) ||
-         !wm_checked_mul(n, wm_dtype_size(t->dtype), &bytes) ||
-         bytes > FOLD_MAX_BYTES)) {
-      s = WM_ERROR(RESOURCE_EXHAUSTED, "too large to fold");
-    }
-  }
-  if (!s) {
-    s = wm_op_alloc_outputs(ctx);
-  }
-  if (!s) {
-    s = def->run(ctx);
-  }
-  if (s) {
-    // Not foldable now: the node runs, and reports what is wrong then.
-    wm_status_free(s);
-    for (int32_t i = 0; i < ctx->n_out; i++) {
-      wm_tensor_destroy(ctx->out[i]);
-    }
-    wm_op_ctx_deinit(ctx);
-    return false;
-  }
-  return true;
+  return folded;
 }
 
 wm_status_t rt_pass_fold(rt_rw_t *rw) {

@@ -60,8 +60,9 @@ wm_status_t rt_passes_parse(const char *list, uint32_t *out_mask) {
         wm_strbuf_printf(&names, "%s%s", i ? ", " : "", wm_pass_name(i));
       }
       wm_status_t s =
-          WM_ERROR(INVALID_ARGUMENT, "unknown pass \"%.*s\"; the passes are %s",
-                   (int)n, p, wm_strbuf_str(&names));
+          WM_ERROR(INVALID_ARGUMENT,
+                   "unknown pass \"%.*s\" in \"%s\"; the passes are %s", (int)n,
+                   p, list, wm_strbuf_str(&names));
       wm_strbuf_deinit(&names);
       return s;
     }
@@ -69,6 +70,11 @@ wm_status_t rt_passes_parse(const char *list, uint32_t *out_mask) {
     p += *p == ',';
   }
   return NULL;
+}
+
+wm_status_t wm_passes_check(const char *list) {
+  uint32_t mask;
+  return rt_passes_parse(list, &mask);
 }
 
 bool rt_pass_enabled(uint32_t mask, const char *name) {

@@ -99,33 +99,13 @@ int wm_cli_backend_option(const char *cmd, const char *option,
 
 int wm_cli_passes_option(const char *cmd, const char *list,
                          const char **passes) {
-  if (!list) {
-    *passes = "";
-    return WM_EXIT_OK;
+  wm_status_t s = list ? wm_passes_check(list) : NULL;
+  if (s) {
+    int rc = wm_cli_usage_error(cmd, "--passes: %s", wm_status_message(s));
+    wm_status_free(s);
+    return rc;
   }
-  for (const char *p = list; *p;) {
-    size_t n = strcspn(p, ",");
-    bool known = n == 0;  // empty items ("fold,,dead", "fold,") are skipped
-    for (size_t i = 0; i < wm_pass_count() && !known; i++) {
-      known =
-          strlen(wm_pass_name(i)) == n && strncmp(wm_pass_name(i), p, n) == 0;
-    }
-    if (!known) {
-      wm_strbuf_t names;
-      wm_strbuf_init(&names);
-      for (size_t i = 0; i < wm_pass_count(); i++) {
-        wm_strbuf_printf(&names, "%s%s", i ? ", " : "", wm_pass_name(i));
-      }
-      int rc = wm_cli_usage_error(
-          cmd, "--passes: unknown pass \"%.*s\" in \"%s\"; the passes are %s",
-          (int)n, p, list, wm_strbuf_str(&names));
-      wm_strbuf_deinit(&names);
-      return rc;
-    }
-    p += n;
-    p += *p == ',';
-  }
-  *passes = list;
+  *passes = list ? list : "";
   return WM_EXIT_OK;
 }
 
