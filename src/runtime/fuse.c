@@ -11,57 +11,6 @@ static wm_status_t oom(void) {
   return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory fusing nodes");
 }
 
-// Per src value: the one node reading it (uses == 1), else -1.
-static wm_status_t sole_consumers(const rt_rw_t *rw, int32_t **out) {
-  const wm_graph_t *g = rw->src;
-  int32_t *c = wm_calloc(g->value_count + 1, sizeof(int32_t));
-  if (!c) {
-    return oom();
-  }
-  for (size_t v = 0; v < g->value_count; v++) {
-    c[v] = -1;
-  }
-  for (size_t n = 0; n < g->node_count; n++) {
-    const wm_node_t *node = &g->nodes[n];
-    for (int32_t i = 0; i < node->input_count; i++) {
-      int32_t id = node->inputs[i];
-      if (id >= 0 && rw->uses[id] == 1) {
-        c[id] = (int32_t)n;
-      }
-    }
-  }
-  *out = c;
-  return NULL;
-}
-
-static bool is_op(const wm_node_t *node, const char *op) {
-  return wm_domain_is_onnx(node->domain) && strcmp(node->op_type, op) == 0;
-}
-
-// The constant float tensor of src value |id| that a pass may read (an
-// initializer that is not an input), or NULL.
-static const wm_tensor_t *constant(const wm_graph_t *g, int32_t id,
-                                   wm_dtype_t dtype) {
-  if (id < 0) {
-    return NULL;
-  }
-  const wm_value_t *v = &g->values[id];
-  return v->initializer && !v->is_input && v->initializer->dtype == dtype
-             ? v->initializer
-             : NULL;
-}
-
-// True when only output 0 of |node| is read.
-static bool only_first_output(const rt_rw_t *rw, const wm_node_t *node) {
-  for (int32_t i = 1; i < node->output_count; i++) {
-    int32_t id = node->outputs[i];
-    if (id >= 0 && (rw->uses[id] > 0 || rw->pinned[id])) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // ------------------------------------------------------------ conv-bn
 
 // The BatchNormalization that Conv |conv| can absorb, or -1.
@@ -69,7 +18,7 @@ static int32_t bn_after(const rt_rw_t *rw, const int32_t *consumer,
                         size_t conv) {
   const wm_graph_t *g = rw->src;
   const wm_node_t *c = &g->nodes[conv];
-  if (!is_op(c, "Conv") || c->input_count < 2 || c->output_count != 1) {
+  if (!rt_is_onnx_op(c, "Conv") || c->input_count < 2 || c->output_count != 1) {
     return -1;
   }
   int32_t y = c->outputs[0];
@@ -77,25 +26,25 @@ static int32_t bn_after(const rt_rw_t *rw, const int32_t *consumer,
     return -1;
   }
   const wm_node_t *bn = &g->nodes[consumer[y]];
-  if (!is_op(bn, "BatchNormalization") || bn->input_count != 5 ||
-      bn->inputs[0] != y || !only_first_output(rw, bn) ||
+  if (!rt_is_onnx_op(bn, "BatchNormalization") || bn->input_count != 5 ||
+      bn->inputs[0] != y || !rt_rw_only_first_output(rw, bn) ||
       wm_node_attr_int(bn, "training_mode", 0) != 0 ||
       wm_graph_opset(g, "") < 9) {
     return -1;  // before opset 9 the spatial attribute changes the meaning
   }
-  const wm_tensor_t *w = constant(g, c->inputs[1], WM_DTYPE_FLOAT);
+  const wm_tensor_t *w = rt_constant(g, c->inputs[1], WM_DTYPE_FLOAT);
   if (!w || w->shape.rank < 3) {
     return -1;
   }
   int64_t m = w->shape.dims[0];
   if (c->input_count > 2 && c->inputs[2] >= 0) {
-    const wm_tensor_t *b = constant(g, c->inputs[2], WM_DTYPE_FLOAT);
+    const wm_tensor_t *b = rt_constant(g, c->inputs[2], WM_DTYPE_FLOAT);
     if (!b || b->count != (size_t)m) {
       return -1;
     }
   }
   for (int32_t i = 1; i < 5; i++) {
-    const wm_tensor_t *p = constant(g, bn->inputs[i], WM_DTYPE_FLOAT);
+    const wm_tensor_t *p = rt_constant(g, bn->inputs[i], WM_DTYPE_FLOAT);
     if (!p || p->shape.rank != 1 || p->count != (size_t)m) {
       return -1;
     }
@@ -107,14 +56,14 @@ static int32_t bn_after(const rt_rw_t *rw, const int32_t *consumer,
 static wm_status_t fold_bn(rt_rw_t *rw, size_t conv, size_t bn_index) {
   const wm_graph_t *g = rw->src;
   const wm_node_t *c = &g->nodes[conv], *bn = &g->nodes[bn_index];
-  const wm_tensor_t *w = constant(g, c->inputs[1], WM_DTYPE_FLOAT);
+  const wm_tensor_t *w = rt_constant(g, c->inputs[1], WM_DTYPE_FLOAT);
   const wm_tensor_t *b = c->input_count > 2 && c->inputs[2] >= 0
-                             ? constant(g, c->inputs[2], WM_DTYPE_FLOAT)
+                             ? rt_constant(g, c->inputs[2], WM_DTYPE_FLOAT)
                              : NULL;
-  const float *gamma = constant(g, bn->inputs[1], WM_DTYPE_FLOAT)->data;
-  const float *beta = constant(g, bn->inputs[2], WM_DTYPE_FLOAT)->data;
-  const float *mean = constant(g, bn->inputs[3], WM_DTYPE_FLOAT)->data;
-  const float *var = constant(g, bn->inputs[4], WM_DTYPE_FLOAT)->data;
+  const float *gamma = rt_constant(g, bn->inputs[1], WM_DTYPE_FLOAT)->data;
+  const float *beta = rt_constant(g, bn->inputs[2], WM_DTYPE_FLOAT)->data;
+  const float *mean = rt_constant(g, bn->inputs[3], WM_DTYPE_FLOAT)->data;
+  const float *var = rt_constant(g, bn->inputs[4], WM_DTYPE_FLOAT)->data;
   double eps = wm_node_attr_float(bn, "epsilon", 1e-5f);
   size_t m = (size_t)w->shape.dims[0], per = w->count / (m ? m : 1);
   wm_shape_t bshape = {.rank = 1, .dims = {(int64_t)m}};
@@ -166,7 +115,7 @@ static wm_status_t fold_bn(rt_rw_t *rw, size_t conv, size_t bn_index) {
 wm_status_t rt_pass_conv_bn(rt_rw_t *rw) {
   const wm_graph_t *g = rw->src;
   int32_t *consumer;
-  WM_RETURN_IF_ERROR(sole_consumers(rw, &consumer));
+  WM_RETURN_IF_ERROR(rt_rw_sole_consumers(rw, &consumer));
   bool *done = wm_calloc(g->node_count + 1, sizeof(bool));
   wm_status_t s = done ? NULL : oom();
   for (size_t k = 0; !s && k < g->node_count; k++) {
@@ -220,7 +169,7 @@ static bool perm_of(const wm_node_t *node, int32_t rank, int64_t *perm) {
 wm_status_t rt_pass_transpose(rt_rw_t *rw) {
   const wm_graph_t *g = rw->src;
   int32_t *consumer;
-  WM_RETURN_IF_ERROR(sole_consumers(rw, &consumer));
+  WM_RETURN_IF_ERROR(rt_rw_sole_consumers(rw, &consumer));
   bool *done = wm_calloc(g->node_count + 1, sizeof(bool));
   wm_status_t s = done ? NULL : oom();
   for (size_t k = 0; !s && k < g->node_count; k++) {
@@ -235,9 +184,9 @@ wm_status_t rt_pass_transpose(rt_rw_t *rw) {
     const wm_node_t *t2 = second >= 0 ? &g->nodes[second] : NULL;
     int32_t rank = x >= 0 ? g->values[x].type.shape.rank : -1;
     int64_t p[WM_MAX_RANK], q[WM_MAX_RANK], r[WM_MAX_RANK];
-    if (!is_op(t1, "Transpose") || !t2 || !is_op(t2, "Transpose") ||
-        t2->output_count != 1 || !perm_of(t1, rank, p) ||
-        !perm_of(t2, rank, q)) {
+    if (!rt_is_onnx_op(t1, "Transpose") || !t2 ||
+        !rt_is_onnx_op(t2, "Transpose") || t2->output_count != 1 ||
+        !perm_of(t1, rank, p) || !perm_of(t2, rank, q)) {
       s = rt_rw_keep(rw, index);
       continue;
     }

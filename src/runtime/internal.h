@@ -376,19 +376,20 @@ enum { RT_RW_MAX_IO = 16 };
 
 // One pass from one version of the graph to the next.
 typedef struct rt_rw {
-  rt_prep_t *prep;            // where new constants go
-  const char *pass;           // its name
-  const wm_graph_t *src;      // the version read
-  rt_origins_t *src_origins;  // per src node
-  wm_graph_t *dst;            // the version written
-  rt_origins_t *dst_origins;  // per dst node
-  size_t dst_cap;             // allocated |dst_origins|
-  int32_t *order;             // topological order of |src|
-  int32_t *subst;             // per src value: the value replacing it or -1
-  bool *pinned;               // per src value: a graph output or read by a
-                              // subgraph (its name must stay)
-  int32_t *uses;              // per src value: consumer slots
-  bool *copied;               // per src value: already in |dst|
+  rt_prep_t *prep;             // where new constants go
+  const char *pass;            // its name
+  const wm_backend_t *target;  // the session's first backend, or NULL
+  const wm_graph_t *src;       // the version read
+  rt_origins_t *src_origins;   // per src node
+  wm_graph_t *dst;             // the version written
+  rt_origins_t *dst_origins;   // per dst node
+  size_t dst_cap;              // allocated |dst_origins|
+  int32_t *order;              // topological order of |src|
+  int32_t *subst;              // per src value: the value replacing it or -1
+  bool *pinned;                // per src value: a graph output or read by a
+                               // subgraph (its name must stay)
+  int32_t *uses;               // per src value: consumer slots
+  bool *copied;                // per src value: already in |dst|
 } rt_rw_t;
 
 // A node a pass writes.
@@ -430,20 +431,37 @@ wm_status_t rt_rw_const(rt_rw_t *rw, int32_t value,
 wm_status_t rt_rw_new_const(rt_rw_t *rw, const char *hint, wm_tensor_t *take,
                             const char **out_name) WM_MUST_USE_RESULT;
 
+// Per src value: the one node reading it (uses == 1), else -1; a calloc'd
+// array of src->value_count entries.
+wm_status_t rt_rw_sole_consumers(const rt_rw_t *rw,
+                                 int32_t **out) WM_MUST_USE_RESULT;
+// True when |node| is the ai.onnx operator |op|.
+bool rt_is_onnx_op(const wm_node_t *node, const char *op);
+// The constant tensor of |dtype| at value |id| of |g| that a pass may read
+// (an initializer that is not an input), or NULL.
+const wm_tensor_t *rt_constant(const wm_graph_t *g, int32_t id,
+                               wm_dtype_t dtype);
+// True when only output 0 of src node |node| is read.
+bool rt_rw_only_first_output(const rt_rw_t *rw, const wm_node_t *node);
+
 // Parses a comma list of pass names (NULL: all) into a mask.
 wm_status_t rt_passes_parse(const char *list,
                             uint32_t *out_mask) WM_MUST_USE_RESULT;
 // True when pass |name| is in |mask|.
 bool rt_pass_enabled(uint32_t mask, const char *name);
-// Runs the passes of |mask| over a copy of |graph| (typed).
+// Runs the passes of |mask| over a copy of |graph| (typed) for a session
+// whose first backend is |target| (fusions it does not implement are not
+// made; NULL: all are).
 wm_status_t rt_prepare(const wm_graph_t *graph, uint32_t mask,
+                       const wm_backend_t *target,
                        rt_prep_t *out) WM_MUST_USE_RESULT;
 void rt_prep_deinit(rt_prep_t *prep);
 
-// fold.c and fuse.c: the passes.
+// fold.c, fuse.c and epilogue.c: the passes.
 wm_status_t rt_pass_fold(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_dead(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_conv_bn(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_transpose(rt_rw_t *rw) WM_MUST_USE_RESULT;
+wm_status_t rt_pass_epilogue(rt_rw_t *rw) WM_MUST_USE_RESULT;
 
 #endif  // WMAP_SRC_RUNTIME_INTERNAL_H_

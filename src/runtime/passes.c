@@ -21,6 +21,10 @@ static const rt_pass_t passes[] = {
      rt_pass_conv_bn},
     {"transpose", "merges Transpose pairs, removing those that cancel",
      rt_pass_transpose},
+    {"epilogue",
+     "fuses the bias, residual and activation after a Conv, Gemm or MatMul "
+     "into it",
+     rt_pass_epilogue},
 };
 enum { N_PASSES = sizeof(passes) / sizeof(passes[0]) };
 
@@ -117,10 +121,12 @@ static void mark_outer_reads(const wm_graph_t *top, const wm_graph_t *g,
 
 // Starts a pass over |src| (origins |origins|, per node).
 static wm_status_t rw_begin(rt_rw_t *rw, rt_prep_t *prep, const char *pass,
-                            const wm_graph_t *src, rt_origins_t *origins) {
+                            const wm_backend_t *target, const wm_graph_t *src,
+                            rt_origins_t *origins) {
   memset(rw, 0, sizeof(*rw));
   rw->prep = prep;
   rw->pass = pass;
+  rw->target = target;
   rw->src = src;
   rw->src_origins = origins;
   size_t nv = src->value_count + 1;
@@ -346,6 +352,55 @@ wm_status_t rt_rw_const(rt_rw_t *rw, int32_t value, wm_tensor_t *take) {
 }
 
 // Keeps |take| among the session's constants.
+// ------------------------------------------- helpers of the passes
+
+wm_status_t rt_rw_sole_consumers(const rt_rw_t *rw, int32_t **out) {
+  const wm_graph_t *g = rw->src;
+  int32_t *c = wm_calloc(g->value_count + 1, sizeof(int32_t));
+  if (!c) {
+    return oom();
+  }
+  for (size_t v = 0; v < g->value_count; v++) {
+    c[v] = -1;
+  }
+  for (size_t n = 0; n < g->node_count; n++) {
+    const wm_node_t *node = &g->nodes[n];
+    for (int32_t i = 0; i < node->input_count; i++) {
+      int32_t id = node->inputs[i];
+      if (id >= 0 && rw->uses[id] == 1) {
+        c[id] = (int32_t)n;
+      }
+    }
+  }
+  *out = c;
+  return NULL;
+}
+
+bool rt_is_onnx_op(const wm_node_t *node, const char *op) {
+  return wm_domain_is_onnx(node->domain) && strcmp(node->op_type, op) == 0;
+}
+
+const wm_tensor_t *rt_constant(const wm_graph_t *g, int32_t id,
+                               wm_dtype_t dtype) {
+  if (id < 0) {
+    return NULL;
+  }
+  const wm_value_t *v = &g->values[id];
+  return v->initializer && !v->is_input && v->initializer->dtype == dtype
+             ? v->initializer
+             : NULL;
+}
+
+bool rt_rw_only_first_output(const rt_rw_t *rw, const wm_node_t *node) {
+  for (int32_t i = 1; i < node->output_count; i++) {
+    int32_t id = node->outputs[i];
+    if (id >= 0 && (rw->uses[id] > 0 || rw->pinned[id])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 static wm_status_t keep_const(rt_prep_t *prep, wm_tensor_t *take) {
   wm_status_t s = wm_grow((void **)&prep->consts, &prep->consts_cap,
                           prep->n_consts + 1, sizeof(wm_tensor_t *));
@@ -439,7 +494,8 @@ static wm_status_t copy_all(rt_rw_t *rw) {
 
 static const rt_pass_t copy_pass = {"copy", "copies the graph", copy_all};
 
-wm_status_t rt_prepare(const wm_graph_t *graph, uint32_t mask, rt_prep_t *out) {
+wm_status_t rt_prepare(const wm_graph_t *graph, uint32_t mask,
+                       const wm_backend_t *target, rt_prep_t *out) {
   memset(out, 0, sizeof(*out));
   size_t nn = graph->node_count + 1;
   out->user_nodes = graph->node_count;
@@ -468,7 +524,7 @@ wm_status_t rt_prepare(const wm_graph_t *graph, uint32_t mask, rt_prep_t *out) {
     }
     const rt_pass_t *pass = k < N_PASSES ? &passes[k] : &copy_pass;
     rt_rw_t rw;
-    s = rw_begin(&rw, out, pass->name, cur, origins);
+    s = rw_begin(&rw, out, pass->name, target, cur, origins);
     if (!s) {
       s = pass->run(&rw);
     }

@@ -6,12 +6,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tests/plugins/plugin_common.h"
 #include "../../tests/testing/wm_test.h"
 #include "ref.h"
 #include "wmap/onnx.h"
 #include "wmap/session.h"
 
-static wm_backend_t *ref;  // every session's backend
+static wm_backend_t *ref;   // every session's backend (or fallback)
+static wm_backend_t *bare;  // memory and no operators
+
+// "bare": a device tier on host memory and no library tier, as a device
+// plugin starts out; it implements no operator, fused ones included.
+static wm_error *bare_info(wm_plugin_info *out) {
+  out->name = "bare";
+  out->vendor = "wmap tests";
+  out->version = "0.0.1";
+  out->n_features = 0;
+  out->features = NULL;
+  out->sanitizer = WM_SANITIZER_NONE;
+  return NULL;
+}
+static const wm_device_tier bare_device = {TP_DEVICE_TIER_FIELDS};
+static wm_plugin_api bare_api = {
+    .get_info = bare_info,
+    .enumerate = tp_enumerate,
+    .device = &bare_device,
+    TP_API_FIELDS,
+};
+static wm_error *bare_query(uint32_t major, uint32_t max_minor,
+                            const wm_host_api *host,
+                            const wm_plugin_api **out_api) {
+  (void)host;
+  *out_api = &bare_api;
+  return tp_negotiate(major, max_minor, &bare_api);
+}
 
 // A float tensor of |shape| holding a deterministic pattern from |seed|.
 static wm_tensor_t *pattern(int32_t rank, const int64_t *dims, double seed) {
@@ -72,14 +100,41 @@ static void output(wm_graph_t *g, const char *name) {
   WM_CHECK_OK(wm_graph_add_output(g, name, NULL, &id));
 }
 
-// Runs |g| on input "x" (|x|) with |passes| and returns output 0; the
-// session is destroyed unless |out_session| takes it.
-static void run(wm_graph_t *g, const char *passes, const wm_tensor_t *x,
-                wm_tensor_t **out_y, wm_session_t **out_session) {
-  wm_session_options_t o = {.backends = &ref,
-                            .backend_count = 1,
-                            .mode = WM_PLACEMENT_STRICT,
-                            .passes = passes};
+// Adds the float scalar constant |name|.
+static void scalar(wm_graph_t *g, const char *name, double v) {
+  wm_shape_t shape = {.rank = 0};
+  wm_tensor_t *t = NULL;
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &shape, &t));
+  if (t) {
+    ((float *)t->data)[0] = (float)v;
+    WM_CHECK_OK(wm_graph_add_initializer(g, name, t, NULL));
+  }
+}
+
+// Adds the binary node |op| out = a op b.
+static void binary(wm_graph_t *g, const char *op, const char *a, const char *b,
+                   const char *out) {
+  const char *in[2] = {a, b};
+  node(g, op, out, in, 2, out, NULL);
+}
+
+static void unary(wm_graph_t *g, const char *op, const char *a,
+                  const char *out) {
+  node(g, op, out, &a, 1, out, NULL);
+}
+
+// Runs |g| on input "x" (|x|) with |passes| on |backend| (then ref, when
+// it is not ref) and returns output 0; the session is destroyed unless
+// |out_session| takes it.
+static void run_on(wm_backend_t *backend, wm_graph_t *g, const char *passes,
+                   const wm_tensor_t *x, wm_tensor_t **out_y,
+                   wm_session_t **out_session) {
+  wm_session_options_t o = {
+      .backends = &backend,
+      .backend_count = 1,
+      .mode = backend == ref ? WM_PLACEMENT_STRICT : WM_PLACEMENT_FALLBACK,
+      .fallback = backend == ref ? NULL : ref,
+      .passes = passes};
   wm_session_t *s = NULL;
   *out_y = NULL;
   WM_CHECK_OK(wm_session_create_placed(g, &o, &s));
@@ -91,6 +146,11 @@ static void run(wm_graph_t *g, const char *passes, const wm_tensor_t *x,
     wm_session_destroy(s);
   }
   WM_CHECK_OK(st);
+}
+
+static void run(wm_graph_t *g, const char *passes, const wm_tensor_t *x,
+                wm_tensor_t **out_y, wm_session_t **out_session) {
+  run_on(ref, g, passes, x, out_y, out_session);
 }
 
 // Checks |a| and |b| agree elementwise within |tol| (relative to 1).
@@ -325,11 +385,211 @@ WM_TEST(an_unknown_pass_is_an_error_naming_the_passes) {
   wm_graph_destroy(g);
 }
 
+// The user nodes the epilogue pass fused into another.
+static size_t fused_by_epilogue(const wm_session_t *s) {
+  size_t n = 0;
+  for (size_t i = 0; i < wm_session_node_count(s); i++) {
+    const wm_placement_t *p = wm_session_placement(s, i);
+    n += p && p->pass && strcmp(p->pass, "epilogue") == 0 && p->runs_in;
+  }
+  return n;
+}
+
+// Runs |g| with every pass and with none on |backend|: the results agree
+// within |tol|; *out_s is the session with passes.
+static void agree(wm_backend_t *backend, wm_graph_t *g, const wm_tensor_t *x,
+                  double tol, wm_session_t **out_s) {
+  wm_tensor_t *want = NULL, *got = NULL;
+  run_on(backend, g, "", x, &want, NULL);
+  run_on(backend, g, NULL, x, &got, out_s);
+  if (want && got) {
+    check_close(got, want, tol);
+  }
+  wm_tensor_destroy(want);
+  wm_tensor_destroy(got);
+}
+
+WM_TEST(conv_bias_residual_and_relu_run_as_one_fused_conv) {
+  wm_graph_t *g = new_graph();
+  WM_CHECK(g);
+  int64_t xd[] = {1, 4, 5, 5}, wd[] = {4, 4, 3, 3}, bd[] = {1, 4, 1, 1};
+  input(g, "x", 4, xd);
+  weight(g, "w", 4, wd, 0.1);
+  weight(g, "b", 4, bd, 0.2);
+  const char *in[2] = {"x", "w"};
+  int32_t c;
+  node(g, "Conv", "conv", in, 2, "c", &c);
+  int64_t pads[4] = {1, 1, 1, 1};
+  WM_CHECK_OK(wm_graph_add_attr_ints(g, c, "pads", pads, 4));
+  binary(g, "Add", "c", "b", "biased");    // a bias as exporters write it
+  binary(g, "Add", "biased", "x", "sum");  // the residual
+  unary(g, "Relu", "sum", "y");
+  output(g, "y");
+  wm_tensor_t *x = pattern(4, xd, 0.7);
+  wm_session_t *s = NULL;
+  agree(ref, g, x, 1e-5, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(fused_by_epilogue(s), 3);
+  const wm_placement_t *relu = placed(s, "y");
+  WM_CHECK(relu && relu->runs_as && strcmp(relu->runs_as, "FusedConv") == 0);
+  WM_CHECK(relu && relu->runs_in && strcmp(relu->runs_in, "conv") == 0);
+  wm_session_destroy(s);
+  wm_tensor_destroy(x);
+  wm_graph_destroy(g);
+}
+
+WM_TEST(silu_and_hard_swish_forms_fuse_into_the_conv_before_them) {
+  wm_graph_t *g = new_graph();
+  WM_CHECK(g);
+  int64_t xd[] = {1, 3, 4, 4}, wd[] = {3, 3, 1, 1};
+  input(g, "x", 4, xd);
+  weight(g, "w1", 4, wd, 0.1);
+  weight(g, "w2", 4, wd, 0.2);
+  weight(g, "w3", 4, wd, 0.3);
+  scalar(g, "three", 3.0);
+  scalar(g, "zero", 0.0);
+  scalar(g, "six", 6.0);
+  const char *in[3] = {"x", "w1", NULL};
+  node(g, "Conv", "conv1", in, 2, "c1", NULL);
+  // x * sigmoid(x)
+  unary(g, "Sigmoid", "c1", "sig");
+  binary(g, "Mul", "sig", "c1", "silu");
+  // x * relu6(x + 3) / 6
+  in[0] = "silu";
+  in[1] = "w2";
+  node(g, "Conv", "conv2", in, 2, "c2", NULL);
+  binary(g, "Add", "c2", "three", "plus3");
+  const char *clip_in[3] = {"plus3", "zero", "six"};
+  node(g, "Clip", "relu6", clip_in, 3, "relu6", NULL);
+  binary(g, "Mul", "c2", "relu6", "gated");
+  binary(g, "Div", "gated", "six", "hswish");
+  // x * hardsigmoid(x) with alpha 1/6
+  in[0] = "hswish";
+  in[1] = "w3";
+  node(g, "Conv", "conv3", in, 2, "c3", NULL);
+  int32_t hs;
+  node(g, "HardSigmoid", "hsig", (const char *[]){"c3"}, 1, "hsig", &hs);
+  WM_CHECK_OK(wm_graph_add_attr_float(g, hs, "alpha", 1.0f / 6.0f));
+  binary(g, "Mul", "c3", "hsig", "y");
+  output(g, "y");
+  wm_tensor_t *x = pattern(4, xd, 0.4);
+  wm_session_t *s = NULL;
+  agree(ref, g, x, 1e-5, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(fused_by_epilogue(s), 8);
+  WM_CHECK(strcmp(placed(s, "silu")->runs_in, "conv1") == 0);
+  WM_CHECK(strcmp(placed(s, "hswish")->runs_in, "conv2") == 0);
+  WM_CHECK(strcmp(placed(s, "hsig")->runs_in, "conv3") == 0);
+  wm_session_destroy(s);
+  wm_tensor_destroy(x);
+  wm_graph_destroy(g);
+}
+
+WM_TEST(gelu_forms_fuse_into_the_matmul_and_bias_before_them) {
+  wm_graph_t *g = new_graph();
+  WM_CHECK(g);
+  int64_t xd[] = {2, 3, 8}, wd[] = {8, 8}, bd[] = {8};
+  input(g, "x", 3, xd);
+  weight(g, "w1", 2, wd, 0.1);
+  weight(g, "b1", 1, bd, 0.2);
+  weight(g, "w2", 2, wd, 0.3);
+  weight(g, "b2", 1, bd, 0.4);
+  scalar(g, "sqrt2", sqrt(2.0));
+  scalar(g, "one", 1.0);
+  scalar(g, "half", 0.5);
+  scalar(g, "three", 3.0);
+  scalar(g, "coeff", 0.044715);
+  scalar(g, "k", sqrt(2.0 / 3.14159265358979323846));
+  // Erf form, (t * x) * 0.5.
+  binary(g, "MatMul", "x", "w1", "m1");
+  binary(g, "Add", "b1", "m1", "h1");
+  binary(g, "Div", "h1", "sqrt2", "u1");
+  unary(g, "Erf", "u1", "e1");
+  binary(g, "Add", "e1", "one", "t1");
+  binary(g, "Mul", "t1", "h1", "p1");
+  binary(g, "Mul", "p1", "half", "gelu1");
+  // Tanh form, t * (x * 0.5).
+  binary(g, "MatMul", "gelu1", "w2", "m2");
+  binary(g, "Add", "m2", "b2", "h2");
+  binary(g, "Pow", "h2", "three", "cube");
+  binary(g, "Mul", "cube", "coeff", "cube_s");
+  binary(g, "Add", "h2", "cube_s", "inner");
+  binary(g, "Mul", "inner", "k", "inner_s");
+  unary(g, "Tanh", "inner_s", "th");
+  binary(g, "Add", "th", "one", "t2");
+  binary(g, "Mul", "h2", "half", "halfx");
+  binary(g, "Mul", "t2", "halfx", "y");
+  output(g, "y");
+  wm_tensor_t *x = pattern(3, xd, 0.6);
+  wm_session_t *s = NULL;
+  agree(ref, g, x, 1e-5, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(fused_by_epilogue(s), 6 + 9);
+  WM_CHECK(strcmp(placed(s, "gelu1")->runs_as, "FusedMatMul") == 0);
+  WM_CHECK(strcmp(placed(s, "halfx")->runs_in, "m2") == 0);
+  wm_session_destroy(s);
+  wm_tensor_destroy(x);
+  wm_graph_destroy(g);
+}
+
+WM_TEST(a_value_read_elsewhere_or_a_backend_without_fused_ops_stops_fusing) {
+  wm_graph_t *g = new_graph();
+  WM_CHECK(g);
+  int64_t xd[] = {2, 4}, wd[] = {4, 4}, bd[] = {4};
+  input(g, "x", 2, xd);
+  weight(g, "w", 2, wd, 0.1);
+  weight(g, "b", 1, bd, 0.2);
+  binary(g, "MatMul", "x", "w", "m");
+  binary(g, "Add", "m", "b", "h");
+  unary(g, "Relu", "h", "r");
+  unary(g, "Sigmoid", "m", "m_too");  // a second reader of m
+  binary(g, "Add", "r", "m_too", "y");
+  output(g, "y");
+  wm_tensor_t *x = pattern(2, xd, 0.6);
+  wm_session_t *s = NULL;
+  agree(ref, g, x, 0.0, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(fused_by_epilogue(s), 0);
+  wm_session_destroy(s);
+  wm_graph_destroy(g);
+  // A chain that fuses on ref stays as written on a backend implementing
+  // no fused operator (its nodes fall back to ref one by one).
+  g = new_graph();
+  WM_CHECK(g);
+  input(g, "x", 2, xd);
+  weight(g, "w", 2, wd, 0.1);
+  weight(g, "b", 1, bd, 0.2);
+  binary(g, "MatMul", "x", "w", "m");
+  binary(g, "Add", "m", "b", "h");
+  unary(g, "Relu", "h", "y");
+  output(g, "y");
+  s = NULL;
+  agree(ref, g, x, 1e-6, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(fused_by_epilogue(s), 2);
+  wm_session_destroy(s);
+  s = NULL;
+  agree(bare, g, x, 0.0, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(fused_by_epilogue(s), 0);
+  WM_CHECK_INT_EQ(wm_session_nodes_on(s, "ref"), 3);
+  wm_session_destroy(s);
+  wm_tensor_destroy(x);
+  wm_graph_destroy(g);
+}
+
 int main(void) {
   wm_status_t s = wm_backend_create(wm_ref_plugin_query, "built-in", &ref);
   if (s) {
     fprintf(stderr, "ref backend: %s\n", wm_status_message(s));
     wm_status_free(s);
+    return 1;
+  }
+  s = wm_backend_create(bare_query, "built-in", &bare);
+  if (s) {
+    fprintf(stderr, "bare backend: %s\n", wm_status_message(s));
+    wm_status_free(s);
+    wm_backend_destroy(ref);
     return 1;
   }
   static const wm_test_case_t cases[] = {
@@ -338,9 +598,15 @@ int main(void) {
       WM_CASE(large_constant_subgraphs_are_folded_and_dead_nodes_removed),
       WM_CASE(a_subgraph_still_reads_a_folded_outer_constant),
       WM_CASE(an_unknown_pass_is_an_error_naming_the_passes),
+      WM_CASE(conv_bias_residual_and_relu_run_as_one_fused_conv),
+      WM_CASE(silu_and_hard_swish_forms_fuse_into_the_conv_before_them),
+      WM_CASE(gelu_forms_fuse_into_the_matmul_and_bias_before_them),
+      WM_CASE(
+          a_value_read_elsewhere_or_a_backend_without_fused_ops_stops_fusing),
       {NULL, NULL},
   };
   int rc = wm_test_main(cases);
+  wm_backend_destroy(bare);
   wm_backend_destroy(ref);
   return rc;
 }

@@ -265,7 +265,9 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
     st = s->passes_text ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   if (!st) {
-    st = rt_prepare(graph, s->passes, &s->prep);
+    st = rt_prepare(graph, s->passes,
+                    options->backend_count ? options->backends[0] : NULL,
+                    &s->prep);
   }
   if (!st) {
     graph = s->graph = s->prep.graph;
