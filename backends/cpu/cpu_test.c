@@ -1556,6 +1556,23 @@ static void special_data(int *bad, size_t *claimed, size_t *tried) {
     }
     try_special(&in, bad, claimed, tried);
   }
+  // Slices whose rows merge: dims of length 1, whole trailing dims, a
+  // strided dim before whole ones (the kernel coalesces them).
+  static const int64_t wide[][4] = {{1, 6, 5, 1}, {2, 3, 4, 5}, {2, 1, 4, 3}};
+  static const double wsl[][4][2] = {
+      {{1, 0}, {5, 0}, {2, 0}, {1, 0}},
+      {{0, 0}, {2, 0}, {1, 0}, {1, 0}},
+      {{3, 0}, {0, 0}, {2, 0}, {-2, 0}},
+  };
+  int64_t n1s[] = {1};
+  for (size_t i = 0; i < 3; i++) {
+    inst_t in = inst_make("Slice", 13);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, wide[i]);
+    for (int j = 0; j < 4; j++) {
+      inst_const(&in, WM_DTYPE_INT64, 1, n1s, wsl[i][j]);
+    }
+    try_special(&in, bad, claimed, tried);
+  }
   static const double idx[] = {0, 2, -1, 1};
   for (int64_t axis = 0; axis < 3; axis++) {
     inst_t in = inst_make("Gather", 13);

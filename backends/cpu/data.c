@@ -627,6 +627,7 @@ static wm_error *slice_plan(const wm_op_desc *op, void **out_state) {
 
 typedef struct slice_geo {
   int32_t rank;
+  int64_t base;  // input offset every row adds
   int64_t start[CPU_MAX_RANK];
   int64_t step[CPU_MAX_RANK];
   int64_t len[CPU_MAX_RANK];
@@ -697,6 +698,7 @@ static wm_error *slice_geometry(const slice_plan_t *p, int32_t rank,
                      counts[0], counts[1], counts[2], counts[3], rank);
   }
   g->rank = rank;
+  g->base = 0;
   int64_t s = 1;
   for (int32_t d = rank - 1; d >= 0; d--) {
     g->start[d] = 0;
@@ -726,6 +728,40 @@ static wm_error *slice_geometry(const slice_plan_t *p, int32_t rank,
   return NULL;
 }
 
+// The same slice over fewer dims: dims of length 1 go (their start into
+// the base offset), and a dim taken whole with step 1 merges into the one
+// before it when that one has step 1, so rows are as long as they can be.
+static void slice_coalesce(slice_geo_t *g) {
+  slice_geo_t c = {.rank = 0, .base = g->base};
+  for (int32_t d = 0; d < g->rank; d++) {
+    if (g->len[d] == 1 && g->rank > 1) {
+      c.base += g->start[d] * g->istr[d];
+      continue;
+    }
+    int32_t p = c.rank - 1;
+    if (p >= 0 && c.step[p] == 1 && g->step[d] == 1 && g->start[d] == 0 &&
+        g->len[d] * g->istr[d] == c.istr[p]) {
+      c.start[p] *= g->len[d];
+      c.len[p] *= g->len[d];
+      c.istr[p] = g->istr[d];
+      continue;
+    }
+    c.start[c.rank] = g->start[d];
+    c.step[c.rank] = g->step[d];
+    c.len[c.rank] = g->len[d];
+    c.istr[c.rank] = g->istr[d];
+    c.rank++;
+  }
+  if (c.rank == 0) {  // every dim had length 1: one element
+    c.start[0] = 0;
+    c.step[0] = 1;
+    c.len[0] = 1;
+    c.istr[0] = 1;
+    c.rank = 1;
+  }
+  *g = c;
+}
+
 typedef struct slice_job {
   const slice_geo_t *g;
   size_t es;
@@ -751,7 +787,7 @@ static void slice_chunk(void *ctx, size_t begin, size_t end) {
   int64_t istep = g->step[last] * g->istr[last];
   for (size_t row = begin; row < end; row++) {
     size_t rest = row;
-    int64_t xo = g->start[last] * g->istr[last];
+    int64_t xo = g->base + g->start[last] * g->istr[last];
     for (int32_t d = last - 1; d >= 0; d--) {
       int64_t i = (int64_t)(rest % (size_t)g->len[d]);
       rest /= (size_t)g->len[d];
@@ -829,8 +865,9 @@ static wm_error *slice_run(void *state, const cpu_run_t *run) {
     memcpy(y->data, run->in[0].data, p->es);
     return NULL;
   }
+  slice_coalesce(&g);
   slice_job_t j = {&g, p->es, run->in[0].data, y->data};
-  size_t inner = (size_t)g.len[rank - 1];
+  size_t inner = (size_t)g.len[g.rank - 1];
   k_for(run->pool, y->count / inner, k_row_grain(inner, K_GRAIN), slice_chunk,
         &j);
   return NULL;

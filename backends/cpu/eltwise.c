@@ -81,30 +81,30 @@ typedef void (*bin_fn)(const void *a, const void *b, void *y, size_t n,
 
 // A loop over |n| elements of T into elements of TY: a and b per |mode|,
 // y contiguous.
-#define BIN_LOOP_TY(NAME, T, TY, EXPR)                                 \
-  static void NAME(const void *va, const void *vb, void *vy, size_t n, \
-                   int mode) {                                         \
-    const T *restrict a = va;                                          \
-    const T *restrict b = vb;                                          \
-    TY *restrict y = vy;                                               \
-    if (mode == MODE_VV) {                                             \
-      for (size_t i = 0; i < n; i++) {                                 \
-        T x = a[i], z = b[i];                                          \
-        y[i] = (TY)(EXPR);                                             \
-      }                                                                \
-    } else if (mode == MODE_VS) {                                      \
-      T z = b[0];                                                      \
-      for (size_t i = 0; i < n; i++) {                                 \
-        T x = a[i];                                                    \
-        y[i] = (TY)(EXPR);                                             \
-      }                                                                \
-    } else {                                                           \
-      T x = a[0];                                                      \
-      for (size_t i = 0; i < n; i++) {                                 \
-        T z = b[i];                                                    \
-        y[i] = (TY)(EXPR);                                             \
-      }                                                                \
-    }                                                                  \
+#define BIN_LOOP_TY(NAME, T, TY, EXPR)                                \
+  K_CLONES static void NAME(const void *va, const void *vb, void *vy, \
+                            size_t n, int mode) {                     \
+    const T *restrict a = va;                                         \
+    const T *restrict b = vb;                                         \
+    TY *restrict y = vy;                                              \
+    if (mode == MODE_VV) {                                            \
+      for (size_t i = 0; i < n; i++) {                                \
+        T x = a[i], z = b[i];                                         \
+        y[i] = (TY)(EXPR);                                            \
+      }                                                               \
+    } else if (mode == MODE_VS) {                                     \
+      T z = b[0];                                                     \
+      for (size_t i = 0; i < n; i++) {                                \
+        T x = a[i];                                                   \
+        y[i] = (TY)(EXPR);                                            \
+      }                                                               \
+    } else {                                                          \
+      T x = a[0];                                                     \
+      for (size_t i = 0; i < n; i++) {                                \
+        T z = b[i];                                                   \
+        y[i] = (TY)(EXPR);                                            \
+      }                                                               \
+    }                                                                 \
   }
 
 #define BIN_LOOP(NAME, T, EXPR) BIN_LOOP_TY(NAME, T, T, EXPR)
@@ -458,6 +458,7 @@ typedef struct bin_plan {
   size_t bsize;                // bytes per element of b
   size_t ysize;                // bytes per element of y
   bool nonzero_b;              // b must hold no zero (integer Mod)
+  bool heavy;                  // a transcendental loop (Pow)
   int32_t rank;                // collapsed dims (>= 1)
   int64_t dims[CPU_MAX_RANK];  // collapsed sizes
   int64_t sa[CPU_MAX_RANK];    // element strides of a (0 = broadcast)
@@ -614,6 +615,9 @@ static wm_error *bin_plan(const wm_op_desc *op, void **out_state) {
   }
   const bin_op_t *o = bin_find(bin_name(op), op->in[0].dtype, op->in[1].dtype);
   p->fn = o ? o->fn : NULL;
+  // Loops are compared by name: with one clone per ISA, a function's
+  // address is not unique.
+  p->heavy = o && strcmp(o->name, "Pow") == 0;
   p->nonzero_b = strcmp(op->op_type, "Mod") == 0 && k_is_int(op->in[1].dtype);
   p->esize = k_dtype_size(op->in[0].dtype);
   p->bsize = k_dtype_size(op->in[1].dtype);
@@ -670,12 +674,6 @@ static void bin_chunk(void *ctx, size_t begin, size_t end) {
   }
 }
 
-static bool bin_heavy(bin_fn fn) {
-  return fn == f32_pow || fn == f64_pow || fn == f32_pow_i32 ||
-         fn == f32_pow_i64 || fn == i32_pow_i32 || fn == i32_pow_i64 ||
-         fn == i64_pow_i32 || fn == i64_pow_i64;
-}
-
 static wm_error *bin_run(void *state, const cpu_run_t *run) {
   const bin_plan_t *p = state;
   if (run->n_in < 2 || run->n_out < 1 || run->in[0].count != p->a_count ||
@@ -699,8 +697,7 @@ static wm_error *bin_run(void *state, const cpu_run_t *run) {
     return NULL;
   }
   bin_job_t j = {p, run->in[0].data, run->in[1].data, run->out[0].data};
-  k_for(run->pool, p->count, bin_heavy(p->fn) ? K_GRAIN_HEAVY : K_GRAIN,
-        bin_chunk, &j);
+  k_for(run->pool, p->count, p->heavy ? K_GRAIN_HEAVY : K_GRAIN, bin_chunk, &j);
   return NULL;
 }
 
@@ -860,15 +857,15 @@ static wm_error *var_run(void *state, const cpu_run_t *run) {
 typedef void (*un_fn)(const float *restrict x, float *restrict y, size_t n,
                       float p0, float p1);
 
-#define UN_LOOP(NAME, EXPR)                                              \
-  static void NAME(const float *restrict x, float *restrict y, size_t n, \
-                   float p0, float p1) {                                 \
-    (void)p0;                                                            \
-    (void)p1;                                                            \
-    for (size_t i = 0; i < n; i++) {                                     \
-      float v = x[i];                                                    \
-      y[i] = (EXPR);                                                     \
-    }                                                                    \
+#define UN_LOOP(NAME, EXPR)                                             \
+  K_CLONES static void NAME(const float *restrict x, float *restrict y, \
+                            size_t n, float p0, float p1) {             \
+    (void)p0;                                                           \
+    (void)p1;                                                           \
+    for (size_t i = 0; i < n; i++) {                                    \
+      float v = x[i];                                                   \
+      y[i] = (EXPR);                                                    \
+    }                                                                   \
   }
 
 UN_LOOP(un_neg, -v)
@@ -1159,7 +1156,7 @@ static wm_error *un_plan(const wm_op_desc *op, void **out_state) {
                      op->op_type);
   }
   p->fn = p->op->fn;
-  if (p->fn == un_gelu &&
+  if (strcmp(p->op->name, "Gelu") == 0 &&
       strcmp(cpu_attr_string(op, "approximate", "none"), "tanh") == 0) {
     p->fn = un_gelu_tanh;
   }
@@ -1178,7 +1175,7 @@ static wm_error *un_plan(const wm_op_desc *op, void **out_state) {
     }
     int_limits(op->in[0].dtype, p->lo, p->hi);
   }
-  p->clip_inputs = p->op->fn == un_clip && op->opset >= 11;
+  p->clip_inputs = strcmp(p->op->name, "Clip") == 0 && op->opset >= 11;
   if (p->clip_inputs) {
     p->p0 = -INFINITY;
     p->p1 = INFINITY;
