@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wmap/base.h"
@@ -18,14 +19,68 @@ typedef struct pool_job {
 struct wm_pool {
   int32_t threads;      // workers + the caller
   pthread_t *workers;   // threads - 1 workers
-  pthread_mutex_t mu;   // guards everything below
+  bool spin;            // wait by spinning first (no more threads than cores)
+  pthread_mutex_t mu;   // guards the sleeping and the waking
   pthread_cond_t wake;  // a new job or shutdown
-  pthread_cond_t idle;  // a worker finished its share
-  pool_job_t *job;      // current job or NULL
-  uint64_t generation;  // bumps per job so workers run each once
-  int32_t busy;         // workers still inside the current job
-  bool stop;            // shut down
+  pthread_cond_t idle;  // the last worker finished its share
+  pool_job_t *_Atomic job;      // current job or NULL
+  _Atomic uint64_t generation;  // bumps per job so workers run each once
+  _Atomic int32_t busy;         // workers still inside the current job
+  _Atomic int32_t sleepers;     // workers waiting on |wake|
+  _Atomic bool caller_waits;    // the caller waits on |idle|
+  _Atomic bool stop;            // shut down
 };
+
+// How long a thread spins for the next job or for the workers to finish
+// before it sleeps: loops of a run follow each other within microseconds,
+// and a futex wake-up costs tens of them.
+enum { SPIN_NS = 200000 };
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+// Spins while |done|(pool) is false, for up to SPIN_NS; true once it holds.
+static bool spin_until(wm_pool_t *pool, bool (*done)(wm_pool_t *, uint64_t),
+                       uint64_t arg) {
+  if (!pool->spin) {
+    return done(pool, arg);
+  }
+  uint64_t t0 = 0;
+  for (uint32_t i = 0;; i++) {
+    if (done(pool, arg)) {
+      return true;
+    }
+    if ((i & 255) == 255) {
+      uint64_t t = now_ns();
+      if (t0 == 0) {
+        t0 = t;
+      } else if (t - t0 > SPIN_NS) {
+        return false;
+      }
+    }
+    cpu_relax();
+  }
+}
+
+static bool job_posted(wm_pool_t *pool, uint64_t seen) {
+  return atomic_load(&pool->stop) || atomic_load(&pool->generation) != seen;
+}
+
+static bool workers_done(wm_pool_t *pool, uint64_t unused) {
+  (void)unused;
+  return atomic_load(&pool->busy) == 0;
+}
 
 int32_t wm_cpu_count(void) {
   cpu_set_t set;
@@ -53,24 +108,28 @@ static void run_chunks(pool_job_t *job) {
 static void *worker_main(void *arg) {
   wm_pool_t *pool = arg;
   uint64_t seen = 0;
-  pthread_mutex_lock(&pool->mu);
   for (;;) {
-    while (!pool->stop && pool->generation == seen) {
-      pthread_cond_wait(&pool->wake, &pool->mu);
+    if (!spin_until(pool, job_posted, seen)) {
+      pthread_mutex_lock(&pool->mu);
+      while (!job_posted(pool, seen)) {
+        atomic_fetch_add(&pool->sleepers, 1);
+        pthread_cond_wait(&pool->wake, &pool->mu);
+        atomic_fetch_sub(&pool->sleepers, 1);
+      }
+      pthread_mutex_unlock(&pool->mu);
     }
-    if (pool->stop) {
+    if (atomic_load(&pool->stop)) {
       break;
     }
-    seen = pool->generation;
-    pool_job_t *job = pool->job;
-    pthread_mutex_unlock(&pool->mu);
-    run_chunks(job);
-    pthread_mutex_lock(&pool->mu);
-    if (--pool->busy == 0) {
+    seen = atomic_load(&pool->generation);
+    run_chunks(atomic_load(&pool->job));
+    if (atomic_fetch_sub(&pool->busy, 1) == 1 &&
+        atomic_load(&pool->caller_waits)) {
+      pthread_mutex_lock(&pool->mu);
       pthread_cond_signal(&pool->idle);
+      pthread_mutex_unlock(&pool->mu);
     }
   }
-  pthread_mutex_unlock(&pool->mu);
   return NULL;
 }
 
@@ -87,6 +146,7 @@ wm_status_t wm_pool_create(int32_t threads, wm_pool_t **out) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory creating a pool");
   }
   pool->threads = threads;
+  pool->spin = threads <= wm_cpu_count();
   pthread_mutex_init(&pool->mu, NULL);
   pthread_cond_init(&pool->wake, NULL);
   pthread_cond_init(&pool->idle, NULL);
@@ -112,7 +172,7 @@ void wm_pool_destroy(wm_pool_t *pool) {
     return;
   }
   pthread_mutex_lock(&pool->mu);
-  pool->stop = true;
+  atomic_store(&pool->stop, true);
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->mu);
   for (int32_t i = 0; pool->workers && i < pool->threads - 1; i++) {
@@ -149,17 +209,24 @@ void wm_pool_for(wm_pool_t *pool, size_t n, size_t grain,
   }
   pool_job_t job = {.fn = fn, .ctx = ctx, .n = n, .chunk = chunk};
   atomic_init(&job.next, 0);
+  // Published under the lock so that a worker going to sleep sees it.
   pthread_mutex_lock(&pool->mu);
-  pool->job = &job;
-  pool->busy = threads - 1;
-  pool->generation++;
-  pthread_cond_broadcast(&pool->wake);
+  atomic_store(&pool->job, &job);
+  atomic_store(&pool->busy, threads - 1);
+  atomic_fetch_add(&pool->generation, 1);
+  if (atomic_load(&pool->sleepers) > 0) {
+    pthread_cond_broadcast(&pool->wake);
+  }
   pthread_mutex_unlock(&pool->mu);
   run_chunks(&job);
-  pthread_mutex_lock(&pool->mu);
-  while (pool->busy > 0) {
-    pthread_cond_wait(&pool->idle, &pool->mu);
+  if (!spin_until(pool, workers_done, 0)) {
+    pthread_mutex_lock(&pool->mu);
+    atomic_store(&pool->caller_waits, true);
+    while (atomic_load(&pool->busy) > 0) {
+      pthread_cond_wait(&pool->idle, &pool->mu);
+    }
+    atomic_store(&pool->caller_waits, false);
+    pthread_mutex_unlock(&pool->mu);
   }
-  pool->job = NULL;
-  pthread_mutex_unlock(&pool->mu);
+  atomic_store(&pool->job, NULL);
 }
