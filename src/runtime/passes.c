@@ -17,7 +17,9 @@ static wm_status_t oom(void) {
 static const rt_pass_t passes[] = {
     {"fold", "computes nodes whose inputs are all constants", rt_pass_fold},
     {"dead", "removes nodes whose outputs nothing reads", rt_pass_dead},
-    {"conv-bn", "folds BatchNormalization into the Conv before it",
+    {"conv-bn",
+     "folds a BatchNormalization, or a Mul or Div by a per-channel "
+     "constant, into the Conv before it",
      rt_pass_conv_bn},
     {"transpose", "merges Transpose pairs, removing those that cancel",
      rt_pass_transpose},

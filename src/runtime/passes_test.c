@@ -409,6 +409,46 @@ static void agree(wm_backend_t *backend, wm_graph_t *g, const wm_tensor_t *x,
   wm_tensor_destroy(got);
 }
 
+WM_TEST(per_channel_scales_after_a_conv_fold_into_its_weights) {
+  wm_graph_t *g = new_graph();
+  WM_CHECK(g);
+  int64_t xd[] = {1, 3, 5, 5}, wd[] = {4, 3, 3, 3}, cd[] = {4},
+          sd[] = {4, 1, 1};
+  input(g, "x", 4, xd);
+  weight(g, "w", 4, wd, 0.1);
+  weight(g, "gamma", 1, cd, 0.3);
+  weight(g, "beta", 1, cd, 0.4);
+  weight(g, "mean", 1, cd, 0.5);
+  weight(g, "scale", 3, sd, 0.8);
+  scalar(g, "two", 2.0);
+  wm_tensor_t *var = pattern(1, cd, 0.6);
+  WM_CHECK(var);
+  for (size_t i = 0; var && i < var->count; i++) {
+    ((float *)var->data)[i] = 0.5f + fabsf(((float *)var->data)[i]);
+  }
+  WM_CHECK_OK(wm_graph_add_initializer(g, "var", var, NULL));
+  const char *conv_in[2] = {"x", "w"};
+  node(g, "Conv", "conv", conv_in, 2, "c", NULL);
+  const char *bn_in[5] = {"c", "gamma", "beta", "mean", "var"};
+  node(g, "BatchNormalization", "bn", bn_in, 5, "n", NULL);
+  binary(g, "Mul", "scale", "n", "scaled");  // per channel, constant first
+  binary(g, "Div", "scaled", "two", "y");    // a scalar divisor
+  output(g, "y");
+  wm_tensor_t *x = pattern(4, xd, 0.2);
+  wm_session_t *s = NULL;
+  agree(ref, g, x, 1e-5, &s);
+  WM_CHECK(s);
+  const char *folded[] = {"bn", "scaled", "y"};
+  for (size_t i = 0; s && i < 3; i++) {
+    const wm_placement_t *p = placed(s, folded[i]);
+    WM_CHECK(p && p->pass && strcmp(p->pass, "conv-bn") == 0);
+    WM_CHECK(p && p->runs_in && strcmp(p->runs_in, "conv") == 0);
+  }
+  wm_session_destroy(s);
+  wm_tensor_destroy(x);
+  wm_graph_destroy(g);
+}
+
 WM_TEST(conv_bias_residual_and_relu_run_as_one_fused_conv) {
   wm_graph_t *g = new_graph();
   WM_CHECK(g);
@@ -598,6 +638,7 @@ int main(void) {
       WM_CASE(large_constant_subgraphs_are_folded_and_dead_nodes_removed),
       WM_CASE(a_subgraph_still_reads_a_folded_outer_constant),
       WM_CASE(an_unknown_pass_is_an_error_naming_the_passes),
+      WM_CASE(per_channel_scales_after_a_conv_fold_into_its_weights),
       WM_CASE(conv_bias_residual_and_relu_run_as_one_fused_conv),
       WM_CASE(silu_and_hard_swish_forms_fuse_into_the_conv_before_them),
       WM_CASE(gelu_forms_fuse_into_the_matmul_and_bias_before_them),
