@@ -17,51 +17,88 @@ typedef float v16 __attribute__((vector_size(64)));
 typedef float v8 __attribute__((vector_size(32)));
 typedef float v4 __attribute__((vector_size(16)));
 
+// The micro-kernels: per ISA, the full MR x NR one and ones for the first
+// 1, 2 (and 4) rows of a panel.
 #if defined(__x86_64__)
-#define KERNEL_NAME kernel_avx512
 #define KERNEL_TARGET __attribute__((target("avx512f,avx512vl,fma")))
 #define KERNEL_VEC v16
 #define KERNEL_VW 16
-#define KERNEL_MR 12
 #define KERNEL_NV 2
+#define KERNEL_NAME kernel_avx512
+#define KERNEL_MR 12
 #include "gemm_kernel.inc"
 #undef KERNEL_NAME
+#undef KERNEL_MR
+#define KERNEL_NAME kernel_avx512_r1
+#define KERNEL_MR 1
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_MR
+#define KERNEL_NAME kernel_avx512_r2
+#define KERNEL_MR 2
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_MR
+#define KERNEL_NAME kernel_avx512_r4
+#define KERNEL_MR 4
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_MR
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
-#undef KERNEL_MR
 #undef KERNEL_NV
 
-#define KERNEL_NAME kernel_avx2
 #define KERNEL_TARGET __attribute__((target("avx2,fma")))
 #define KERNEL_VEC v8
 #define KERNEL_VW 8
-#define KERNEL_MR 6
 #define KERNEL_NV 2
+#define KERNEL_NAME kernel_avx2
+#define KERNEL_MR 6
 #include "gemm_kernel.inc"
 #undef KERNEL_NAME
+#undef KERNEL_MR
+#define KERNEL_NAME kernel_avx2_r1
+#define KERNEL_MR 1
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_MR
+#define KERNEL_NAME kernel_avx2_r2
+#define KERNEL_MR 2
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_MR
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
-#undef KERNEL_MR
 #undef KERNEL_NV
 #endif
 
-#define KERNEL_NAME kernel_portable
 #define KERNEL_TARGET
 #define KERNEL_VEC v4
 #define KERNEL_VW 4
-#define KERNEL_MR 6
 #define KERNEL_NV 2
+#define KERNEL_NAME kernel_portable
+#define KERNEL_MR 6
 #include "gemm_kernel.inc"
 #undef KERNEL_NAME
+#undef KERNEL_MR
+#define KERNEL_NAME kernel_portable_r1
+#define KERNEL_MR 1
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_MR
+#define KERNEL_NAME kernel_portable_r2
+#define KERNEL_MR 2
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_MR
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
-#undef KERNEL_MR
 #undef KERNEL_NV
 
-typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
+typedef void (*kernel_fn)(int64_t kc, const float *restrict a, int64_t as,
                           const float *restrict b, float *restrict c,
                           int64_t ldc, int load);
 
@@ -69,6 +106,10 @@ typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
 typedef struct engine {
   kernel_fn kernel;  // MR x NR micro-kernel
   int mr, nr;        // its tile
+  // Kernels for the first r rows of an A panel (rows[r], NULL where
+  // none): a short product (batch-1 layers, recurrent steps) then does
+  // not compute MR rows for each one it keeps.
+  kernel_fn rows[5];
   const char *name;  // "avx512 12x32"
   int64_t kc;        // K block: an A micro-panel fills part of L1
   int64_t mc;        // M block: a packed A block stays in L2
@@ -129,6 +170,8 @@ static void engine_init(engine_t *e) {
   e->mr = 6;
   e->nr = 8;
   e->name = "portable 6x8";
+  e->rows[1] = kernel_portable_r1;
+  e->rows[2] = kernel_portable_r2;
 #if defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
@@ -136,11 +179,16 @@ static void engine_init(engine_t *e) {
     e->mr = 12;
     e->nr = 32;
     e->name = "avx512 12x32";
+    e->rows[1] = kernel_avx512_r1;
+    e->rows[2] = kernel_avx512_r2;
+    e->rows[4] = kernel_avx512_r4;
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     e->kernel = kernel_avx2;
     e->mr = 6;
     e->nr = 16;
     e->name = "avx2 6x16";
+    e->rows[1] = kernel_avx2_r1;
+    e->rows[2] = kernel_avx2_r2;
   }
 #endif
   int64_t l1 = cache_bytes(1), l2 = cache_bytes(2);
@@ -516,10 +564,20 @@ static void macro(const job_t *job, const cpu_gemm_problem_t *p,
       int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
       const float *b = bp + jr * kc;
       float *c = p->c + (i0 + ir) * p->ldc + j0 + jr;
-      if (mr == mr_w && nr == nr_w) {
-        e->kernel(kc, a, b, c, p->ldc, load);
+      // The rows kept: all MR, or the fewest a row kernel covers.
+      kernel_fn k = e->kernel;
+      int64_t kr = mr_w;
+      for (int64_t r = mr; r < mr_w && r < 5; r++) {
+        if (e->rows[r]) {
+          k = e->rows[r];
+          kr = r;
+          break;
+        }
+      }
+      if (kr == mr && nr == nr_w) {
+        k(kc, a, mr_w, b, c, p->ldc, load);
       } else {
-        e->kernel(kc, a, b, tile, nr_w, 0);
+        k(kc, a, mr_w, b, tile, nr_w, 0);
         for (int64_t i = 0; i < mr; i++) {
           float *ci = c + i * p->ldc;
           const float *ti = tile + i * nr_w;

@@ -196,7 +196,7 @@ static int run_one(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int a_as,
   return bad;
 }
 
-static const int64_t kSizes[] = {1, 2, 7, 31, 64, 129};
+static const int64_t kSizes[] = {1, 2, 3, 4, 7, 13, 31, 64, 129};
 enum { N_SIZES = sizeof(kSizes) / sizeof(kSizes[0]) };
 
 // Every combination of the awkward sizes in every layout and operand form.
