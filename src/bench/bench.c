@@ -653,6 +653,16 @@ wm_status_t wm_bench_run(const wm_bench_options_t *o, wm_baseline_t **out) {
     }
     wm_env_set(&bl->env, "model.dims", true, "%s", wm_strbuf_str(&dims));
     wm_strbuf_deinit(&dims);
+    // The graph passes change what runs: part of what is compared.
+    wm_strbuf_t passes;
+    wm_strbuf_init(&passes);
+    for (size_t i = 0; !o->passes && i < wm_pass_count(); i++) {
+      wm_strbuf_printf(&passes, "%s%s", i ? "," : "", wm_pass_name(i));
+    }
+    wm_env_set(&bl->env, "run.passes", true, "%s",
+               o->passes ? (o->passes[0] ? o->passes : "none")
+                         : wm_strbuf_str(&passes));
+    wm_strbuf_deinit(&passes);
     wm_env_finish(&bl->env);
     s = wm_baseline_finish(bl);
   }
