@@ -1240,6 +1240,70 @@ static void pool_rows(void *ctx, size_t begin, size_t end) {
   }
 }
 
+enum { POOL_SEP_MAX = 16384 };  // floats of one plane's row maxima
+
+// True when MaxPool runs as two 1-D passes per plane: a 2-D window, no
+// dilation, no Indices, and the row maxima of a plane fit the stack.
+static bool pool_separable(const pool_plan_t *p, bool indices) {
+  return p->kind == POOL_MAX && !indices && !p->global && p->in[0] == 1 &&
+         p->out[0] == 1 && p->dil[1] == 1 && p->dil[2] == 1 &&
+         p->in[1] * p->out[2] <= POOL_SEP_MAX;
+}
+
+// Planes [begin, end) of a separable MaxPool: the maximum over each
+// output column's taps of every input row, then over each output row's
+// taps of those (the maximum of a window is the maximum of its rows'
+// maxima; the spans hold exactly the taps inside the input).
+K_CLONES static void pool_sep_planes(void *ctx, size_t begin, size_t end) {
+  const pool_job_t *j = ctx;
+  const pool_plan_t *p = j->p;
+  int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
+  float rows[POOL_SEP_MAX];
+  for (size_t pl = begin; pl < end; pl++) {
+    const float *x = j->x + pl * (size_t)(ih * iw);
+    float *y = j->y + pl * (size_t)(oh * ow);
+    for (int64_t r = 0; r < ih; r++) {
+      const float *xr = x + r * iw;
+      float *restrict h = rows + r * ow;
+      for (int64_t c = 0; c < ow; c++) {
+        if (c == p->c_lo && p->c_hi > p->c_lo) {
+          c = p->c_hi - 1;  // below, tap by tap
+          continue;
+        }
+        const pool_span_t *ws = &p->span[2][c];
+        float m = -INFINITY;
+        for (int32_t b = ws->lo; b < ws->hi; b++) {
+          m = k_max_nan(m, xr[ws->start + b]);
+        }
+        h[c] = m;
+      }
+      // Columns whose taps all lie inside the row: tap-major, vectorised.
+      for (int64_t c = p->c_lo; c < p->c_hi; c++) {
+        h[c] = -INFINITY;
+      }
+      for (int64_t b = 0; b < p->kw; b++) {
+        const float *restrict xb = xr + b - p->pw;
+        for (int64_t c = p->c_lo; c < p->c_hi; c++) {
+          h[c] = k_max_nan(h[c], xb[c * p->sw]);
+        }
+      }
+    }
+    for (int64_t r = 0; r < oh; r++) {
+      const pool_span_t *hs = &p->span[1][r];
+      float *restrict yr = y + r * ow;
+      for (int64_t c = 0; c < ow; c++) {
+        yr[c] = -INFINITY;
+      }
+      for (int32_t a = hs->lo; a < hs->hi; a++) {
+        const float *restrict h = rows + (hs->start + a) * ow;
+        for (int64_t c = 0; c < ow; c++) {
+          yr[c] = k_max_nan(yr[c], h[c]);
+        }
+      }
+    }
+  }
+}
+
 static wm_error *pool_run(void *state, const cpu_run_t *run) {
   const pool_plan_t *p = state;
   size_t in_count = p->planes * (size_t)p->in[0];
@@ -1266,6 +1330,10 @@ static wm_error *pool_run(void *state, const cpu_run_t *run) {
   if (p->global) {
     k_for(run->pool, p->planes, k_row_grain((size_t)p->in[0], K_GRAIN),
           pool_global, &j);
+  } else if (pool_separable(p, j.idx != NULL)) {
+    size_t work = (size_t)(p->in[1] * p->out[2] + p->out[1] * p->out[2]) * 4;
+    k_for(run->pool, p->planes, k_row_grain(work, K_GRAIN), pool_sep_planes,
+          &j);
   } else {
     k_for(run->pool, p->planes * (size_t)(p->out[0] * p->out[1]),
           k_row_grain((size_t)p->out[2] * 9, K_GRAIN), pool_rows, &j);
