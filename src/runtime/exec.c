@@ -546,8 +546,11 @@ wm_status_t rt_execute(wm_session_t *s, rt_plan_t *p) {
           e = rt_run_host_node(s, (size_t)st->node);
         }
         break;
+      case RT_STEP_VIEW:
+        break;
     }
-    if (!e && s->profiling && st->kind != RT_STEP_COPY) {
+    if (!e && s->profiling && st->kind != RT_STEP_COPY &&
+        st->kind != RT_STEP_VIEW) {
       size_t slot =
           st->kind == RT_STEP_DYNAMIC ? (size_t)st->dyn_slot : (size_t)st->slot;
       rt_backend_t *b = &s->slots[slot];

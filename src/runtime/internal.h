@@ -74,6 +74,7 @@ typedef enum rt_step_kind {
   RT_STEP_COPY = 1,     // a tensor copied to another backend
   RT_STEP_DYNAMIC = 2,  // shapes known only while running: placed then
   RT_STEP_HOST = 3,     // run by the session (control flow, items)
+  RT_STEP_VIEW = 4,     // nothing runs: the output shares the input's bytes
 } rt_step_kind_t;
 
 // The user's nodes one node of a prepared graph stands for.
@@ -129,7 +130,8 @@ typedef struct rt_pv {
   int32_t home;                   // slot it is produced on (or bound to)
   uint64_t offset[RT_MAX_SLOTS];  // ARENA: bytes into the slot's arena
   bool on[RT_MAX_SLOTS];          // has a copy on the slot
-  int32_t alias;                  // a view of this value (-1 = none)
+  int32_t view_of;                // a view of this value's bytes on slot
+  int32_t view_slot;              // |view_slot| (-1 = none)
   int32_t first;                  // step writing it (from 1; 0: bound)
   int32_t last;                   // step of its last read (INT32_MAX: out)
 } rt_pv_t;

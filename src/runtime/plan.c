@@ -458,6 +458,61 @@ static wm_status_t upload_constants(builder_t *b) {
   return NULL;
 }
 
+// True when node |n| only reinterprets its input's bytes.
+static bool is_view_op(const wm_node_t *n) {
+  static const char *const ops[] = {"Reshape", "Flatten", "Squeeze",
+                                    "Unsqueeze", "Identity"};
+  for (size_t i = 0; wm_domain_is_onnx(n->domain) && i < 5; i++) {
+    if (strcmp(n->op_type, ops[i]) == 0) {
+      return n->input_count >= 1 && n->output_count == 1;
+    }
+  }
+  return false;
+}
+
+// Zero-copy views: the output of a Reshape, Flatten, Squeeze, Unsqueeze
+// or Identity whose input lives in the same slot's arena shares the
+// input's bytes (the region of the value it views, whose lifetime grows
+// to cover the view's), and its step runs nothing.
+static void plan_views(builder_t *b) {
+  rt_plan_t *p = b->p;
+  for (size_t i = 0; i < p->n_steps; i++) {
+    rt_step_t *st = &p->steps[i];
+    if (st->kind != RT_STEP_OP || !is_view_op(&b->g->nodes[st->node])) {
+      continue;
+    }
+    const wm_node_t *n = &b->g->nodes[st->node];
+    int32_t x = n->inputs[0], y = n->outputs[0];
+    if (x < 0 || y < 0) {
+      continue;
+    }
+    rt_pv_t *px = &p->pv[x], *py = &p->pv[y];
+    if (px->kind != RT_PV_ARENA || py->kind != RT_PV_ARENA ||
+        !px->on[st->slot] || py->home != st->slot ||
+        px->type.dtype != py->type.dtype) {
+      continue;
+    }
+    wm_tensor_desc dx =
+        wm_tensor_desc_from_type(px->type.dtype, &px->type.shape);
+    wm_tensor_desc dy =
+        wm_tensor_desc_from_type(py->type.dtype, &py->type.shape);
+    uint64_t bx, by;
+    if (!rt_desc_bytes(&dx, &bx) || !rt_desc_bytes(&dy, &by) || bx != by) {
+      continue;
+    }
+    int32_t root = px->view_slot == st->slot ? px->view_of : x;
+    rt_pv_t *pr = &p->pv[root];
+    pr->last = pr->last > py->last ? pr->last : py->last;
+    py->view_of = root;
+    py->view_slot = st->slot;
+    st->kind = RT_STEP_VIEW;
+    if (st->plan) {
+      b->s->slots[st->slot].api->library->op_plan_destroy(st->plan);
+      st->plan = NULL;
+    }
+  }
+}
+
 // Lays the arena values of every slot out by their lifetimes.
 static wm_status_t plan_memory(builder_t *b) {
   wm_session_t *s = b->s;
@@ -470,7 +525,8 @@ static wm_status_t plan_memory(builder_t *b) {
     size_t n = 0;
     for (size_t v = 0; v < nv; v++) {
       rt_pv_t *pv = &p->pv[v];
-      if (pv->kind != RT_PV_ARENA || !pv->on[k]) {
+      if (pv->kind != RT_PV_ARENA || !pv->on[k] ||
+          pv->view_slot == (int32_t)k) {
         continue;
       }
       wm_tensor_desc d =
@@ -495,6 +551,12 @@ static wm_status_t plan_memory(builder_t *b) {
     }
     for (size_t i = 0; !st && i < n; i++) {
       p->pv[ids[i]].offset[k] = regions[i].offset;
+    }
+    for (size_t v = 0; !st && v < nv; v++) {
+      rt_pv_t *pv = &p->pv[v];
+      if (pv->view_slot == (int32_t)k) {
+        pv->offset[k] = p->pv[pv->view_of].offset[k];
+      }
     }
   }
   free(regions);
@@ -534,7 +596,8 @@ static void plan_inputs(builder_t *b, const wm_type_t *key, const bool *given) {
     const wm_value_t *gv = &b->g->values[v];
     rt_pv_t *pv = &p->pv[v];
     pv->home = -1;
-    pv->alias = -1;
+    pv->view_of = -1;
+    pv->view_slot = -1;
     pv->type = gv->type;
     if (gv->initializer) {
       pv->kind = RT_PV_CONST;
@@ -678,6 +741,7 @@ wm_status_t rt_plan_build(wm_session_t *s, const wm_type_t *key,
     st = plan_releases(&b);
   }
   if (!st) {
+    plan_views(&b);
     st = plan_memory(&b);
   }
   if (!st) {

@@ -251,6 +251,56 @@ WM_TEST(values_share_arena_memory_when_their_lifetimes_do_not_overlap) {
   wm_graph_destroy(g);
 }
 
+WM_TEST(a_reshape_is_a_view_of_its_input_and_copies_nothing) {
+  // x -> Neg -> a; b = Reshape(a) and c = Neg(a) are outputs. A copying
+  // Reshape needs three regions at once (a, b, c); as a view b is a's
+  // bytes, and c takes x's region: two.
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  wm_shape_t xs = {.rank = 1, .dims = {1000}};
+  wm_type_t xt = wm_type_tensor(WM_DTYPE_FLOAT, &xs);
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &xt, &id));
+  wm_shape_t ss = {.rank = 1, .dims = {2}};
+  wm_tensor_t *shape;
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_INT64, &ss, &shape));
+  ((int64_t *)shape->data)[0] = 10;
+  ((int64_t *)shape->data)[1] = 100;
+  WM_CHECK_OK(wm_graph_add_initializer(g, "shape", shape, NULL));
+  node(g, "Neg", "x", NULL, "a");
+  node(g, "Reshape", "a", "shape", "b");
+  node(g, "Neg", "a", NULL, "c");
+  output(g, "b");
+  output(g, "c");
+  wm_backend_t *ref = ref_backend();
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  uint64_t arena = wm_session_stats(s).arena_bytes;
+  WM_CHECK(arena >= 2 * 4000);
+  WM_CHECK(arena <= 2 * 4032);
+  wm_tensor_t *x, *y[2] = {NULL, NULL};
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &xs, &x));
+  for (int i = 0; i < 1000; i++) {
+    ((float *)x->data)[i] = (float)i;
+  }
+  const char *in[1] = {"x"};
+  WM_CHECK_OK(wm_session_run(s, in, (const wm_tensor_t *const *)&x, 1, y));
+  WM_CHECK(y[0] && y[1]);
+  if (y[0] && y[1]) {
+    WM_CHECK_INT_EQ(y[0]->shape.rank, 2);
+    WM_CHECK_INT_EQ(y[0]->shape.dims[1], 100);
+    WM_CHECK_DBL_NEAR(((float *)y[0]->data)[999], -999.0, 0);
+    WM_CHECK_DBL_NEAR(((float *)y[1]->data)[999], 999.0, 0);
+  }
+  wm_tensor_destroy(x);
+  wm_tensor_destroy(y[0]);
+  wm_tensor_destroy(y[1]);
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
 WM_TEST(run_into_writes_the_callers_tensors_and_checks_their_shape) {
   wm_graph_t *g = add_relu();
   WM_CHECK(g);
@@ -280,6 +330,7 @@ int main(void) {
       WM_CASE(shape_computations_are_folded_into_the_plan),
       WM_CASE(data_dependent_shapes_are_placed_while_running),
       WM_CASE(values_share_arena_memory_when_their_lifetimes_do_not_overlap),
+      WM_CASE(a_reshape_is_a_view_of_its_input_and_copies_nothing),
       WM_CASE(run_into_writes_the_callers_tensors_and_checks_their_shape),
       {NULL, NULL},
   };
