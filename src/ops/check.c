@@ -252,7 +252,9 @@ wm_status_t wm_op_infer_node(const wm_op_def_t *def, wm_op_ctx_t *ctx,
     s = def->infer(ctx);
   }
   if (!s && all_inputs_known(ctx) && small_outputs(ctx, fold_limit) &&
-      !has_subgraph(ctx->node) && !(def->flags & WM_OP_RANDOM) &&
+      !has_subgraph(ctx->node) &&
+      !wm_op_draws_random(def, ctx->node,
+                          ctx->n_in > 2 && ctx->in ? ctx->in[2] : NULL) &&
       !wm_op_runs_in_session(def)) {
     // Fold: run the reference kernel so later shape rules see values.
     wm_status_t fs = wm_op_alloc_outputs(ctx);

@@ -69,6 +69,9 @@ typedef struct wm_op_def {
 enum {
   // Its outputs are drawn at random: never computed ahead of a run.
   WM_OP_RANDOM = 1u << 0,
+  // Drawn at random only in training mode: when its training_mode input
+  // (input 2) is given and not false (Dropout).
+  WM_OP_RANDOM_IN_TRAINING = 1u << 1,
 };
 
 // dtype masks for wm_op_def_t.types.
@@ -92,6 +95,11 @@ enum {
 // NULL. |domain| "" and "ai.onnx" are the same.
 const wm_op_def_t *wm_ops_find(const char *domain, const char *op_type,
                                int64_t opset);
+// True when |node| (served by |def|) draws its outputs at random (see
+// WM_OP_RANDOM*); |training| is the value of its training_mode input, or
+// NULL when that is not known.
+bool wm_op_draws_random(const wm_op_def_t *def, const wm_node_t *node,
+                        const wm_tensor_t *training);
 // Returns the number of definitions in the registry.
 size_t wm_ops_count(void);
 // Returns definition |i| (0 <= i < wm_ops_count()).

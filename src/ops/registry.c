@@ -43,6 +43,19 @@ static bool same_domain(const char *a, const char *b) {
   return strcmp(a, b) == 0;
 }
 
+bool wm_op_draws_random(const wm_op_def_t *def, const wm_node_t *node,
+                        const wm_tensor_t *training) {
+  if (def->flags & WM_OP_RANDOM) {
+    return true;
+  }
+  if (!(def->flags & WM_OP_RANDOM_IN_TRAINING) || node->input_count < 3 ||
+      node->inputs[2] < 0) {
+    return false;
+  }
+  return !training || training->count == 0 ||
+         wm_tensor_get_f64(training, 0) != 0;
+}
+
 const wm_op_def_t *wm_ops_find(const char *domain, const char *op_type,
                                int64_t opset) {
   const wm_op_def_t *best = NULL;

@@ -89,17 +89,17 @@ typedef struct op_stat {
 } op_stat_t;
 
 // Whether |node| of |g| draws random values from a fresh seed on each run
-// (a random operator without a "seed" attribute; Dropout only when given
-// a training_mode input): its values differ from run to run, so no stored
-// expectation can match them.
+// (a random operator, per its definition, without a "seed" attribute):
+// its values differ from run to run, so no stored expectation can match
+// them.
 static bool draws_unseeded(const wm_graph_t *g, const wm_node_t *node) {
   const wm_op_def_t *def =
       wm_ops_find(node->domain, node->op_type, wm_graph_opset(g, node->domain));
-  if (!def || !(def->flags & WM_OP_RANDOM) || wm_node_attr(node, "seed")) {
-    return false;
-  }
-  return strcmp(node->op_type, "Dropout") != 0 ||
-         (node->input_count > 2 && node->inputs[2] >= 0);
+  const wm_tensor_t *training = node->input_count > 2 && node->inputs[2] >= 0
+                                    ? g->values[node->inputs[2]].initializer
+                                    : NULL;
+  return def && !wm_node_attr(node, "seed") &&
+         wm_op_draws_random(def, node, training);
 }
 
 // Collects the distinct op types of |g| and its subgraphs into |r|, and
