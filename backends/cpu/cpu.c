@@ -210,13 +210,14 @@ static const cpu_kernel_t *find_kernel(const wm_op_desc *op, bool *out_any) {
   *out_any = false;
   const cpu_kernel_t *const *search = tables;
   size_t n_tables = sizeof(tables) / sizeof(tables[0]);
-  static const cpu_kernel_t *const wmap_tables[] = {cpu_kernels_wmap};
+  static const cpu_kernel_t *const wmap_tables[] = {cpu_kernels_wmap,
+                                                    cpu_kernels_program};
   if (!op->op_type) {
     return NULL;
   }
   if (op->domain && strcmp(op->domain, "wmap") == 0) {
     search = wmap_tables;
-    n_tables = 1;
+    n_tables = sizeof(wmap_tables) / sizeof(wmap_tables[0]);
   } else if (op->domain && op->domain[0] != '\0' &&
              strcmp(op->domain, "ai.onnx") != 0) {
     return NULL;

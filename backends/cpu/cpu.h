@@ -52,8 +52,9 @@ typedef struct cpu_kernel {
 // Kernel tables, one per file, each ending with an entry whose op_type is
 // NULL. The dispatcher in cpu.c searches them in this order.
 extern const cpu_kernel_t cpu_kernels_blas[];  // blas.c
-// The fused operators of the "wmap" domain (blas.c).
+// The fused operators of the "wmap" domain (blas.c, program.c).
 extern const cpu_kernel_t cpu_kernels_wmap[];
+extern const cpu_kernel_t cpu_kernels_program[];
 extern const cpu_kernel_t cpu_kernels_eltwise[];    // eltwise.c
 extern const cpu_kernel_t cpu_kernels_nn[];         // nn.c
 extern const cpu_kernel_t cpu_kernels_data[];       // data.c

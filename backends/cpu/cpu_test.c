@@ -18,7 +18,7 @@
 #error "WMAP_CPU_PLUGIN must name the built plugin"
 #endif
 
-enum { MAX_IO = 8, MAX_ATTR = 12, MAX_INTS = 10 };
+enum { MAX_IO = 8, MAX_ATTR = 12, MAX_INTS = 32 };
 
 // One attribute of a generated instance.
 typedef struct gen_attr {
@@ -2449,6 +2449,55 @@ WM_TEST(fused_ops_agree_with_ref) {
   WM_CHECK_INT_EQ(bad, 0);
 }
 
+// wmap.Elementwise programs: every step, contiguous, per-channel, scalar
+// and lower-rank inputs, constants; an unknown step is not run.
+WM_TEST(elementwise_programs_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  int bad = 0;
+  static const char *const ops[] = {
+      "Mul", "Add",  "Sigmoid", "Mul", "Sub", "Tanh",       "Abs",  "Add",
+      "Log", "Sqrt", "Div",     "Neg", "Exp", "Reciprocal", "Relu", "Erf"};
+  // Operands: inputs 0..2, steps from 3, constants -1, -2.
+  static const int64_t args[] = {0,  -1, 3,  1, 4,  0,  5,  0,  6,  2,  7,
+                                 0,  8,  0,  9, -2, 10, 0,  10, 0,  11, 12,
+                                 13, 0,  14, 0, 15, 0,  16, 0,  17, 0};
+  static const float consts[] = {0.5f, 1.0f};
+  int64_t x[4] = {2, 3, 4, 5}, c[4] = {1, 3, 1, 1}, sc[1] = {1};
+  inst_t in = inst_make("Elementwise", 1);
+  in.domain = "wmap";
+  inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+  inst_input(&in, WM_DTYPE_FLOAT, 4, c);
+  inst_input(&in, WM_DTYPE_FLOAT, 0, sc);
+  attr_strings(&in, "ops", 16, ops);
+  attr_ints(&in, "args", 32, args);
+  attr_floats(&in, "constants", 2, consts);
+  bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+  // A lower-rank input broadcast into a longer output (odd sizes, more
+  // than one block).
+  static const char *const ops2[] = {"Add", "Mul"};
+  static const int64_t args2[] = {0, 1, 2, 0};
+  int64_t a[1] = {37}, b[3] = {3, 11, 37};
+  inst_t in2 = inst_make("Elementwise", 1);
+  in2.domain = "wmap";
+  inst_input(&in2, WM_DTYPE_FLOAT, 1, a);
+  inst_input(&in2, WM_DTYPE_FLOAT, 3, b);
+  attr_strings(&in2, "ops", 2, ops2);
+  attr_ints(&in2, "args", 4, args2);
+  bad += !expect_claimed(&in2, WM_IMPL_NATIVE_KERNEL);
+  // An unknown step is refused, not run.
+  static const char *const ops3[] = {"Mish"};
+  static const int64_t args3[] = {0, 0};
+  inst_t in3 = inst_make("Elementwise", 1);
+  in3.domain = "wmap";
+  inst_input(&in3, WM_DTYPE_FLOAT, 1, a);
+  attr_strings(&in3, "ops", 1, ops3);
+  attr_ints(&in3, "args", 2, args3);
+  uint32_t impl;
+  outcome_t o = run_instance(&in3, &impl);
+  WM_CHECK(o == OUT_REFUSED || o == OUT_INVALID);
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
 WM_TEST(host_thread_count_is_used) {
   WM_CHECK(plugin_handle != NULL);
   void *sym = dlsym(plugin_handle, WM_PLUGIN_QUERY_SYMBOL);
@@ -2517,6 +2566,7 @@ int main(void) {
       WM_CASE(every_table_entry_agrees_with_ref_where_claimed),
       WM_CASE(attribute_driven_instances_agree_with_ref_where_claimed),
       WM_CASE(fused_ops_agree_with_ref),
+      WM_CASE(elementwise_programs_agree_with_ref),
       WM_CASE(host_thread_count_is_used),
       WM_CASE(summary),
       {NULL, NULL}};

@@ -576,17 +576,10 @@ static wm_status_t implemented(const rt_rw_t *rw, const epi_t *e,
                    .in_values = values,
                    .n_attr = n_attr,
                    .attrs = all};
-  wm_op_support sup;
-  wm_status_t s = wm_backend_op_query(rw->target, &op, &sup);
+  wm_status_t s = rt_rw_target_implements(rw, &op, out);
   free(all);
   wm_node_attrs_deinit(&attrs);
-  WM_RETURN_IF_ERROR(s);
-  // Refusals for the shapes known now are not final: plans see the
-  // concrete ones.
-  *out = sup.level > WM_SUPPORT_NONE ||
-         (sup.reason != WM_WHY_OP && sup.reason != WM_WHY_OPSET &&
-          sup.reason != WM_WHY_ATTR && sup.reason != WM_WHY_DTYPE);
-  return NULL;
+  return s;
 }
 
 // The bias input of the fused node: the Conv's bias plus the added

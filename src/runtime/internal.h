@@ -443,6 +443,12 @@ bool rt_is_onnx_op(const wm_node_t *node, const char *op);
 // (an initializer that is not an input), or NULL.
 const wm_tensor_t *rt_constant(const wm_graph_t *g, int32_t id,
                                wm_dtype_t dtype);
+// Whether the session's first backend implements |op| (a node a pass
+// would write): true unless it answers that the operator, its opset, an
+// attribute or a type is not implemented (shapes may change per plan);
+// true without a target.
+wm_status_t rt_rw_target_implements(const rt_rw_t *rw, const wm_op_desc *op,
+                                    bool *out) WM_MUST_USE_RESULT;
 // True when only output 0 of src node |node| is read.
 bool rt_rw_only_first_output(const rt_rw_t *rw, const wm_node_t *node);
 
@@ -459,11 +465,12 @@ wm_status_t rt_prepare(const wm_graph_t *graph, uint32_t mask,
                        rt_prep_t *out) WM_MUST_USE_RESULT;
 void rt_prep_deinit(rt_prep_t *prep);
 
-// fold.c, fuse.c and epilogue.c: the passes.
+// fold.c, fuse.c, epilogue.c and eltwise.c: the passes.
 wm_status_t rt_pass_fold(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_dead(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_conv_bn(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_transpose(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_epilogue(rt_rw_t *rw) WM_MUST_USE_RESULT;
+wm_status_t rt_pass_eltwise(rt_rw_t *rw) WM_MUST_USE_RESULT;
 
 #endif  // WMAP_SRC_RUNTIME_INTERNAL_H_

@@ -27,6 +27,10 @@ static const rt_pass_t passes[] = {
      "fuses the bias, residual and activation after a Conv, Gemm or MatMul "
      "into it",
      rt_pass_epilogue},
+    {"eltwise",
+     "runs chains of elementwise nodes as one pass over memory "
+     "(Elementwise)",
+     rt_pass_eltwise},
 };
 enum { N_PASSES = sizeof(passes) / sizeof(passes[0]) };
 
@@ -391,6 +395,22 @@ const wm_tensor_t *rt_constant(const wm_graph_t *g, int32_t id,
   return v->initializer && !v->is_input && v->initializer->dtype == dtype
              ? v->initializer
              : NULL;
+}
+
+wm_status_t rt_rw_target_implements(const rt_rw_t *rw, const wm_op_desc *op,
+                                    bool *out) {
+  *out = true;
+  if (!rw->target) {
+    return NULL;
+  }
+  wm_op_support sup;
+  WM_RETURN_IF_ERROR(wm_backend_op_query(rw->target, op, &sup));
+  // Refusals for the shapes known now are not final: plans see the
+  // concrete ones.
+  *out = sup.level > WM_SUPPORT_NONE ||
+         (sup.reason != WM_WHY_OP && sup.reason != WM_WHY_OPSET &&
+          sup.reason != WM_WHY_ATTR && sup.reason != WM_WHY_DTYPE);
+  return NULL;
 }
 
 bool rt_rw_only_first_output(const rt_rw_t *rw, const wm_node_t *node) {

@@ -618,6 +618,55 @@ WM_TEST(a_value_read_elsewhere_or_a_backend_without_fused_ops_stops_fusing) {
   wm_graph_destroy(g);
 }
 
+WM_TEST(elementwise_chains_run_as_one_node) {
+  wm_graph_t *g = new_graph();
+  WM_CHECK(g);
+  int64_t xd[] = {2, 3, 4, 5}, cd[] = {1, 3, 1, 1};
+  input(g, "x", 4, xd);
+  weight(g, "c", 4, cd, 0.3);
+  scalar(g, "half", 0.5);
+  scalar(g, "one", 1.0);
+  // y = tanh(sigmoid(x * 0.5 + c) - x) / 1 + sqrt(|x| + 1); "mid" is also
+  // read by Neg, so the chain ends there and Neg's group starts.
+  binary(g, "Mul", "x", "half", "scaled");
+  binary(g, "Add", "scaled", "c", "shifted");
+  unary(g, "Sigmoid", "shifted", "sig");
+  binary(g, "Sub", "sig", "x", "mid");
+  unary(g, "Tanh", "mid", "th");
+  unary(g, "Neg", "mid", "neg");
+  binary(g, "Div", "th", "one", "q");
+  unary(g, "Abs", "x", "ax");
+  binary(g, "Add", "ax", "one", "ax1");
+  unary(g, "Sqrt", "ax1", "root");
+  binary(g, "Add", "q", "root", "sum");
+  binary(g, "Mul", "sum", "neg", "y");
+  output(g, "y");
+  wm_tensor_t *x = pattern(4, xd, 0.2);
+  wm_session_t *s = NULL;
+  agree(ref, g, x, 1e-6, &s);
+  WM_CHECK(s);
+  size_t fused = 0;
+  for (size_t i = 0; s && i < wm_session_node_count(s); i++) {
+    const wm_placement_t *p = wm_session_placement(s, i);
+    fused += p && p->pass && strcmp(p->pass, "eltwise") == 0 && p->runs_in;
+  }
+  // Two groups: scaled..mid (4 nodes, run as mid) and the other 8 (run as
+  // y): 3 + 7 run inside another.
+  WM_CHECK_INT_EQ(fused, 10);
+  WM_CHECK(strcmp(placed(s, "scaled")->runs_in, "mid") == 0);
+  WM_CHECK(strcmp(placed(s, "neg")->runs_in, "y") == 0);
+  WM_CHECK(strcmp(placed(s, "y")->runs_as, "Elementwise") == 0);
+  wm_session_destroy(s);
+  // Not on a backend without an Elementwise kernel.
+  s = NULL;
+  agree(bare, g, x, 0.0, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(wm_session_nodes_on(s, "ref"), 12);
+  wm_session_destroy(s);
+  wm_tensor_destroy(x);
+  wm_graph_destroy(g);
+}
+
 int main(void) {
   wm_status_t s = wm_backend_create(wm_ref_plugin_query, "built-in", &ref);
   if (s) {
@@ -644,6 +693,7 @@ int main(void) {
       WM_CASE(gelu_forms_fuse_into_the_matmul_and_bias_before_them),
       WM_CASE(
           a_value_read_elsewhere_or_a_backend_without_fused_ops_stops_fusing),
+      WM_CASE(elementwise_chains_run_as_one_node),
       {NULL, NULL},
   };
   int rc = wm_test_main(cases);
