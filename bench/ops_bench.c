@@ -1,6 +1,7 @@
 // Operator benchmark: the cpu backend plugin against its peers in one run.
 // GEMM (MatMul) and ResNet-50 convolutions against cblas_sgemm on the same
-// GEMM sizes; Add and Softmax against a STREAM-style triad. Each case is
+// GEMM sizes; depthwise convolutions, Add and Softmax against a
+// STREAM-style triad. Each case is
 // measured two ways on the cpu backend:
 //   op:   op_run through the plugin ABI on buffers filled once beforehand,
 //         then stream_sync: only the kernel runs (the ratio uses this);
@@ -587,11 +588,107 @@ static wm_status_t bench_gemm(const bench_env_t *env, int m, int n, int k) {
   return st;
 }
 
-// One convolution shape (batch 1, no bias, group 1).
+// One convolution shape (batch 1, no bias).
 typedef struct conv_shape {
-  const char *name;  // what it is in ResNet-50
+  const char *name;  // what it is in ResNet-50 or MobileNetV2
   int cin, hw, cout, k, stride, pad;
+  int group;  // 1, or cin for depthwise
 } conv_shape_t;
+
+// y[cout, ho, ho] of grouped |c| computed directly in double (the check
+// of convolutions that have no GEMM peer).
+static void conv_direct(const conv_shape_t *c, int ho, const float *x,
+                        const float *w, float *y) {
+  int g = c->group, cg = c->cin / g, mg = c->cout / g;
+  for (int m = 0; m < c->cout; m++) {
+    int g0 = m / mg * cg;
+    for (int oy = 0; oy < ho; oy++) {
+      for (int ox = 0; ox < ho; ox++) {
+        double acc = 0;
+        for (int ci = 0; ci < cg; ci++) {
+          for (int ky = 0; ky < c->k; ky++) {
+            for (int kx = 0; kx < c->k; kx++) {
+              int iy = oy * c->stride - c->pad + ky;
+              int ix = ox * c->stride - c->pad + kx;
+              if (iy < 0 || iy >= c->hw || ix < 0 || ix >= c->hw) {
+                continue;
+              }
+              acc +=
+                  (double)w[((m * cg + ci) * c->k + ky) * c->k + kx] *
+                  (double)x[((size_t)(g0 + ci) * (size_t)c->hw + (size_t)iy) *
+                                (size_t)c->hw +
+                            (size_t)ix];
+            }
+          }
+        }
+        y[((size_t)m * (size_t)ho + (size_t)oy) * (size_t)ho + (size_t)ox] =
+            (float)acc;
+      }
+    }
+  }
+}
+
+// A grouped convolution: no GEMM does its work, so it is measured in GB/s
+// of its compulsory traffic (X, W and Y once) against a triad moving the
+// same bytes (so that both see the same cache level).
+static wm_status_t bench_conv_grouped(const bench_env_t *env,
+                                      const conv_shape_t *c) {
+  char name[64];
+  snprintf(name, sizeof(name), "Conv %s", c->name);
+  if (g_only && !strstr(name, g_only)) {
+    return NULL;
+  }
+  int ho = (c->hw + 2 * c->pad - c->k) / c->stride + 1;
+  size_t nx = (size_t)c->cin * (size_t)c->hw * (size_t)c->hw;
+  size_t nw = (size_t)c->cout * (size_t)(c->cin / c->group) * (size_t)c->k *
+              (size_t)c->k;
+  size_t ny = (size_t)c->cout * (size_t)ho * (size_t)ho;
+  double bytes = 4.0 * (double)(nx + nw + ny);
+  size_t nt = (size_t)(bytes / 12.0);
+  float *x = random_floats(nx, 3);
+  float *w = random_floats(nw, 4);
+  float *y = alloc_floats(ny);
+  triad_t t = {env->pool,
+               alloc_floats(nt),
+               random_floats(nt, 5),
+               random_floats(nt, 6),
+               nt,
+               3.0f};
+  wm_status_t st = NULL;
+  if (!x || !w || !y || !t.a || !t.b || !t.c) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  } else {
+    conv_direct(c, ho, x, w, y);
+  }
+  op_spec_t sp;
+  memset(&sp, 0, sizeof(sp));
+  sp.op = "Conv";
+  sp.opset = 11;
+  sp.n_in = 2;
+  sp.in_shape[0] = wm_shape_make(4, (const int64_t[]){1, c->cin, c->hw, c->hw});
+  sp.in_shape[1] = wm_shape_make(
+      4, (const int64_t[]){c->cout, c->cin / c->group, c->k, c->k});
+  sp.out_shape = wm_shape_make(4, (const int64_t[]){1, c->cout, ho, ho});
+  sp.in_data[0] = x;
+  sp.in_data[1] = w;
+  spec_attr_ints(&sp, "kernel_shape", (const int64_t[]){c->k, c->k}, 2);
+  spec_attr_ints(&sp, "strides", (const int64_t[]){c->stride, c->stride}, 2);
+  spec_attr_ints(&sp, "pads", (const int64_t[]){c->pad, c->pad, c->pad, c->pad},
+                 4);
+  spec_attr_int(&sp, "group", c->group);
+  variant_t peer = {.name = "peer", .fn = triad_run, .ctx = &t};
+  if (!st) {
+    st = run_case(env, name, &sp, false, &peer, bytes, 12.0 * (double)nt,
+                  "GB/s", "triad same B", y, ny);
+  }
+  free(x);
+  free(w);
+  free(y);
+  free(t.a);
+  free(t.b);
+  free(t.c);
+  return st;
+}
 
 // Lowers x[cin, h, w] to col[cin*k*k, ho*wo] (what an im2col GEMM reads).
 static void im2col(const conv_shape_t *c, int ho, const float *x, float *col) {
@@ -617,6 +714,9 @@ static void im2col(const conv_shape_t *c, int ho, const float *x, float *col) {
 }
 
 static wm_status_t bench_conv(const bench_env_t *env, const conv_shape_t *c) {
+  if (c->group > 1) {
+    return bench_conv_grouped(env, c);
+  }
   int ho = (c->hw + 2 * c->pad - c->k) / c->stride + 1;
   size_t kk = (size_t)c->cin * (size_t)c->k * (size_t)c->k;
   size_t n = (size_t)ho * (size_t)ho;
@@ -715,16 +815,21 @@ static wm_status_t bench_bandwidth(const bench_env_t *env) {
 }
 
 static const conv_shape_t conv_shapes[] = {
-    {"conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3},
-    {"3x3 64->64 56", 64, 56, 64, 3, 1, 1},
-    {"1x1 256->64 56", 256, 56, 64, 1, 1, 0},
-    {"3x3/2 128->128 56", 128, 56, 128, 3, 2, 1},
-    {"1x1/2 1024->2048 14", 1024, 14, 2048, 1, 2, 0},
-    {"mnv2 1x1 24->144 56", 24, 56, 144, 1, 1, 0},
-    {"mnv2 1x1 144->24 56", 144, 56, 24, 1, 1, 0},
-    {"mnv2 1x1 96->576 14", 96, 14, 576, 1, 1, 0},
-    {"mnv2 1x1 960->320 7", 960, 7, 320, 1, 1, 0},
-    {"mnv2 1x1 384->64 14", 384, 14, 64, 1, 1, 0},
+    {"conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3, 1},
+    {"3x3 64->64 56", 64, 56, 64, 3, 1, 1, 1},
+    {"1x1 256->64 56", 256, 56, 64, 1, 1, 0, 1},
+    {"3x3/2 128->128 56", 128, 56, 128, 3, 2, 1, 1},
+    {"1x1/2 1024->2048 14", 1024, 14, 2048, 1, 2, 0, 1},
+    {"mnv2 1x1 24->144 56", 24, 56, 144, 1, 1, 0, 1},
+    {"mnv2 1x1 144->24 56", 144, 56, 24, 1, 1, 0, 1},
+    {"mnv2 1x1 96->576 14", 96, 14, 576, 1, 1, 0, 1},
+    {"mnv2 1x1 960->320 7", 960, 7, 320, 1, 1, 0, 1},
+    {"mnv2 1x1 384->64 14", 384, 14, 64, 1, 1, 0, 1},
+    {"mnv2 dw3x3 144 56", 144, 56, 144, 3, 1, 1, 144},
+    {"mnv2 dw3x3/2 96 112", 96, 112, 96, 3, 2, 1, 96},
+    {"mnv2 dw3x3 576 14", 576, 14, 576, 3, 1, 1, 576},
+    {"mnv2 dw3x3 960 7", 960, 7, 960, 3, 1, 1, 960},
+    {"dw5x5 240 28", 240, 28, 240, 5, 1, 2, 240},
 };
 
 static wm_status_t bench_pass(const char *plugin, int threads) {
@@ -860,13 +965,14 @@ int main(int argc, char **argv) {
       "kept on the device: kernel + output alloc + download into a new host "
       "tensor + frees.\n"
       "peers: cblas_sgemm on the same M,N,K (Conv: M=Cout, N=Ho*Wo, "
-      "K=Cin*kh*kw on a prebuilt im2col matrix, im2col not timed); triad "
-      "a=b+s*c over 16 M floats at 12 B/elt (the Add's traffic), same "
-      "threads (wm_pool).\n"
+      "K=Cin*kh*kw on a prebuilt im2col matrix, im2col not timed); "
+      "depthwise Conv: GB/s of X + W + Y against a triad moving as many "
+      "bytes; triad a=b+s*c over 16 M floats at 12 B/elt (the Add's "
+      "traffic), same threads (wm_pool).\n"
       "GB/s counts Add 12 B/elt, Softmax 8 B/elt; iters = median "
       "iterations per block of cpu op; max err = max |op-peer|/(1+|peer|) "
-      "on GEMM outputs; spread% = (slowest - fastest block) / median, cpu "
-      "op / peer.\n",
+      "on GEMM and Conv outputs; spread% = (slowest - fastest block) / "
+      "median, cpu op / peer.\n",
       stdout);
   return st ? 1 : 0;
 }

@@ -394,6 +394,10 @@ static wm_error *gemm_run(void *state, const cpu_run_t *run) {
 enum { CONV_POINTWISE = 0, CONV_DEPTHWISE = 1, CONV_IM2COL = 2 };
 // Kernel rows the direct depthwise kernel takes (taller ones use im2col).
 enum { DEPTHWISE_MAX_KH = 16 };
+// The depthwise band kernel: floats of stack it may use per invocation
+// (a band of padded input rows and its flat output), the size it aims the
+// band at (to stay in L1), and the vector width of its loops.
+enum { DW_STACK_FLOATS = 8192, DW_BAND_FLOATS = 4096, DW_VEC = 16 };
 
 // Spatial geometry is kept 3-D: 1-D and 2-D convolutions get leading
 // dims of size 1.
@@ -409,12 +413,18 @@ typedef struct conv_state {
   int64_t kprod;               // kernel taps
   bool has_bias;               // input B given
   float *col;                  // im2col buffer of one image, or NULL
-  int64_t *dw;                 // depthwise: lo, hi, off per kernel column
+  int64_t *dw;                 // depthwise: lo, hi, off per kernel column,
+                               // then each tap's offset in a band buffer
   int64_t dw_lo, dw_hi;        // depthwise: columns where every tap is inside
   bool has_z;                  // FusedConv's residual Z (input 3) given
   cpu_act_t act;               // activation after bias and Z (FusedConv)
   cpu_gemm_packed_t *pw;       // per group: W packed at plan time, or NULL
-  float *dw_zero;              // depthwise 3x3: a zero input row, or NULL
+  int64_t dw_band;             // depthwise bands: output rows per band,
+                               // 0 = rows too wide (depthwise_planes)
+  int64_t dw_w2;               // floats per row of a band's phase plane
+  int64_t dw_rows;             // rows per phase plane
+  int64_t dw_buf;              // floats of the band buffer (then the flat
+                               // output)
   cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
 } conv_state_t;
 
@@ -602,12 +612,64 @@ static void valid_range(int64_t o, int64_t s, int64_t off, int64_t in,
   *hi = h;
 }
 
+// Rounds |v| up to a multiple of DW_VEC.
+static int64_t dw_round(int64_t v) {
+  return (v + DW_VEC - 1) / DW_VEC * DW_VEC;
+}
+
+// Plans the depthwise band buffers of |st| (see depthwise_planes_bands):
+// the band of output rows whose buffers fit DW_BAND_FLOATS (at least one
+// row, within DW_STACK_FLOATS), and each tap's offset in the buffer;
+// dw_band stays 0 when one row does not fit.
+static void depthwise_bands(conv_state_t *st) {
+  const int64_t sh = st->s[1], sw = st->s[2], dh = st->d[1], dw = st->d[2];
+  const int64_t kh_n = st->k[1], kw_n = st->k[2], ow = st->out[2];
+  st->dw_band = 0;
+  if (sh > DW_STACK_FLOATS || sw > DW_STACK_FLOATS || dh > DW_STACK_FLOATS ||
+      dw > DW_STACK_FLOATS || st->pb[2] > DW_STACK_FLOATS ||
+      st->in[2] > DW_STACK_FLOATS) {
+    return;
+  }
+  // Phase plane (ry, rx) holds padded input rows ry, ry + sh, ... of the
+  // band and of each its columns rx, rx + sw, ...: tap (kh, kw) of output
+  // (oh, j) is at row oh + kh*dh/sh, column j + kw*dw/sw of one plane.
+  const int64_t w2_out = ow + (kw_n - 1) * dw / sw;
+  const int64_t w2_in = (st->pb[2] + st->in[2] - 1) / sw + 1;
+  const int64_t w2 = w2_out > w2_in ? w2_out : w2_in;
+  const int64_t reach = (kh_n - 1) * dh / sh;
+  int64_t best = 0, best_buf = 0;
+  for (int64_t band = 1; band <= st->out[1]; band++) {
+    int64_t rows = band + reach;
+    int64_t buf = sh * sw * rows * w2 + w2 + 2 * DW_VEC;
+    int64_t total = buf + dw_round(band * w2) + DW_VEC;
+    if (total > (band == 1 ? DW_STACK_FLOATS : DW_BAND_FLOATS)) {
+      break;
+    }
+    best = band;
+    best_buf = buf;
+  }
+  if (best == 0) {
+    return;
+  }
+  st->dw_band = best;
+  st->dw_w2 = w2;
+  st->dw_rows = best + reach;
+  st->dw_buf = best_buf;
+  int64_t *off = st->dw + 3 * kw_n;
+  for (int64_t kh = 0; kh < kh_n; kh++) {
+    for (int64_t kw = 0; kw < kw_n; kw++) {
+      int64_t plane = (kh * dh % sh) * sw + kw * dw % sw;
+      off[kh * kw_n + kw] =
+          (plane * st->dw_rows + kh * dh / sh) * w2 + kw * dw / sw;
+    }
+  }
+}
+
 static void conv_destroy(void *state) {
   conv_state_t *st = state;
   if (st) {
     free(st->col);
     free(st->dw);
-    free(st->dw_zero);
     if (st->pw) {
       for (int64_t g = 0; g < st->group; g++) {
         cpu_gemm_packed_deinit(&st->pw[g]);
@@ -674,7 +736,7 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
   }
   if (st->mode == CONV_DEPTHWISE) {
     int64_t kw_n = st->k[2];
-    st->dw = malloc(3 * (size_t)kw_n * sizeof(int64_t));
+    st->dw = malloc((3 * (size_t)kw_n + (size_t)st->kprod) * sizeof(int64_t));
     if (!st->dw) {
       conv_destroy(st);
       return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
@@ -696,15 +758,7 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
     if (st->dw_hi < st->dw_lo) {
       st->dw_hi = st->dw_lo;
     }
-    if (st->k[1] == 3 && st->k[2] == 3 && st->d[1] == 1 && st->d[2] == 1) {
-      st->dw_zero = calloc((size_t)st->in[2] + 1, sizeof(float));
-      if (!st->dw_zero) {
-        conv_destroy(st);
-        return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                         "node \"%s\" (%s): out of memory",
-                         op->name ? op->name : "", what);
-      }
-    }
+    depthwise_bands(st);
   }
   *out_state = st;
   return NULL;
@@ -848,51 +902,288 @@ depthwise_row(float *restrict y, const float *const *rows,
   }
 }
 
-// One output row of a 3x3 depthwise plane (dilation 1): y[i] = b + the
-// nine taps of input rows r0, r1, r2 (a zero row in the padding) at
-// columns i * s - pl + kw. Columns [ilo, ihi) have every tap inside the
-// row and run without checks, vectorised over the output columns.
-__attribute__((target_clones("avx512f", "avx2", "default"))) static void
-depthwise3x3_row(float *restrict y, const float *restrict r0,
-                 const float *restrict r1, const float *restrict r2,
-                 const float *restrict w, float b, int64_t ow_n, int64_t iw_n,
-                 int64_t s, int64_t pl, int64_t ilo, int64_t ihi) {
-  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
-  const float w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
-  for (int64_t i = 0; i < ow_n; i++) {
-    if (i == ilo && ilo < ihi) {
-      const float *a = r0 + ilo * s - pl, *c = r1 + ilo * s - pl;
-      const float *d = r2 + ilo * s - pl;
-      int64_t n = ihi - ilo;
-      if (s == 1) {
-        for (int64_t j = 0; j < n; j++) {
-          y[ilo + j] = b + w0 * a[j] + w1 * a[j + 1] + w2 * a[j + 2] +
-                       w3 * c[j] + w4 * c[j + 1] + w5 * c[j + 2] + w6 * d[j] +
-                       w7 * d[j + 1] + w8 * d[j + 2];
-        }
-      } else {
-        for (int64_t j = 0; j < n; j++) {
-          int64_t x = j * s;
-          y[ilo + j] = b + w0 * a[x] + w1 * a[x + 1] + w2 * a[x + 2] +
-                       w3 * c[x] + w4 * c[x + 1] + w5 * c[x + 2] + w6 * d[x] +
-                       w7 * d[x + 1] + w8 * d[x + 2];
-        }
-      }
-      i = ihi - 1;
-      continue;
-    }
-    float acc = b;
-    for (int64_t kw = 0; kw < 3; kw++) {
-      int64_t x = i * s - pl + kw;
-      if (x >= 0 && x < iw_n) {
-        acc += w[kw] * r0[x] + w[3 + kw] * r1[x] + w[6 + kw] * r2[x];
-      }
-    }
-    y[i] = acc;
+// dst[i] = src[i] for i in [0, n): short rows are common, and a call
+// costs more than their copy, so up to 64 floats it is a few fixed-size
+// moves (written without a loop, which gcc would make a call again).
+static inline __attribute__((always_inline)) void dw_copy(
+    float *restrict dst, const float *restrict src, int64_t n) {
+  if (n > 64) {
+    memcpy(dst, src, (size_t)n * sizeof(float));
+    return;
+  }
+  if (n >= 32) {
+    memcpy(dst, src, 32 * sizeof(float));
+    n -= 32, dst += 32, src += 32;
+  }
+  if (n >= 16) {
+    memcpy(dst, src, 16 * sizeof(float));
+    n -= 16, dst += 16, src += 16;
+  }
+  if (n >= 8) {
+    memcpy(dst, src, 8 * sizeof(float));
+    n -= 8, dst += 8, src += 8;
+  }
+  if (n >= 4) {
+    memcpy(dst, src, 4 * sizeof(float));
+    n -= 4, dst += 4, src += 4;
+  }
+  if (n >= 2) {
+    memcpy(dst, src, 2 * sizeof(float));
+    n -= 2, dst += 2, src += 2;
+  }
+  if (n >= 1) {
+    dst[0] = src[0];
   }
 }
 
-// Depthwise planes [begin, end) (plane = image * C + channel).
+// dst[i] = 0 for i in [0, n), as dw_copy.
+static inline __attribute__((always_inline)) void dw_zero(float *restrict dst,
+                                                          int64_t n) {
+  if (n > 64) {
+    memset(dst, 0, (size_t)n * sizeof(float));
+    return;
+  }
+  if (n >= 32) {
+    memset(dst, 0, 32 * sizeof(float));
+    n -= 32, dst += 32;
+  }
+  if (n >= 16) {
+    memset(dst, 0, 16 * sizeof(float));
+    n -= 16, dst += 16;
+  }
+  if (n >= 8) {
+    memset(dst, 0, 8 * sizeof(float));
+    n -= 8, dst += 8;
+  }
+  if (n >= 4) {
+    memset(dst, 0, 4 * sizeof(float));
+    n -= 4, dst += 4;
+  }
+  if (n >= 2) {
+    memset(dst, 0, 2 * sizeof(float));
+    n -= 2, dst += 2;
+  }
+  if (n >= 1) {
+    dst[0] = 0.0f;
+  }
+}
+
+// a[k] = src[2k], b[k] = src[2k + 1] for k in [0, N), N a constant.
+static inline __attribute__((always_inline)) void dw_split2(
+    float *restrict a, float *restrict b, const float *restrict src,
+    const int N) {
+  for (int k = 0; k < N; k++) {
+    a[k] = src[2 * k];
+    b[k] = src[2 * k + 1];
+  }
+}
+
+// Copies input row |x| (|iw| floats) into one row of a band buffer as the
+// padded row (|pl| zeros on the left) has it, split by column phase:
+// padded column q lands at dst[(q % s) * pstride + q / s]. The padding
+// columns are not written (they hold zeros).
+static inline __attribute__((always_inline)) void dw_fill(
+    float *restrict dst, int64_t pstride, const float *restrict x, int64_t iw,
+    int64_t pl, int64_t s) {
+  if (s == 1) {
+    dw_copy(dst + pl, x, iw);
+    return;
+  }
+  if (s == 2) {
+    float *restrict a = dst + (pl % 2) * pstride + pl / 2;
+    float *restrict b = dst + ((pl + 1) % 2) * pstride + (pl + 1) / 2;
+    const float *restrict src = x;
+    int64_t n = iw;
+    for (; n >= 32; n -= 32, a += 16, b += 16, src += 32) {
+      dw_split2(a, b, src, 16);
+    }
+    if (n >= 16) {
+      dw_split2(a, b, src, 8);
+      n -= 16, a += 8, b += 8, src += 16;
+    }
+    if (n >= 8) {
+      dw_split2(a, b, src, 4);
+      n -= 8, a += 4, b += 4, src += 8;
+    }
+    for (int64_t k = 0; 2 * k < n; k++) {
+      a[k] = src[2 * k];
+      if (2 * k + 1 < n) {
+        b[k] = src[2 * k + 1];
+      }
+    }
+    return;
+  }
+  for (int64_t t = 0; t < s && t < iw; t++) {
+    float *restrict a = dst + ((pl + t) % s) * pstride + (pl + t) / s;
+    for (int64_t k = 0; t + s * k < iw; k++) {
+      a[k] = x[t + s * k];
+    }
+  }
+}
+
+// out[i] = b + sum over the nine taps t of w[t] * x[o[t] + i], for i in
+// [0, n), n a multiple of DW_VEC.
+static inline __attribute__((always_inline)) void dw_sum9(
+    float *restrict out, const float *restrict x, const int64_t *o,
+    const float *restrict w, float b, int64_t n) {
+  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+  const float w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  const float *restrict p0 = x + o[0], *restrict p1 = x + o[1];
+  const float *restrict p2 = x + o[2], *restrict p3 = x + o[3];
+  const float *restrict p4 = x + o[4], *restrict p5 = x + o[5];
+  const float *restrict p6 = x + o[6], *restrict p7 = x + o[7];
+  const float *restrict p8 = x + o[8];
+  for (int64_t i0 = 0; i0 < n; i0 += DW_VEC) {
+    for (int64_t i = i0; i < i0 + DW_VEC; i++) {
+      out[i] = b + w0 * p0[i] + w1 * p1[i] + w2 * p2[i] + w3 * p3[i] +
+               w4 * p4[i] + w5 * p5[i] + w6 * p6[i] + w7 * p7[i] + w8 * p8[i];
+    }
+  }
+}
+
+// out[i] += sum over K taps t of w[t] * x[o[t] + i], for i in [0, n), n
+// a multiple of DW_VEC. K is a constant at each call so that the taps
+// unroll (at most 8).
+static inline __attribute__((always_inline)) void dw_taps(
+    float *restrict out, const float *restrict x, const int64_t *o,
+    const float *restrict w, int64_t n, const int K) {
+  float wv[8];
+  const float *restrict q[8];
+  for (int t = 0; t < K; t++) {
+    wv[t] = w[t];
+    q[t] = x + o[t];
+  }
+  for (int64_t i0 = 0; i0 < n; i0 += DW_VEC) {
+    for (int64_t i = i0; i < i0 + DW_VEC; i++) {
+      float acc = out[i];
+      for (int t = 0; t < K; t++) {
+        acc += wv[t] * q[t][i];
+      }
+      out[i] = acc;
+    }
+  }
+}
+
+// out[i] = b + sum over |taps| taps t of w[t] * x[o[t] + i], for i in
+// [0, n), n a multiple of DW_VEC.
+static inline __attribute__((always_inline)) void dw_sum(
+    float *restrict out, const float *restrict x, const int64_t *o,
+    const float *restrict w, float b, int64_t taps, int64_t n) {
+  if (taps == 9) {
+    dw_sum9(out, x, o, w, b, n);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    out[i] = b;
+  }
+  for (int64_t t = 0; t < taps; t += 8) {
+    switch (taps - t < 8 ? taps - t : 8) {
+      case 1:
+        dw_taps(out, x, o + t, w + t, n, 1);
+        break;
+      case 2:
+        dw_taps(out, x, o + t, w + t, n, 2);
+        break;
+      case 3:
+        dw_taps(out, x, o + t, w + t, n, 3);
+        break;
+      case 4:
+        dw_taps(out, x, o + t, w + t, n, 4);
+        break;
+      case 5:
+        dw_taps(out, x, o + t, w + t, n, 5);
+        break;
+      case 6:
+        dw_taps(out, x, o + t, w + t, n, 6);
+        break;
+      case 7:
+        dw_taps(out, x, o + t, w + t, n, 7);
+        break;
+      default:
+        dw_taps(out, x, o + t, w + t, n, 8);
+        break;
+    }
+  }
+}
+
+// Copies the input rows that output rows [oh0, oh0 + bn) of plane |x|
+// read into the band buffer |buf|.
+static inline __attribute__((always_inline)) void dw_band_fill(
+    const conv_state_t *st, const float *x, int64_t oh0, int64_t bn,
+    float *restrict buf) {
+  const int64_t sh = st->s[1], sw = st->s[2], w2 = st->dw_w2;
+  const int64_t pstride = st->dw_rows * w2;
+  const int64_t ih_n = st->in[1], iw = st->in[2], pl = st->pb[2];
+  const int64_t rows = (bn - 1) * sh + (st->k[1] - 1) * st->d[1] + 1;
+  int64_t ih = oh0 * sh - st->pb[1];
+  for (int64_t r = 0, ry = 0, rr = 0; r < rows; r++, ih++) {
+    float *d = buf + ry * sw * pstride + rr * w2;
+    if (ih >= 0 && ih < ih_n) {
+      dw_fill(d, pstride, x + ih * iw, iw, pl, sw);
+    } else {
+      for (int64_t rx = 0; rx < sw; rx++) {
+        dw_zero(d + rx * pstride, w2);
+      }
+    }
+    if (++ry == sh) {
+      ry = 0;
+      rr++;
+    }
+  }
+}
+
+// Depthwise planes [begin, end) (plane = image * C + channel) in bands
+// of output rows: the input rows a band reads are copied, zero-padded and
+// split into stride phases, into a buffer on the stack, where every tap
+// is a constant offset from the output's flat position (band row * w2 +
+// column); the band is then one vectorised loop over those positions
+// (the columns past ow are computed and dropped), and its rows are copied
+// out, with Z and the activation. Built for AVX-512, AVX2 and baseline
+// x86-64 (K_CLONES).
+K_CLONES static void depthwise_planes_bands(void *ctx, size_t begin,
+                                            size_t end) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  const int64_t band = st->dw_band, oh_n = st->out[1], ow = st->out[2];
+  const int64_t w2 = st->dw_w2, taps = st->kprod, outsz = st->outsz;
+  const int64_t *off = st->dw + 3 * st->k[2];
+  // Rows may be copied out in blocks of 8 floats, the last one running
+  // into the next row (written later), while that stays inside the plane.
+  const int64_t ow8 = (ow + 7) / 8 * 8;
+  _Alignas(64) float buf[DW_STACK_FLOATS];  // band buffer, flat output
+  float *const tmp = buf + st->dw_buf;
+  memset(buf, 0, (size_t)st->dw_buf * sizeof(float));
+  for (size_t p = begin; p < end; p++) {
+    const int64_t c = (int64_t)p % st->c;
+    const float *x = job->x + p * (size_t)st->insz;
+    const float *w = job->w + (size_t)(c * taps);
+    const float b = job->bias ? job->bias[c] : 0.0f;
+    float *y = job->y + p * (size_t)outsz;
+    for (int64_t oh0 = 0; oh0 < oh_n; oh0 += band) {
+      const int64_t bn = oh_n - oh0 < band ? oh_n - oh0 : band;
+      dw_band_fill(st, x, oh0, bn, buf);
+      dw_sum(tmp, buf, off, w, b, taps, dw_round(bn * w2));
+      float *yb = y + oh0 * ow;
+      for (int64_t i = 0; i < bn; i++) {
+        dw_copy(yb + i * ow, tmp + i * w2,
+                (oh0 + i) * ow + ow8 <= outsz ? ow8 : ow);
+      }
+      const int64_t n = bn * ow;
+      if (job->z) {
+        const float *z = job->z + p * (size_t)outsz + oh0 * ow;
+        for (int64_t i = 0; i < n; i++) {
+          yb[i] += z[i];
+        }
+      }
+      if (st->act.kind != CPU_ACT_NONE) {
+        cpu_act_apply(&st->act, yb, (size_t)n);
+      }
+    }
+  }
+}
+
+// Depthwise planes [begin, end) (plane = image * C + channel) for rows
+// too wide for the band buffer.
 static void depthwise_planes(void *ctx, size_t begin, size_t end) {
   const conv_job_t *job = ctx;
   const conv_state_t *st = job->st;
@@ -906,21 +1197,10 @@ static void depthwise_planes(void *ctx, size_t begin, size_t end) {
     const float *w = job->w + (size_t)(c * st->kprod);
     float *y = job->y + p * (size_t)st->outsz;
     float b0 = job->bias ? job->bias[c] : 0.0f;
-    if (st->dw_zero) {
-      for (int64_t oh = 0; oh < o1; oh++) {
-        const float *r[3];
-        for (int64_t kh = 0; kh < 3; kh++) {
-          int64_t ih = oh * st->s[1] - st->pb[1] + kh;
-          r[kh] = ih < 0 || ih >= st->in[1] ? st->dw_zero : x + ih * st->in[2];
-        }
-        depthwise3x3_row(y + oh * o2, r[0], r[1], r[2], w, b0, o2, st->in[2],
-                         st->s[2], st->pb[2], st->dw_lo, st->dw_hi);
-      }
-    }
-    for (int64_t i = 0; i < st->outsz && !st->dw_zero; i++) {
+    for (int64_t i = 0; i < st->outsz; i++) {
       y[i] = b0;
     }
-    for (int64_t oh = 0; oh < o1 && !st->dw_zero; oh++) {
+    for (int64_t oh = 0; oh < o1; oh++) {
       for (int64_t kh = 0; kh < kh_n; kh++) {
         int64_t ih = oh * st->s[1] - st->pb[1] + kh * st->d[1];
         rows[kh] = ih < 0 || ih >= st->in[1] ? NULL : x + ih * st->in[2];
@@ -992,7 +1272,8 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
     size_t planes = (size_t)(st->n * st->c);
     size_t work = (size_t)(st->outsz * st->kprod);
     size_t grain = work >= 32768 ? 1 : 32768 / (work ? work : 1);
-    wm_pool_for(run->pool, planes, grain, depthwise_planes, &job);
+    wm_pool_for(run->pool, planes, grain,
+                st->dw_band ? depthwise_planes_bands : depthwise_planes, &job);
     return NULL;
   }
   if (st->mode == CONV_POINTWISE) {

@@ -1087,6 +1087,77 @@ WM_TEST(conv_agrees_with_ref) {
   WM_CHECK_INT_EQ(bad, 0);
 }
 
+// Depthwise convolutions on the band kernel: kernels 3 and 5, strides 1
+// and 2, pads 0 to 2 (one side more than the other too), odd and even
+// widths, as Conv and as FusedConv with bias, Z and an activation; and
+// rows too wide for the band buffer.
+WM_TEST(depthwise_bands_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const int64_t widths[] = {7, 13, 14, 57};
+  static const char *const acts[] = {"", "Relu", "Clip", "HardSwish"};
+  static const float clip[2] = {-0.3f, 0.4f};
+  int bad = 0, n = 0;
+  for (int64_t k = 3; k <= 5; k += 2) {
+    for (int64_t s = 1; s <= 2; s++) {
+      for (int64_t pad = 0; pad <= 2; pad++) {
+        for (size_t wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++) {
+          const int64_t iw = widths[wi], ih = 5 + (int64_t)wi * 2, c = 3;
+          const int64_t pads[4] = {pad, pad, pad, pad + (int64_t)(wi % 2)};
+          const int64_t oh = (ih + 2 * pad - k) / s + 1;
+          const int64_t ow = (iw + pads[1] + pads[3] - k) / s + 1;
+          if (oh < 1 || ow < 1) {
+            continue;
+          }
+          for (int fused = 0; fused < 2; fused++, n++) {
+            inst_t in = inst_make(fused ? "FusedConv" : "Conv", 13);
+            if (fused) {
+              in.domain = "wmap";
+            }
+            int64_t x[4] = {1 + (int64_t)(wi % 2), c, ih, iw};
+            int64_t w[4] = {c, 1, k, k}, b[1] = {c};
+            int64_t z[4] = {x[0], c, oh, ow};
+            int64_t strides[2] = {s, s};
+            inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+            inst_input(&in, WM_DTYPE_FLOAT, 4, w);
+            if (fused || pad % 2) {
+              inst_input(&in, WM_DTYPE_FLOAT, 1, b);
+            }
+            if (fused) {
+              inst_input(&in, WM_DTYPE_FLOAT, 4, z);
+            }
+            attr_int(&in, "group", c);
+            attr_ints(&in, "strides", 2, strides);
+            attr_ints(&in, "pads", 4, pads);
+            if (fused) {
+              const char *act = acts[(size_t)n % 4];
+              attr_string(&in, "activation", act);
+              if (strcmp(act, "Clip") == 0) {
+                attr_floats(&in, "activation_params", 2, clip);
+              }
+            }
+            bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+          }
+        }
+      }
+    }
+  }
+  // Rows wider than the band buffer: the direct kernel.
+  for (int64_t s = 1; s <= 2; s++) {
+    inst_t in = inst_make("Conv", 11);
+    int64_t x[4] = {1, 2, 4, 9000}, w[4] = {2, 1, 3, 3}, b[1] = {2};
+    int64_t strides[2] = {s, s}, pads[4] = {1, 1, 1, 1};
+    inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, w);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, b);
+    attr_int(&in, "group", 2);
+    attr_ints(&in, "strides", 2, strides);
+    attr_ints(&in, "pads", 4, pads);
+    bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+  }
+  printf("  %d depthwise instances\n", n + 2);
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
 // Random small convolutions: every one ref accepts must be claimed and
 // agree (edges of padding, strides and dilations in all modes).
 WM_TEST(random_convs_agree_with_ref) {
@@ -2561,6 +2632,7 @@ int main(void) {
       WM_CASE(matmul_agrees_with_ref),
       WM_CASE(gemm_agrees_with_ref_for_every_flag_combination),
       WM_CASE(conv_agrees_with_ref),
+      WM_CASE(depthwise_bands_agree_with_ref),
       WM_CASE(random_convs_agree_with_ref),
       WM_CASE(random_conv_transposes_agree_with_ref),
       WM_CASE(every_table_entry_agrees_with_ref_where_claimed),
