@@ -335,11 +335,20 @@ static bool epi_is_plain(const cpu_gemm_epi_t *e) {
   return e->alpha == 1.0f && !e->bias && !e->z && e->act.kind == CPU_ACT_NONE;
 }
 
+// The last pass over one epilogue row: v = row + brow, then ACT.
+#define EPI_LAST(ACT)                \
+  for (int64_t j = 0; j < nr; j++) { \
+    float v = row[j] + brow;         \
+    row[j] = (ACT);                  \
+  }
+
 // The epilogue on rows [i0, i0+mr) x columns [j0, j0+nr) of the product,
-// whose element (i0, j0) is at |c|.
+// whose element (i0, j0) is at |c|: a few passes per row while the tile
+// is in L1, the per-row bias and the common activations in the last one.
 K_CLONES static void epi_tile(const cpu_gemm_epi_t *e, float *c, int64_t ldc,
                               int64_t i0, int64_t mr, int64_t j0, int64_t nr) {
   const float alpha = e->alpha, beta = e->beta;
+  const float p0 = e->act.p0, p1 = e->act.p1;
   for (int64_t i = 0; i < mr; i++) {
     float *restrict row = c + i * ldc;
     if (alpha != 1.0f) {
@@ -347,24 +356,17 @@ K_CLONES static void epi_tile(const cpu_gemm_epi_t *e, float *c, int64_t ldc,
         row[j] *= alpha;
       }
     }
-    if (e->bias && e->bias_rows) {
-      const float b = e->bias[i0 + i];
-      for (int64_t j = 0; j < nr; j++) {
-        row[j] += b;
-      }
-    } else if (e->bias) {
+    if (e->bias && !e->bias_rows) {
       const float *restrict b = e->bias + j0;
       for (int64_t j = 0; j < nr; j++) {
         row[j] += b[j];
       }
     }
+    float brow = e->bias && e->bias_rows ? e->bias[i0 + i] : 0.0f;
     if (e->z) {
       const float *restrict z = e->z + (i0 + i) * e->z_rs + j0 * e->z_cs;
       if (e->z_cs == 0) {
-        const float zb = beta * z[0];
-        for (int64_t j = 0; j < nr; j++) {
-          row[j] += zb;
-        }
+        brow += beta * z[0];
       } else if (beta == 1.0f) {
         for (int64_t j = 0; j < nr; j++) {
           row[j] += z[j];
@@ -375,9 +377,29 @@ K_CLONES static void epi_tile(const cpu_gemm_epi_t *e, float *c, int64_t ldc,
         }
       }
     }
-    cpu_act_apply(&e->act, row, (size_t)nr);
+    switch (e->act.kind) {
+      case CPU_ACT_NONE:
+        if (brow != 0.0f) {
+          EPI_LAST(v);
+        }
+        break;
+      case CPU_ACT_RELU:
+        EPI_LAST(v > 0 ? v : 0.0f);
+        break;
+      case CPU_ACT_CLIP:
+        EPI_LAST((v < p0 ? p0 : v) > p1 ? p1 : (v < p0 ? p0 : v));
+        break;
+      case CPU_ACT_LEAKY_RELU:
+        EPI_LAST(v < 0 ? p0 * v : v);
+        break;
+      default:
+        EPI_LAST(v);
+        cpu_act_apply(&e->act, row, (size_t)nr);
+        break;
+    }
   }
 }
+#undef EPI_LAST
 
 // -------------------------------------------------------------- packing
 
