@@ -186,9 +186,151 @@ WM_TEST(a_steady_state_run_allocates_nothing_on_the_host) {
   wm_backend_destroy(cpu);
 }
 
+// Three independent nodes on the GEMM engine: ConvTranspose and LSTM with
+// constant weights (packed at plan time), GRU with R as an input (packed
+// again on every run into plan-held panels), Attention with a past.
+static wm_graph_t *build_gemm_nodes(void) {
+  wm_graph_t *g = NULL;
+  int32_t id, n;
+  if (wm_graph_create("g", NULL, &g) || wm_graph_set_opset(g, "", 23)) {
+    return NULL;
+  }
+  static const int64_t dx[4] = {1, 8, 5, 5}, dw[4] = {8, 4, 2, 2}, db[1] = {4},
+                       sx[3] = {6, 2, 10}, lw[3] = {1, 48, 10},
+                       lr[3] = {1, 48, 12}, lb[2] = {1, 96},
+                       gw[3] = {1, 36, 10}, gr[3] = {1, 36, 12},
+                       aq[4] = {1, 2, 3, 8}, ak[4] = {1, 1, 5, 8},
+                       ap[4] = {1, 1, 4, 8};
+  static const struct {
+    const char *name;
+    int32_t rank;
+    const int64_t *dims;
+    bool constant;
+  } ins[] = {
+      {"x", 4, dx, false},  {"w", 4, dw, true},   {"b", 1, db, true},
+      {"s", 3, sx, false},  {"lw", 3, lw, true},  {"lr", 3, lr, true},
+      {"lb", 2, lb, true},  {"gw", 3, gw, true},  {"gr", 3, gr, false},
+      {"q", 4, aq, false},  {"k", 4, ak, false},  {"v", 4, ak, false},
+      {"pk", 4, ap, false}, {"pv", 4, ap, false},
+  };
+  wm_status_t s = NULL;
+  for (size_t i = 0; !s && i < sizeof(ins) / sizeof(ins[0]); i++) {
+    wm_shape_t sh = wm_shape_make(ins[i].rank, ins[i].dims);
+    wm_type_t t = wm_type_tensor(WM_DTYPE_FLOAT, &sh);
+    s = ins[i].constant
+            ? wm_graph_add_initializer(
+                  g, ins[i].name, filled(ins[i].rank, ins[i].dims, 0.05f), &id)
+            : wm_graph_add_input(g, ins[i].name, &t, &id);
+  }
+  const char *ct_in[3] = {"x", "w", "b"}, *ct_out = "y0";
+  const char *l_in[4] = {"s", "lw", "lr", "lb"}, *l_out[1] = {"y1"};
+  const char *g_in[3] = {"s", "gw", "gr"}, *g_out[1] = {"y2"};
+  const char *a_in[6] = {"q", "k", "v", "", "pk", "pv"};
+  const char *a_out[3] = {"y3", "y4", "y5"};
+  if (!s) {
+    s = wm_graph_add_node(g, "ConvTranspose", "", "ct", ct_in, 3, &ct_out, 1,
+                          &n);
+  }
+  if (!s) {
+    static const int64_t two[2] = {2, 2};
+    s = wm_graph_add_attr_ints(g, n, "strides", two, 2);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "LSTM", "", "lstm", l_in, 4, l_out, 1, &n);
+  }
+  if (!s) {
+    s = wm_graph_add_attr_int(g, n, "hidden_size", 12);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "GRU", "", "gru", g_in, 3, g_out, 1, &n);
+  }
+  if (!s) {
+    s = wm_graph_add_attr_int(g, n, "hidden_size", 12);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "Attention", "", "att", a_in, 6, a_out, 3, &n);
+  }
+  for (int i = 0; !s && i < 6; i++) {
+    static const char *const outs[6] = {"y0", "y1", "y2", "y3", "y4", "y5"};
+    s = wm_graph_add_output(g, outs[i], NULL, &id);
+  }
+  if (s) {
+    wm_status_free(s);
+    wm_graph_destroy(g);
+    return NULL;
+  }
+  return g;
+}
+
+WM_TEST(steady_state_runs_of_the_gemm_kernels_allocate_nothing) {
+  if (SANITIZED) {
+    wm_test_skip(
+        "the sanitizers own malloc: allocations are counted in the "
+        "plain build");
+    return;
+  }
+  void *handle = dlopen(WMAP_CPU_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  WM_CHECK(handle);
+  void *sym = dlsym(handle, WM_PLUGIN_QUERY_SYMBOL);
+  WM_CHECK(sym);
+  wm_plugin_query_fn query;
+  memcpy(&query, &sym, sizeof(query));
+  wm_backend_t *cpu = NULL;
+  WM_CHECK_OK(wm_backend_create_ex(query, WMAP_CPU_PLUGIN, 2, handle, &cpu));
+  wm_graph_t *g = build_gemm_nodes();
+  WM_CHECK(g);
+  wm_session_t *s = NULL;
+  WM_CHECK_OK(wm_session_create(g, cpu, &s));
+  static const int64_t dx[4] = {1, 8, 5, 5}, sx[3] = {6, 2, 10},
+                       gr[3] = {1, 36, 12}, aq[4] = {1, 2, 3, 8},
+                       ak[4] = {1, 1, 5, 8}, ap[4] = {1, 1, 4, 8};
+  static const int64_t d0[4] = {1, 4, 10, 10}, d1[4] = {6, 1, 2, 12},
+                       d3[4] = {1, 2, 3, 8}, d4[4] = {1, 1, 9, 8};
+  const char *names[8] = {"x", "s", "gr", "q", "k", "v", "pk", "pv"};
+  wm_tensor_t *xs[8] = {filled(4, dx, 0.5f),  filled(3, sx, 0.3f),
+                        filled(3, gr, 0.05f), filled(4, aq, 0.2f),
+                        filled(4, ak, 0.2f),  filled(4, ak, 0.1f),
+                        filled(4, ap, 0.2f),  filled(4, ap, 0.1f)};
+  wm_tensor_t *ys[6] = {filled(4, d0, 0), filled(4, d1, 0), filled(4, d1, 0),
+                        filled(4, d3, 0), filled(4, d4, 0), filled(4, d4, 0)};
+  for (int i = 0; i < 8; i++) {
+    WM_CHECK(xs[i] != NULL);
+  }
+  for (int i = 0; i < 6; i++) {
+    WM_CHECK(ys[i] != NULL);
+  }
+  // The first run with these shapes makes the plans.
+  WM_CHECK_OK(
+      wm_session_run_into(s, names, (const wm_tensor_t *const *)xs, 8, ys));
+  for (size_t i = 0; i < wm_session_node_count(s); i++) {
+    WM_CHECK(strcmp(wm_session_placement(s, i)->backend, "cpu") == 0);
+  }
+  float first = ((float *)ys[1]->data)[7];
+  n_allocs = 0;
+  counting = true;
+  wm_status_t st = NULL;
+  for (int k = 0; k < 10 && !st; k++) {
+    st = wm_session_run_into(s, names, (const wm_tensor_t *const *)xs, 8, ys);
+  }
+  counting = false;
+  WM_CHECK_OK(st);
+  WM_CHECK_INT_EQ(n_allocs, 0);
+  WM_CHECK_DBL_NEAR(((float *)ys[1]->data)[7], first, 0);
+  for (int i = 0; i < 8; i++) {
+    wm_tensor_destroy(xs[i]);
+  }
+  for (int i = 0; i < 6; i++) {
+    wm_tensor_destroy(ys[i]);
+  }
+  wm_session_destroy(s);
+  wm_graph_destroy(g);
+  wm_backend_destroy(cpu);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(a_steady_state_run_allocates_nothing_on_the_host),
+      WM_CASE(steady_state_runs_of_the_gemm_kernels_allocate_nothing),
       {NULL, NULL},
   };
   return wm_test_main(cases);

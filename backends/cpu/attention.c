@@ -4,18 +4,19 @@
 // past_key/past_value with the present outputs, nonpad_kv_seqlen, the
 // windows of opset 25 and every qk_matmul_output mode.
 //
-// Per (batch, query head) and block of query rows: the scores Q K^T are
-// one OpenBLAS product into a plan-held block (a second one for the past
-// keys, into the first columns), the rows are capped, masked and
-// normalized on the pool, and P V is one or two more products straight
-// into Y, whose row stride covers both layouts. OpenBLAS runs on the
-// calling thread only.
+// Per block of query rows, over as many (batch, query head) pairs as the
+// plan-held scores hold: the scores Q K^T are one batch of GEMM-engine
+// products (K read transposed through its strides), the rows are capped,
+// masked and normalized on the pool, and P V is a second batch straight
+// into Y, whose row stride covers both layouts. With a past, the products
+// read the present caches (past then new keys), made first: in the
+// present outputs, or in plan-held buffers when those are not asked for.
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "kernels.h"
 
 enum {
@@ -53,14 +54,20 @@ typedef struct at_plan {
   float softcap;        // 0 = none
   float alpha;          // sqrt(scale) rounded, squared: the product scale
   size_t block;         // query rows per block
+  size_t units;         // (batch, query head) pairs per pass
   size_t counts[7];     // elements of each input
-  float *scores;        // block x st
+  float *scores;        // units x block x st
+  float *cat[2];        // present K and V when not outputs (past only)
+  cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
 } at_plan_t;
 
 static void at_destroy(void *state) {
   at_plan_t *p = state;
   if (p) {
     free(p->scores);
+    free(p->cat[0]);
+    free(p->cat[1]);
+    cpu_gemm_scratch_deinit(&p->scratch);
     free(p);
   }
 }
@@ -238,6 +245,9 @@ static const char *at_setup(const wm_op_desc *op, at_plan_t *p) {
   p->alpha = sc * sc;
   size_t block = p->st ? AT_SCORES / p->st : p->sq;
   p->block = block < 1 ? 1 : block > p->sq ? p->sq : block;
+  size_t pairs = p->b * p->hq, per = p->block * p->st;
+  size_t units = per ? AT_SCORES / per : pairs;
+  p->units = units < 1 ? 1 : units > pairs ? pairs : units;
   return NULL;
 }
 
@@ -267,36 +277,65 @@ static wm_error *at_plan(const wm_op_desc *op, void **out_state) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (Attention): %s",
                      op->name, bad);
   }
-  p->scores = malloc((p->block * p->st + 1) * sizeof(float));
-  if (!p->scores) {
-    free(p);
+  p->scores = malloc((p->units * p->block * p->st + 1) * sizeof(float));
+  bool ok = p->scores != NULL;
+  for (uint32_t o = OUT_PRESENT_K; ok && p->has_past && o <= OUT_PRESENT_V;
+       o++) {
+    if (o < op->n_out && k_has_output(op, o)) {
+      continue;
+    }
+    size_t n = 0;
+    ok = wm_checked_mul(p->b * p->hkv, p->st, &n) &&
+         wm_checked_mul(n, o == OUT_PRESENT_K ? p->dq : p->dv, &n) &&
+         wm_checked_add(n, 1, &n) && wm_checked_mul(n, sizeof(float), &n) &&
+         (p->cat[o - 1] = malloc(n)) != NULL;
+  }
+  if (!ok) {
+    at_destroy(p);
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "node \"%s\" (Attention): out of memory for scores",
+                     "node \"%s\" (Attention): out of memory for the scores "
+                     "or the present caches",
                      op->name);
   }
   *out_state = p;
   return NULL;
 }
 
-// One block of query rows of one (batch, head).
-typedef struct at_job {
+// One pass: a block of query rows of consecutive (batch, query head)
+// pairs u = b * hq + h from u0.
+typedef struct at_pass {
   const at_plan_t *p;
-  size_t b, h, i0;   // batch, query head, first query row
-  const void *mask;  // attn_mask data or NULL
-  int64_t offset;    // query position minus row index for causality
-  int64_t nonpad;    // valid keys (has_nonpad)
-  float *qk;         // qk_matmul_output or NULL
-} at_job_t;
+  const float *q;         // Q
+  const float *k, *v;     // keys and values as the products read them
+  bool cat;               // k and v are the present caches [b, hkv, st, d]
+  float *y;               // Y
+  size_t ldq, ldk, ldv;   // row strides of Q, K and V in the input layout
+  size_t ldy;             // row stride of Y
+  const void *mask;       // attn_mask data or NULL
+  const int64_t *nonpad;  // nonpad_kv_seqlen or NULL
+  float *qk;              // qk_matmul_output or NULL
+  size_t u0, i0, rows;    // first pair, first query row, rows per pair
+} at_pass_t;
 
-// Rows [begin, end) of the block: softcap, bias, softmax in place.
+// Rows [begin, end) of the pass: softcap, bias, softmax in place.
 static void at_rows(void *ctx, size_t begin, size_t end) {
-  const at_job_t *j = ctx;
-  const at_plan_t *p = j->p;
+  const at_pass_t *a = ctx;
+  const at_plan_t *p = a->p;
   size_t st = p->st;
   for (size_t r = begin; r < end; r++) {
-    size_t i = j->i0 + r;
+    size_t u = a->u0 + r / a->rows, i = a->i0 + r % a->rows;
+    size_t b = u / p->hq, h = u % p->hq;
+    // Query position minus row index, for causality; the valid keys.
+    int64_t offset = (int64_t)p->sp, nonpad = 0;
+    if (a->nonpad) {
+      int64_t lim = INT64_C(1) << 50;
+      nonpad = a->nonpad[b] < -lim  ? -lim
+               : a->nonpad[b] > lim ? lim
+                                    : a->nonpad[b];
+      offset = nonpad - (int64_t)p->sq;
+    }
     float *s = p->scores + r * st;
-    float *qk = j->qk ? j->qk + ((j->b * p->hq + j->h) * p->sq + i) * st : NULL;
+    float *qk = a->qk ? a->qk + (u * p->sq + i) * st : NULL;
     if (qk && p->mode == 0) {
       memcpy(qk, s, st * sizeof(float));
     }
@@ -309,7 +348,7 @@ static void at_rows(void *ctx, size_t begin, size_t end) {
     if (qk && p->mode == 1) {
       memcpy(qk, s, st * sizeof(float));
     }
-    size_t mbase = j->b * p->mstr[0] + j->h * p->mstr[1] + i * p->mstr[2];
+    size_t mbase = b * p->mstr[0] + h * p->mstr[1] + i * p->mstr[2];
     bool all_masked = true;
     for (size_t c = 0; c < st; c++) {
       float bias = 0;
@@ -317,15 +356,15 @@ static void at_rows(void *ctx, size_t begin, size_t end) {
         if (c >= p->mlast) {
           bias = -INFINITY;
         } else if (p->mask_bool) {
-          bias = ((const uint8_t *)j->mask)[mbase + c] ? 0.0f : -INFINITY;
+          bias = ((const uint8_t *)a->mask)[mbase + c] ? 0.0f : -INFINITY;
         } else {
-          bias = ((const float *)j->mask)[mbase + c];
+          bias = ((const float *)a->mask)[mbase + c];
         }
       }
-      int64_t diff = (int64_t)i + j->offset - (int64_t)c;
+      int64_t diff = (int64_t)i + offset - (int64_t)c;
       if ((p->causal && diff < 0) || (p->left >= 0 && diff > p->left) ||
           (p->right >= 0 && -diff > p->right) ||
-          (p->has_nonpad && (int64_t)c >= j->nonpad)) {
+          (p->has_nonpad && (int64_t)c >= nonpad)) {
         bias += -INFINITY;
       }
       all_masked = all_masked && bias == -INFINITY;
@@ -393,8 +432,73 @@ static void at_concat(void *ctx, size_t begin, size_t end) {
   }
 }
 
+// Where pair |u|'s keys (|values| false) or values start, and their row
+// stride.
+static const float *at_kv(const at_pass_t *a, size_t u, bool values,
+                          size_t *out_stride) {
+  const at_plan_t *p = a->p;
+  size_t b = u / p->hq, kvh = u % p->hq / (p->hq / p->hkv);
+  size_t d = values ? p->dv : p->dq, ld = values ? a->ldv : a->ldk;
+  const float *base = values ? a->v : a->k;
+  if (a->cat) {
+    *out_stride = d;
+    return base + (b * p->hkv + kvh) * p->st * d;
+  }
+  if (p->rank == 4) {
+    *out_stride = d;
+    return base + (b * p->hkv + kvh) * p->skv * d;
+  }
+  *out_stride = ld;
+  return base + b * p->skv * ld + kvh * d;
+}
+
+// Member t of the scores batch: S_t[rows x st] = alpha Q_u K_u^T.
+static void at_qk_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
+  const at_pass_t *a = ctx;
+  const at_plan_t *p = a->p;
+  size_t u = a->u0 + t, b = u / p->hq, h = u % p->hq, ks;
+  const float *kh = at_kv(a, u, false, &ks);
+  memset(out, 0, sizeof(*out));
+  out->m = (int64_t)a->rows;
+  out->n = (int64_t)p->st;
+  out->k = (int64_t)p->dq;
+  out->a.data = p->rank == 4 ? a->q + (u * p->sq + a->i0) * p->dq
+                             : a->q + (b * p->sq + a->i0) * a->ldq + h * p->dq;
+  out->a.rs = (int64_t)a->ldq;
+  out->a.cs = 1;
+  out->b.data = kh;  // element (d, key) at kh[key * ks + d]
+  out->b.rs = 1;
+  out->b.cs = (int64_t)ks;
+  out->c = p->scores + t * a->rows * p->st;
+  out->ldc = (int64_t)p->st;
+  out->epi = cpu_gemm_epi_plain();
+  out->epi.alpha = p->alpha;
+}
+
+// Member t of the output batch: Y_u rows = P_t V_u.
+static void at_pv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
+  const at_pass_t *a = ctx;
+  const at_plan_t *p = a->p;
+  size_t u = a->u0 + t, b = u / p->hq, h = u % p->hq, vs;
+  const float *vh = at_kv(a, u, true, &vs);
+  memset(out, 0, sizeof(*out));
+  out->m = (int64_t)a->rows;
+  out->n = (int64_t)p->dv;
+  out->k = (int64_t)p->st;
+  out->a.data = p->scores + t * a->rows * p->st;
+  out->a.rs = (int64_t)p->st;
+  out->a.cs = 1;
+  out->b.data = vh;
+  out->b.rs = (int64_t)vs;
+  out->b.cs = 1;
+  out->c = p->rank == 4 ? a->y + (u * p->sq + a->i0) * p->dv
+                        : a->y + (b * p->sq + a->i0) * a->ldy + h * p->dv;
+  out->ldc = (int64_t)a->ldy;
+  out->epi = cpu_gemm_epi_plain();
+}
+
 static wm_error *at_run(void *state, const cpu_run_t *run) {
-  const at_plan_t *p = state;
+  at_plan_t *p = state;
   for (uint32_t i = 0; i < 7; i++) {
     size_t have = i < run->n_in && run->in[i].data ? run->in[i].count : 0;
     if (have != p->counts[i]) {
@@ -408,12 +512,16 @@ static wm_error *at_run(void *state, const cpu_run_t *run) {
   const float *pv = p->has_past ? run->in[IN_PAST_V].data : NULL;
   float *y = run->out[OUT_Y].data;
   float *qk = run->n_out > OUT_QK ? run->out[OUT_QK].data : NULL;
-  for (uint32_t o = OUT_PRESENT_K; o <= OUT_PRESENT_V && o < run->n_out; o++) {
-    if (!run->out[o].data || run->out[o].count == 0) {
+  float *cat[2] = {p->cat[0], p->cat[1]};
+  for (uint32_t o = OUT_PRESENT_K; o <= OUT_PRESENT_V; o++) {
+    if (o < run->n_out && run->out[o].data && run->out[o].count) {
+      cat[o - 1] = run->out[o].data;
+    }
+    if (!cat[o - 1]) {
       continue;
     }
     at_cat_job_t c = {p, o == OUT_PRESENT_K ? pk : pv,
-                      o == OUT_PRESENT_K ? k : v, run->out[o].data,
+                      o == OUT_PRESENT_K ? k : v, cat[o - 1],
                       o == OUT_PRESENT_K ? p->dq : p->dv};
     k_for(run->pool, p->b * p->hkv, k_row_grain(p->st * c.d, 4 * K_GRAIN),
           at_concat, &c);
@@ -428,66 +536,38 @@ static wm_error *at_run(void *state, const cpu_run_t *run) {
     }
   }
   bool r4 = p->rank == 4;
-  size_t reps = p->hq / p->hkv;
-  size_t ldq = r4 ? p->dq : p->hq * p->dq, ldk = r4 ? p->dq : p->hkv * p->dq;
-  size_t ldv = r4 ? p->dv : p->hkv * p->dv, ldy = r4 ? p->dv : p->hq * p->dv;
-  for (size_t b = 0; b < p->b; b++) {
-    at_job_t j = {
-        p, b, 0, 0, p->has_mask ? run->in[IN_MASK].data : NULL, (int64_t)p->sp,
-        0, qk};
-    if (p->has_nonpad) {
-      int64_t np = ((const int64_t *)run->in[IN_NONPAD].data)[b];
-      int64_t lim = INT64_C(1) << 50;
-      np = np < -lim ? -lim : np > lim ? lim : np;
-      j.nonpad = np;
-      j.offset = np - (int64_t)p->sq;
-    }
-    for (size_t h = 0; h < p->hq; h++) {
-      size_t kvh = h / reps;
-      j.h = h;
-      const float *qh = r4 ? q + (b * p->hq + h) * p->sq * p->dq
-                           : q + b * p->sq * ldq + h * p->dq;
-      const float *kh = r4 ? k + (b * p->hkv + kvh) * p->skv * p->dq
-                           : k + b * p->skv * ldk + kvh * p->dq;
-      const float *vh = r4 ? v + (b * p->hkv + kvh) * p->skv * p->dv
-                           : v + b * p->skv * ldv + kvh * p->dv;
-      const float *pkh = pk ? pk + (b * p->hkv + kvh) * p->sp * p->dq : NULL;
-      const float *pvh = pv ? pv + (b * p->hkv + kvh) * p->sp * p->dv : NULL;
-      float *yh = r4 ? y + (b * p->hq + h) * p->sq * p->dv
-                     : y + b * p->sq * ldy + h * p->dv;
-      for (size_t i0 = 0; i0 < p->sq; i0 += p->block) {
-        size_t m = p->sq - i0 < p->block ? p->sq - i0 : p->block;
-        float *s = p->scores;
-        int st = (int)p->st;
-        if (p->dq == 0) {
-          memset(s, 0, m * p->st * sizeof(float));
-        } else {
-          if (p->sp) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m,
-                        (int)p->sp, (int)p->dq, p->alpha, qh + i0 * ldq,
-                        (int)ldq, pkh, (int)p->dq, 0.0f, s, st);
-          }
-          if (p->skv) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m,
-                        (int)p->skv, (int)p->dq, p->alpha, qh + i0 * ldq,
-                        (int)ldq, kh, (int)ldk, 0.0f, s + p->sp, st);
-          }
-        }
-        j.i0 = i0;
-        k_for(run->pool, m, k_row_grain(p->st * 8, K_GRAIN_HEAVY), at_rows, &j);
-        if (p->dv == 0) {
-          continue;
-        }
-        if (p->sp) {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
-                      (int)p->dv, (int)p->sp, 1.0f, s, st, pvh, (int)p->dv,
-                      0.0f, yh + i0 * ldy, (int)ldy);
-        }
-        if (p->skv) {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
-                      (int)p->dv, (int)p->skv, 1.0f, s + p->sp, st, vh,
-                      (int)ldv, p->sp ? 1.0f : 0.0f, yh + i0 * ldy, (int)ldy);
-        }
+  at_pass_t a = {
+      .p = p,
+      .q = q,
+      .k = p->has_past ? cat[0] : k,
+      .v = p->has_past ? cat[1] : v,
+      .cat = p->has_past,
+      .y = y,
+      .ldq = r4 ? p->dq : p->hq * p->dq,
+      .ldk = r4 ? p->dq : p->hkv * p->dq,
+      .ldv = r4 ? p->dv : p->hkv * p->dv,
+      .ldy = r4 ? p->dv : p->hq * p->dv,
+      .mask = p->has_mask ? run->in[IN_MASK].data : NULL,
+      .nonpad = p->has_nonpad ? run->in[IN_NONPAD].data : NULL,
+      .qk = qk,
+  };
+  size_t pairs = p->b * p->hq;
+  for (size_t i0 = 0; i0 < p->sq; i0 += p->block) {
+    a.i0 = i0;
+    a.rows = p->sq - i0 < p->block ? p->sq - i0 : p->block;
+    for (size_t u0 = 0; u0 < pairs; u0 += p->units) {
+      size_t count = pairs - u0 < p->units ? pairs - u0 : p->units;
+      a.u0 = u0;
+      wm_error *e =
+          cpu_gemm_run_batch(count, at_qk_member, &a, run->pool, &p->scratch);
+      if (e) {
+        return e;
+      }
+      k_for(run->pool, count * a.rows, k_row_grain(p->st * 8, K_GRAIN_HEAVY),
+            at_rows, &a);
+      e = cpu_gemm_run_batch(count, at_pv_member, &a, run->pool, &p->scratch);
+      if (e) {
+        return e;
       }
     }
   }

@@ -1,13 +1,16 @@
 // The cpu backend plugin: host memory, synchronous streams, a thread pool
-// per device, and the library tier dispatching to the kernel tables
-// (OpenBLAS for MatMul, Gemm and Conv; native kernels for the rest).
-#include <cblas.h>  // OpenBLAS: also openblas_set_num_threads
+// per device, and the library tier dispatching to the kernel tables (the
+// GEMM engine for MatMul, Gemm, Conv, ConvTranspose, the recurrent cells
+// and Attention; native kernels for the rest). No BLAS library: every
+// kernel runs on the device's pool, so no second thread team competes for
+// the cores.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cpu.h"
+#include "gemm.h"
 #include "host_tier.h"
 
 struct wm_device {
@@ -28,7 +31,7 @@ struct wm_op_plan {
 static const wm_host_api *host_api;  // the host's callbacks
 static uint32_t host_threads;        // 0 = all cores
 static char cpu_name[160];           // from /proc/cpuinfo
-static char blas_feature[96];        // "blas=OpenBLAS x.y"
+static char gemm_feature[64];        // "gemm=avx512 12x32"
 static char threads_feature[32];     // "threads=N"
 static const char *features[2];      // the two above
 static wm_target_desc host_target;   // the one target
@@ -119,18 +122,10 @@ static void describe_host(void) {
   read_cpu_name();
   int32_t cores = wm_cpu_count();
   uint32_t threads = host_threads ? host_threads : (uint32_t)cores;
-  const char *config = openblas_get_config();
-  char blas[64] = "OpenBLAS";
-  if (config) {
-    // "OpenBLAS 0.3.21 DYNAMIC_ARCH ...": keep the name and version.
-    const char *sp = strchr(config, ' ');
-    size_t n =
-        sp ? strcspn(sp + 1, " ") + (size_t)(sp + 1 - config) : strlen(config);
-    snprintf(blas, sizeof(blas), "%.*s", (int)n, config);
-  }
-  snprintf(blas_feature, sizeof(blas_feature), "blas=%s", blas);
+  snprintf(gemm_feature, sizeof(gemm_feature), "gemm=%s",
+           cpu_gemm_kernel_name());
   snprintf(threads_feature, sizeof(threads_feature), "threads=%u", threads);
-  features[0] = blas_feature;
+  features[0] = gemm_feature;
   features[1] = threads_feature;
   long pages = sysconf(_SC_PHYS_PAGES);
   long page = sysconf(_SC_PAGESIZE);
@@ -182,9 +177,6 @@ static wm_error *device_open(const wm_target_desc *target, wm_device **out) {
     free(d);
     return e;
   }
-  // OpenBLAS keeps its own threads: give it the same count so that BLAS
-  // calls and pool loops (which never nest) use the same cores.
-  openblas_set_num_threads(threads);
   *out = d;
   return NULL;
 }

@@ -43,7 +43,9 @@ typedef struct inst {
   wm_shape_t shape[MAX_IO];        // per input
   size_t n_attr;                   // attributes
   gen_attr_t attr[MAX_ATTR];       // attributes
-  bool is_const[MAX_IO];           // input is an initializer of |cvals|
+  bool is_const[MAX_IO];           // input is an initializer: of |cvals|,
+  bool is_weight[MAX_IO];          // or of seeded values (any size)
+  double scale[MAX_IO];            // those values' bound
   double cvals[MAX_IO][MAX_INTS];  // initializer values (converted)
 } inst_t;
 
@@ -126,6 +128,20 @@ static void inst_const(inst_t *in, wm_dtype_t dtype, int32_t rank,
   }
 }
 
+// Appends an initializer input of |dtype| and |rank| dims holding seeded
+// values in [-scale, scale] (the same in every graph built from |in|): a
+// constant weight that kernels may prepare at plan time.
+static void inst_weight(inst_t *in, wm_dtype_t dtype, int32_t rank,
+                        const int64_t *dims, double scale) {
+  int32_t i = in->n_in;
+  inst_input(in, dtype, rank, dims);
+  if (i < in->n_in) {
+    in->is_const[i] = true;
+    in->is_weight[i] = true;
+    in->scale[i] = scale;
+  }
+}
+
 static gen_attr_t *inst_attr(inst_t *in, const char *name,
                              wm_attr_type_t type) {
   if (in->n_attr >= MAX_ATTR) {
@@ -186,7 +202,8 @@ static void attr_strings(inst_t *in, const char *name, size_t n,
   }
 }
 
-// Writes "Conv@11(float[1,2,3], ...) group=2 pads=[1,1]" into |buf|.
+// Writes "Conv@11(float[1,2,3], const float[...], ...) group=2
+// pads=[1,1]" into |buf|.
 static const char *inst_text(const inst_t *in, char *buf, size_t size) {
   size_t n =
       (size_t)snprintf(buf, size, "%s@%lld(", in->op, (long long)in->opset);
@@ -194,7 +211,8 @@ static const char *inst_text(const inst_t *in, char *buf, size_t size) {
     char t[96];
     wm_type_t ty = wm_type_tensor(in->dtype[i], &in->shape[i]);
     n += (size_t)snprintf(
-        buf + n, size - n, "%s%s", i ? ", " : "",
+        buf + n, size - n, "%s%s%s", i ? ", " : "",
+        in->dtype[i] && in->is_const[i] ? "const " : "",
         in->dtype[i] ? wm_type_format(&ty, t, sizeof(t)) : "-");
   }
   if (n < size) {
@@ -256,7 +274,14 @@ static wm_status_t build_graph(const inst_t *in, wm_graph_t **out) {
     if (in->dtype[i] && in->is_const[i]) {
       wm_tensor_t *t;
       s = wm_tensor_create(in->dtype[i], &in->shape[i], &t);
-      for (size_t j = 0; !s && j < t->count && j < MAX_INTS; j++) {
+      uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+      for (size_t j = 0; !s && in->is_weight[i] && j < t->count; j++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)((seed >> 33) % 4001) / 2000.0 - 1.0;
+        wm_tensor_set_f64(t, j, u * in->scale[i]);
+      }
+      for (size_t j = 0;
+           !s && !in->is_weight[i] && j < t->count && j < MAX_INTS; j++) {
         wm_tensor_set_f64(t, j, in->cvals[i][j]);
       }
       if (!s) {
@@ -525,7 +550,7 @@ WM_TEST(plugin_describes_itself_and_the_host) {
   info.struct_size = sizeof(info);
   WM_CHECK(api->get_info(&info) == NULL);
   WM_CHECK_INT_EQ(info.n_features, 2);
-  WM_CHECK(strncmp(info.features[0], "blas=OpenBLAS", 13) == 0);
+  WM_CHECK(strncmp(info.features[0], "gemm=", 5) == 0);
   WM_CHECK(strncmp(info.features[1], "threads=", 8) == 0);
   WM_CHECK_INT_EQ(wm_backend_target_count(cpu_be), 1);
   const wm_target_desc *t = wm_backend_target(cpu_be, 0);
@@ -1258,7 +1283,12 @@ WM_TEST(random_conv_transposes_agree_with_ref) {
     }
     inst_t in = inst_make("ConvTranspose", 11);
     inst_input(&in, WM_DTYPE_FLOAT, nsp + 2, x);
-    inst_input(&in, WM_DTYPE_FLOAT, nsp + 2, w);
+    // A constant W is packed at plan time.
+    if (iter % 2) {
+      inst_weight(&in, WM_DTYPE_FLOAT, nsp + 2, w, 2.0);
+    } else {
+      inst_input(&in, WM_DTYPE_FLOAT, nsp + 2, w);
+    }
     if (rng_next() % 2) {
       inst_input(&in, WM_DTYPE_FLOAT, 1, &m);
     }
@@ -1288,6 +1318,33 @@ WM_TEST(random_conv_transposes_agree_with_ref) {
   }
   printf("  %d random transposed convolutions valid for ref\n", valid);
   WM_CHECK(valid > 100);
+  // Channels and kernels across the engine's tiles: the 2x2/2 upsampling
+  // of detection necks, grouped, W constant or not, with a constant bias.
+  static const struct {
+    int64_t c, mg, group, k, hw;
+    bool const_w;
+  } big[] = {
+      {40, 24, 1, 2, 6, true},
+      {40, 24, 1, 2, 6, false},
+      {32, 7, 2, 3, 5, true},
+      {13, 30, 1, 1, 9, true},
+  };
+  for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+    int64_t x[4] = {2, big[i].c, big[i].hw, big[i].hw + 1};
+    int64_t w[4] = {big[i].c, big[i].mg, big[i].k, big[i].k};
+    int64_t m = big[i].mg * big[i].group, two[2] = {2, 2};
+    inst_t in = inst_make("ConvTranspose", 11);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+    if (big[i].const_w) {
+      inst_weight(&in, WM_DTYPE_FLOAT, 4, w, 2.0);
+      inst_weight(&in, WM_DTYPE_FLOAT, 1, &m, 2.0);
+    } else {
+      inst_input(&in, WM_DTYPE_FLOAT, 4, w);
+    }
+    attr_int(&in, "group", big[i].group);
+    attr_ints(&in, "strides", 2, two);
+    bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+  }
   WM_CHECK_INT_EQ(bad, 0);
   // Padding derived from auto_pad SAME or output_shape: left to ref.
   int64_t x[4] = {1, 2, 4, 4}, w[4] = {2, 3, 3, 3}, two[2] = {2, 2};
@@ -2296,6 +2353,58 @@ static void special_rnn(int *bad, size_t *claimed, size_t *tried) {
       }
     }
   }
+  // Constant W, R and B (packed and summed at plan time) against R packed
+  // per run and biases summed per run; hidden sizes across the engine's
+  // tiles; batches of 1, 3 and 13 (short and full kernel heights).
+  for (size_t c = 0; c < 3; c++) {
+    for (size_t d = 0; d < 3; d++) {
+      for (int v = 0; v < 4; v++) {
+        int64_t nd = d == 2 ? 2 : 1, g = gates[c];
+        int64_t bt = v == 1 ? 1 : v == 2 ? 13 : 3, hs = v == 3 ? 40 : 20;
+        int64_t x[] = {5, bt, 7}, w[] = {nd, g * hs, 7}, r[] = {nd, g * hs, hs};
+        int64_t bias[] = {nd, 2 * g * hs}, nb[] = {bt}, st[] = {nd, bt, hs};
+        // R as trained models have it, about 1/sqrt(hidden): larger
+        // recurrent gains amplify rounding past the tolerance.
+        double rs = 1.0 / sqrt((double)hs);
+        inst_t in = inst_make(cells[c], 14);
+        inst_input(&in, WM_DTYPE_FLOAT, 3, x);
+        if (v == 1) {
+          inst_input(&in, WM_DTYPE_FLOAT, 3, w);
+        } else {
+          inst_weight(&in, WM_DTYPE_FLOAT, 3, w, 2.0);
+        }
+        if (v == 2) {
+          inst_input(&in, WM_DTYPE_FLOAT, 3, r);
+        } else {
+          inst_weight(&in, WM_DTYPE_FLOAT, 3, r, rs);
+        }
+        if (v == 1) {
+          inst_input(&in, WM_DTYPE_FLOAT, 2, bias);
+        } else if (v == 2) {
+          inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+        } else {
+          inst_weight(&in, WM_DTYPE_FLOAT, 2, bias, 2.0);
+        }
+        if (v == 0) {
+          double lens[] = {5, 2, 0};
+          inst_const(&in, WM_DTYPE_INT32, 1, nb, lens);
+        } else {
+          inst_input(&in, WM_DTYPE_UNDEFINED, 0, NULL);
+        }
+        inst_input(&in, v % 2 ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 3, st);
+        if (c == 2) {
+          inst_input(&in, v == 3 ? WM_DTYPE_FLOAT : WM_DTYPE_UNDEFINED, 3, st);
+        }
+        in.n_out = c == 2 ? 3 : 2;
+        attr_string(&in, "direction", dirs[d]);
+        attr_int(&in, "hidden_size", hs);
+        if (c == 1) {
+          attr_int(&in, "linear_before_reset", (int64_t)((d + (size_t)v) % 2));
+        }
+        must_agree(&in, bad, claimed, tried);
+      }
+    }
+  }
   // Only Y requested, and only Y_h; an empty batch.
   int64_t x[] = {5, 2, 3}, w[] = {1, 16, 3}, r[] = {1, 16, 4};
   for (int k = 0; k < 2; k++) {
@@ -2409,6 +2518,28 @@ static void special_attention(int *bad, size_t *claimed, size_t *tried) {
   attr_int(&win, "left_window_size", 1);
   attr_int(&win, "right_window_size", 2);
   try_special(&win, bad, claimed, tried);
+  // More scores than the plan holds at once: blocks of query rows with a
+  // shorter last one, fewer (batch, head) pairs per pass than there are;
+  // causal, 4-D; then 3-D with a past whose present outputs are not asked
+  // for.
+  int64_t bq[] = {1, 2, 2100, 4}, bk[] = {1, 1, 2048, 4};
+  inst_t many = inst_make("Attention", 23);
+  inst_input(&many, WM_DTYPE_FLOAT, 4, bq);
+  inst_input(&many, WM_DTYPE_FLOAT, 4, bk);
+  inst_input(&many, WM_DTYPE_FLOAT, 4, bk);
+  attr_int(&many, "is_causal", 1);
+  must_agree(&many, bad, claimed, tried);
+  int64_t bq3[] = {1, 2100, 8}, bk3[] = {1, 2000, 4}, bp[] = {1, 1, 48, 4};
+  inst_t many3 = inst_make("Attention", 23);
+  inst_input(&many3, WM_DTYPE_FLOAT, 3, bq3);
+  inst_input(&many3, WM_DTYPE_FLOAT, 3, bk3);
+  inst_input(&many3, WM_DTYPE_FLOAT, 3, bk3);
+  inst_input(&many3, WM_DTYPE_UNDEFINED, 0, NULL);
+  inst_input(&many3, WM_DTYPE_FLOAT, 4, bp);
+  inst_input(&many3, WM_DTYPE_FLOAT, 4, bp);
+  attr_int(&many3, "q_num_heads", 2);
+  attr_int(&many3, "kv_num_heads", 1);
+  must_agree(&many3, bad, claimed, tried);
   int64_t q0[] = {2, 4, 0, 8};
   inst_t empty = inst_make("Attention", 23);
   inst_input(&empty, WM_DTYPE_FLOAT, 4, q0);

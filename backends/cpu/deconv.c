@@ -1,29 +1,32 @@
 // ConvTranspose (1-D to 3-D, float32, groups, dilations, strides, explicit
-// pads and output_padding) as one OpenBLAS product per image and group,
-// col = W_g^T · X_g, then col2im: every column tap added into the output
-// window it lands in, split over output channels on the pool. Padding
-// rules that depend on auto_pad or output_shape are left to ref (the
-// output dims of the plan come from the shape rule; only the explicit
+// pads and output_padding) as one GEMM-engine product per image and group,
+// col = W_g^T · X_g (W_g read transposed through its strides, packed once
+// when it is a constant), then col2im: every column tap added into the
+// output window it lands in, split over output channels on the pool.
+// Padding rules that depend on auto_pad or output_shape are left to ref
+// (the output dims of the plan come from the shape rule; only the explicit
 // pads say where the window starts).
-#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
+#include "gemm.h"
 #include "kernels.h"
 
 #define F32 1u  // ONNX FLOAT
 
 typedef struct deconv_state {
-  int64_t n, c, m, group;    // batch, in channels, out channels, groups
-  int64_t cg, mg;            // channels per group, in and out
-  int64_t in[3], out[3];     // spatial sizes (leading ones for fewer dims)
-  int64_t k[3], s[3], d[3];  // kernel, strides, dilations
-  int64_t pb[3];             // begin pads
-  int64_t insz, outsz;       // spatial products
-  int64_t kprod;             // kernel taps
-  bool has_bias;             // input B given
-  float *col;                // [mg * kprod, insz] of one image and group
+  int64_t n, c, m, group;      // batch, in channels, out channels, groups
+  int64_t cg, mg;              // channels per group, in and out
+  int64_t in[3], out[3];       // spatial sizes (leading ones for fewer dims)
+  int64_t k[3], s[3], d[3];    // kernel, strides, dilations
+  int64_t pb[3];               // begin pads
+  int64_t insz, outsz;         // spatial products
+  int64_t kprod;               // kernel taps
+  bool has_bias;               // input B given
+  float *col;                  // [mg * kprod, insz] of one image and group
+  cpu_gemm_packed_t *pw;       // per group: W_g^T packed at plan time, or NULL
+  cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
 } deconv_state_t;
 
 // The geometry of |op|, checked against the output dims the plan gives;
@@ -146,6 +149,13 @@ static void deconv_destroy(void *state) {
   deconv_state_t *st = state;
   if (st) {
     free(st->col);
+    if (st->pw) {
+      for (int64_t g = 0; g < st->group; g++) {
+        cpu_gemm_packed_deinit(&st->pw[g]);
+      }
+      free(st->pw);
+    }
+    cpu_gemm_scratch_deinit(&st->scratch);
     free(st);
   }
 }
@@ -173,6 +183,26 @@ static wm_error *deconv_plan(const wm_op_desc *op, void **out_state) {
                      "node \"%s\" (ConvTranspose): out of memory for its "
                      "%zu-float column buffer",
                      name, cols);
+  }
+  const float *w = k_const_input(op, 1);
+  int64_t rows = st->mg * st->kprod;
+  if (w && rows > 0 && st->cg > 0) {
+    st->pw = calloc((size_t)st->group, sizeof(*st->pw));
+    if (!st->pw) {
+      deconv_destroy(st);
+      return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                       "node \"%s\" (ConvTranspose): out of memory", name);
+    }
+    for (int64_t g = 0; g < st->group; g++) {
+      // A = W_g^T: W_g is [cg, mg * kprod], read column by column.
+      wm_error *e =
+          cpu_gemm_pack(CPU_GEMM_A, rows, st->cg,
+                        w + (size_t)(g * st->cg * rows), 1, rows, &st->pw[g]);
+      if (e) {
+        deconv_destroy(st);
+        return e;
+      }
+    }
   }
   *out_state = st;
   return NULL;
@@ -238,18 +268,33 @@ static void scatter_channels(void *ctx, size_t begin, size_t end) {
 }
 
 static wm_error *deconv_run(void *state, const cpu_run_t *run) {
-  const deconv_state_t *st = state;
+  deconv_state_t *st = state;
   const float *x = run->in[0].data, *w = run->in[1].data;
   const float *bias = st->has_bias ? run->in[2].data : NULL;
   float *y = run->out[0].data;
-  int rows = (int)(st->mg * st->kprod), cols = (int)st->insz;
+  int64_t rows = st->mg * st->kprod, cols = st->insz;
   for (int64_t n = 0; n < st->n; n++) {
     for (int64_t g = 0; g < st->group; g++) {
-      const float *xg = x + (n * st->c + g * st->cg) * st->insz;
-      const float *wg = w + g * st->cg * rows;
       // col[mg*K, P] = W_g[cg, mg*K]^T · X_g[cg, P]
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, cols,
-                  (int)st->cg, 1.0f, wg, rows, xg, cols, 0.0f, st->col, cols);
+      cpu_gemm_problem_t p;
+      memset(&p, 0, sizeof(p));
+      p.m = rows;
+      p.n = cols;
+      p.k = st->cg;
+      p.a.data = w + g * st->cg * rows;
+      p.a.rs = 1;
+      p.a.cs = rows;
+      p.a.packed = st->pw ? &st->pw[g] : NULL;
+      p.b.data = x + (n * st->c + g * st->cg) * st->insz;
+      p.b.rs = cols;
+      p.b.cs = 1;
+      p.c = st->col;
+      p.ldc = cols;
+      p.epi = cpu_gemm_epi_plain();
+      wm_error *e = cpu_gemm_run(&p, run->pool, &st->scratch);
+      if (e) {
+        return e;
+      }
       scatter_t sc = {
           .st = st,
           .col = st->col,
@@ -265,7 +310,7 @@ static wm_error *deconv_run(void *state, const cpu_run_t *run) {
 }
 
 const cpu_kernel_t cpu_kernels_deconv[] = {
-    {"ConvTranspose", 1, WM_IMPL_VENDOR_LIBRARY, deconv_query, deconv_plan,
+    {"ConvTranspose", 1, WM_IMPL_NATIVE_KERNEL, deconv_query, deconv_plan,
      deconv_run, deconv_destroy},
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };

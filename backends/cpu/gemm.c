@@ -17,8 +17,9 @@ typedef float v16 __attribute__((vector_size(64)));
 typedef float v8 __attribute__((vector_size(32)));
 typedef float v4 __attribute__((vector_size(16)));
 
-// The micro-kernels: per ISA, the full MR x NR one and ones for the first
-// 1, 2 (and 4) rows of a panel.
+// Per ISA: the full-height kernel, then the shorter ones used when C has
+// fewer rows than the full tile (an RNN step, one query row), which would
+// otherwise multiply mostly zero padding.
 #if defined(__x86_64__)
 #define KERNEL_TARGET __attribute__((target("avx512f,avx512vl,fma")))
 #define KERNEL_VEC v16
@@ -27,23 +28,18 @@ typedef float v4 __attribute__((vector_size(16)));
 #define KERNEL_NAME kernel_avx512
 #define KERNEL_MR 12
 #include "gemm_kernel.inc"
-#undef KERNEL_NAME
-#undef KERNEL_MR
-#define KERNEL_NAME kernel_avx512_r1
+#define KERNEL_NAME kernel_avx512_1
 #define KERNEL_MR 1
 #include "gemm_kernel.inc"
-#undef KERNEL_NAME
-#undef KERNEL_MR
-#define KERNEL_NAME kernel_avx512_r2
+#define KERNEL_NAME kernel_avx512_2
 #define KERNEL_MR 2
 #include "gemm_kernel.inc"
-#undef KERNEL_NAME
-#undef KERNEL_MR
-#define KERNEL_NAME kernel_avx512_r4
+#define KERNEL_NAME kernel_avx512_4
 #define KERNEL_MR 4
 #include "gemm_kernel.inc"
-#undef KERNEL_NAME
-#undef KERNEL_MR
+#define KERNEL_NAME kernel_avx512_8
+#define KERNEL_MR 8
+#include "gemm_kernel.inc"
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
@@ -56,18 +52,15 @@ typedef float v4 __attribute__((vector_size(16)));
 #define KERNEL_NAME kernel_avx2
 #define KERNEL_MR 6
 #include "gemm_kernel.inc"
-#undef KERNEL_NAME
-#undef KERNEL_MR
-#define KERNEL_NAME kernel_avx2_r1
+#define KERNEL_NAME kernel_avx2_1
 #define KERNEL_MR 1
 #include "gemm_kernel.inc"
-#undef KERNEL_NAME
-#undef KERNEL_MR
-#define KERNEL_NAME kernel_avx2_r2
+#define KERNEL_NAME kernel_avx2_2
 #define KERNEL_MR 2
 #include "gemm_kernel.inc"
-#undef KERNEL_NAME
-#undef KERNEL_MR
+#define KERNEL_NAME kernel_avx2_4
+#define KERNEL_MR 4
+#include "gemm_kernel.inc"
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
@@ -81,39 +74,37 @@ typedef float v4 __attribute__((vector_size(16)));
 #define KERNEL_NAME kernel_portable
 #define KERNEL_MR 6
 #include "gemm_kernel.inc"
-#undef KERNEL_NAME
-#undef KERNEL_MR
-#define KERNEL_NAME kernel_portable_r1
+#define KERNEL_NAME kernel_portable_1
 #define KERNEL_MR 1
 #include "gemm_kernel.inc"
-#undef KERNEL_NAME
-#undef KERNEL_MR
-#define KERNEL_NAME kernel_portable_r2
+#define KERNEL_NAME kernel_portable_2
 #define KERNEL_MR 2
 #include "gemm_kernel.inc"
-#undef KERNEL_NAME
-#undef KERNEL_MR
+#define KERNEL_NAME kernel_portable_4
+#define KERNEL_MR 4
+#include "gemm_kernel.inc"
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
 #undef KERNEL_NV
 
-typedef void (*kernel_fn)(int64_t kc, const float *restrict a, int64_t as,
+typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
                           const float *restrict b, float *restrict c,
                           int64_t ldc, int load);
 
+enum { MAX_SHORT = 4 };
+
 // The kernel in use and the cache blocking derived for it.
 typedef struct engine {
-  kernel_fn kernel;  // MR x NR micro-kernel
-  int mr, nr;        // its tile
-  // Kernels for the first r rows of an A panel (rows[r], NULL where
-  // none): a short product (batch-1 layers, recurrent steps) then does
-  // not compute MR rows for each one it keeps.
-  kernel_fn rows[5];
-  const char *name;  // "avx512 12x32"
-  int64_t kc;        // K block: an A micro-panel fills part of L1
-  int64_t mc;        // M block: a packed A block stays in L2
-  int64_t nc;        // N block: a packed B block stays in L2
+  kernel_fn kernel;               // MR x NR micro-kernel
+  int mr, nr;                     // its tile
+  kernel_fn short_fn[MAX_SHORT];  // shorter kernels of the same NR
+  int short_mr[MAX_SHORT];        // their heights, ascending
+  int n_short;                    // how many
+  const char *name;               // "avx512 12x32"
+  int64_t kc;                     // K block: an A micro-panel fills part of L1
+  int64_t mc;                     // M block: a packed A block stays in L2
+  int64_t nc;                     // N block: a packed B block stays in L2
 } engine_t;
 
 enum { MAX_MR = 16, MAX_NR = 64 };
@@ -166,31 +157,39 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
 // (L1d 32 KiB and L2 512 KiB when sysfs does not say).
 static void engine_init(engine_t *e) {
   memset(e, 0, sizeof(*e));
+  static const kernel_fn portable[] = {kernel_portable_1, kernel_portable_2,
+                                       kernel_portable_4};
+  const kernel_fn *shorts = portable;
   e->kernel = kernel_portable;
   e->mr = 6;
   e->nr = 8;
+  e->n_short = 3;
   e->name = "portable 6x8";
-  e->rows[1] = kernel_portable_r1;
-  e->rows[2] = kernel_portable_r2;
 #if defined(__x86_64__)
+  static const kernel_fn avx512[] = {kernel_avx512_1, kernel_avx512_2,
+                                     kernel_avx512_4, kernel_avx512_8};
+  static const kernel_fn avx2[] = {kernel_avx2_1, kernel_avx2_2, kernel_avx2_4};
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
     e->kernel = kernel_avx512;
     e->mr = 12;
     e->nr = 32;
+    e->n_short = 4;
+    shorts = avx512;
     e->name = "avx512 12x32";
-    e->rows[1] = kernel_avx512_r1;
-    e->rows[2] = kernel_avx512_r2;
-    e->rows[4] = kernel_avx512_r4;
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     e->kernel = kernel_avx2;
     e->mr = 6;
     e->nr = 16;
+    e->n_short = 3;
+    shorts = avx2;
     e->name = "avx2 6x16";
-    e->rows[1] = kernel_avx2_r1;
-    e->rows[2] = kernel_avx2_r2;
   }
 #endif
+  for (int i = 0; i < e->n_short; i++) {
+    e->short_fn[i] = shorts[i];
+    e->short_mr[i] = 1 << i;
+  }
   int64_t l1 = cache_bytes(1), l2 = cache_bytes(2);
   l1 = l1 > 0 ? l1 : 32 * 1024;
   l2 = l2 > 0 ? l2 : 512 * 1024;
@@ -501,9 +500,8 @@ static float *alloc_floats(size_t n) {
   return aligned_alloc(64, bytes ? bytes : 64);
 }
 
-wm_error *cpu_gemm_pack(cpu_gemm_side_t side, int64_t rows_or_cols, int64_t k,
-                        const float *src, int64_t rs, int64_t cs,
-                        cpu_gemm_packed_t *out) {
+wm_error *cpu_gemm_pack_alloc(cpu_gemm_side_t side, int64_t rows_or_cols,
+                              int64_t k, cpu_gemm_packed_t *out) {
   const engine_t *e = engine();
   memset(out, 0, sizeof(*out));
   int w = side == CPU_GEMM_A ? e->mr : e->nr;
@@ -519,16 +517,32 @@ wm_error *cpu_gemm_pack(cpu_gemm_side_t side, int64_t rows_or_cols, int64_t k,
                      "out of memory packing a %lld x %lld GEMM operand",
                      (long long)rows_or_cols, (long long)k);
   }
-  for (int64_t pc = 0; pc < k; pc += e->kc) {
-    int64_t kc = k - pc < e->kc ? k - pc : e->kc;
-    float *dst = out->data + pc * out->padded;
-    if (side == CPU_GEMM_A) {
-      pack_a(src, rs, cs, rows_or_cols, 0, out->padded, pc, kc, w, dst);
+  return NULL;
+}
+
+void cpu_gemm_pack_fill(cpu_gemm_packed_t *p, const float *src, int64_t rs,
+                        int64_t cs) {
+  const engine_t *e = engine();
+  int w = p->side == CPU_GEMM_A ? e->mr : e->nr;
+  for (int64_t pc = 0; pc < p->k; pc += p->kc) {
+    int64_t kc = p->k - pc < p->kc ? p->k - pc : p->kc;
+    float *dst = p->data + pc * p->padded;
+    if (p->side == CPU_GEMM_A) {
+      pack_a(src, rs, cs, p->rows_or_cols, 0, p->padded, pc, kc, w, dst);
     } else {
-      pack_b(src, rs, cs, rows_or_cols, pc, kc, 0, out->padded, w, dst);
+      pack_b(src, rs, cs, p->rows_or_cols, pc, kc, 0, p->padded, w, dst);
     }
   }
-  return NULL;
+}
+
+wm_error *cpu_gemm_pack(cpu_gemm_side_t side, int64_t rows_or_cols, int64_t k,
+                        const float *src, int64_t rs, int64_t cs,
+                        cpu_gemm_packed_t *out) {
+  wm_error *err = cpu_gemm_pack_alloc(side, rows_or_cols, k, out);
+  if (!err) {
+    cpu_gemm_pack_fill(out, src, rs, cs);
+  }
+  return err;
 }
 
 void cpu_gemm_packed_deinit(cpu_gemm_packed_t *p) {
@@ -555,6 +569,11 @@ void cpu_gemm_scratch_deinit(cpu_gemm_scratch_t *s) {
 // where each thread packs.
 typedef struct job {
   const engine_t *e;              // kernel and blocking
+  kernel_fn kernel;               // e's kernel or a shorter one
+  int mr;                         // its height
+  bool packed_a;                  // A's prepacked panels are used
+  bool direct;                    // one row from strided A and B, unpacked
+  int32_t workers;                // threads the split is for
   size_t count;                   // batch members
   cpu_gemm_batch_fn get;          // member t, or NULL for |one|
   const void *ctx;                // get's argument
@@ -577,7 +596,7 @@ static void macro(const job_t *job, const cpu_gemm_problem_t *p,
                   int64_t kc, int64_t i0, int64_t j0, int load, bool last,
                   float *tile) {
   const engine_t *e = job->e;
-  const int mr_w = e->mr, nr_w = e->nr;
+  const int mr_w = job->mr, nr_w = e->nr;
   const bool plain = epi_is_plain(&p->epi);
   for (int64_t ir = 0; ir < mc; ir += mr_w) {
     int64_t mr = mc - ir < mr_w ? mc - ir : mr_w;
@@ -586,20 +605,10 @@ static void macro(const job_t *job, const cpu_gemm_problem_t *p,
       int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
       const float *b = bp + jr * kc;
       float *c = p->c + (i0 + ir) * p->ldc + j0 + jr;
-      // The rows kept: all MR, or the fewest a row kernel covers.
-      kernel_fn k = e->kernel;
-      int64_t kr = mr_w;
-      for (int64_t r = mr; r < mr_w && r < 5; r++) {
-        if (e->rows[r]) {
-          k = e->rows[r];
-          kr = r;
-          break;
-        }
-      }
-      if (kr == mr && nr == nr_w) {
-        k(kc, a, mr_w, b, c, p->ldc, load);
+      if (mr == mr_w && nr == nr_w) {
+        job->kernel(kc, a, b, c, p->ldc, load);
       } else {
-        k(kc, a, mr_w, b, tile, nr_w, 0);
+        job->kernel(kc, a, b, tile, nr_w, 0);
         for (int64_t i = 0; i < mr; i++) {
           float *ci = c + i * p->ldc;
           const float *ti = tile + i * nr_w;
@@ -612,6 +621,51 @@ static void macro(const job_t *job, const cpu_gemm_problem_t *p,
         epi_tile(&p->epi, c, p->ldc, i0 + ir, mr, j0 + jr, nr);
       }
     }
+  }
+}
+
+// C[0, j0 .. j1) of a one-row product straight from the strided A and B:
+// each element of B is used once, so packing it would only copy it. Rows
+// of B contiguous: scaled rows summed; otherwise a dot product per column
+// in 16 partial sums.
+K_CLONES static void direct_row(const cpu_gemm_problem_t *p, int64_t j0,
+                                int64_t j1) {
+  const float *a = p->a.data;
+  const int64_t as = p->a.cs, rs = p->b.rs, cs = p->b.cs, k = p->k;
+  float *restrict c = p->c + j0;
+  const int64_t nj = j1 - j0;
+  if (cs == 1) {
+    for (int64_t j = 0; j < nj; j++) {
+      c[j] = 0.0f;
+    }
+    for (int64_t q = 0; q < k; q++) {
+      const float aq = a[q * as];
+      const float *restrict row = p->b.data + q * rs + j0;
+      for (int64_t j = 0; j < nj; j++) {
+        c[j] += aq * row[j];
+      }
+    }
+    return;
+  }
+  for (int64_t j = 0; j < nj; j++) {
+    const float *col = p->b.data + (j0 + j) * cs;
+    float acc[16] = {0};
+    int64_t q = 0;
+    if (rs == 1 && as == 1) {
+      for (; q + 16 <= k; q += 16) {
+        for (int l = 0; l < 16; l++) {
+          acc[l] += a[q + l] * col[q + l];
+        }
+      }
+    }
+    for (; q < k; q++) {
+      acc[q % 16] += a[q * as] * col[q * rs];
+    }
+    float sum = 0.0f;
+    for (int l = 0; l < 16; l++) {
+      sum += acc[l];
+    }
+    c[j] = sum;
   }
 }
 
@@ -632,6 +686,13 @@ static void run_task(const job_t *job, size_t t, float *slot) {
   int64_t j1 = j0 + job->tn < p->n ? j0 + job->tn : p->n;
   float *abuf = slot, *bbuf = slot + job->a_floats;
   float *edge = slot + job->b_floats;
+  if (job->direct && p->k > 0) {
+    direct_row(p, j0, j1);
+    if (!epi_is_plain(&p->epi)) {
+      epi_tile(&p->epi, p->c + j0, p->ldc, 0, 1, j0, j1 - j0);
+    }
+    return;
+  }
   if (p->k == 0) {
     for (int64_t i = i0; i < i1; i++) {
       memset(p->c + i * p->ldc + j0, 0, (size_t)(j1 - j0) * sizeof(float));
@@ -659,10 +720,10 @@ static void run_task(const job_t *job, size_t t, float *slot) {
       for (int64_t ic = i0; ic < i1; ic += e->mc) {
         int64_t mc = i1 - ic < e->mc ? i1 - ic : e->mc;
         const float *ap;
-        if (p->a.packed) {
+        if (job->packed_a) {
           ap = packed_at(p->a.packed, pc, ic);
         } else {
-          pack_a(p->a.data, p->a.rs, p->a.cs, p->m, ic, mc, pc, kc, e->mr,
+          pack_a(p->a.data, p->a.rs, p->a.cs, p->m, ic, mc, pc, kc, job->mr,
                  abuf);
           ap = abuf;
         }
@@ -689,19 +750,48 @@ static void worker(void *ctx, size_t begin, size_t end) {
   }
 }
 
-// Chooses the task tile: the split of each member into gm x gn tiles
-// whose estimated makespan on |threads| (padded multiply-adds plus the
-// packing each tile repeats) is smallest.
+// Picks the micro-kernel: a shorter one when C has fewer rows than the
+// full tile, A then packed per run from its strided form even when it was
+// prepacked (in full-height panels that are mostly zero padding).
+static void choose_kernel(job_t *job, const cpu_gemm_problem_t *p) {
+  const engine_t *e = job->e;
+  job->kernel = e->kernel;
+  job->mr = e->mr;
+  job->packed_a = p->a.packed != NULL;
+  if (job->m >= e->mr || (p->a.packed && !p->a.data)) {
+    return;
+  }
+  job->direct = job->m == 1 && p->b.data && !p->b.packed && !p->b.pack;
+  for (int i = 0; i < e->n_short; i++) {
+    if (job->m <= e->short_mr[i]) {
+      job->kernel = e->short_fn[i];
+      job->mr = e->short_mr[i];
+      job->packed_a = false;
+      return;
+    }
+  }
+}
+
+// Chooses the task tile and the workers: the split of each member into
+// gm x gn tiles whose estimated makespan on |threads| (padded
+// multiply-adds plus the packing each tile repeats, plus the cost of
+// waking the pool) is smallest, or all of it on the calling thread.
 static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
                          int32_t threads) {
   const engine_t *e = job->e;
-  int64_t um = (job->m + e->mr - 1) / e->mr, un = (job->n + e->nr - 1) / e->nr;
+  int64_t um = (job->m + job->mr - 1) / job->mr;
+  int64_t un = (job->n + e->nr - 1) / e->nr;
   um = um > 0 ? um : 1;
   un = un > 0 ? un : 1;
-  // Multiply-adds one packed float costs, and the fixed cost of a task.
-  const double pack_a_cost = p->a.packed ? 0.0 : 6.0;
-  const double pack_b_cost = p->b.packed ? 0.0 : p->b.pack ? 10.0 : 6.0;
+  // Multiply-adds one packed float costs, the fixed cost of a task, and
+  // that of spreading a run over the pool (a few microseconds: below it a
+  // small product is faster on one thread).
+  const double pack_a_cost = job->packed_a || job->direct ? 0.0 : 6.0;
+  const double pack_b_cost = p->b.packed || job->direct ? 0.0
+                             : p->b.pack                ? 10.0
+                                                        : 6.0;
   const double task_cost = 20000.0;
+  const double spread_cost = 150000.0;
   double k = (double)(job->k > 0 ? job->k : 1);
   double best = -1;
   int64_t limit = 8 * (int64_t)threads;
@@ -715,18 +805,26 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
       if (gn > 1 && (un + tn_u - 1) / tn_u != gn) {
         continue;
       }
-      double rows = (double)(tm_u * e->mr), cols = (double)(tn_u * e->nr);
+      double rows = (double)(tm_u * job->mr), cols = (double)(tn_u * e->nr);
       double per_task = rows * cols * k + pack_a_cost * rows * k +
                         pack_b_cost * cols * k + task_cost;
       double tasks = (double)job->count * (double)(gm * gn);
-      double rounds = tasks < threads ? 1.0 : (tasks + threads - 1) / threads;
-      double cost = (double)(int64_t)rounds * per_task;
-      if (best < 0 || cost < best) {
-        best = cost;
-        job->gm = gm;
-        job->gn = gn;
-        job->tm = tm_u * e->mr;
-        job->tn = tn_u * e->nr;
+      // The calling thread alone runs whole members; the pool shares
+      // tiles.
+      const int32_t choices[2] = {1, threads};
+      for (int c = gm * gn > 1 ? 1 : 0; c < 2; c++) {
+        int32_t w = choices[c];
+        double rounds = tasks < w ? 1.0 : (tasks + w - 1) / w;
+        double cost = (double)(int64_t)rounds * per_task +
+                      (w > 1 && tasks > 1 ? spread_cost : 0.0);
+        if (best < 0 || cost < best) {
+          best = cost;
+          job->gm = gm;
+          job->gn = gn;
+          job->tm = tm_u * job->mr;
+          job->tn = tn_u * e->nr;
+          job->workers = w;
+        }
       }
     }
   }
@@ -739,10 +837,11 @@ static wm_error *run_job(job_t *job, const cpu_gemm_problem_t *first,
     return NULL;
   }
   int32_t threads = wm_pool_threads(pool);
+  choose_kernel(job, first);
   choose_split(job, first, threads);
   job->tasks = job->count * (size_t)(job->gm * job->gn);
   int32_t workers =
-      (size_t)threads < job->tasks ? threads : (int32_t)job->tasks;
+      (size_t)job->workers < job->tasks ? job->workers : (int32_t)job->tasks;
   job->a_floats = round_up(e->mc * e->kc, 16);
   job->b_floats = job->a_floats + round_up(e->nc * e->kc, 16);
   job->slot_floats = (size_t)(job->b_floats + round_up(e->mr * e->nr, 16));

@@ -3,10 +3,13 @@
 // output tile while it is in cache. BLIS-style: A is packed into MR-row
 // panels, B into NR-column panels, blocked by KC/MC/NC from the cache
 // sizes, and a register-blocked micro-kernel (AVX-512, AVX2+FMA or
-// portable C, picked once by CPUID) runs over the panels. Either operand
+// portable C, picked once by CPUID; shorter ones when C has fewer rows
+// than its tile) runs over the panels; a one-row product with a strided B
+// reads B in place instead (packing would only copy it). Either operand
 // can be packed once ahead of time (constant weights); B can also come
 // from a packing callback (implicit-GEMM convolution). Work, packing
-// included, is split over M and N blocks (and batches) on a wm_pool_t.
+// included, is split over M and N blocks (and batches) on a wm_pool_t, or
+// stays on the calling thread when it is too small to gain from the pool.
 // Thread-safety: packed operands are read-only once made; one scratch is
 // used by one cpu_gemm_run at a time.
 #ifndef WMAP_BACKENDS_CPU_GEMM_H_
@@ -76,7 +79,9 @@ typedef void (*cpu_gemm_pack_fn)(const void *ctx, int64_t p0, int64_t kc,
                                  float *dst);
 
 // One operand: a strided matrix (element (r, c) at data[r * rs + c * cs]),
-// or a packed one, or (B only) a packing callback.
+// or a packed one, or (B only) a packing callback. A packed A may keep its
+// strided form too: a product with fewer rows than the kernel's tile packs
+// it again for a shorter kernel.
 typedef struct cpu_gemm_operand {
   const float *data;                // strided source
   int64_t rs, cs;                   // its strides in elements
@@ -116,6 +121,14 @@ void cpu_gemm_scratch_deinit(cpu_gemm_scratch_t *s);
 wm_error *cpu_gemm_pack(cpu_gemm_side_t side, int64_t rows_or_cols, int64_t k,
                         const float *src, int64_t rs, int64_t cs,
                         cpu_gemm_packed_t *out);
+// Allocates *out for operand |side| as cpu_gemm_pack does, its panels
+// left to cpu_gemm_pack_fill (for an operand known only at run time but
+// used by many products). NULL or an out-of-memory error.
+wm_error *cpu_gemm_pack_alloc(cpu_gemm_side_t side, int64_t rows_or_cols,
+                              int64_t k, cpu_gemm_packed_t *out);
+// Packs the strided |src| into |p|'s panels; allocates nothing.
+void cpu_gemm_pack_fill(cpu_gemm_packed_t *p, const float *src, int64_t rs,
+                        int64_t cs);
 // Frees the panels (accepts a zeroed one).
 void cpu_gemm_packed_deinit(cpu_gemm_packed_t *p);
 

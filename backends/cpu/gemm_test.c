@@ -1,7 +1,8 @@
 // The GEMM engine (gemm.h) against a naive triple loop in double: awkward
-// sizes crossing the micro-tile and cache blocks, strided and transposed
-// operands, prepacked A and B, B from a packing callback, every epilogue
-// and activation, batches, on 1 and 2 threads.
+// sizes crossing the micro-tile and cache blocks, products shorter than a
+// tile, strided and transposed operands, prepacked A and B (also packed
+// again in place), B from a packing callback, every epilogue and
+// activation, batches, on 1 and 2 threads.
 #include "gemm.h"
 
 #include <math.h>
@@ -105,8 +106,9 @@ static int check_product(int64_t m, int64_t n, int64_t k, mat_t a, mat_t b,
   return bad;
 }
 
-// The ways of handing an operand to the engine.
-enum { AS_STRIDED = 0, AS_PACKED = 1, AS_CALLBACK = 2 };
+// The ways of handing an operand to the engine (A: packed with or without
+// its strided form).
+enum { AS_STRIDED = 0, AS_PACKED = 1, AS_CALLBACK = 2, AS_PACKED_ONLY = 3 };
 
 // B from the packing callback: packs from a strided matrix as the engine
 // documents (panel q: kc rows of nr floats, zero past n).
@@ -157,9 +159,10 @@ static int run_one(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int a_as,
   p.ldc = ldc;
   p.epi = *epi;
   wm_error *e = NULL;
-  if (a_as == AS_PACKED) {
+  if (a_as == AS_PACKED || a_as == AS_PACKED_ONLY) {
     e = cpu_gemm_pack(CPU_GEMM_A, m, k, a.d, a.rs, a.cs, &pa);
     p.a.packed = &pa;
+    p.a.data = a_as == AS_PACKED_ONLY ? NULL : a.d;
   }
   if (!e && b_as == AS_PACKED) {
     e = cpu_gemm_pack(CPU_GEMM_B, n, k, b.d, b.rs, b.cs, &pb);
@@ -420,6 +423,90 @@ WM_TEST(gemm_scratch_is_reused_and_grown) {
   wm_pool_destroy(pool);
 }
 
+// C with fewer rows than the full tile (the shorter kernels) at every
+// height up to past one tile, A plain, transposed or prepacked (with and
+// without its strided form), each B form, with a bias and an activation,
+// on 1 and 2 threads.
+WM_TEST(gemm_short_products_match_naive) {
+  wm_pool_t *pool = NULL;
+  WM_CHECK_OK(wm_pool_create(2, &pool));
+  cpu_gemm_scratch_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  float *bias = rnd_buf(670, 8);
+  cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+  epi.bias = bias;
+  epi.act.kind = CPU_ACT_TANH;
+  int fails = 0;
+  for (int64_t m = 1; m <= 13; m++) {
+    for (int form = 0; form < 7; form++) {
+      // Form 5 is large enough to be shared over the pool.
+      int64_t n = form == 5 ? 670 : 70, k = form == 5 ? 345 : 45;
+      int a_as = form == 3   ? AS_PACKED
+                 : form == 6 ? AS_PACKED_ONLY
+                             : AS_STRIDED;
+      int bad =
+          run_one(m, n, k, form & 1, form == 4, a_as, form % 3, &epi,
+                  form % 2 ? pool : NULL, &scratch, (uint32_t)(m * 8 + form));
+      if (bad) {
+        fprintf(stderr, "m=%lld form %d: %d mismatches\n", (long long)m, form,
+                bad);
+      }
+      fails += bad != 0;
+    }
+  }
+  free(bias);
+  cpu_gemm_scratch_deinit(&scratch);
+  wm_pool_destroy(pool);
+  WM_CHECK_INT_EQ(fails, 0);
+}
+
+// An operand allocated once and packed again from other values (weights
+// known only at run time, used by many products) gives their products.
+WM_TEST(gemm_pack_fill_repacks_an_allocated_operand) {
+  const int64_t m = 5, n = 77, k = 600;
+  float *a = rnd_buf((size_t)(m * k), 11);
+  float *b1 = rnd_buf((size_t)(k * n), 12), *b2 = rnd_buf((size_t)(k * n), 13);
+  float *c = malloc((size_t)(m * n) * sizeof(float));
+  cpu_gemm_packed_t pb;
+  WM_CHECK(cpu_gemm_pack_alloc(CPU_GEMM_B, n, k, &pb) == NULL);
+  WM_CHECK(pb.data != NULL);
+  cpu_gemm_scratch_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  cpu_gemm_epi_t plain = cpu_gemm_epi_plain();
+  int fails = 0;
+  for (int round = 0; round < 2; round++) {
+    // B transposed in memory: element (p, j) at b[j * k + p].
+    mat_t am = {a, k, 1}, bm = {round ? b2 : b1, 1, k};
+    cpu_gemm_pack_fill(&pb, bm.d, bm.rs, bm.cs);
+    cpu_gemm_problem_t p;
+    memset(&p, 0, sizeof(p));
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.a.data = a;
+    p.a.rs = k;
+    p.a.cs = 1;
+    p.b.packed = &pb;
+    p.c = c;
+    p.ldc = n;
+    p.epi = plain;
+    wm_error *e = cpu_gemm_run(&p, NULL, &scratch);
+    if (e) {
+      wm_host_error_destroy(e);
+      fails++;
+      continue;
+    }
+    fails += check_product(m, n, k, am, bm, &plain, c, n) != 0;
+  }
+  cpu_gemm_packed_deinit(&pb);
+  cpu_gemm_scratch_deinit(&scratch);
+  free(a);
+  free(b1);
+  free(b2);
+  free(c);
+  WM_CHECK_INT_EQ(fails, 0);
+}
+
 WM_TEST(gemm_kernel_is_named) {
   const char *name = cpu_gemm_kernel_name();
   WM_CHECK(name != NULL && strlen(name) > 0);
@@ -434,6 +521,8 @@ int main(void) {
       WM_CASE(act_apply_matches_definitions),
       WM_CASE(gemm_batch_runs_every_member),
       WM_CASE(gemm_scratch_is_reused_and_grown),
+      WM_CASE(gemm_short_products_match_naive),
+      WM_CASE(gemm_pack_fill_repacks_an_allocated_operand),
       WM_CASE(gemm_kernel_is_named),
       {NULL, NULL},
   };

@@ -3,18 +3,20 @@
 // alpha and beta, clip, sequence_lens, initial states, peepholes,
 // input_forget and linear_before_reset.
 //
-// The input projection of every time step, X W^T plus the biases, is one
-// OpenBLAS product per direction up front; each step then multiplies the
-// hidden states of the whole batch by R^T (a second product for GRU's
-// hidden gate, whose input is r * h) and runs the gate arithmetic for the
-// batch entries whose sequence is still going, on the pool. OpenBLAS is
-// called from the calling thread only, never inside a pool loop.
+// The input projection of every time step, X W^T plus the biases (the
+// engine's epilogue), is one GEMM-engine product per direction up front;
+// each step then multiplies the hidden states of the whole batch by R^T (a
+// second product for GRU's hidden gate, whose input is r * h, with that
+// gate's recurrent bias in its epilogue) and runs the gate arithmetic for
+// the batch entries whose sequence is still going, on the pool. W^T is
+// packed at plan time when W is a constant; R^T, used by every step, is
+// always packed: at plan time when constant, else once per run.
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "kernels.h"
 
 enum {
@@ -164,20 +166,33 @@ typedef struct rnn_plan {
   bool lbr;                        // GRU: linear_before_reset
   act_t acts[MAX_DIRS][MAX_ACTS];  // f, g, h per direction
   size_t seq, batch, input, hidden, gh;
-  bool has[8];       // which inputs are present
-  size_t counts[8];  // their elements
-  float *proj;       // [dir][seq * batch][gh]: X W^T + biases
-  float *hr;         // [batch][gh]: h R^T of one step
-  float *h, *c;      // [batch][hidden] states of a direction
-  float *rh;         // [batch][hidden]: GRU r * h
-  float *tmp;        // [batch][4 hidden] gate scratch
-  int64_t *lens;     // [batch] sequence lengths of a run
-  void *block;       // all buffers
+  bool has[8];                      // which inputs are present
+  size_t counts[8];                 // their elements
+  float *proj;                      // [dir][seq * batch][gh]: X W^T + biases
+  float *hr;                        // [batch][gh]: h R^T of one step
+  float *h, *c;                     // [batch][hidden] states of a direction
+  float *rh;                        // [batch][hidden]: GRU r * h
+  float *tmp;                       // [batch][4 hidden] gate scratch
+  float *bias;                      // [dir][gh]: the projection's biases
+  int64_t *lens;                    // [batch] sequence lengths of a run
+  void *block;                      // all buffers
+  bool bias_planned;                // bias filled at plan time (constant B)
+  bool r_planned;                   // pr, prh filled at plan time (constant R)
+  cpu_gemm_packed_t pw[MAX_DIRS];   // W^T when W is constant, else empty
+  cpu_gemm_packed_t pr[MAX_DIRS];   // R^T of the gates of a step's product
+  cpu_gemm_packed_t prh[MAX_DIRS];  // GRU: R^T of the hidden gate
+  cpu_gemm_scratch_t scratch;       // GEMM packing buffers kept between runs
 } rnn_plan_t;
 
 static void rnn_destroy(void *state) {
   rnn_plan_t *p = state;
   if (p) {
+    for (int32_t d = 0; d < MAX_DIRS; d++) {
+      cpu_gemm_packed_deinit(&p->pw[d]);
+      cpu_gemm_packed_deinit(&p->pr[d]);
+      cpu_gemm_packed_deinit(&p->prh[d]);
+    }
+    cpu_gemm_scratch_deinit(&p->scratch);
     free(p->block);
     free(p);
   }
@@ -356,6 +371,64 @@ static uint32_t rnn_query(const wm_op_desc *op, uint32_t *why,
   return WM_SUPPORT_SUPPORTED;
 }
 
+// The projection's biases of direction |dir| from B's rows |wb| and |rb|:
+// Wb + Rb on every gate but GRU's hidden one, which gets Wb only (its Rb
+// goes with the recurrent product).
+static void rnn_fill_bias(rnn_plan_t *p, size_t dir, const float *wb,
+                          const float *rb) {
+  size_t gh = p->gh, keep = p->cell == CELL_GRU ? 2 * p->hidden : gh;
+  float *out = p->bias + dir * gh;
+  for (size_t k = 0; k < keep; k++) {
+    out[k] = wb[k] + rb[k];
+  }
+  for (size_t k = keep; k < gh; k++) {
+    out[k] = wb[k];
+  }
+}
+
+// Packs R^T of direction |dir| from |r| ([gh][hidden]) into the panels
+// allocated at plan time.
+static void rnn_fill_r(rnn_plan_t *p, size_t dir, const float *r) {
+  int64_t hs = (int64_t)p->hidden;
+  cpu_gemm_pack_fill(&p->pr[dir], r, 1, hs);
+  if (p->cell == CELL_GRU) {
+    cpu_gemm_pack_fill(&p->prh[dir], r + 2 * hs * hs, 1, hs);
+  }
+}
+
+// Allocates the packed R^T of every direction and fills what the constant
+// inputs of |op| give: W^T, R^T and the biases.
+static wm_error *rnn_pack_plan(const wm_op_desc *op, rnn_plan_t *p) {
+  const float *w = k_const_input(op, IN_W), *r = k_const_input(op, IN_R);
+  const float *bias = p->has[IN_B] ? k_const_input(op, IN_B) : NULL;
+  int64_t gh = (int64_t)p->gh, hs = (int64_t)p->hidden;
+  int64_t in = (int64_t)p->input;
+  // A GRU step multiplies by the z and r rows of R first, then by h's.
+  int64_t first = p->cell == CELL_GRU ? 2 * hs : gh;
+  for (size_t d = 0; d < (size_t)p->ndir; d++) {
+    wm_error *e = cpu_gemm_pack_alloc(CPU_GEMM_B, first, hs, &p->pr[d]);
+    if (!e && p->cell == CELL_GRU) {
+      e = cpu_gemm_pack_alloc(CPU_GEMM_B, hs, hs, &p->prh[d]);
+    }
+    if (!e && w && in > 0) {
+      e = cpu_gemm_pack(CPU_GEMM_B, gh, in, w + d * (size_t)(gh * in), 1, in,
+                        &p->pw[d]);
+    }
+    if (e) {
+      return e;
+    }
+    if (r) {
+      rnn_fill_r(p, d, r + d * (size_t)(gh * hs));
+    }
+    if (bias) {
+      rnn_fill_bias(p, d, bias + d * 2 * p->gh, bias + d * 2 * p->gh + p->gh);
+    }
+  }
+  p->r_planned = r != NULL;
+  p->bias_planned = bias != NULL;
+  return NULL;
+}
+
 static wm_error *rnn_plan(const wm_op_desc *op, void **out_state) {
   *out_state = NULL;
   rnn_plan_t *p = calloc(1, sizeof(*p));
@@ -373,11 +446,12 @@ static wm_error *rnn_plan(const wm_op_desc *op, void **out_state) {
   }
   size_t nd = (size_t)p->ndir, b = p->batch, h = p->hidden;
   size_t n_proj = 0, floats = 0, bytes = 0;
-  bool ok = wm_checked_mul(nd * p->seq, b, &n_proj) &&
-            wm_checked_mul(n_proj, p->gh, &n_proj) &&
-            wm_checked_add(n_proj, b * (p->gh + 8 * h) + 64, &floats) &&
-            wm_checked_mul(floats, sizeof(float), &bytes) &&
-            wm_checked_add(bytes, (b + 1) * sizeof(int64_t), &bytes);
+  bool ok =
+      wm_checked_mul(nd * p->seq, b, &n_proj) &&
+      wm_checked_mul(n_proj, p->gh, &n_proj) &&
+      wm_checked_add(n_proj, b * (p->gh + 8 * h) + nd * p->gh + 64, &floats) &&
+      wm_checked_mul(floats, sizeof(float), &bytes) &&
+      wm_checked_add(bytes, (b + 1) * sizeof(int64_t), &bytes);
   char *blk = ok ? malloc(bytes) : NULL;
   if (!blk) {
     rnn_destroy(p);
@@ -393,6 +467,12 @@ static wm_error *rnn_plan(const wm_op_desc *op, void **out_state) {
   p->c = p->h + b * h;
   p->rh = p->c + b * h;
   p->tmp = p->rh + b * h;
+  p->bias = p->tmp + 4 * b * h;
+  wm_error *e = rnn_pack_plan(op, p);
+  if (e) {
+    rnn_destroy(p);
+    return e;
+  }
   *out_state = p;
   return NULL;
 }
@@ -425,25 +505,6 @@ static inline float rnn_clip(const rnn_plan_t *p, float v) {
     return v;
   }
   return v < -p->clip ? -p->clip : (v > p->clip ? p->clip : v);
-}
-
-// Adds the biases to the projections of direction |dir|: Wb + Rb on every
-// gate but GRU's hidden one, which gets Wb only (its Rb is added with the
-// recurrent product).
-static void rnn_bias_rows(void *ctx, size_t begin, size_t end) {
-  const rnn_job_t *j = ctx;
-  const rnn_plan_t *p = j->p;
-  size_t gh = p->gh, keep = p->cell == CELL_GRU ? 2 * p->hidden : gh;
-  float *base = p->proj + j->dir * p->seq * p->batch * gh;
-  for (size_t r = begin; r < end; r++) {
-    float *g = base + r * gh;
-    for (size_t k = 0; k < keep; k++) {
-      g[k] += j->wb[k] + j->rb[k];
-    }
-    for (size_t k = keep; k < gh; k++) {
-      g[k] += j->wb[k];
-    }
-  }
 }
 
 // The gate arithmetic of step j->step for batch entries [begin, end).
@@ -483,9 +544,8 @@ static void rnn_cells(void *ctx, size_t begin, size_t end) {
         }
         continue;
       }
-      const float *rb = j->rb ? j->rb + 2 * hs : NULL;
       for (size_t k = 0; k < hs; k++) {
-        float rec = hr[2 * hs + k] + (rb ? rb[k] : 0.0f);
+        float rec = hr[2 * hs + k];  // with its recurrent bias
         float pre = p->lbr ? pg[2 * hs + k] + r[k] * rec : pg[2 * hs + k] + rec;
         hh[k] = rnn_clip(p, pre);
       }
@@ -581,16 +641,32 @@ static wm_error *rnn_run(void *state, const cpu_run_t *run) {
     if (p->has[IN_P]) {
       j.peep = (const float *)in[IN_P].data + dir * 3 * hs;
     }
-    float *proj = p->proj + dir * rows * gh;
-    if (rows > 0 && p->input > 0) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)rows,
-                  (blasint)gh, (blasint)p->input, 1.0f, x, (blasint)p->input, w,
-                  (blasint)p->input, 0.0f, proj, (blasint)gh);
-    } else if (rows > 0) {
-      memset(proj, 0, rows * gh * sizeof(float));
+    if (!p->r_planned) {
+      rnn_fill_r(p, dir, r);
     }
-    if (j.wb) {
-      k_for(run->pool, rows, k_row_grain(gh, K_GRAIN), rnn_bias_rows, &j);
+    if (j.wb && !p->bias_planned) {
+      rnn_fill_bias(p, dir, j.wb, j.rb);
+    }
+    // proj[rows][gh] = X W^T + bias, W [gh][input] read transposed.
+    cpu_gemm_problem_t pp;
+    memset(&pp, 0, sizeof(pp));
+    pp.m = (int64_t)rows;
+    pp.n = (int64_t)gh;
+    pp.k = (int64_t)p->input;
+    pp.a.data = x;
+    pp.a.rs = (int64_t)p->input;
+    pp.a.cs = 1;
+    pp.b.data = w;
+    pp.b.rs = 1;
+    pp.b.cs = (int64_t)p->input;
+    pp.b.packed = p->pw[dir].data ? &p->pw[dir] : NULL;
+    pp.c = p->proj + dir * rows * gh;
+    pp.ldc = (int64_t)gh;
+    pp.epi = cpu_gemm_epi_plain();
+    pp.epi.bias = j.wb ? p->bias + dir * gh : NULL;
+    wm_error *e = cpu_gemm_run(&pp, run->pool, &p->scratch);
+    if (e) {
+      return e;
     }
     for (size_t b = 0; b < p->batch; b++) {
       size_t so = rnn_state_at(p, dir, b);
@@ -599,24 +675,42 @@ static wm_error *rnn_run(void *state, const cpu_run_t *run) {
             p->has[IN_H0] ? ((const float *)in[IN_H0].data)[so + k] : 0.0f;
         p->c[b * hs + k] =
             p->has[IN_C0] ? ((const float *)in[IN_C0].data)[so + k] : 0.0f;
+        p->rh[b * hs + k] = 0.0f;  // entries that never run stay defined
       }
     }
     size_t grain = k_row_grain(hs * (size_t)p->gates * 8, K_GRAIN_HEAVY);
+    // hr[batch][first] = h R^T; GRU then hr[batch][2h..3h] = src R_h^T + Rb_h.
+    cpu_gemm_problem_t ph;
+    memset(&ph, 0, sizeof(ph));
+    ph.m = (int64_t)p->batch;
+    ph.n = p->pr[dir].rows_or_cols;
+    ph.k = (int64_t)hs;
+    ph.a.data = p->h;
+    ph.a.rs = (int64_t)hs;
+    ph.a.cs = 1;
+    ph.b.packed = &p->pr[dir];
+    ph.c = p->hr;
+    ph.ldc = (int64_t)gh;
+    ph.epi = cpu_gemm_epi_plain();
+    cpu_gemm_problem_t pg = ph;
+    if (p->cell == CELL_GRU) {
+      pg.n = (int64_t)hs;
+      pg.a.data = p->lbr ? p->h : p->rh;
+      pg.b.packed = &p->prh[dir];
+      pg.c = p->hr + 2 * hs;
+      pg.epi.bias = j.rb ? j.rb + 2 * hs : NULL;
+    }
     for (size_t s = 0; s < p->seq && p->batch > 0; s++) {
       j.step = s;
-      size_t first = p->cell == CELL_GRU ? 2 * hs : gh;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)p->batch,
-                  (blasint)first, (blasint)hs, 1.0f, p->h, (blasint)hs, r,
-                  (blasint)hs, 0.0f, p->hr, (blasint)gh);
-      if (p->cell == CELL_GRU) {
+      e = cpu_gemm_run(&ph, run->pool, &p->scratch);
+      if (!e && p->cell == CELL_GRU) {
         j.phase = 0;
         k_for(run->pool, p->batch, grain, rnn_cells, &j);
-        const float *src = p->lbr ? p->h : p->rh;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)p->batch,
-                    (blasint)hs, (blasint)hs, 1.0f, src, (blasint)hs,
-                    r + 2 * hs * hs, (blasint)hs, 0.0f, p->hr + 2 * hs,
-                    (blasint)gh);
+        e = cpu_gemm_run(&pg, run->pool, &p->scratch);
         j.phase = 1;
+      }
+      if (e) {
+        return e;
       }
       k_for(run->pool, p->batch, grain, rnn_cells, &j);
     }
