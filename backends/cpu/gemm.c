@@ -26,6 +26,19 @@ typedef float v4 __attribute__((vector_size(16)));
 #define KERNEL_NV 2
 #include "gemm_kernel.inc"
 #undef KERNEL_NAME
+#undef KERNEL_MR
+// Edge kernels for the last rows of M: 8 and 4 rows of 12-row panels.
+#define KERNEL_NAME kernel_avx512_m8
+#define KERNEL_MR 8
+#define KERNEL_AS 12
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_MR
+#define KERNEL_NAME kernel_avx512_m4
+#define KERNEL_MR 4
+#define KERNEL_AS 12
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
@@ -38,6 +51,12 @@ typedef float v4 __attribute__((vector_size(16)));
 #define KERNEL_VW 8
 #define KERNEL_MR 6
 #define KERNEL_NV 2
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
+#undef KERNEL_MR
+#define KERNEL_NAME kernel_avx2_m4
+#define KERNEL_MR 4
+#define KERNEL_AS 6
 #include "gemm_kernel.inc"
 #undef KERNEL_NAME
 #undef KERNEL_TARGET
@@ -55,6 +74,12 @@ typedef float v4 __attribute__((vector_size(16)));
 #define KERNEL_NV 2
 #include "gemm_kernel.inc"
 #undef KERNEL_NAME
+#undef KERNEL_MR
+#define KERNEL_NAME kernel_portable_m4
+#define KERNEL_MR 4
+#define KERNEL_AS 6
+#include "gemm_kernel.inc"
+#undef KERNEL_NAME
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
@@ -67,12 +92,15 @@ typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
 
 // The kernel in use and the cache blocking derived for it.
 typedef struct engine {
-  kernel_fn kernel;  // MR x NR micro-kernel
-  int mr, nr;        // its tile
-  const char *name;  // "avx512 12x32"
-  int64_t kc;        // K block: an A micro-panel fills part of L1
-  int64_t mc;        // M block: a packed A block stays in L2
-  int64_t nc;        // N block: a packed B block stays in L2
+  kernel_fn kernel;   // MR x NR micro-kernel
+  int mr, nr;         // its tile
+  kernel_fn edge[2];  // fewer rows of the same panels (smaller first), or
+                      // NULL
+  int edge_mr[2];     // their rows
+  const char *name;   // "avx512 12x32"
+  int64_t kc;         // K block: an A micro-panel fills part of L1
+  int64_t mc;         // M block: a packed A block stays in L2
+  int64_t nc;         // N block: a packed B block stays in L2
 } engine_t;
 
 enum { MAX_MR = 16, MAX_NR = 64 };
@@ -129,6 +157,8 @@ static void engine_init(engine_t *e) {
   e->mr = 6;
   e->nr = 8;
   e->name = "portable 6x8";
+  e->edge[0] = kernel_portable_m4;
+  e->edge_mr[0] = 4;
 #if defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
@@ -136,11 +166,19 @@ static void engine_init(engine_t *e) {
     e->mr = 12;
     e->nr = 32;
     e->name = "avx512 12x32";
+    e->edge[0] = kernel_avx512_m4;
+    e->edge_mr[0] = 4;
+    e->edge[1] = kernel_avx512_m8;
+    e->edge_mr[1] = 8;
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     e->kernel = kernel_avx2;
     e->mr = 6;
     e->nr = 16;
     e->name = "avx2 6x16";
+    e->edge[0] = kernel_avx2_m4;
+    e->edge_mr[0] = 4;
+    e->edge[1] = NULL;
+    e->edge_mr[1] = 0;
   }
 #endif
   int64_t l1 = cache_bytes(1), l2 = cache_bytes(2);
@@ -516,10 +554,19 @@ static void macro(const job_t *job, const cpu_gemm_problem_t *p,
       int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
       const float *b = bp + jr * kc;
       float *c = p->c + (i0 + ir) * p->ldc + j0 + jr;
-      if (mr == mr_w && nr == nr_w) {
-        e->kernel(kc, a, b, c, p->ldc, load);
+      // The last rows of M run the smallest kernel that covers them.
+      kernel_fn kern = e->kernel;
+      int64_t kmr = mr_w;
+      for (int x = 0; x < 2 && mr < mr_w; x++) {
+        if (e->edge[x] && mr <= e->edge_mr[x] && e->edge_mr[x] < kmr) {
+          kern = e->edge[x];
+          kmr = e->edge_mr[x];
+        }
+      }
+      if (mr == kmr && nr == nr_w) {
+        kern(kc, a, b, c, p->ldc, load);
       } else {
-        e->kernel(kc, a, b, tile, nr_w, 0);
+        kern(kc, a, b, tile, nr_w, 0);
         for (int64_t i = 0; i < mr; i++) {
           float *ci = c + i * p->ldc;
           const float *ti = tile + i * nr_w;
