@@ -435,6 +435,8 @@ typedef struct conv_state {
   int64_t dw_rows;             // rows per phase plane
   int64_t dw_buf;              // floats of the band buffer (then the flat
                                // output)
+  bool dw_direct;              // depthwise 3x3 over wide rows, stride and
+                               // dilation 1 along them: read in place
   cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
 } conv_state_t;
 
@@ -768,6 +770,10 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
       st->dw_hi = st->dw_lo;
     }
     depthwise_bands(st);
+    // Wide rows read in place leave few border columns to do one by one.
+    st->dw_direct = st->k[1] == 3 && st->k[2] == 3 && st->s[2] == 1 &&
+                    st->d[2] == 1 && st->pb[2] <= 1 && st->in[2] >= 64 &&
+                    st->in[2] <= DW_STACK_FLOATS && st->out[2] >= 64;
   }
   *out_state = st;
   return NULL;
@@ -1128,6 +1134,147 @@ K_CLONES static void depthwise_planes_bands(void *ctx, size_t begin,
   }
 }
 
+// A vector of DW_VEC floats (narrower ISAs split it).
+typedef float dw_v __attribute__((vector_size(DW_VEC * sizeof(float))));
+
+static inline __attribute__((always_inline)) void dw_ld(dw_v *v,
+                                                        const float *p) {
+  memcpy(v, p, sizeof(*v));
+}
+
+// Output columns [j, j + DW_VEC) of two rows of a 3x3 plane read in place:
+// o0 from input rows a0, a1, a2 and o1 from b0, b1, b2, column j + kw of
+// each (the pointers already moved back by the left pad). With |share|
+// (stride 1 down the plane) b0, b1 are a1, a2 and are loaded once. The
+// sums run in three short chains.
+static inline __attribute__((always_inline)) void dw_pair9(
+    float *restrict o0, float *restrict o1, const float *a0, const float *a1,
+    const float *a2, const float *b0, const float *b1, const float *b2,
+    const dw_v *v, dw_v vb, int64_t j, const bool share) {
+  dw_v p00, p01, p02, p10, p11, p12, p20, p21, p22;
+  dw_v q00, q01, q02, q10, q11, q12, q20, q21, q22;
+  dw_ld(&p00, a0 + j), dw_ld(&p01, a0 + j + 1), dw_ld(&p02, a0 + j + 2);
+  dw_ld(&p10, a1 + j), dw_ld(&p11, a1 + j + 1), dw_ld(&p12, a1 + j + 2);
+  dw_ld(&p20, a2 + j), dw_ld(&p21, a2 + j + 1), dw_ld(&p22, a2 + j + 2);
+  if (share) {
+    q00 = p10, q01 = p11, q02 = p12, q10 = p20, q11 = p21, q12 = p22;
+  } else {
+    dw_ld(&q00, b0 + j), dw_ld(&q01, b0 + j + 1), dw_ld(&q02, b0 + j + 2);
+    dw_ld(&q10, b1 + j), dw_ld(&q11, b1 + j + 1), dw_ld(&q12, b1 + j + 2);
+  }
+  dw_ld(&q20, b2 + j), dw_ld(&q21, b2 + j + 1), dw_ld(&q22, b2 + j + 2);
+  dw_v s0 = (vb + v[0] * p00 + v[1] * p01 + v[2] * p02) +
+            (v[3] * p10 + v[4] * p11 + v[5] * p12) +
+            (v[6] * p20 + v[7] * p21 + v[8] * p22);
+  dw_v s1 = (vb + v[0] * q00 + v[1] * q01 + v[2] * q02) +
+            (v[3] * q10 + v[4] * q11 + v[5] * q12) +
+            (v[6] * q20 + v[7] * q21 + v[8] * q22);
+  memcpy(o0 + j, &s0, sizeof(s0));
+  memcpy(o1 + j, &s1, sizeof(s1));
+}
+
+// Output column j of a 3x3 row from input rows r0, r1, r2 (row pointers
+// at input column 0; |zero| rows are skipped) with the taps outside
+// [0, iw) left out.
+static inline __attribute__((always_inline)) float dw_border9(
+    const float *r0, const float *r1, const float *r2, const float *w, float b,
+    int64_t j, int64_t pl, int64_t iw) {
+  float acc = b;
+  for (int64_t kw = 0; kw < 3; kw++) {
+    int64_t x = j - pl + kw;
+    if (x >= 0 && x < iw) {
+      acc += w[kw] * r0[x] + w[3 + kw] * r1[x] + w[6 + kw] * r2[x];
+    }
+  }
+  return acc;
+}
+
+// Two output rows (o1 may equal o0 for a last single row) of a 3x3 plane
+// read in place from rows a* and b* (a zero row in the padding): the
+// columns whose taps are all inside the row in whole vectors (the last
+// one overlapping the one before), the rest one by one.
+static inline __attribute__((always_inline)) void dw_rows9(
+    float *restrict o0, float *restrict o1, const float *a0, const float *a1,
+    const float *a2, const float *b0, const float *b1, const float *b2,
+    const float *w, float b, int64_t ow, int64_t iw, int64_t pl,
+    const bool share) {
+  dw_v v[9], vb = b + (dw_v){0};
+  for (int t = 0; t < 9; t++) {
+    v[t] = w[t] + (dw_v){0};
+  }
+  // Columns [lo, hi) read input columns j - pl .. j - pl + 2 inside [0, iw).
+  const int64_t lo = pl, hi = iw - 2 + pl < ow ? iw - 2 + pl : ow;
+  int64_t j = lo;
+  for (; j + DW_VEC <= hi; j += DW_VEC) {
+    dw_pair9(o0, o1, a0 - pl, a1 - pl, a2 - pl, b0 - pl, b1 - pl, b2 - pl, v,
+             vb, j, share);
+  }
+  if (j < hi) {
+    dw_pair9(o0, o1, a0 - pl, a1 - pl, a2 - pl, b0 - pl, b1 - pl, b2 - pl, v,
+             vb, hi - DW_VEC, share);
+  }
+  for (int64_t c = 0; c < lo; c++) {
+    o1[c] = dw_border9(b0, b1, b2, w, b, c, pl, iw);
+    o0[c] = dw_border9(a0, a1, a2, w, b, c, pl, iw);
+  }
+  for (int64_t c = hi; c < ow; c++) {
+    o1[c] = dw_border9(b0, b1, b2, w, b, c, pl, iw);
+    o0[c] = dw_border9(a0, a1, a2, w, b, c, pl, iw);
+  }
+}
+
+// Depthwise 3x3 planes [begin, end) (plane = image * C + channel) whose
+// rows are wide, with stride and dilation 1 along them: each pair of
+// output rows is computed in place from the input rows (a zero row in
+// the padding), sharing the rows the pair has in common, with no copies;
+// then Z and the activation over the plane. Built for AVX-512, AVX2 and
+// baseline x86-64 (K_CLONES).
+K_CLONES static void depthwise_planes_direct(void *ctx, size_t begin,
+                                             size_t end) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  const int64_t oh_n = st->out[1], ow = st->out[2], ih_n = st->in[1];
+  const int64_t iw = st->in[2], pl = st->pb[2], sh = st->s[1];
+  const int64_t dh = st->d[1], outsz = st->outsz;
+  const bool share = sh == 1 && dh == 1;
+  _Alignas(64) float zero[DW_STACK_FLOATS];  // the padding rows
+  memset(zero, 0, (size_t)iw * sizeof(float));
+  for (size_t p = begin; p < end; p++) {
+    const int64_t c = (int64_t)p % st->c;
+    const float *x = job->x + p * (size_t)st->insz;
+    const float *w = job->w + (size_t)(c * 9);
+    const float b = job->bias ? job->bias[c] : 0.0f;
+    float *y = job->y + p * (size_t)outsz;
+    for (int64_t oh = 0; oh < oh_n; oh += 2) {
+      const float *r[2][3];
+      const int64_t rows = oh + 1 < oh_n ? 2 : 1;
+      for (int64_t i = 0; i < 2; i++) {
+        for (int64_t kh = 0; kh < 3; kh++) {
+          int64_t ih = (oh + (i < rows ? i : 0)) * sh - st->pb[1] + kh * dh;
+          r[i][kh] = ih < 0 || ih >= ih_n ? zero : x + ih * iw;
+        }
+      }
+      float *o0 = y + oh * ow, *o1 = rows == 2 ? o0 + ow : o0;
+      if (share && rows == 2) {
+        dw_rows9(o0, o1, r[0][0], r[0][1], r[0][2], r[0][1], r[0][2], r[1][2],
+                 w, b, ow, iw, pl, true);
+      } else {
+        dw_rows9(o0, o1, r[0][0], r[0][1], r[0][2], r[1][0], r[1][1], r[1][2],
+                 w, b, ow, iw, pl, false);
+      }
+    }
+    if (job->z) {
+      const float *z = job->z + p * (size_t)outsz;
+      for (int64_t i = 0; i < outsz; i++) {
+        y[i] += z[i];
+      }
+    }
+    if (st->act.kind != CPU_ACT_NONE) {
+      cpu_act_apply(&st->act, y, (size_t)outsz);
+    }
+  }
+}
+
 // Depthwise planes [begin, end) (plane = image * C + channel) for rows
 // too wide for the band buffer.
 static void depthwise_planes(void *ctx, size_t begin, size_t end) {
@@ -1411,7 +1558,10 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
     size_t work = (size_t)(st->outsz * st->kprod);
     size_t grain = work >= 32768 ? 1 : 32768 / (work ? work : 1);
     wm_pool_for(run->pool, planes, grain,
-                st->dw_band ? depthwise_planes_bands : depthwise_planes, &job);
+                st->dw_direct ? depthwise_planes_direct
+                : st->dw_band ? depthwise_planes_bands
+                              : depthwise_planes,
+                &job);
     return NULL;
   }
   size_t members = (size_t)(st->n * st->group);

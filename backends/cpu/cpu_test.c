@@ -1135,13 +1135,14 @@ WM_TEST(conv_agrees_with_ref) {
   WM_CHECK_INT_EQ(bad, 0);
 }
 
-// Depthwise convolutions on the band kernel: kernels 3 and 5, strides 1
-// and 2, pads 0 to 2 (one side more than the other too), odd and even
-// widths, as Conv and as FusedConv with bias, Z and an activation; and
-// rows too wide for the band buffer.
+// Depthwise convolutions on the band kernel and, for wide 3x3 rows, the
+// in-place one: kernels 3 and 5, strides 1 and 2, pads 0 to 2 (one side
+// more than the other too), odd and even widths, as Conv and as FusedConv
+// with bias, Z and an activation; stride or dilation 2 down wide rows;
+// and rows too wide for the band buffer.
 WM_TEST(depthwise_bands_agree_with_ref) {
   WM_CHECK(cpu_be != NULL);
-  static const int64_t widths[] = {7, 13, 14, 57};
+  static const int64_t widths[] = {7, 13, 14, 57, 70};
   static const char *const acts[] = {"", "Relu", "Clip", "HardSwish"};
   static const float clip[2] = {-0.3f, 0.4f};
   int bad = 0, n = 0;
@@ -1189,7 +1190,20 @@ WM_TEST(depthwise_bands_agree_with_ref) {
       }
     }
   }
-  // Rows wider than the band buffer: the direct kernel.
+  // Stride or dilation 2 down the plane only, over wide rows; odd height.
+  for (int64_t v = 0; v < 2; v++) {
+    inst_t in = inst_make("Conv", 11);
+    int64_t x[4] = {1, 3, 9, 81}, w[4] = {3, 1, 3, 3}, b[1] = {3};
+    int64_t two[2] = {2, 1}, pads[4] = {1, 1, 1, 0};
+    inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, w);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, b);
+    attr_int(&in, "group", 3);
+    attr_ints(&in, v ? "dilations" : "strides", 2, two);
+    attr_ints(&in, "pads", 4, pads);
+    bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+  }
+  // Rows wider than the band buffer: the general kernel.
   for (int64_t s = 1; s <= 2; s++) {
     inst_t in = inst_make("Conv", 11);
     int64_t x[4] = {1, 2, 4, 9000}, w[4] = {2, 1, 3, 3}, b[1] = {2};
@@ -1202,7 +1216,7 @@ WM_TEST(depthwise_bands_agree_with_ref) {
     attr_ints(&in, "pads", 4, pads);
     bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
   }
-  printf("  %d depthwise instances\n", n + 2);
+  printf("  %d depthwise instances\n", n + 4);
   WM_CHECK_INT_EQ(bad, 0);
 }
 
