@@ -2,8 +2,10 @@
 // (gemm.h): constant weights are packed when the plan is made, bias,
 // residual and activation run in the engine's epilogue, packing buffers
 // live in the plan. 1x1 convolutions multiply the image itself, depthwise
-// ones run a direct kernel, the rest build im2col columns in the plan's
-// buffer. The pool runs the GEMMs and the column building.
+// ones run a direct kernel, the rest are implicit GEMMs: the engine's B
+// panels are packed straight from the image (no column buffer), by the
+// same tasks that multiply them. The pool runs the GEMMs and the
+// depthwise planes.
 #include <float.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -391,13 +393,20 @@ static wm_error *gemm_run(void *state, const cpu_run_t *run) {
 
 // ------------------------------------------------------------------ Conv
 
-enum { CONV_POINTWISE = 0, CONV_DEPTHWISE = 1, CONV_IM2COL = 2 };
-// Kernel rows the direct depthwise kernel takes (taller ones use im2col).
+enum { CONV_POINTWISE = 0, CONV_DEPTHWISE = 1, CONV_IMPLICIT = 2 };
+// Kernel rows the direct depthwise kernel takes (taller ones are implicit
+// GEMMs).
 enum { DEPTHWISE_MAX_KH = 16 };
 // The depthwise band kernel: floats of stack it may use per invocation
 // (a band of padded input rows and its flat output), the size it aims the
 // band at (to stay in L1), and the vector width of its loops.
 enum { DW_STACK_FLOATS = 8192, DW_BAND_FLOATS = 4096, DW_VEC = 16 };
+
+// The argument of conv_pack_b for one GEMM of an implicit convolution.
+typedef struct conv_pack {
+  const struct conv_state *st;  // geometry
+  const float *x;               // the image's first channel of the group
+} conv_pack_t;
 
 // Spatial geometry is kept 3-D: 1-D and 2-D convolutions get leading
 // dims of size 1.
@@ -412,7 +421,8 @@ typedef struct conv_state {
   int64_t insz, outsz;         // spatial products
   int64_t kprod;               // kernel taps
   bool has_bias;               // input B given
-  float *col;                  // im2col buffer of one image, or NULL
+  conv_pack_t *packs;          // implicit GEMM: per image and group, the
+                               // packing callback's argument
   int64_t *dw;                 // depthwise: lo, hi, off per kernel column,
                                // then each tap's offset in a band buffer
   int64_t dw_lo, dw_hi;        // depthwise: columns where every tap is inside
@@ -425,6 +435,8 @@ typedef struct conv_state {
   int64_t dw_rows;             // rows per phase plane
   int64_t dw_buf;              // floats of the band buffer (then the flat
                                // output)
+  bool dw_direct;              // depthwise 3x3 over wide rows, stride and
+                               // dilation 1 along them: read in place
   cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
 } conv_state_t;
 
@@ -570,7 +582,7 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
       !wm_checked_mul_i64(st->c, st->kprod, &rows) ||
       !wm_checked_mul_i64(rows, st->outsz, &cols) ||
       cols > ((int64_t)1 << 30)) {
-    cpu_refuse(why, detail, WM_WHY_SIZE_LIMIT, "Conv is too large for im2col");
+    cpu_refuse(why, detail, WM_WHY_SIZE_LIMIT, "Conv is too large");
     return false;
   }
   bool unit = true;
@@ -584,7 +596,7 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
              st->k[1] <= DEPTHWISE_MAX_KH) {
     st->mode = CONV_DEPTHWISE;
   } else {
-    st->mode = CONV_IM2COL;
+    st->mode = CONV_IMPLICIT;
   }
   return true;
 }
@@ -668,7 +680,7 @@ static void depthwise_bands(conv_state_t *st) {
 static void conv_destroy(void *state) {
   conv_state_t *st = state;
   if (st) {
-    free(st->col);
+    free(st->packs);
     free(st->dw);
     if (st->pw) {
       for (int64_t g = 0; g < st->group; g++) {
@@ -723,15 +735,14 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
       }
     }
   }
-  if (st->mode == CONV_IM2COL) {
-    size_t count = (size_t)(st->c * st->kprod * st->outsz);
-    st->col = aligned_alloc(64, ((count * sizeof(float)) | 63) + 1);
-    if (!st->col) {
+  if (st->mode == CONV_IMPLICIT) {
+    size_t count = 0;
+    if (!wm_checked_mul((size_t)st->n, (size_t)st->group, &count) ||
+        !(st->packs = calloc(count ? count : 1, sizeof(*st->packs)))) {
       conv_destroy(st);
       return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                       "node \"%s\" (Conv): out of memory for an im2col "
-                       "buffer of %zu floats",
-                       op->name ? op->name : "", count);
+                       "node \"%s\" (%s): out of memory",
+                       op->name ? op->name : "", what);
     }
   }
   if (st->mode == CONV_DEPTHWISE) {
@@ -759,6 +770,10 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
       st->dw_hi = st->dw_lo;
     }
     depthwise_bands(st);
+    // Wide rows read in place leave few border columns to do one by one.
+    st->dw_direct = st->k[1] == 3 && st->k[2] == 3 && st->s[2] == 1 &&
+                    st->d[2] == 1 && st->pb[2] <= 1 && st->in[2] >= 64 &&
+                    st->in[2] <= DW_STACK_FLOATS && st->out[2] >= 64;
   }
   *out_state = st;
   return NULL;
@@ -766,75 +781,12 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
 
 typedef struct conv_job {
   const conv_state_t *st;  // geometry
-  const float *x;          // image (im2col) or whole input (depthwise)
-  const float *w;          // weights (depthwise)
-  const float *bias;       // bias or NULL (depthwise)
+  const float *x;          // whole input
+  const float *w;          // weights
+  const float *bias;       // bias or NULL
   float *y;                // whole output
   const float *z;          // residual (FusedConv) or NULL
-  int64_t img0;            // first image of the GEMM batch
 } conv_job_t;
-
-// dst[i] = src[i * S] for i in [0, n): S a constant at each call so that
-// the strided loads vectorize (permutes of whole vectors for S = 2).
-static inline __attribute__((always_inline)) void im2col_copy(
-    float *restrict dst, const float *restrict src, int64_t n, int64_t s) {
-  for (int64_t i = 0; i < n; i++) {
-    dst[i] = src[i * s];
-  }
-}
-
-// im2col rows [begin, end) of one image: row (c, kd, kh, kw) holds the
-// input values each output position reads through that tap. Built for
-// AVX-512, AVX2 and baseline x86-64 (K_CLONES).
-K_CLONES static void im2col_rows(void *ctx, size_t begin, size_t end) {
-  const conv_job_t *job = ctx;
-  const conv_state_t *st = job->st;
-  const int64_t k1 = st->k[1], k2 = st->k[2];
-  const int64_t o0 = st->out[0], o1 = st->out[1], o2 = st->out[2];
-  const int64_t s2 = st->s[2];
-  for (size_t r = begin; r < end; r++) {
-    int64_t c = (int64_t)r / st->kprod, kk = (int64_t)r % st->kprod;
-    int64_t kd = kk / (k1 * k2), kh = (kk / k2) % k1, kw = kk % k2;
-    float *dst = st->col + r * (size_t)st->outsz;
-    const float *xc = job->x + (size_t)(c * st->insz);
-    int64_t off2 = kw * st->d[2] - st->pb[2];
-    int64_t lo, hi;
-    valid_range(o2, s2, off2, st->in[2], &lo, &hi);
-    for (int64_t od = 0; od < o0; od++) {
-      int64_t id = od * st->s[0] - st->pb[0] + kd * st->d[0];
-      if (id < 0 || id >= st->in[0]) {
-        memset(dst, 0, (size_t)(o1 * o2) * sizeof(float));
-        dst += o1 * o2;
-        continue;
-      }
-      for (int64_t oh = 0; oh < o1; oh++, dst += o2) {
-        int64_t ih = oh * st->s[1] - st->pb[1] + kh * st->d[1];
-        if (ih < 0 || ih >= st->in[1]) {
-          memset(dst, 0, (size_t)o2 * sizeof(float));
-          continue;
-        }
-        const float *src = xc + (id * st->in[1] + ih) * st->in[2];
-        if (lo > 0) {
-          memset(dst, 0, (size_t)lo * sizeof(float));
-        }
-        // Input positions lo * s2 + off2 .. (hi - 1) * s2 + off2.
-        if (hi > lo) {
-          const float *from = src + lo * s2 + off2;
-          if (s2 == 1) {
-            memcpy(dst + lo, from, (size_t)(hi - lo) * sizeof(float));
-          } else if (s2 == 2) {
-            im2col_copy(dst + lo, from, hi - lo, 2);
-          } else {
-            im2col_copy(dst + lo, from, hi - lo, s2);
-          }
-        }
-        if (hi < o2) {
-          memset(dst + hi, 0, (size_t)(o2 - hi) * sizeof(float));
-        }
-      }
-    }
-  }
-}
 
 // y[i] += sum over K taps of w[t] * x[i * s + off[t]] for i in [lo, hi),
 // where every tap is inside the input row. K is a constant at each call
@@ -1182,6 +1134,147 @@ K_CLONES static void depthwise_planes_bands(void *ctx, size_t begin,
   }
 }
 
+// A vector of DW_VEC floats (narrower ISAs split it).
+typedef float dw_v __attribute__((vector_size(DW_VEC * sizeof(float))));
+
+static inline __attribute__((always_inline)) void dw_ld(dw_v *v,
+                                                        const float *p) {
+  memcpy(v, p, sizeof(*v));
+}
+
+// Output columns [j, j + DW_VEC) of two rows of a 3x3 plane read in place:
+// o0 from input rows a0, a1, a2 and o1 from b0, b1, b2, column j + kw of
+// each (the pointers already moved back by the left pad). With |share|
+// (stride 1 down the plane) b0, b1 are a1, a2 and are loaded once. The
+// sums run in three short chains.
+static inline __attribute__((always_inline)) void dw_pair9(
+    float *restrict o0, float *restrict o1, const float *a0, const float *a1,
+    const float *a2, const float *b0, const float *b1, const float *b2,
+    const dw_v *v, dw_v vb, int64_t j, const bool share) {
+  dw_v p00, p01, p02, p10, p11, p12, p20, p21, p22;
+  dw_v q00, q01, q02, q10, q11, q12, q20, q21, q22;
+  dw_ld(&p00, a0 + j), dw_ld(&p01, a0 + j + 1), dw_ld(&p02, a0 + j + 2);
+  dw_ld(&p10, a1 + j), dw_ld(&p11, a1 + j + 1), dw_ld(&p12, a1 + j + 2);
+  dw_ld(&p20, a2 + j), dw_ld(&p21, a2 + j + 1), dw_ld(&p22, a2 + j + 2);
+  if (share) {
+    q00 = p10, q01 = p11, q02 = p12, q10 = p20, q11 = p21, q12 = p22;
+  } else {
+    dw_ld(&q00, b0 + j), dw_ld(&q01, b0 + j + 1), dw_ld(&q02, b0 + j + 2);
+    dw_ld(&q10, b1 + j), dw_ld(&q11, b1 + j + 1), dw_ld(&q12, b1 + j + 2);
+  }
+  dw_ld(&q20, b2 + j), dw_ld(&q21, b2 + j + 1), dw_ld(&q22, b2 + j + 2);
+  dw_v s0 = (vb + v[0] * p00 + v[1] * p01 + v[2] * p02) +
+            (v[3] * p10 + v[4] * p11 + v[5] * p12) +
+            (v[6] * p20 + v[7] * p21 + v[8] * p22);
+  dw_v s1 = (vb + v[0] * q00 + v[1] * q01 + v[2] * q02) +
+            (v[3] * q10 + v[4] * q11 + v[5] * q12) +
+            (v[6] * q20 + v[7] * q21 + v[8] * q22);
+  memcpy(o0 + j, &s0, sizeof(s0));
+  memcpy(o1 + j, &s1, sizeof(s1));
+}
+
+// Output column j of a 3x3 row from input rows r0, r1, r2 (row pointers
+// at input column 0; |zero| rows are skipped) with the taps outside
+// [0, iw) left out.
+static inline __attribute__((always_inline)) float dw_border9(
+    const float *r0, const float *r1, const float *r2, const float *w, float b,
+    int64_t j, int64_t pl, int64_t iw) {
+  float acc = b;
+  for (int64_t kw = 0; kw < 3; kw++) {
+    int64_t x = j - pl + kw;
+    if (x >= 0 && x < iw) {
+      acc += w[kw] * r0[x] + w[3 + kw] * r1[x] + w[6 + kw] * r2[x];
+    }
+  }
+  return acc;
+}
+
+// Two output rows (o1 may equal o0 for a last single row) of a 3x3 plane
+// read in place from rows a* and b* (a zero row in the padding): the
+// columns whose taps are all inside the row in whole vectors (the last
+// one overlapping the one before), the rest one by one.
+static inline __attribute__((always_inline)) void dw_rows9(
+    float *restrict o0, float *restrict o1, const float *a0, const float *a1,
+    const float *a2, const float *b0, const float *b1, const float *b2,
+    const float *w, float b, int64_t ow, int64_t iw, int64_t pl,
+    const bool share) {
+  dw_v v[9], vb = b + (dw_v){0};
+  for (int t = 0; t < 9; t++) {
+    v[t] = w[t] + (dw_v){0};
+  }
+  // Columns [lo, hi) read input columns j - pl .. j - pl + 2 inside [0, iw).
+  const int64_t lo = pl, hi = iw - 2 + pl < ow ? iw - 2 + pl : ow;
+  int64_t j = lo;
+  for (; j + DW_VEC <= hi; j += DW_VEC) {
+    dw_pair9(o0, o1, a0 - pl, a1 - pl, a2 - pl, b0 - pl, b1 - pl, b2 - pl, v,
+             vb, j, share);
+  }
+  if (j < hi) {
+    dw_pair9(o0, o1, a0 - pl, a1 - pl, a2 - pl, b0 - pl, b1 - pl, b2 - pl, v,
+             vb, hi - DW_VEC, share);
+  }
+  for (int64_t c = 0; c < lo; c++) {
+    o1[c] = dw_border9(b0, b1, b2, w, b, c, pl, iw);
+    o0[c] = dw_border9(a0, a1, a2, w, b, c, pl, iw);
+  }
+  for (int64_t c = hi; c < ow; c++) {
+    o1[c] = dw_border9(b0, b1, b2, w, b, c, pl, iw);
+    o0[c] = dw_border9(a0, a1, a2, w, b, c, pl, iw);
+  }
+}
+
+// Depthwise 3x3 planes [begin, end) (plane = image * C + channel) whose
+// rows are wide, with stride and dilation 1 along them: each pair of
+// output rows is computed in place from the input rows (a zero row in
+// the padding), sharing the rows the pair has in common, with no copies;
+// then Z and the activation over the plane. Built for AVX-512, AVX2 and
+// baseline x86-64 (K_CLONES).
+K_CLONES static void depthwise_planes_direct(void *ctx, size_t begin,
+                                             size_t end) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  const int64_t oh_n = st->out[1], ow = st->out[2], ih_n = st->in[1];
+  const int64_t iw = st->in[2], pl = st->pb[2], sh = st->s[1];
+  const int64_t dh = st->d[1], outsz = st->outsz;
+  const bool share = sh == 1 && dh == 1;
+  _Alignas(64) float zero[DW_STACK_FLOATS];  // the padding rows
+  memset(zero, 0, (size_t)iw * sizeof(float));
+  for (size_t p = begin; p < end; p++) {
+    const int64_t c = (int64_t)p % st->c;
+    const float *x = job->x + p * (size_t)st->insz;
+    const float *w = job->w + (size_t)(c * 9);
+    const float b = job->bias ? job->bias[c] : 0.0f;
+    float *y = job->y + p * (size_t)outsz;
+    for (int64_t oh = 0; oh < oh_n; oh += 2) {
+      const float *r[2][3];
+      const int64_t rows = oh + 1 < oh_n ? 2 : 1;
+      for (int64_t i = 0; i < 2; i++) {
+        for (int64_t kh = 0; kh < 3; kh++) {
+          int64_t ih = (oh + (i < rows ? i : 0)) * sh - st->pb[1] + kh * dh;
+          r[i][kh] = ih < 0 || ih >= ih_n ? zero : x + ih * iw;
+        }
+      }
+      float *o0 = y + oh * ow, *o1 = rows == 2 ? o0 + ow : o0;
+      if (share && rows == 2) {
+        dw_rows9(o0, o1, r[0][0], r[0][1], r[0][2], r[0][1], r[0][2], r[1][2],
+                 w, b, ow, iw, pl, true);
+      } else {
+        dw_rows9(o0, o1, r[0][0], r[0][1], r[0][2], r[1][0], r[1][1], r[1][2],
+                 w, b, ow, iw, pl, false);
+      }
+    }
+    if (job->z) {
+      const float *z = job->z + p * (size_t)outsz;
+      for (int64_t i = 0; i < outsz; i++) {
+        y[i] += z[i];
+      }
+    }
+    if (st->act.kind != CPU_ACT_NONE) {
+      cpu_act_apply(&st->act, y, (size_t)outsz);
+    }
+  }
+}
+
 // Depthwise planes [begin, end) (plane = image * C + channel) for rows
 // too wide for the band buffer.
 static void depthwise_planes(void *ctx, size_t begin, size_t end) {
@@ -1218,12 +1311,203 @@ static void depthwise_planes(void *ctx, size_t begin, size_t end) {
   }
 }
 
-// Member t of the convolution's GEMMs: image t / group, group t % group
-// (for im2col one image at a time, whose columns are in st->col).
+// dst[i] = src[i * S] for i in [0, N), N and S constants.
+static inline __attribute__((always_inline)) void conv_gather_n(
+    float *restrict dst, const float *restrict src, const int N,
+    const int64_t S) {
+  for (int i = 0; i < N; i++) {
+    dst[i] = src[i * S];
+  }
+}
+
+// dst[i] = src[i * s] for i in [0, n).
+static inline __attribute__((always_inline)) void conv_gather(
+    float *restrict dst, const float *restrict src, int64_t n, int64_t s) {
+  for (int64_t i = 0; i < n; i++) {
+    dst[i] = src[i * s];
+  }
+}
+
+typedef float conv_v __attribute__((vector_size(64)));
+typedef int32_t conv_vi __attribute__((vector_size(64)));
+
+// dst[i] = src[2i] for i in [0, n), where |avail| floats from src are
+// readable: whole vectors of even elements by shuffles while the loads
+// stay inside them (a loop gcc vectorises has to stop short of the odd
+// element after the last, and short runs then go element by element),
+// and the rest as one block of 8 that ends on the last element: loaded
+// from one float before its first, it takes the odd lanes.
+static inline __attribute__((always_inline)) void conv_gather2(
+    float *restrict dst, const float *restrict src, int64_t n, int64_t avail) {
+  const conv_vi even = {0,  2,  4,  6,  8,  10, 12, 14,
+                        16, 18, 20, 22, 24, 26, 28, 30};
+  const conv_vi odd = {1,  3,  5,  7,  9,  11, 13, 15,
+                       17, 19, 21, 23, 25, 27, 29, 31};
+  int64_t i = 0;
+  for (; i + 16 <= n && 2 * i + 32 <= avail; i += 16) {
+    conv_v a, b;
+    memcpy(&a, src + 2 * i, sizeof(a));
+    memcpy(&b, src + 2 * i + 16, sizeof(b));
+    conv_v r = __builtin_shuffle(a, b, even);
+    memcpy(dst + i, &r, sizeof(r));
+  }
+  if (i + 8 <= n && 2 * i + 16 <= avail) {
+    conv_v a;
+    memcpy(&a, src + 2 * i, sizeof(a));
+    conv_v r = __builtin_shuffle(a, even);
+    memcpy(dst + i, &r, 8 * sizeof(float));
+    i += 8;
+  }
+  if (i < n && n >= 9) {
+    // src[2j - 1 .. 2n - 2]: inside the span, nothing past its end.
+    const int64_t j = n - 8;
+    conv_v a;
+    memcpy(&a, src + 2 * j - 1, sizeof(a));
+    conv_v r = __builtin_shuffle(a, odd);
+    memcpy(dst + j, &r, 8 * sizeof(float));
+    return;
+  }
+  for (; i < n; i++) {
+    dst[i] = src[2 * i];
+  }
+}
+
+// A run of one tap: len output columns whose first reads input (id, ih,
+// iw) and the next ones every s columns further.
+typedef struct conv_span {
+  int64_t off;     // offset of (id, ih, iw) in a channel
+  int64_t lo, hi;  // the columns inside the input
+  int64_t avail;   // floats readable from off in its row (in2 - iw)
+} conv_span_t;
+
+static inline __attribute__((always_inline)) conv_span_t conv_span_of(
+    int64_t id, int64_t ih, int64_t iw, int64_t len, int64_t s,
+    const int64_t *in) {
+  conv_span_t sp = {(id * in[1] + ih) * in[2] + iw, 0, len, in[2] - iw};
+  if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) {
+    sp.hi = 0;
+    return sp;
+  }
+  if (iw < 0) {
+    sp.lo = (-iw + s - 1) / s;
+    sp.lo = sp.lo < len ? sp.lo : len;
+  }
+  if (iw + (len - 1) * s >= in[2]) {
+    sp.hi = in[2] - 1 - iw >= 0 ? (in[2] - 1 - iw) / s + 1 : 0;
+    sp.hi = sp.hi > sp.lo ? sp.hi : sp.lo;
+  }
+  return sp;
+}
+
+// dst[i] for i in [0, len) of span |sp| of channel |xc|: zero outside
+// [lo, hi), xc[off + i * s] inside.
+static inline __attribute__((always_inline)) void conv_pack_span(
+    float *restrict dst, const float *restrict xc, conv_span_t sp, int64_t len,
+    int64_t s) {
+  const int64_t lo = sp.lo, hi = sp.hi;
+  if (lo > 0) {
+    dw_zero(dst, lo);
+  }
+  if (hi < len) {
+    dw_zero(dst + hi, len - hi);
+  }
+  if (hi <= lo) {
+    return;
+  }
+  const float *src = xc + sp.off + lo * s;
+  if (s == 1) {
+    dw_copy(dst + lo, src, hi - lo);
+  } else if (s == 2) {
+    conv_gather2(dst + lo, src, hi - lo, sp.avail - 2 * lo);
+  } else {
+    conv_gather(dst + lo, src, hi - lo, s);
+  }
+}
+
+// The B operand of an implicit convolution (cpu_gemm_pack_fn): row p of B
+// is tap (c, kd, kh, kw) = p split by the kernel, column j the output
+// position (od, oh, ow); B[p][j] = x[c][od*s0 + kd*d0 - pb0][oh*s1 + kh*d1
+// - pb1][ow*s2 + kw*d2 - pb2], zero in the padding. A panel's columns are
+// cut into runs along output rows, so that a tap's run is one contiguous
+// (stride 1) or strided piece of an input row; where each tap's run
+// starts and which of its columns are inside the input is worked out once
+// per panel, as it is the same for every channel. Built for AVX-512, AVX2
+// and baseline x86-64 (K_CLONES).
+K_CLONES static void conv_pack_b(const void *ctx, int64_t p0, int64_t kc,
+                                 int64_t j0, int64_t nc, int64_t n, int nr,
+                                 float *dst) {
+  const conv_pack_t *pk = ctx;
+  const conv_state_t *st = pk->st;
+  const int64_t o1 = st->out[1], o2 = st->out[2], plane = o1 * o2;
+  const int64_t k0 = st->k[0], k1 = st->k[1], k2 = st->k[2];
+  const int64_t s2 = st->s[2], kprod = st->kprod, insz = st->insz;
+  // The engine's NR is at most 64 (runs); the per-tap table is kept for
+  // kernels up to 11x11 over a few runs (bigger ones go a tap at a time).
+  enum { MAX_RUNS = 64, MAX_SPANS = 512 };
+  struct {
+    int64_t col, len;    // columns of the panel
+    int64_t id, ih, iw;  // input position of tap 0 at its first column
+  } runs[MAX_RUNS];
+  conv_span_t spans[MAX_SPANS];
+  for (int64_t q = 0; q < nc; q += nr, dst += nr * kc) {
+    const int64_t jq = j0 + q, jend = jq + nr < n ? jq + nr : n;
+    int64_t nruns = 0;
+    for (int64_t j = jq; j < jend && nruns < MAX_RUNS; nruns++) {
+      int64_t od = j / plane, r = j % plane, oh = r / o2, ow = r % o2;
+      int64_t len = o2 - ow < jend - j ? o2 - ow : jend - j;
+      runs[nruns].col = j - jq;
+      runs[nruns].len = len;
+      runs[nruns].id = od * st->s[0] - st->pb[0];
+      runs[nruns].ih = oh * st->s[1] - st->pb[1];
+      runs[nruns].iw = ow * s2 - st->pb[2];
+      j += len;
+    }
+    const int64_t cols = jend > jq ? jend - jq : 0;
+    const bool table = kprod * nruns <= MAX_SPANS;
+    int64_t c = p0 / kprod, kk = p0 % kprod;
+    int64_t kd = kk / (k1 * k2), kh = kk / k2 % k1, kw = kk % k2;
+    for (int64_t t = 0, e = 0; table && t < kprod; t++) {
+      const int64_t td = t / (k1 * k2), th = t / k2 % k1, tw = t % k2;
+      for (int64_t r = 0; r < nruns; r++, e++) {
+        spans[e] =
+            conv_span_of(runs[r].id + td * st->d[0], runs[r].ih + th * st->d[1],
+                         runs[r].iw + tw * st->d[2], runs[r].len, s2, st->in);
+      }
+    }
+    for (int64_t p = 0; p < kc; p++) {
+      float *row = dst + p * nr;
+      const float *xc = pk->x + (size_t)(c * insz);
+      for (int64_t r = 0; r < nruns; r++) {
+        const conv_span_t sp = table ? spans[kk * nruns + r]
+                                     : conv_span_of(runs[r].id + kd * st->d[0],
+                                                    runs[r].ih + kh * st->d[1],
+                                                    runs[r].iw + kw * st->d[2],
+                                                    runs[r].len, s2, st->in);
+        conv_pack_span(row + runs[r].col, xc, sp, runs[r].len, s2);
+      }
+      dw_zero(row + cols, nr - cols);
+      if (++kk == kprod) {
+        kk = 0;
+        c++;
+      }
+      if (++kw == k2) {
+        kw = 0;
+        if (++kh == k1) {
+          kh = 0;
+          if (++kd == k0) {
+            kd = 0;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Member t of the convolution's GEMMs: image t / group, group t % group.
 static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
   const conv_job_t *job = ctx;
   const conv_state_t *st = job->st;
-  int64_t img = (int64_t)t / st->group + job->img0, g = (int64_t)t % st->group;
+  int64_t img = (int64_t)t / st->group, g = (int64_t)t % st->group;
   int64_t kg = st->cg * st->kprod;
   size_t out_off = (size_t)(img * st->m * st->outsz + g * st->mg * st->outsz);
   memset(out, 0, sizeof(*out));
@@ -1234,13 +1518,14 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
   out->a.rs = kg;
   out->a.cs = 1;
   out->a.packed = st->pw ? &st->pw[g] : NULL;
-  if (st->mode == CONV_IM2COL) {
-    out->b.data = st->col + (size_t)(g * kg * st->outsz);
+  if (st->mode == CONV_IMPLICIT) {
+    out->b.pack = conv_pack_b;
+    out->b.pack_ctx = &st->packs[t];
   } else {
     out->b.data = job->x + (size_t)(img * st->c * st->insz + g * kg * st->insz);
+    out->b.rs = st->outsz;
+    out->b.cs = 1;
   }
-  out->b.rs = st->outsz;
-  out->b.cs = 1;
   out->c = job->y + out_off;
   out->ldc = st->outsz;
   out->epi = cpu_gemm_epi_plain();
@@ -1273,29 +1558,24 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
     size_t work = (size_t)(st->outsz * st->kprod);
     size_t grain = work >= 32768 ? 1 : 32768 / (work ? work : 1);
     wm_pool_for(run->pool, planes, grain,
-                st->dw_band ? depthwise_planes_bands : depthwise_planes, &job);
+                st->dw_direct ? depthwise_planes_direct
+                : st->dw_band ? depthwise_planes_bands
+                              : depthwise_planes,
+                &job);
     return NULL;
   }
-  if (st->mode == CONV_POINTWISE) {
-    // The image itself is B: no column buffer.
-    return cpu_gemm_run_batch((size_t)(st->n * st->group), conv_member, &job,
-                              run->pool, &st->scratch);
-  }
-  const float *x = job.x;
-  for (int64_t img = 0; img < st->n; img++) {
-    job.x = x + (size_t)img * (size_t)(st->c * st->insz);
-    job.img0 = img;
-    size_t rows = (size_t)(st->c * st->kprod);
-    size_t grain = st->outsz >= 16384 ? 1 : 16384 / (size_t)st->outsz;
-    wm_pool_for(run->pool, rows, grain, im2col_rows, &job);
-    job.x = x;
-    wm_error *e = cpu_gemm_run_batch((size_t)st->group, conv_member, &job,
-                                     run->pool, &st->scratch);
-    if (e) {
-      return e;
+  size_t members = (size_t)(st->n * st->group);
+  if (st->mode == CONV_IMPLICIT) {
+    for (size_t t = 0; t < members; t++) {
+      int64_t img = (int64_t)t / st->group, g = (int64_t)t % st->group;
+      st->packs[t].st = st;
+      st->packs[t].x =
+          job.x + (size_t)(img * st->c * st->insz + g * st->cg * st->insz);
     }
   }
-  return NULL;
+  // Pointwise: the image itself is B; implicit: B is packed from it.
+  return cpu_gemm_run_batch(members, conv_member, &job, run->pool,
+                            &st->scratch);
 }
 
 static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {

@@ -960,7 +960,7 @@ WM_TEST(conv_agrees_with_ref) {
       {4, {2, 8, 5, 6}, {6, 8, 1, 1}, 0, {0}, {0}, {0}, NULL, true},
       {4, {1, 8, 4, 4}, {6, 4, 1, 1}, 2, {0}, {0}, {0}, NULL, false},
       {4, {2, 8, 7, 7}, {4, 8, 1, 1}, 0, {2, 2}, {0}, {0}, NULL, true},
-      // im2col: padding, strides, asymmetric pads, dilations, groups.
+      // Implicit GEMM: padding, strides, asymmetric pads, dilations, groups.
       {4, {2, 3, 7, 9}, {4, 3, 3, 3}, 0, {0}, {0}, {1, 1, 1, 1}, NULL, true},
       {4,
        {1, 3, 8, 9},
@@ -997,6 +997,54 @@ WM_TEST(conv_agrees_with_ref) {
        {2, 2},
        {0},
        {3, 3, 3, 3},
+       NULL,
+       true},
+      // Implicit GEMM over rows wider than a B panel: strides 1 to 3,
+      // dilation, odd widths (the row ends of the strided copies).
+      {4,
+       {1, 5, 9, 61},
+       {6, 5, 3, 3},
+       0,
+       {2, 2},
+       {0},
+       {1, 1, 1, 1},
+       NULL,
+       true},
+      {4,
+       {1, 3, 20, 45},
+       {8, 3, 7, 7},
+       0,
+       {2, 2},
+       {0},
+       {3, 3, 3, 3},
+       NULL,
+       true},
+      {4, {2, 4, 13, 40}, {5, 4, 3, 3}, 0, {0}, {0}, {1, 1, 1, 1}, NULL, false},
+      {4,
+       {1, 2, 9, 50},
+       {3, 2, 3, 3},
+       0,
+       {2, 2},
+       {2, 2},
+       {2, 2, 2, 2},
+       NULL,
+       true},
+      {4,
+       {1, 2, 8, 47},
+       {3, 2, 3, 3},
+       0,
+       {3, 3},
+       {0},
+       {1, 1, 1, 1},
+       NULL,
+       true},
+      {4,
+       {1, 4, 7, 70},
+       {4, 2, 5, 5},
+       2,
+       {2, 2},
+       {0},
+       {2, 1, 2, 3},
        NULL,
        true},
       // auto_pad with an even kernel so that UPPER and LOWER differ.
@@ -1046,7 +1094,7 @@ WM_TEST(conv_agrees_with_ref) {
        false},
       {4, {1, 3, 8, 9}, {3, 1, 7, 7}, 3, {0}, {0}, {3, 3, 3, 3}, NULL, true},
       {4, {1, 3, 8, 9}, {3, 1, 3, 4}, 3, {0}, {1, 2}, {1, 3, 1, 2}, NULL, true},
-      // Depthwise with a multiplier: im2col.
+      // Depthwise with a multiplier: implicit GEMM.
       {4, {1, 3, 6, 6}, {6, 1, 3, 3}, 3, {0}, {0}, {1, 1, 1, 1}, NULL, true},
       // 1-D.
       {3, {2, 4, 11}, {5, 4, 3}, 0, {2}, {0}, {1, 2}, NULL, true},
@@ -1112,13 +1160,14 @@ WM_TEST(conv_agrees_with_ref) {
   WM_CHECK_INT_EQ(bad, 0);
 }
 
-// Depthwise convolutions on the band kernel: kernels 3 and 5, strides 1
-// and 2, pads 0 to 2 (one side more than the other too), odd and even
-// widths, as Conv and as FusedConv with bias, Z and an activation; and
-// rows too wide for the band buffer.
+// Depthwise convolutions on the band kernel and, for wide 3x3 rows, the
+// in-place one: kernels 3 and 5, strides 1 and 2, pads 0 to 2 (one side
+// more than the other too), odd and even widths, as Conv and as FusedConv
+// with bias, Z and an activation; stride or dilation 2 down wide rows;
+// and rows too wide for the band buffer.
 WM_TEST(depthwise_bands_agree_with_ref) {
   WM_CHECK(cpu_be != NULL);
-  static const int64_t widths[] = {7, 13, 14, 57};
+  static const int64_t widths[] = {7, 13, 14, 57, 70};
   static const char *const acts[] = {"", "Relu", "Clip", "HardSwish"};
   static const float clip[2] = {-0.3f, 0.4f};
   int bad = 0, n = 0;
@@ -1166,7 +1215,20 @@ WM_TEST(depthwise_bands_agree_with_ref) {
       }
     }
   }
-  // Rows wider than the band buffer: the direct kernel.
+  // Stride or dilation 2 down the plane only, over wide rows; odd height.
+  for (int64_t v = 0; v < 2; v++) {
+    inst_t in = inst_make("Conv", 11);
+    int64_t x[4] = {1, 3, 9, 81}, w[4] = {3, 1, 3, 3}, b[1] = {3};
+    int64_t two[2] = {2, 1}, pads[4] = {1, 1, 1, 0};
+    inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, w);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, b);
+    attr_int(&in, "group", 3);
+    attr_ints(&in, v ? "dilations" : "strides", 2, two);
+    attr_ints(&in, "pads", 4, pads);
+    bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+  }
+  // Rows wider than the band buffer: the general kernel.
   for (int64_t s = 1; s <= 2; s++) {
     inst_t in = inst_make("Conv", 11);
     int64_t x[4] = {1, 2, 4, 9000}, w[4] = {2, 1, 3, 3}, b[1] = {2};
@@ -1179,7 +1241,7 @@ WM_TEST(depthwise_bands_agree_with_ref) {
     attr_ints(&in, "pads", 4, pads);
     bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
   }
-  printf("  %d depthwise instances\n", n + 2);
+  printf("  %d depthwise instances\n", n + 4);
   WM_CHECK_INT_EQ(bad, 0);
 }
 
