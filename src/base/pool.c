@@ -1,4 +1,13 @@
 // A fixed thread pool running parallel loops; the calling thread works too.
+//
+// A loop is published in the pool itself under a generation number (odd
+// while the caller rewrites it, even once published); a worker joins it
+// by counting itself active and checking the generation again, then takes
+// chunks until none are left. The caller takes chunks as well and waits
+// only for the iterations still running: a worker that never gets a core
+// (another process holds it) costs the loop nothing, and one that joins
+// late finds no chunk and leaves. Threads spin briefly for the next loop
+// or for the last chunks before they sleep on a condition variable.
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -8,33 +17,43 @@
 
 #include "wmap/base.h"
 
-typedef struct pool_job {
-  void (*fn)(void *ctx, size_t begin, size_t end);  // the loop body
-  void *ctx;                                        // its argument
-  size_t n;                                         // iterations
-  size_t chunk;                                     // iterations per grab
-  _Atomic size_t next;                              // next unclaimed index
-} pool_job_t;
-
 struct wm_pool {
   int32_t threads;      // workers + the caller
   pthread_t *workers;   // threads - 1 workers
   bool spin;            // wait by spinning first (no more threads than cores)
   pthread_mutex_t mu;   // guards the sleeping and the waking
-  pthread_cond_t wake;  // a new job or shutdown
-  pthread_cond_t idle;  // the last worker finished its share
-  pool_job_t *_Atomic job;      // current job or NULL
-  _Atomic uint64_t generation;  // bumps per job so workers run each once
-  _Atomic int32_t busy;         // workers still inside the current job
+  pthread_cond_t wake;  // a new loop or shutdown
+  pthread_cond_t idle;  // the loop's last iteration finished
+  // The current loop; rewritten only while |generation| is odd and no
+  // worker is active.
+  void (*fn)(void *ctx, size_t begin, size_t end);
+  void *ctx;
+  size_t n, chunk;
+  _Atomic size_t next;          // next unclaimed iteration
+  _Atomic size_t done;          // iterations finished
+  _Atomic uint64_t generation;  // even: published; odd: being rewritten
+  _Atomic int32_t active;       // workers inside the current loop
   _Atomic int32_t sleepers;     // workers waiting on |wake|
   _Atomic bool caller_waits;    // the caller waits on |idle|
   _Atomic bool stop;            // shut down
 };
 
-// How long a thread spins for the next job or for the workers to finish
+// How long a thread spins for the next loop or for the last iterations
 // before it sleeps: loops of a run follow each other within microseconds,
 // and a futex wake-up costs tens of them.
 enum { SPIN_NS = 200000 };
+
+int32_t wm_cpu_count(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) {
+      return n;
+    }
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int32_t)n : 1;
+}
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -50,7 +69,8 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-// Spins while |done|(pool) is false, for up to SPIN_NS; true once it holds.
+// Spins while |done|(pool, arg) is false, for up to SPIN_NS; true once it
+// holds.
 static bool spin_until(wm_pool_t *pool, bool (*done)(wm_pool_t *, uint64_t),
                        uint64_t arg) {
   if (!pool->spin) {
@@ -73,35 +93,37 @@ static bool spin_until(wm_pool_t *pool, bool (*done)(wm_pool_t *, uint64_t),
   }
 }
 
-static bool job_posted(wm_pool_t *pool, uint64_t seen) {
-  return atomic_load(&pool->stop) || atomic_load(&pool->generation) != seen;
+// A loop newer than generation |seen| is published, or the pool stops.
+static bool loop_posted(wm_pool_t *pool, uint64_t seen) {
+  uint64_t g = atomic_load(&pool->generation);
+  return atomic_load(&pool->stop) || (g != seen && !(g & 1));
 }
 
-static bool workers_done(wm_pool_t *pool, uint64_t unused) {
+static bool loop_done(wm_pool_t *pool, uint64_t unused) {
   (void)unused;
-  return atomic_load(&pool->busy) == 0;
+  return atomic_load(&pool->done) == pool->n;
 }
 
-int32_t wm_cpu_count(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) {
-      return n;
-    }
-  }
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int32_t)n : 1;
+static bool none_active(wm_pool_t *pool, uint64_t unused) {
+  (void)unused;
+  return atomic_load(&pool->active) == 0;
 }
 
-static void run_chunks(pool_job_t *job) {
+// Takes chunks of the current loop until none are left.
+static void run_chunks(wm_pool_t *pool) {
   for (;;) {
-    size_t begin = atomic_fetch_add(&job->next, job->chunk);
-    if (begin >= job->n) {
+    size_t begin = atomic_fetch_add(&pool->next, pool->chunk);
+    if (begin >= pool->n) {
       return;
     }
-    size_t end = begin + job->chunk < job->n ? begin + job->chunk : job->n;
-    job->fn(job->ctx, begin, end);
+    size_t end = begin + pool->chunk < pool->n ? begin + pool->chunk : pool->n;
+    pool->fn(pool->ctx, begin, end);
+    if (atomic_fetch_add(&pool->done, end - begin) + (end - begin) == pool->n &&
+        atomic_load(&pool->caller_waits)) {
+      pthread_mutex_lock(&pool->mu);
+      pthread_cond_signal(&pool->idle);
+      pthread_mutex_unlock(&pool->mu);
+    }
   }
 }
 
@@ -109,9 +131,9 @@ static void *worker_main(void *arg) {
   wm_pool_t *pool = arg;
   uint64_t seen = 0;
   for (;;) {
-    if (!spin_until(pool, job_posted, seen)) {
+    if (!spin_until(pool, loop_posted, seen)) {
       pthread_mutex_lock(&pool->mu);
-      while (!job_posted(pool, seen)) {
+      while (!loop_posted(pool, seen)) {
         atomic_fetch_add(&pool->sleepers, 1);
         pthread_cond_wait(&pool->wake, &pool->mu);
         atomic_fetch_sub(&pool->sleepers, 1);
@@ -121,14 +143,18 @@ static void *worker_main(void *arg) {
     if (atomic_load(&pool->stop)) {
       break;
     }
-    seen = atomic_load(&pool->generation);
-    run_chunks(atomic_load(&pool->job));
-    if (atomic_fetch_sub(&pool->busy, 1) == 1 &&
-        atomic_load(&pool->caller_waits)) {
-      pthread_mutex_lock(&pool->mu);
-      pthread_cond_signal(&pool->idle);
-      pthread_mutex_unlock(&pool->mu);
+    uint64_t g = atomic_load(&pool->generation);
+    if (g & 1) {
+      continue;  // being rewritten: wait for it
     }
+    seen = g;
+    // Join: the caller does not rewrite the loop while a worker is
+    // active, and once the generation moved on this one is not ours.
+    atomic_fetch_add(&pool->active, 1);
+    if (atomic_load(&pool->generation) == g) {
+      run_chunks(pool);
+    }
+    atomic_fetch_sub(&pool->active, 1);
   }
   return NULL;
 }
@@ -207,26 +233,35 @@ void wm_pool_for(wm_pool_t *pool, size_t n, size_t grain,
   if (chunk < grain) {
     chunk = grain;
   }
-  pool_job_t job = {.fn = fn, .ctx = ctx, .n = n, .chunk = chunk};
-  atomic_init(&job.next, 0);
+  // Odd: workers stay out while the loop is rewritten; the ones still
+  // inside the last loop (late, finding no chunk) leave first.
+  atomic_fetch_add(&pool->generation, 1);
+  if (!spin_until(pool, none_active, 0)) {
+    while (!none_active(pool, 0)) {
+      sched_yield();
+    }
+  }
+  pool->fn = fn;
+  pool->ctx = ctx;
+  pool->n = n;
+  pool->chunk = chunk;
+  atomic_store(&pool->next, 0);
+  atomic_store(&pool->done, 0);
   // Published under the lock so that a worker going to sleep sees it.
   pthread_mutex_lock(&pool->mu);
-  atomic_store(&pool->job, &job);
-  atomic_store(&pool->busy, threads - 1);
   atomic_fetch_add(&pool->generation, 1);
   if (atomic_load(&pool->sleepers) > 0) {
     pthread_cond_broadcast(&pool->wake);
   }
   pthread_mutex_unlock(&pool->mu);
-  run_chunks(&job);
-  if (!spin_until(pool, workers_done, 0)) {
+  run_chunks(pool);
+  if (!spin_until(pool, loop_done, 0)) {
     pthread_mutex_lock(&pool->mu);
     atomic_store(&pool->caller_waits, true);
-    while (atomic_load(&pool->busy) > 0) {
+    while (!loop_done(pool, 0)) {
       pthread_cond_wait(&pool->idle, &pool->mu);
     }
     atomic_store(&pool->caller_waits, false);
     pthread_mutex_unlock(&pool->mu);
   }
-  atomic_store(&pool->job, NULL);
 }
