@@ -58,7 +58,6 @@ typedef struct at_plan {
   size_t counts[7];     // elements of each input
   float *scores;        // units x block x st
   float *cat[2];        // present K and V when not outputs (past only)
-  cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
 } at_plan_t;
 
 static void at_destroy(void *state) {
@@ -67,7 +66,6 @@ static void at_destroy(void *state) {
     free(p->scores);
     free(p->cat[0]);
     free(p->cat[1]);
-    cpu_gemm_scratch_deinit(&p->scratch);
     free(p);
   }
 }
@@ -498,6 +496,7 @@ static void at_pv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
 }
 
 static wm_error *at_run(void *state, const cpu_run_t *run) {
+  const cpu_gemm_scratch_t ws = cpu_gemm_scratch_of(run);
   at_plan_t *p = state;
   for (uint32_t i = 0; i < 7; i++) {
     size_t have = i < run->n_in && run->in[i].data ? run->in[i].count : 0;
@@ -558,14 +557,13 @@ static wm_error *at_run(void *state, const cpu_run_t *run) {
     for (size_t u0 = 0; u0 < pairs; u0 += p->units) {
       size_t count = pairs - u0 < p->units ? pairs - u0 : p->units;
       a.u0 = u0;
-      wm_error *e =
-          cpu_gemm_run_batch(count, at_qk_member, &a, run->pool, &p->scratch);
+      wm_error *e = cpu_gemm_run_batch(count, at_qk_member, &a, run->pool, &ws);
       if (e) {
         return e;
       }
       k_for(run->pool, count * a.rows, k_row_grain(p->st * 8, K_GRAIN_HEAVY),
             at_rows, &a);
-      e = cpu_gemm_run_batch(count, at_pv_member, &a, run->pool, &p->scratch);
+      e = cpu_gemm_run_batch(count, at_pv_member, &a, run->pool, &ws);
       if (e) {
         return e;
       }
@@ -576,6 +574,6 @@ static wm_error *at_run(void *state, const cpu_run_t *run) {
 
 const cpu_kernel_t cpu_kernels_attention[] = {
     {"Attention", 23, WM_IMPL_NATIVE_KERNEL, at_query, at_plan, at_run,
-     at_destroy},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+     at_destroy, cpu_gemm_kernel_workspace},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
 };

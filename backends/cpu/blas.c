@@ -35,7 +35,6 @@ typedef struct matmul_state {
   cpu_gemm_epi_t epi;           // the epilogue (plain for MatMul)
   bool has_bias;                // FusedMatMul's bias (input 2) given
   cpu_gemm_packed_t pb;         // B packed at plan time when constant
-  cpu_gemm_scratch_t scratch;   // packing buffers kept between runs
   // Per run, for the batch callback.
   const float *a, *b;  // operands
   float *y;            // output
@@ -130,7 +129,6 @@ static void matmul_destroy(void *state) {
   matmul_state_t *st = state;
   if (st) {
     cpu_gemm_packed_deinit(&st->pb);
-    cpu_gemm_scratch_deinit(&st->scratch);
     free(st);
   }
 }
@@ -200,6 +198,7 @@ static void matmul_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
 }
 
 static wm_error *matmul_run(void *state, const cpu_run_t *run) {
+  const cpu_gemm_scratch_t ws = cpu_gemm_scratch_of(run);
   matmul_state_t *st = state;
   float *y = run->out[0].data;
   if (!y || st->m == 0 || st->n == 0 || st->batches == 0) {
@@ -226,24 +225,22 @@ static wm_error *matmul_run(void *state, const cpu_run_t *run) {
     p.c = y;
     p.ldc = st->n;
     p.epi = st->epi;
-    return cpu_gemm_run(&p, run->pool, &st->scratch);
+    return cpu_gemm_run(&p, run->pool, &ws);
   }
-  return cpu_gemm_run_batch(st->batches, matmul_member, st, run->pool,
-                            &st->scratch);
+  return cpu_gemm_run_batch(st->batches, matmul_member, st, run->pool, &ws);
 }
 
 // ------------------------------------------------------------------ Gemm
 
 typedef struct gemm_state {
-  bool ta, tb;                 // transA, transB
-  int64_t m, k, n;             // op(A) [m,k], op(B) [k,n]
-  float alpha, beta;           // scale factors
-  bool has_c;                  // C given
-  bool c_full;                 // C is [m,n]: copied as is
-  int64_t cs0, cs1;            // C's element strides over Y's rows and columns
-  cpu_act_t act;               // activation after the sum (FusedGemm)
-  cpu_gemm_packed_t pb;        // op(B) packed at plan time when constant
-  cpu_gemm_scratch_t scratch;  // packing buffers kept between runs
+  bool ta, tb;           // transA, transB
+  int64_t m, k, n;       // op(A) [m,k], op(B) [k,n]
+  float alpha, beta;     // scale factors
+  bool has_c;            // C given
+  bool c_full;           // C is [m,n]: copied as is
+  int64_t cs0, cs1;      // C's element strides over Y's rows and columns
+  cpu_act_t act;         // activation after the sum (FusedGemm)
+  cpu_gemm_packed_t pb;  // op(B) packed at plan time when constant
 } gemm_state_t;
 
 static bool gemm_shapes(const wm_op_desc *op, gemm_state_t *st, uint32_t *why,
@@ -315,7 +312,6 @@ static void gemm_destroy(void *state) {
   gemm_state_t *st = state;
   if (st) {
     cpu_gemm_packed_deinit(&st->pb);
-    cpu_gemm_scratch_deinit(&st->scratch);
     free(st);
   }
 }
@@ -359,6 +355,7 @@ static wm_error *gemm_plan(const wm_op_desc *op, void **out_state) {
 }
 
 static wm_error *gemm_run(void *state, const cpu_run_t *run) {
+  const cpu_gemm_scratch_t ws = cpu_gemm_scratch_of(run);
   gemm_state_t *st = state;
   float *y = run->out[0].data;
   if (!y || st->m == 0 || st->n == 0) {
@@ -388,7 +385,7 @@ static wm_error *gemm_run(void *state, const cpu_run_t *run) {
     p.epi.z_cs = st->cs1;
     p.epi.beta = st->beta;
   }
-  return cpu_gemm_run(&p, run->pool, &st->scratch);
+  return cpu_gemm_run(&p, run->pool, &ws);
 }
 
 // ------------------------------------------------------------------ Conv
@@ -411,33 +408,32 @@ typedef struct conv_pack {
 // Spatial geometry is kept 3-D: 1-D and 2-D convolutions get leading
 // dims of size 1.
 typedef struct conv_state {
-  int32_t nsp;                 // spatial dims of the node (1 to 3)
-  int mode;                    // CONV_*
-  int64_t n, c, m, group;      // batch, in channels, out channels, groups
-  int64_t cg, mg;              // channels per group, in and out
-  int64_t in[3], out[3];       // spatial sizes
-  int64_t k[3], s[3], d[3];    // kernel, strides, dilations
-  int64_t pb[3];               // begin pads (end pads follow from the sizes)
-  int64_t insz, outsz;         // spatial products
-  int64_t kprod;               // kernel taps
-  bool has_bias;               // input B given
-  conv_pack_t *packs;          // implicit GEMM: per image and group, the
-                               // packing callback's argument
-  int64_t *dw;                 // depthwise: lo, hi, off per kernel column,
-                               // then each tap's offset in a band buffer
-  int64_t dw_lo, dw_hi;        // depthwise: columns where every tap is inside
-  bool has_z;                  // FusedConv's residual Z (input 3) given
-  cpu_act_t act;               // activation after bias and Z (FusedConv)
-  cpu_gemm_packed_t *pw;       // per group: W packed at plan time, or NULL
-  int64_t dw_band;             // depthwise bands: output rows per band,
-                               // 0 = rows too wide (depthwise_planes)
-  int64_t dw_w2;               // floats per row of a band's phase plane
-  int64_t dw_rows;             // rows per phase plane
-  int64_t dw_buf;              // floats of the band buffer (then the flat
-                               // output)
-  bool dw_direct;              // depthwise 3x3 over wide rows, stride and
-                               // dilation 1 along them: read in place
-  cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
+  int32_t nsp;               // spatial dims of the node (1 to 3)
+  int mode;                  // CONV_*
+  int64_t n, c, m, group;    // batch, in channels, out channels, groups
+  int64_t cg, mg;            // channels per group, in and out
+  int64_t in[3], out[3];     // spatial sizes
+  int64_t k[3], s[3], d[3];  // kernel, strides, dilations
+  int64_t pb[3];             // begin pads (end pads follow from the sizes)
+  int64_t insz, outsz;       // spatial products
+  int64_t kprod;             // kernel taps
+  bool has_bias;             // input B given
+  conv_pack_t *packs;        // implicit GEMM: per image and group, the
+                             // packing callback's argument
+  int64_t *dw;               // depthwise: lo, hi, off per kernel column,
+                             // then each tap's offset in a band buffer
+  int64_t dw_lo, dw_hi;      // depthwise: columns where every tap is inside
+  bool has_z;                // FusedConv's residual Z (input 3) given
+  cpu_act_t act;             // activation after bias and Z (FusedConv)
+  cpu_gemm_packed_t *pw;     // per group: W packed at plan time, or NULL
+  int64_t dw_band;           // depthwise bands: output rows per band,
+                             // 0 = rows too wide (depthwise_planes)
+  int64_t dw_w2;             // floats per row of a band's phase plane
+  int64_t dw_rows;           // rows per phase plane
+  int64_t dw_buf;            // floats of the band buffer (then the flat
+                             // output)
+  bool dw_direct;            // depthwise 3x3 over wide rows, stride and
+                             // dilation 1 along them: read in place
 } conv_state_t;
 
 // Sets *out to v[0] * v[1] * v[2]; false on overflow.
@@ -688,7 +684,6 @@ static void conv_destroy(void *state) {
       }
       free(st->pw);
     }
-    cpu_gemm_scratch_deinit(&st->scratch);
     free(st);
   }
 }
@@ -1542,6 +1537,7 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
 }
 
 static wm_error *conv_run(void *state, const cpu_run_t *run) {
+  const cpu_gemm_scratch_t ws = cpu_gemm_scratch_of(run);
   conv_state_t *st = state;
   float *y = run->out[0].data;
   if (!y || run->out[0].count == 0) {
@@ -1574,8 +1570,7 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
     }
   }
   // Pointwise: the image itself is B; implicit: B is packed from it.
-  return cpu_gemm_run_batch(members, conv_member, &job, run->pool,
-                            &st->scratch);
+  return cpu_gemm_run_batch(members, conv_member, &job, run->pool, &ws);
 }
 
 static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {
@@ -1736,20 +1731,20 @@ static wm_error *fused_matmul_plan(const wm_op_desc *op, void **out_state) {
 
 const cpu_kernel_t cpu_kernels_wmap[] = {
     {"FusedConv", 1, WM_IMPL_NATIVE_KERNEL, fused_conv_query, fused_conv_plan,
-     conv_run, conv_destroy},
+     conv_run, conv_destroy, cpu_gemm_kernel_workspace},
     {"FusedGemm", 1, WM_IMPL_NATIVE_KERNEL, fused_gemm_query, fused_gemm_plan,
-     gemm_run, gemm_destroy},
+     gemm_run, gemm_destroy, cpu_gemm_kernel_workspace},
     {"FusedMatMul", 1, WM_IMPL_NATIVE_KERNEL, fused_matmul_query,
-     fused_matmul_plan, matmul_run, matmul_destroy},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+     fused_matmul_plan, matmul_run, matmul_destroy, cpu_gemm_kernel_workspace},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
 };
 
 const cpu_kernel_t cpu_kernels_blas[] = {
     {"Conv", 1, WM_IMPL_NATIVE_KERNEL, conv_query, conv_plan, conv_run,
-     conv_destroy},
+     conv_destroy, cpu_gemm_kernel_workspace},
     {"Gemm", 1, WM_IMPL_NATIVE_KERNEL, gemm_query, gemm_plan, gemm_run,
-     gemm_destroy},
+     gemm_destroy, cpu_gemm_kernel_workspace},
     {"MatMul", 1, WM_IMPL_NATIVE_KERNEL, matmul_query, matmul_plan, matmul_run,
-     matmul_destroy},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+     matmul_destroy, cpu_gemm_kernel_workspace},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
 };

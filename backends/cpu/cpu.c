@@ -25,6 +25,7 @@ struct wm_op_plan {
   uint32_t n_in;               // planned inputs
   uint32_t n_out;              // planned outputs
   wm_tensor_desc *descs;       // n_in + n_out planned layouts
+  size_t workspace_bytes;      // asked of the host per run
 };
 
 // Set once by wm_plugin_query, read-only afterwards.
@@ -366,6 +367,11 @@ static wm_error *op_plan(wm_device *dev, const wm_op_desc *op,
       return e;
     }
   }
+  if (k->workspace) {
+    plan->workspace_bytes =
+        k->workspace(plan->state, wm_pool_threads(dev->pool));
+    *out_ws = plan->workspace_bytes;
+  }
   *out_plan = plan;
   return NULL;
 }
@@ -423,7 +429,19 @@ static wm_error *op_run(wm_stream *stream, wm_op_plan *plan,
                         const wm_buffer_view *out, uint32_t n_out,
                         const wm_buffer_view *workspace) {
   (void)stream;
-  (void)workspace;
+  void *ws = NULL;
+  if (plan->workspace_bytes) {
+    // Without the workspace (or with less) the GEMM engine allocates its
+    // buffers for the run itself.
+    uint64_t have = workspace ? (uint64_t)cpu_desc_count(&workspace->desc) *
+                                    dtype_size(workspace->desc.dtype)
+                              : 0;
+    if (workspace && workspace->buffer && have >= plan->workspace_bytes &&
+        workspace->offset <= workspace->buffer->size &&
+        have <= workspace->buffer->size - workspace->offset) {
+      ws = (char *)workspace->buffer->data + workspace->offset;
+    }
+  }
   if (n_in != plan->n_in || n_out != plan->n_out) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "%s: op_run got %u inputs and %u outputs, planned %u "
@@ -454,6 +472,8 @@ static wm_error *op_run(wm_stream *stream, wm_op_plan *plan,
         .out = t + n_in,
         .n_out = n_out,
         .pool = plan->pool,
+        .workspace = ws,
+        .workspace_bytes = ws ? plan->workspace_bytes : 0,
     };
     e = plan->kernel->run(plan->state, &run);
   }

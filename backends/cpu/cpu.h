@@ -29,6 +29,8 @@ typedef struct cpu_run {
   const cpu_tensor_t *out;  // n_out outputs (allocated by the host)
   uint32_t n_out;
   wm_pool_t *pool;  // the backend's threads (never NULL)
+  void *workspace;  // the host's workspace for this run (64-byte aligned)
+  size_t workspace_bytes;  // its size: what kernel->workspace asked, or 0
 } cpu_run_t;
 
 // One operator implementation. Kernels answer for the exact instance:
@@ -47,6 +49,9 @@ typedef struct cpu_kernel {
   wm_error *(*run)(void *state, const cpu_run_t *run);
   // Frees the state from plan (may be NULL when plan keeps none).
   void (*state_destroy)(void *state);
+  // Bytes of workspace a run of the planned |state| on |threads| threads
+  // uses (the host lends it for the run); NULL = none.
+  size_t (*workspace)(const void *state, int32_t threads);
 } cpu_kernel_t;
 
 // Kernel tables, one per file, each ending with an entry whose op_type is

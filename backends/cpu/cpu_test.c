@@ -677,7 +677,16 @@ WM_TEST(op_run_checks_views_against_the_plan) {
   wm_op_plan *plan = NULL;
   uint64_t ws = 1;
   WM_CHECK(api->library->op_plan(dev, &op, &plan, &ws) == NULL);
-  WM_CHECK_INT_EQ(ws, 0);
+  WM_CHECK(ws > 0);  // the GEMM engine's packing buffers
+  wm_buffer *wbuf;
+  WM_CHECK(api->device->mem_alloc(dev, ws, 64, WM_MEM_HOST_VISIBLE, &wbuf) ==
+           NULL);
+  wm_buffer_view wv;
+  memset(&wv, 0, sizeof(wv));
+  wv.struct_size = sizeof(wv);
+  wv.buffer = wbuf;
+  int64_t dw[] = {(int64_t)ws};
+  wv.desc = desc(WM_DTYPE_UINT8, 1, dw);
   wm_buffer *buf[3];
   uint64_t bytes[3] = {24, 24, 16};
   wm_buffer_view v[3];
@@ -695,12 +704,17 @@ WM_TEST(op_run_checks_views_against_the_plan) {
     v[i].buffer = buf[i];
     v[i].desc = i < 2 ? in[i] : out;
   }
-  WM_CHECK(api->library->op_run(stream, plan, v, 2, v + 2, 1, NULL) == NULL);
-  float y[4];
-  WM_CHECK(api->device->copy_d2h(stream, buf[2], 0, y, 16) == NULL);
-  // [[0,1,2],[3,4,5]] x [[0,1],[2,3],[4,5]] = [[10,13],[28,40]]
-  WM_CHECK_DBL_NEAR(y[0], 10, 0);
-  WM_CHECK_DBL_NEAR(y[3], 40, 0);
+  // With the workspace, and without it (the engine allocates its own).
+  for (int with = 1; with >= 0; with--) {
+    WM_CHECK(api->library->op_run(stream, plan, v, 2, v + 2, 1,
+                                  with ? &wv : NULL) == NULL);
+    float y[4];
+    WM_CHECK(api->device->copy_d2h(stream, buf[2], 0, y, 16) == NULL);
+    // [[0,1,2],[3,4,5]] x [[0,1],[2,3],[4,5]] = [[10,13],[28,40]]
+    WM_CHECK_DBL_NEAR(y[0], 10, 0);
+    WM_CHECK_DBL_NEAR(y[3], 40, 0);
+  }
+  api->device->mem_free(wbuf);
   wm_error *e = api->library->op_run(stream, plan, v, 1, v + 2, 1, NULL);
   WM_CHECK(e != NULL);
   WM_CHECK(strstr(api->error_message(e), "got 1 inputs") != NULL);

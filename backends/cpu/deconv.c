@@ -16,17 +16,16 @@
 #define F32 1u  // ONNX FLOAT
 
 typedef struct deconv_state {
-  int64_t n, c, m, group;      // batch, in channels, out channels, groups
-  int64_t cg, mg;              // channels per group, in and out
-  int64_t in[3], out[3];       // spatial sizes (leading ones for fewer dims)
-  int64_t k[3], s[3], d[3];    // kernel, strides, dilations
-  int64_t pb[3];               // begin pads
-  int64_t insz, outsz;         // spatial products
-  int64_t kprod;               // kernel taps
-  bool has_bias;               // input B given
-  float *col;                  // [mg * kprod, insz] of one image and group
-  cpu_gemm_packed_t *pw;       // per group: W_g^T packed at plan time, or NULL
-  cpu_gemm_scratch_t scratch;  // GEMM packing buffers kept between runs
+  int64_t n, c, m, group;    // batch, in channels, out channels, groups
+  int64_t cg, mg;            // channels per group, in and out
+  int64_t in[3], out[3];     // spatial sizes (leading ones for fewer dims)
+  int64_t k[3], s[3], d[3];  // kernel, strides, dilations
+  int64_t pb[3];             // begin pads
+  int64_t insz, outsz;       // spatial products
+  int64_t kprod;             // kernel taps
+  bool has_bias;             // input B given
+  float *col;                // [mg * kprod, insz] of one image and group
+  cpu_gemm_packed_t *pw;     // per group: W_g^T packed at plan time, or NULL
 } deconv_state_t;
 
 // The geometry of |op|, checked against the output dims the plan gives;
@@ -155,7 +154,6 @@ static void deconv_destroy(void *state) {
       }
       free(st->pw);
     }
-    cpu_gemm_scratch_deinit(&st->scratch);
     free(st);
   }
 }
@@ -268,6 +266,7 @@ static void scatter_channels(void *ctx, size_t begin, size_t end) {
 }
 
 static wm_error *deconv_run(void *state, const cpu_run_t *run) {
+  const cpu_gemm_scratch_t ws = cpu_gemm_scratch_of(run);
   deconv_state_t *st = state;
   const float *x = run->in[0].data, *w = run->in[1].data;
   const float *bias = st->has_bias ? run->in[2].data : NULL;
@@ -291,7 +290,7 @@ static wm_error *deconv_run(void *state, const cpu_run_t *run) {
       p.c = st->col;
       p.ldc = cols;
       p.epi = cpu_gemm_epi_plain();
-      wm_error *e = cpu_gemm_run(&p, run->pool, &st->scratch);
+      wm_error *e = cpu_gemm_run(&p, run->pool, &ws);
       if (e) {
         return e;
       }
@@ -311,6 +310,6 @@ static wm_error *deconv_run(void *state, const cpu_run_t *run) {
 
 const cpu_kernel_t cpu_kernels_deconv[] = {
     {"ConvTranspose", 1, WM_IMPL_NATIVE_KERNEL, deconv_query, deconv_plan,
-     deconv_run, deconv_destroy},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+     deconv_run, deconv_destroy, cpu_gemm_kernel_workspace},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
 };

@@ -560,9 +560,20 @@ static const float *packed_at(const cpu_gemm_packed_t *p, int64_t pc,
 
 // ------------------------------------------------------------ the split
 
-void cpu_gemm_scratch_deinit(cpu_gemm_scratch_t *s) {
-  free(s->mem);
-  memset(s, 0, sizeof(*s));
+// Floats of one thread's buffers: an A block, a B block and an edge tile.
+static size_t slot_floats(const engine_t *e) {
+  return (size_t)(round_up(e->mc * e->kc, 16) + round_up(e->nc * e->kc, 16) +
+                  round_up(e->mr * e->nr, 16));
+}
+
+size_t cpu_gemm_workspace_bytes(int32_t threads) {
+  return (size_t)(threads > 1 ? threads : 1) * slot_floats(engine()) *
+         sizeof(float);
+}
+
+size_t cpu_gemm_kernel_workspace(const void *state, int32_t threads) {
+  (void)state;
+  return cpu_gemm_workspace_bytes(threads);
 }
 
 // One run: the shape shared by the batch, how it is cut into tasks and
@@ -831,7 +842,7 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
 }
 
 static wm_error *run_job(job_t *job, const cpu_gemm_problem_t *first,
-                         wm_pool_t *pool, cpu_gemm_scratch_t *scratch) {
+                         wm_pool_t *pool, const cpu_gemm_scratch_t *scratch) {
   const engine_t *e = job->e;
   if (job->count == 0 || job->m == 0 || job->n == 0) {
     return NULL;
@@ -844,38 +855,28 @@ static wm_error *run_job(job_t *job, const cpu_gemm_problem_t *first,
       (size_t)job->workers < job->tasks ? job->workers : (int32_t)job->tasks;
   job->a_floats = round_up(e->mc * e->kc, 16);
   job->b_floats = job->a_floats + round_up(e->nc * e->kc, 16);
-  job->slot_floats = (size_t)(job->b_floats + round_up(e->mr * e->nr, 16));
-  if (!scratch->mem || scratch->slots < workers ||
-      scratch->slot_floats < job->slot_floats) {
-    int32_t slots = workers > scratch->slots ? workers : scratch->slots;
-    size_t floats = job->slot_floats > scratch->slot_floats
-                        ? job->slot_floats
-                        : scratch->slot_floats;
-    float *mem = alloc_floats(floats * (size_t)slots);
-    if (!mem) {
-      return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                       "out of memory for %d GEMM packing buffers of %zu "
-                       "floats",
-                       (int)slots, floats);
-    }
-    free(scratch->mem);
-    scratch->mem = mem;
-    scratch->slots = slots;
-    scratch->slot_floats = floats;
+  job->slot_floats = slot_floats(e);
+  size_t need = job->slot_floats * (size_t)workers;
+  float *own = NULL;
+  if (scratch && scratch->mem && scratch->floats >= need) {
+    job->scratch = scratch->mem;
+  } else if (!(job->scratch = own = alloc_floats(need))) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "out of memory for %d GEMM packing buffers of %zu floats",
+                     (int)workers, job->slot_floats);
   }
-  job->scratch = scratch->mem;
-  job->slot_floats = scratch->slot_floats;
   atomic_init(&job->next, 0);
   if (workers <= 1) {
     worker(job, 0, 1);
   } else {
     wm_pool_for(pool, (size_t)workers, 1, worker, job);
   }
+  free(own);
   return NULL;
 }
 
 wm_error *cpu_gemm_run(const cpu_gemm_problem_t *p, wm_pool_t *pool,
-                       cpu_gemm_scratch_t *scratch) {
+                       const cpu_gemm_scratch_t *scratch) {
   job_t job;
   memset(&job, 0, sizeof(job));
   job.e = engine();
@@ -889,7 +890,7 @@ wm_error *cpu_gemm_run(const cpu_gemm_problem_t *p, wm_pool_t *pool,
 
 wm_error *cpu_gemm_run_batch(size_t count, cpu_gemm_batch_fn get,
                              const void *ctx, wm_pool_t *pool,
-                             cpu_gemm_scratch_t *scratch) {
+                             const cpu_gemm_scratch_t *scratch) {
   if (count == 0) {
     return NULL;
   }

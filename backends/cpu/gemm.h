@@ -11,7 +11,9 @@
 // included, is split over M and N blocks (and batches) on a wm_pool_t, or
 // stays on the calling thread when it is too small to gain from the pool.
 // Thread-safety: packed operands are read-only once made; one scratch is
-// used by one cpu_gemm_run at a time.
+// used by one cpu_gemm_run at a time. The per-thread packing buffers come
+// from the caller (the op's workspace, cpu_gemm_workspace_bytes), so
+// plans hold no run-time buffers of their own.
 #ifndef WMAP_BACKENDS_CPU_GEMM_H_
 #define WMAP_BACKENDS_CPU_GEMM_H_
 
@@ -105,15 +107,25 @@ typedef struct cpu_gemm_problem {
 typedef void (*cpu_gemm_batch_fn)(const void *ctx, size_t t,
                                   cpu_gemm_problem_t *out);
 
-// Per-thread packing buffers a plan keeps between runs.
+// Per-thread packing buffers lent by the caller for one run (the op's
+// workspace): |floats| floats at |mem|, 64-byte aligned.
 typedef struct cpu_gemm_scratch {
-  float *mem;          // slots * slot_floats floats
-  size_t slot_floats;  // floats per thread
-  int32_t slots;       // threads served
+  float *mem;
+  size_t floats;
 } cpu_gemm_scratch_t;
 
-// Frees the buffers (accepts a zeroed scratch).
-void cpu_gemm_scratch_deinit(cpu_gemm_scratch_t *s);
+// Bytes of scratch a run on |threads| threads needs at most; with less
+// (or a NULL scratch) a run allocates its buffers and frees them after.
+size_t cpu_gemm_workspace_bytes(int32_t threads);
+// cpu_gemm_workspace_bytes as a kernel's workspace function (for kernels
+// whose runs are GEMM engine calls).
+size_t cpu_gemm_kernel_workspace(const void *state, int32_t threads);
+// The scratch of a kernel run: its workspace.
+static inline cpu_gemm_scratch_t cpu_gemm_scratch_of(const cpu_run_t *run) {
+  cpu_gemm_scratch_t s = {(float *)run->workspace,
+                          run->workspace_bytes / sizeof(float)};
+  return s;
+}
 
 // Packs operand |side| of a product with inner dimension |k| (m or n
 // being |rows_or_cols|) from the strided |src| into *out (fields set; free
@@ -134,11 +146,11 @@ void cpu_gemm_packed_deinit(cpu_gemm_packed_t *p);
 
 // Computes one product on |pool|; NULL or an out-of-memory error.
 wm_error *cpu_gemm_run(const cpu_gemm_problem_t *p, wm_pool_t *pool,
-                       cpu_gemm_scratch_t *scratch);
+                       const cpu_gemm_scratch_t *scratch);
 // Computes |count| products of the same shape described by |get|.
 wm_error *cpu_gemm_run_batch(size_t count, cpu_gemm_batch_fn get,
                              const void *ctx, wm_pool_t *pool,
-                             cpu_gemm_scratch_t *scratch);
+                             const cpu_gemm_scratch_t *scratch);
 
 // Applies act to n floats in place (for kernels outside the engine).
 void cpu_act_apply(const cpu_act_t *act, float *x, size_t n);

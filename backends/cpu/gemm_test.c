@@ -130,7 +130,7 @@ static void pack_from_mat(const void *ctx, int64_t p0, int64_t kc, int64_t j0,
 // engine failed).
 static int run_one(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int a_as,
                    int b_as, const cpu_gemm_epi_t *epi, wm_pool_t *pool,
-                   cpu_gemm_scratch_t *scratch, uint32_t seed) {
+                   const cpu_gemm_scratch_t *scratch, uint32_t seed) {
   float *ad = rnd_buf((size_t)(m * k), seed);
   float *bd = rnd_buf((size_t)(k * n), seed + 7);
   mat_t a = {ad, ta ? 1 : k, ta ? m : 1};
@@ -204,8 +204,7 @@ enum { N_SIZES = sizeof(kSizes) / sizeof(kSizes[0]) };
 
 // Every combination of the awkward sizes in every layout and operand form.
 static void sweep(wm_pool_t *pool) {
-  cpu_gemm_scratch_t scratch;
-  memset(&scratch, 0, sizeof(scratch));
+  cpu_gemm_scratch_t scratch = {NULL, 0};
   cpu_gemm_epi_t plain = cpu_gemm_epi_plain();
   int fails = 0;
   for (int im = 0; im < N_SIZES; im++) {
@@ -221,7 +220,6 @@ static void sweep(wm_pool_t *pool) {
       }
     }
   }
-  cpu_gemm_scratch_deinit(&scratch);
   WM_CHECK_INT_EQ(fails, 0);
 }
 
@@ -241,8 +239,7 @@ WM_TEST(gemm_matches_naive_over_awkward_sizes_two_threads) {
 WM_TEST(gemm_matches_naive_across_cache_blocks) {
   wm_pool_t *pool = NULL;
   WM_CHECK_OK(wm_pool_create(2, &pool));
-  cpu_gemm_scratch_t scratch;
-  memset(&scratch, 0, sizeof(scratch));
+  cpu_gemm_scratch_t scratch = {NULL, 0};
   cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
   epi.act.kind = CPU_ACT_RELU;
   int fails = 0;
@@ -253,7 +250,6 @@ WM_TEST(gemm_matches_naive_across_cache_blocks) {
                       &scratch, 99u + (uint32_t)form);
     fails += bad != 0;
   }
-  cpu_gemm_scratch_deinit(&scratch);
   wm_pool_destroy(pool);
   WM_CHECK_INT_EQ(fails, 0);
 }
@@ -263,8 +259,7 @@ WM_TEST(gemm_matches_naive_across_cache_blocks) {
 WM_TEST(gemm_epilogue_applies_alpha_bias_residual_and_activation) {
   wm_pool_t *pool = NULL;
   WM_CHECK_OK(wm_pool_create(2, &pool));
-  cpu_gemm_scratch_t scratch;
-  memset(&scratch, 0, sizeof(scratch));
+  cpu_gemm_scratch_t scratch = {NULL, 0};
   const int64_t m = 37, n = 45, k = 19;
   float *bias = rnd_buf(64, 5);
   float *z = rnd_buf((size_t)(m * (n + 5)), 6);
@@ -299,7 +294,6 @@ WM_TEST(gemm_epilogue_applies_alpha_bias_residual_and_activation) {
                    &scratch, 1) != 0;
   free(bias);
   free(z);
-  cpu_gemm_scratch_deinit(&scratch);
   wm_pool_destroy(pool);
   WM_CHECK_INT_EQ(fails, 0);
 }
@@ -361,8 +355,7 @@ static void batch_get(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
 WM_TEST(gemm_batch_runs_every_member) {
   wm_pool_t *pool = NULL;
   WM_CHECK_OK(wm_pool_create(2, &pool));
-  cpu_gemm_scratch_t scratch;
-  memset(&scratch, 0, sizeof(scratch));
+  cpu_gemm_scratch_t scratch = {NULL, 0};
   enum { COUNT = 5 };
   batch_ctx_t bc = {13, 70, 33, NULL, NULL, NULL, cpu_gemm_epi_plain()};
   bc.epi.act.kind = CPU_ACT_TANH;
@@ -392,34 +385,45 @@ WM_TEST(gemm_batch_runs_every_member) {
   free(a);
   free(b);
   free(c);
-  cpu_gemm_scratch_deinit(&scratch);
   wm_pool_destroy(pool);
   WM_CHECK_INT_EQ(fails, 0);
 }
 
-// Scratch grown by a large product serves a small one, and one sized for
-// one thread grows for two.
-WM_TEST(gemm_scratch_is_reused_and_grown) {
+// A lent scratch of cpu_gemm_workspace_bytes serves products on one and two
+// threads (the engine packs into it); a short one or none makes the engine
+// use buffers of its own, with the same results.
+WM_TEST(gemm_uses_the_lent_scratch) {
   wm_pool_t *pool = NULL;
   WM_CHECK_OK(wm_pool_create(2, &pool));
-  cpu_gemm_scratch_t scratch;
-  memset(&scratch, 0, sizeof(scratch));
+  size_t bytes = cpu_gemm_workspace_bytes(2);
+  WM_CHECK(bytes >= 2 * cpu_gemm_workspace_bytes(1));
+  float *mem = aligned_alloc(64, bytes);
+  WM_CHECK(mem != NULL);
+  size_t floats = bytes / sizeof(float);
   cpu_gemm_epi_t plain = cpu_gemm_epi_plain();
+  for (int threads = 1; threads <= 2; threads++) {
+    for (size_t i = 0; i < floats; i++) {
+      mem[i] = -12345.0f;
+    }
+    cpu_gemm_scratch_t lent = {mem, floats};
+    WM_CHECK_INT_EQ(
+        run_one(200, 300, 64, false, false, AS_STRIDED, AS_STRIDED, &plain,
+                threads == 2 ? pool : NULL, &lent, 5u + (uint32_t)threads),
+        0);
+    size_t written = 0;
+    for (size_t i = 0; i < floats; i++) {
+      written += mem[i] != -12345.0f;
+    }
+    WM_CHECK(written > 64 * 64);
+  }
+  cpu_gemm_scratch_t shorter = {mem, 16};
   WM_CHECK_INT_EQ(run_one(64, 64, 64, false, false, AS_STRIDED, AS_STRIDED,
-                          &plain, NULL, &scratch, 3),
+                          &plain, pool, &shorter, 3),
                   0);
-  WM_CHECK_INT_EQ(scratch.slots, 1);
-  float *mem = scratch.mem;
   WM_CHECK_INT_EQ(run_one(7, 9, 5, false, false, AS_STRIDED, AS_STRIDED, &plain,
-                          NULL, &scratch, 4),
+                          pool, NULL, 4),
                   0);
-  WM_CHECK(scratch.mem == mem);
-  WM_CHECK_INT_EQ(run_one(200, 300, 64, false, false, AS_STRIDED, AS_STRIDED,
-                          &plain, pool, &scratch, 5),
-                  0);
-  WM_CHECK_INT_EQ(scratch.slots, 2);
-  cpu_gemm_scratch_deinit(&scratch);
-  WM_CHECK(scratch.mem == NULL);
+  free(mem);
   wm_pool_destroy(pool);
 }
 
@@ -430,8 +434,7 @@ WM_TEST(gemm_scratch_is_reused_and_grown) {
 WM_TEST(gemm_short_products_match_naive) {
   wm_pool_t *pool = NULL;
   WM_CHECK_OK(wm_pool_create(2, &pool));
-  cpu_gemm_scratch_t scratch;
-  memset(&scratch, 0, sizeof(scratch));
+  cpu_gemm_scratch_t scratch = {NULL, 0};
   float *bias = rnd_buf(670, 8);
   cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
   epi.bias = bias;
@@ -455,7 +458,6 @@ WM_TEST(gemm_short_products_match_naive) {
     }
   }
   free(bias);
-  cpu_gemm_scratch_deinit(&scratch);
   wm_pool_destroy(pool);
   WM_CHECK_INT_EQ(fails, 0);
 }
@@ -470,8 +472,7 @@ WM_TEST(gemm_pack_fill_repacks_an_allocated_operand) {
   cpu_gemm_packed_t pb;
   WM_CHECK(cpu_gemm_pack_alloc(CPU_GEMM_B, n, k, &pb) == NULL);
   WM_CHECK(pb.data != NULL);
-  cpu_gemm_scratch_t scratch;
-  memset(&scratch, 0, sizeof(scratch));
+  cpu_gemm_scratch_t scratch = {NULL, 0};
   cpu_gemm_epi_t plain = cpu_gemm_epi_plain();
   int fails = 0;
   for (int round = 0; round < 2; round++) {
@@ -499,7 +500,6 @@ WM_TEST(gemm_pack_fill_repacks_an_allocated_operand) {
     fails += check_product(m, n, k, am, bm, &plain, c, n) != 0;
   }
   cpu_gemm_packed_deinit(&pb);
-  cpu_gemm_scratch_deinit(&scratch);
   free(a);
   free(b1);
   free(b2);
@@ -520,7 +520,7 @@ int main(void) {
       WM_CASE(gemm_epilogue_applies_alpha_bias_residual_and_activation),
       WM_CASE(act_apply_matches_definitions),
       WM_CASE(gemm_batch_runs_every_member),
-      WM_CASE(gemm_scratch_is_reused_and_grown),
+      WM_CASE(gemm_uses_the_lent_scratch),
       WM_CASE(gemm_short_products_match_naive),
       WM_CASE(gemm_pack_fill_repacks_an_allocated_operand),
       WM_CASE(gemm_kernel_is_named),

@@ -181,7 +181,6 @@ typedef struct rnn_plan {
   cpu_gemm_packed_t pw[MAX_DIRS];   // W^T when W is constant, else empty
   cpu_gemm_packed_t pr[MAX_DIRS];   // R^T of the gates of a step's product
   cpu_gemm_packed_t prh[MAX_DIRS];  // GRU: R^T of the hidden gate
-  cpu_gemm_scratch_t scratch;       // GEMM packing buffers kept between runs
 } rnn_plan_t;
 
 static void rnn_destroy(void *state) {
@@ -192,7 +191,6 @@ static void rnn_destroy(void *state) {
       cpu_gemm_packed_deinit(&p->pr[d]);
       cpu_gemm_packed_deinit(&p->prh[d]);
     }
-    cpu_gemm_scratch_deinit(&p->scratch);
     free(p->block);
     free(p);
   }
@@ -601,6 +599,7 @@ static size_t rnn_state_at(const rnn_plan_t *p, size_t dir, size_t b) {
 }
 
 static wm_error *rnn_run(void *state, const cpu_run_t *run) {
+  const cpu_gemm_scratch_t ws = cpu_gemm_scratch_of(run);
   rnn_plan_t *p = state;
   for (uint32_t i = 0; i < 8; i++) {
     bool present = i < run->n_in && run->in[i].data;
@@ -664,7 +663,7 @@ static wm_error *rnn_run(void *state, const cpu_run_t *run) {
     pp.ldc = (int64_t)gh;
     pp.epi = cpu_gemm_epi_plain();
     pp.epi.bias = j.wb ? p->bias + dir * gh : NULL;
-    wm_error *e = cpu_gemm_run(&pp, run->pool, &p->scratch);
+    wm_error *e = cpu_gemm_run(&pp, run->pool, &ws);
     if (e) {
       return e;
     }
@@ -702,11 +701,11 @@ static wm_error *rnn_run(void *state, const cpu_run_t *run) {
     }
     for (size_t s = 0; s < p->seq && p->batch > 0; s++) {
       j.step = s;
-      e = cpu_gemm_run(&ph, run->pool, &p->scratch);
+      e = cpu_gemm_run(&ph, run->pool, &ws);
       if (!e && p->cell == CELL_GRU) {
         j.phase = 0;
         k_for(run->pool, p->batch, grain, rnn_cells, &j);
-        e = cpu_gemm_run(&pg, run->pool, &p->scratch);
+        e = cpu_gemm_run(&pg, run->pool, &ws);
         j.phase = 1;
       }
       if (e) {
@@ -730,12 +729,15 @@ static wm_error *rnn_run(void *state, const cpu_run_t *run) {
   return NULL;
 }
 
-#define K(name) \
-  { name, 1, WM_IMPL_NATIVE_KERNEL, rnn_query, rnn_plan, rnn_run, rnn_destroy }
+#define K(name)                                                                \
+  {                                                                            \
+    name, 1, WM_IMPL_NATIVE_KERNEL, rnn_query, rnn_plan, rnn_run, rnn_destroy, \
+        cpu_gemm_kernel_workspace                                              \
+  }
 
 const cpu_kernel_t cpu_kernels_rnn[] = {
     K("RNN"),
     K("GRU"),
     K("LSTM"),
-    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
 };

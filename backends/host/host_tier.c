@@ -100,13 +100,37 @@ wm_error *wm_host_mem_alloc(wm_device *dev, uint64_t bytes, uint64_t align,
   memset(data, 0, n);
   b->data = data;
   b->size = bytes;
+  b->owned = 1;
+  *out = b;
+  return NULL;
+}
+
+wm_error *wm_host_mem_wrap_host(wm_device *dev, void *host_ptr, uint64_t bytes,
+                                wm_buffer **out) {
+  (void)dev;
+  *out = NULL;
+  if (!host_ptr || ((uintptr_t)host_ptr & 15)) {
+    return wm_host_error_create(WM_ERR_INVALID_ARGUMENT,
+                                "mem_wrap_host: %p is not 16-byte aligned "
+                                "host memory",
+                                host_ptr);
+  }
+  wm_buffer *b = malloc(sizeof(*b));
+  if (!b) {
+    return wm_host_error_oom();
+  }
+  b->data = host_ptr;
+  b->size = bytes;
+  b->owned = 0;
   *out = b;
   return NULL;
 }
 
 void wm_host_mem_free(wm_buffer *b) {
   if (b) {
-    free(b->data);
+    if (b->owned) {
+      free(b->data);
+    }
     free(b);
   }
 }

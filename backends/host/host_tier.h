@@ -24,8 +24,9 @@ struct wm_error {
 };
 
 struct wm_buffer {
-  void *data;     // 64-byte aligned host memory, zero-filled
+  void *data;     // 64-byte aligned host memory, zero-filled (or the host's)
   uint64_t size;  // bytes
+  int owned;      // |data| is freed with the buffer (not mem_wrap_host's)
 };
 
 struct wm_stream {
@@ -73,6 +74,10 @@ wm_error *wm_host_negotiate(const char *name, uint32_t host_major,
 wm_error *wm_host_mem_alloc(wm_device *dev, uint64_t bytes, uint64_t align,
                             uint32_t kind, wm_buffer **out_buffer);
 void wm_host_mem_free(wm_buffer *buffer);
+// mem_wrap_host: refuses a NULL or misaligned pointer with
+// INVALID_ARGUMENT.
+wm_error *wm_host_mem_wrap_host(wm_device *dev, void *host_ptr, uint64_t bytes,
+                                wm_buffer **out_buffer);
 wm_error *wm_host_mem_map(wm_buffer *buffer, void **out_host_ptr);
 void wm_host_mem_unmap(wm_buffer *buffer);
 // Copies refuse ranges outside their buffers with OUT_OF_RANGE.
@@ -96,15 +101,16 @@ void wm_host_event_destroy(wm_event *event);
 // the plugin adds its own device_close:
 //   static const wm_device_tier tier = {WM_HOST_DEVICE_TIER_FIELDS,
 //                                       .device_close = my_close};
-#define WM_HOST_DEVICE_TIER_FIELDS                                        \
-  .struct_size = sizeof(wm_device_tier), .mem_alloc = wm_host_mem_alloc,  \
-  .mem_free = wm_host_mem_free, .copy_h2d = wm_host_copy_h2d,             \
-  .copy_d2h = wm_host_copy_d2h, .copy_d2d = wm_host_copy_d2d,             \
-  .stream_create = wm_host_stream_create,                                 \
-  .stream_destroy = wm_host_stream_destroy,                               \
-  .stream_sync = wm_host_stream_sync, .mem_map = wm_host_mem_map,         \
-  .mem_unmap = wm_host_mem_unmap, .event_create = wm_host_event_create,   \
-  .event_record = wm_host_event_record, .event_wait = wm_host_event_wait, \
-  .event_query = wm_host_event_query, .event_destroy = wm_host_event_destroy
+#define WM_HOST_DEVICE_TIER_FIELDS                                            \
+  .struct_size = sizeof(wm_device_tier), .mem_alloc = wm_host_mem_alloc,      \
+  .mem_free = wm_host_mem_free, .copy_h2d = wm_host_copy_h2d,                 \
+  .copy_d2h = wm_host_copy_d2h, .copy_d2d = wm_host_copy_d2d,                 \
+  .stream_create = wm_host_stream_create,                                     \
+  .stream_destroy = wm_host_stream_destroy,                                   \
+  .stream_sync = wm_host_stream_sync, .mem_map = wm_host_mem_map,             \
+  .mem_unmap = wm_host_mem_unmap, .event_create = wm_host_event_create,       \
+  .event_record = wm_host_event_record, .event_wait = wm_host_event_wait,     \
+  .event_query = wm_host_event_query, .event_destroy = wm_host_event_destroy, \
+  .mem_wrap_host = wm_host_mem_wrap_host
 
 #endif  // WMAP_BACKENDS_HOST_HOST_TIER_H_

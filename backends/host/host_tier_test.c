@@ -70,6 +70,29 @@ WM_TEST(mem_alloc_is_aligned_and_zeroed) {
   wm_host_mem_free(NULL);
 }
 
+WM_TEST(mem_wrap_host_uses_the_hosts_memory_and_leaves_it_on_free) {
+  float *host = aligned_alloc(64, 64 * sizeof(float));
+  WM_CHECK(host != NULL);
+  wm_buffer *b = NULL;
+  WM_CHECK(wm_host_mem_wrap_host(NULL, host, 256, &b) == NULL);
+  void *p;
+  WM_CHECK(wm_host_mem_map(b, &p) == NULL);
+  WM_CHECK(p == host);
+  WM_CHECK_INT_EQ(b->size, 256);
+  float v = 1.5f;
+  WM_CHECK(wm_host_copy_h2d(NULL, &v, b, 4, sizeof(v)) == NULL);
+  WM_CHECK_DBL_NEAR(host[1], 1.5, 0);
+  wm_host_mem_free(b);
+  host[2] = 2.0f;  // still the host's (ASan would see a freed block)
+  WM_CHECK_DBL_NEAR(host[2], 2.0, 0);
+  CHECK_HOST_ERR(wm_host_mem_wrap_host(NULL, (char *)host + 4, 8, &b),
+                 WM_ERR_INVALID_ARGUMENT, "not 16-byte aligned");
+  WM_CHECK(b == NULL);
+  CHECK_HOST_ERR(wm_host_mem_wrap_host(NULL, NULL, 8, &b),
+                 WM_ERR_INVALID_ARGUMENT, "not 16-byte aligned");
+  free(host);
+}
+
 WM_TEST(mem_alloc_rejects_bad_alignment_and_huge_sizes) {
   static wm_buffer sentinel;
   wm_buffer *b = &sentinel;
@@ -134,6 +157,7 @@ int main(void) {
       WM_CASE(oom_error_is_static_and_survives_destroy),
       WM_CASE(negotiate_answers_the_lower_minor_and_refuses_another_major),
       WM_CASE(mem_alloc_is_aligned_and_zeroed),
+      WM_CASE(mem_wrap_host_uses_the_hosts_memory_and_leaves_it_on_free),
       WM_CASE(mem_alloc_rejects_bad_alignment_and_huge_sizes),
       WM_CASE(copies_move_bytes_and_refuse_out_of_range),
       WM_CASE(events_are_always_done),

@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define WM_ABI_MAJOR 0
-#define WM_ABI_MINOR 1
+#define WM_ABI_MINOR 2
 #define WM_ABI_MAX_RANK 8
 
 #define WM_EXPORT __attribute__((visibility("default")))
@@ -240,6 +240,14 @@ typedef struct wm_device_tier {
                               wm_kernel **out_kernel);
   void (*exe_destroy)(wm_executable *exe);
   wm_error *(*launch)(wm_stream *stream, const wm_launch_args *args);
+  /* Since minor 2, optional: a buffer over |bytes| of host memory at
+   * |host_ptr| (16-byte aligned), which the host keeps valid and unchanged
+   * until mem_free; mem_free then frees only the handle, and the backend
+   * never writes to it. For backends whose device memory is host memory:
+   * the host's constants (weights) are used in place instead of copied.
+   * NULL = the host copies them into mem_alloc buffers. */
+  wm_error *(*mem_wrap_host)(wm_device *dev, void *host_ptr, uint64_t bytes,
+                             wm_buffer **out_buffer);
 } wm_device_tier;
 
 /* -------------------------------------------------------- library tier */

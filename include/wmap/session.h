@@ -71,11 +71,15 @@ typedef struct wm_placement {
 
 // Counters of the last run.
 typedef struct wm_session_stats {
-  size_t partitions;       // maximal runs of nodes on one backend
-  size_t boundary_copies;  // tensors copied between backends last run
-  uint64_t bytes_copied;   // their bytes
-  size_t plans_made;       // plans made since creation (cache misses)
-  uint64_t arena_bytes;    // the current plan's arenas, all backends
+  size_t partitions;               // maximal runs of nodes on one backend
+  size_t boundary_copies;          // tensors copied between backends last run
+  uint64_t bytes_copied;           // their bytes
+  size_t plans_made;               // plans made since creation (cache misses)
+  uint64_t arena_bytes;            // the current plan's arenas, all backends
+  uint64_t constant_bytes;         // constants put on backends (since
+                                   // creation)
+  uint64_t constant_bytes_copied;  // of those, copied: the rest are used
+                                   // in place (backends on host memory)
 } wm_session_stats_t;
 
 // Checks |graph| (structure, schemas, shape inference: the graph's value

@@ -30,6 +30,18 @@ static const rt_loc_t *constant_loc(const wm_session_t *s, const rt_plan_t *p,
   return NULL;
 }
 
+// The view of |bytes| of workspace at |offset| of |buf|: uint8 [bytes].
+static wm_buffer_view workspace_view(wm_buffer *buf, uint64_t offset,
+                                     uint64_t bytes) {
+  wm_buffer_view v = {
+      .struct_size = sizeof(v), .buffer = buf, .offset = offset};
+  v.desc.struct_size = sizeof(v.desc);
+  v.desc.dtype = WM_DTYPE_UINT8;
+  v.desc.rank = 1;
+  v.desc.dims[0] = (int64_t)bytes;
+  return v;
+}
+
 void rt_plan_activate(wm_session_t *s, rt_plan_t *p) {
   for (size_t v = 0; v < s->graph->value_count; v++) {
     const rt_pv_t *pv = &p->pv[v];
@@ -66,6 +78,10 @@ void rt_plan_activate(wm_session_t *s, rt_plan_t *p) {
       const rt_loc_t *loc = &s->vals[id].loc[st->slot];
       st->views[j].buffer = loc->buf;
       st->views[j].offset = loc->offset;
+    }
+    if (st->kind == RT_STEP_OP && st->ws_bytes) {
+      st->ws_view =
+          workspace_view(s->slots[st->slot].arena, st->ws_offset, st->ws_bytes);
     }
   }
   p->bound_generation = s->generation;
@@ -243,7 +259,8 @@ static wm_status_t run_op(wm_session_t *s, const rt_plan_t *p, rt_step_t *st) {
   wm_status_t e = rt_slot_error(
       b,
       b->api->library->op_run(b->stream, st->plan, st->views, st->n_in,
-                              st->views + st->n_in, st->n_out, NULL),
+                              st->views + st->n_in, st->n_out,
+                              st->ws_bytes ? &st->ws_view : NULL),
       "op_run");
   if (e) {
     const wm_node_t *node = &s->graph->nodes[st->node];
@@ -378,14 +395,7 @@ static wm_status_t dyn_plan(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
   WM_RETURN_IF_ERROR(rt_slot_error(
       b, b->api->library->op_plan(b->dev, op, &st->dyn_plan, &ws), "op_plan"));
   st->dyn_slot = slot;
-  if (ws > 0) {
-    b->api->library->op_plan_destroy(st->dyn_plan);
-    st->dyn_plan = NULL;
-    return WM_ERROR(UNIMPLEMENTED,
-                    "backend \"%s\" asked for %llu bytes of workspace, which "
-                    "sessions do not provide yet",
-                    wm_backend_name(b->backend), (unsigned long long)ws);
-  }
+  st->ws_bytes = ws;
   memcpy(st->dyn_key, descs, n * sizeof(wm_tensor_desc));
   return NULL;
 }
@@ -495,17 +505,27 @@ static wm_status_t run_dynamic(wm_session_t *s, rt_plan_t *p, rt_step_t *st) {
     view->buffer = v->loc[slot].buf;
     view->offset = v->loc[slot].offset;
   }
+  // The workspace comes from the pooled memory, like the outputs.
+  rt_loc_t ws = {0};
+  wm_buffer_view ws_view = {0};
+  if (!e && st->ws_bytes) {
+    ws_view = workspace_view(NULL, 0, st->ws_bytes);
+    e = rt_alloc_dynamic(s, slot, &ws_view.desc, &ws);
+    ws_view.buffer = ws.buf;
+  }
   if (!e) {
     rt_backend_t *b = &s->slots[slot];
     e = rt_slot_error(b,
                       b->api->library->op_run(
                           b->stream, st->dyn_plan, views, (uint32_t)ctx.n_in,
-                          views + ctx.n_in, (uint32_t)ctx.n_out, NULL),
+                          views + ctx.n_in, (uint32_t)ctx.n_out,
+                          st->ws_bytes ? &ws_view : NULL),
                       "op_run");
     if (e) {
       e = wm_status_annotate(e, "node \"%s\" (%s)", ctx.label, node->op_type);
     }
   }
+  rt_release_loc(s, slot, &ws, WM_DTYPE_UINT8, 0);
   for (size_t i = 0; temps && i + 1 < n; i++) {
     rt_release_loc(s, slot, &temps[i], descs[i].dtype, 0);
   }

@@ -32,6 +32,7 @@ typedef struct rt_backend {
   wm_device *dev;                // opened when a plan first needs it
   wm_stream *stream;             // one stream per backend
   bool mappable;                 // buffers are host-visible
+  bool wraps;                    // it wraps host memory (mem_wrap_host)
   rt_free_t *pool;               // freed dynamic buffers kept for reuse
   size_t n_pool;                 // entries in |pool|
   size_t pool_cap;               // allocated entries
@@ -97,15 +98,18 @@ typedef struct rt_prep {
 // One step of a plan.
 typedef struct rt_step {
   rt_step_kind_t kind;
-  int32_t node;           // graph node (OP, DYNAMIC, HOST); COPY: value
-  int32_t slot;           // backend slot (OP, COPY: destination)
-  int32_t from;           // COPY: source slot
-  wm_op_plan *plan;       // OP: the backend's plan
-  uint32_t n_in, n_out;   // OP: io slots
-  wm_buffer_view *views;  // OP: n_in + n_out views, patched per run
-  int32_t *io;            // OP: value ids per view (-1 = omitted)
-  uint64_t copy_bytes;    // COPY: bytes
-  int32_t *release;       // values whose last use is this step
+  int32_t node;            // graph node (OP, DYNAMIC, HOST); COPY: value
+  int32_t slot;            // backend slot (OP, COPY: destination)
+  int32_t from;            // COPY: source slot
+  wm_op_plan *plan;        // OP: the backend's plan
+  uint32_t n_in, n_out;    // OP: io slots
+  wm_buffer_view *views;   // OP: n_in + n_out views, patched per run
+  int32_t *io;             // OP: value ids per view (-1 = omitted)
+  uint64_t copy_bytes;     // COPY: bytes
+  uint64_t ws_bytes;       // OP, DYNAMIC: workspace the backend's plan asked
+  uint64_t ws_offset;      // OP: its place in the slot's arena
+  wm_buffer_view ws_view;  // OP: the workspace, patched per run
+  int32_t *release;        // values whose last use is this step
   size_t n_release;
   // DYNAMIC: the instance last planned (reused while shapes repeat).
   int32_t dyn_slot;         // slot it ran on, -1 before the first run
@@ -219,10 +223,11 @@ wm_status_t rt_alloc_dynamic(wm_session_t *s, size_t slot,
 // string elements of |dtype| STRING are freed first.
 void rt_release_loc(wm_session_t *s, size_t slot, rt_loc_t *loc, uint32_t dtype,
                     uint64_t count);
-// Allocates persistent memory for |bytes| on |slot| (initializers,
-// folded constants) into |loc|.
-wm_status_t rt_alloc_persistent(wm_session_t *s, size_t slot, uint64_t bytes,
-                                rt_loc_t *loc) WM_MUST_USE_RESULT;
+// Puts constant |t| (an initializer or a folded constant, which outlives
+// |loc|) on |slot| into |loc|: used in place when the backend wraps host
+// memory (mem_wrap_host), else copied into persistent memory.
+wm_status_t rt_put_constant(wm_session_t *s, size_t slot, const wm_tensor_t *t,
+                            rt_loc_t *loc) WM_MUST_USE_RESULT;
 // Frees persistent memory of |slot| and clears |loc|.
 void rt_free_persistent(wm_session_t *s, size_t slot, rt_loc_t *loc,
                         uint32_t dtype, uint64_t count);

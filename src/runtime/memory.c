@@ -185,11 +185,32 @@ void rt_release_loc(wm_session_t *s, size_t slot, rt_loc_t *loc, uint32_t dtype,
   memset(loc, 0, sizeof(*loc));
 }
 
-wm_status_t rt_alloc_persistent(wm_session_t *s, size_t slot, uint64_t bytes,
-                                rt_loc_t *loc) {
+wm_status_t rt_put_constant(wm_session_t *s, size_t slot, const wm_tensor_t *t,
+                            rt_loc_t *loc) {
   memset(loc, 0, sizeof(*loc));
   WM_RETURN_IF_ERROR(rt_open_slot(s, slot));
-  return alloc_mapped(&s->slots[slot], bytes, &loc->buf, &loc->host);
+  rt_backend_t *b = &s->slots[slot];
+  s->stats.constant_bytes += t->nbytes;
+  if (b->wraps && t->dtype != WM_DTYPE_STRING && t->nbytes > 0 &&
+      ((uintptr_t)t->data & 15) == 0) {
+    wm_error *e =
+        b->api->device->mem_wrap_host(b->dev, t->data, t->nbytes, &loc->buf);
+    if (!e) {
+      loc->host = b->mappable ? t->data : NULL;
+      return NULL;
+    }
+    // Refused: copied below.
+    b->api->error_destroy(e);
+    loc->buf = NULL;
+  }
+  s->stats.constant_bytes_copied += t->nbytes;
+  WM_RETURN_IF_ERROR(alloc_mapped(b, t->nbytes, &loc->buf, &loc->host));
+  wm_status_t st = rt_write(s, slot, loc, t);
+  if (st) {
+    free_buffer(b, loc->buf);
+    memset(loc, 0, sizeof(*loc));
+  }
+  return st;
 }
 
 void rt_free_persistent(wm_session_t *s, size_t slot, rt_loc_t *loc,

@@ -307,13 +307,8 @@ static wm_status_t plan_node(builder_t *b, size_t index, wm_op_ctx_t *ctx) {
                                 node->op_type);
       }
     }
-    if (!st && ws > 0) {
-      st = WM_ERROR(UNIMPLEMENTED,
-                    "node \"%s\" (%s): backend \"%s\" asked for %llu bytes of "
-                    "workspace, which sessions do not provide yet",
-                    ctx->label, node->op_type,
-                    wm_backend_name(s->slots[slot].backend),
-                    (unsigned long long)ws);
+    if (!st) {
+      step->ws_bytes = ws;
     }
     if (!st) {
       step->n_in = (uint32_t)ctx->n_in;
@@ -445,10 +440,7 @@ static wm_status_t upload_constants(builder_t *b) {
         loc = &u->loc;
       }
       const wm_tensor_t *t = pv->value;
-      wm_status_t st = rt_alloc_persistent(s, k, t->nbytes, loc);
-      if (!st) {
-        st = rt_write(s, k, loc, t);
-      }
+      wm_status_t st = rt_put_constant(s, k, t, loc);
       if (st) {
         return wm_status_annotate(st, "uploading constant \"%s\"",
                                   b->g->values[v].name);
@@ -518,8 +510,8 @@ static wm_status_t plan_memory(builder_t *b) {
   wm_session_t *s = b->s;
   rt_plan_t *p = b->p;
   size_t nv = b->g->value_count;
-  rt_region_t *regions = wm_calloc(nv + 1, sizeof(rt_region_t));
-  int32_t *ids = wm_calloc(nv + 1, sizeof(int32_t));
+  rt_region_t *regions = wm_calloc(nv + p->n_steps + 1, sizeof(rt_region_t));
+  int32_t *ids = wm_calloc(nv + p->n_steps + 1, sizeof(int32_t));
   wm_status_t st = regions && ids ? NULL : oom();
   for (size_t k = 0; !st && k < s->n_slots; k++) {
     size_t n = 0;
@@ -543,9 +535,25 @@ static wm_status_t plan_memory(builder_t *b) {
                         .last = pv->last < pv->first ? pv->first : pv->last};
       ids[n++] = (int32_t)v;
     }
+    size_t n_values = n;
+    for (size_t i = 0; !st && i < p->n_steps; i++) {
+      // A workspace lives during its step only (steps count from 1).
+      const rt_step_t *step = &p->steps[i];
+      if (step->kind == RT_STEP_OP && step->slot == (int32_t)k &&
+          step->ws_bytes) {
+        regions[n] = (rt_region_t){.bytes = step->ws_bytes,
+                                   .first = (int32_t)i + 1,
+                                   .last = (int32_t)i + 1};
+        ids[n++] = (int32_t)i;
+      }
+    }
     if (!st) {
       st = rt_assign_offsets(regions, n, &p->arena_bytes[k]);
     }
+    for (size_t i = n_values; !st && i < n; i++) {
+      p->steps[ids[i]].ws_offset = regions[i].offset;
+    }
+    n = n_values;
     if (!st && n > 0 && p->arena_bytes[k] == 0) {
       p->arena_bytes[k] = 64;  // empty tensors still need a buffer
     }

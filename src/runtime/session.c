@@ -79,6 +79,9 @@ static int32_t add_slot(wm_session_t *s, wm_backend_t *backend) {
   b->api = wm_backend_api(backend);
   b->target = wm_backend_target(backend, 0);
   b->mappable = b->api->device->mem_map != NULL;
+  b->wraps = b->api->abi_minor >= 2 &&
+             WM_HAS(b->api->device, wm_device_tier, mem_wrap_host) &&
+             b->api->device->mem_wrap_host != NULL;
   return (int32_t)s->n_slots++;
 }
 
