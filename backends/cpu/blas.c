@@ -166,6 +166,11 @@ static wm_error *matmul_plan_epi(const wm_op_desc *op, const char *what,
   return NULL;
 }
 
+// B (input 1) packed at plan time is never read again.
+static uint64_t matmul_captured(const void *state) {
+  return ((const matmul_state_t *)state)->pb.data ? 2u : 0u;
+}
+
 static wm_error *matmul_plan(const wm_op_desc *op, void **out_state) {
   cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
   return matmul_plan_epi(op, "MatMul", &epi, out_state);
@@ -347,6 +352,11 @@ static wm_error *gemm_plan_act(const wm_op_desc *op, const char *what,
   }
   *out_state = st;
   return NULL;
+}
+
+// op(B) (input 1) packed at plan time is never read again.
+static uint64_t gemm_captured(const void *state) {
+  return ((const gemm_state_t *)state)->pb.data ? 2u : 0u;
 }
 
 static wm_error *gemm_plan(const wm_op_desc *op, void **out_state) {
@@ -1509,7 +1519,7 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
   out->m = st->mg;
   out->n = st->outsz;
   out->k = kg;
-  out->a.data = job->w + (size_t)(g * st->mg * kg);
+  out->a.data = job->w ? job->w + (size_t)(g * st->mg * kg) : NULL;
   out->a.rs = kg;
   out->a.cs = 1;
   out->a.packed = st->pw ? &st->pw[g] : NULL;
@@ -1571,6 +1581,11 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
   }
   // Pointwise: the image itself is B; implicit: B is packed from it.
   return cpu_gemm_run_batch(members, conv_member, &job, run->pool, &ws);
+}
+
+// W (input 1) packed at plan time is never read again.
+static uint64_t conv_captured(const void *state) {
+  return ((const conv_state_t *)state)->pw ? 2u : 0u;
 }
 
 static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {
@@ -1731,20 +1746,21 @@ static wm_error *fused_matmul_plan(const wm_op_desc *op, void **out_state) {
 
 const cpu_kernel_t cpu_kernels_wmap[] = {
     {"FusedConv", 1, WM_IMPL_NATIVE_KERNEL, fused_conv_query, fused_conv_plan,
-     conv_run, conv_destroy, cpu_gemm_kernel_workspace},
+     conv_run, conv_destroy, cpu_gemm_kernel_workspace, conv_captured},
     {"FusedGemm", 1, WM_IMPL_NATIVE_KERNEL, fused_gemm_query, fused_gemm_plan,
-     gemm_run, gemm_destroy, cpu_gemm_kernel_workspace},
+     gemm_run, gemm_destroy, cpu_gemm_kernel_workspace, gemm_captured},
     {"FusedMatMul", 1, WM_IMPL_NATIVE_KERNEL, fused_matmul_query,
-     fused_matmul_plan, matmul_run, matmul_destroy, cpu_gemm_kernel_workspace},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
+     fused_matmul_plan, matmul_run, matmul_destroy, cpu_gemm_kernel_workspace,
+     matmul_captured},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
 const cpu_kernel_t cpu_kernels_blas[] = {
     {"Conv", 1, WM_IMPL_NATIVE_KERNEL, conv_query, conv_plan, conv_run,
-     conv_destroy, cpu_gemm_kernel_workspace},
+     conv_destroy, cpu_gemm_kernel_workspace, conv_captured},
     {"Gemm", 1, WM_IMPL_NATIVE_KERNEL, gemm_query, gemm_plan, gemm_run,
-     gemm_destroy, cpu_gemm_kernel_workspace},
+     gemm_destroy, cpu_gemm_kernel_workspace, gemm_captured},
     {"MatMul", 1, WM_IMPL_NATIVE_KERNEL, matmul_query, matmul_plan, matmul_run,
-     matmul_destroy, cpu_gemm_kernel_workspace},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
+     matmul_destroy, cpu_gemm_kernel_workspace, matmul_captured},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
 };

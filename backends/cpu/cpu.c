@@ -26,6 +26,7 @@ struct wm_op_plan {
   uint32_t n_out;              // planned outputs
   wm_tensor_desc *descs;       // n_in + n_out planned layouts
   size_t workspace_bytes;      // asked of the host per run
+  uint64_t captured;           // inputs the plan holds its own form of
 };
 
 // Set once by wm_plugin_query, read-only afterwards.
@@ -367,6 +368,16 @@ static wm_error *op_plan(wm_device *dev, const wm_op_desc *op,
       return e;
     }
   }
+  if (k->captured && WM_HAS(op, wm_op_desc, captured) && op->captured) {
+    uint64_t mask = k->captured(plan->state);
+    for (uint32_t i = 0; i < op->n_in && i < 64; i++) {
+      if (!op->in_values || !op->in_values[i]) {
+        mask &= ~((uint64_t)1 << i);  // only constants can be captured
+      }
+    }
+    plan->captured = mask;
+    *op->captured = mask;
+  }
   if (k->workspace) {
     plan->workspace_bytes =
         k->workspace(plan->state, wm_pool_threads(dev->pool));
@@ -374,6 +385,10 @@ static wm_error *op_plan(wm_device *dev, const wm_op_desc *op,
   }
   *out_plan = plan;
   return NULL;
+}
+
+static bool is_input(const char *what) {
+  return strcmp(what, "input") == 0;
 }
 
 // Turns view |v| into a kernel tensor, checking it against the planned
@@ -384,6 +399,15 @@ static wm_error *view_tensor(const wm_op_plan *plan, const wm_buffer_view *v,
   memset(out, 0, sizeof(*out));
   if (want->dtype == 0) {
     return NULL;  // omitted when planned
+  }
+  if (!v->buffer && is_input(what) && index < 64 &&
+      ((plan->captured >> index) & 1)) {
+    // Captured at plan time: the kernel never reads it.
+    out->dtype = want->dtype;
+    out->rank = (int32_t)want->rank;
+    memcpy(out->dims, want->dims, want->rank * sizeof(int64_t));
+    out->count = cpu_desc_count(want);
+    return NULL;
   }
   if (!v->buffer) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,

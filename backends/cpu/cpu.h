@@ -52,6 +52,10 @@ typedef struct cpu_kernel {
   // Bytes of workspace a run of the planned |state| on |threads| threads
   // uses (the host lends it for the run); NULL = none.
   size_t (*workspace)(const void *state, int32_t threads);
+  // Bit i: the planned |state| holds its own form of constant input i
+  // (packed weights) and run never reads that input (it may then come
+  // with NULL data); NULL = none.
+  uint64_t (*captured)(const void *state);
 } cpu_kernel_t;
 
 // Kernel tables, one per file, each ending with an entry whose op_type is

@@ -739,5 +739,5 @@ const cpu_kernel_t cpu_kernels_rnn[] = {
     K("RNN"),
     K("GRU"),
     K("LSTM"),
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -285,6 +285,12 @@ typedef struct wm_op_desc {
   const void *const *in_values; /* host data of constant inputs or NULL */
   uint32_t n_attr;
   const wm_op_attr *attrs;
+  /* Since minor 2: host-owned and zeroed, or NULL (the host does not ask).
+   * op_plan may set bit i (i < 64) when the plan keeps its own form of
+   * constant input i (made from in_values[i], e.g. packed weights) and
+   * op_run never reads that input: the host may then pass it with a NULL
+   * buffer and free its data. */
+  uint64_t *captured;
 } wm_op_desc;
 
 enum {

@@ -30,6 +30,14 @@ typedef struct wm_session_options {
   wm_placement_mode_t mode;       // FALLBACK (default) or STRICT
   const char *passes;  // comma list of passes to apply (wm_pass_name);
                        // NULL = all of them, "" = none
+  // The caller gives up the data of |graph|'s weights: an initializer
+  // whose every reader's backend plan holds its own form of it (packed
+  // weights) has its data freed as soon as the last of them is planned,
+  // so the weights are not held twice; its type stays, its data becomes
+  // NULL. Taken only when the graph can have one plan (every input of
+  // fully known shape and no initializer among them, no subgraphs);
+  // otherwise the data stays. For a graph that serves only this session.
+  bool release_weights;
 } wm_session_options_t;
 
 // The graph passes a session can apply, in the order they run: returns

@@ -192,6 +192,9 @@ static wm_status_t child_block(const job_t *j, wm_strbuf_t *out) {
       .fallback = fallback,
       .mode = WM_PLACEMENT_FALLBACK,
       .passes = o->passes,
+      // The block's process is the graph's last user: weights the plan
+      // packed need not be held twice.
+      .release_weights = true,
   };
   wm_session_t *session = NULL;
   wm_status_t s = wm_session_create_placed(o->graph, &so, &session);

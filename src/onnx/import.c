@@ -1,8 +1,12 @@
 // ModelProto -> wm_graph_t: graphs, subgraphs, attributes, types, opsets
 // and model fields. Everything read here is untrusted.
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "onnx/onnx_internal.h"
 #include "wmap/onnx.h"
@@ -625,8 +629,102 @@ wm_status_t wm_onnx_load_buffer(const uint8_t *data, size_t size,
   return wm_onnx_one_line(load_buffer(data, size, NULL, base_dir, out_graph));
 }
 
+// Weights of at least this many bytes go from the file straight to their
+// tensors.
+enum { LIFT_MIN = 4096, LIFT_FILE_MIN = 1 << 20 };
+
+// Drops the pages of map[from, to) from this process (the file keeps them).
+static void drop_pages(const uint8_t *map, size_t from, size_t to) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t a = from / page * page, b = (to + page - 1) / page * page;
+  if (b > a) {
+    madvise((void *)(map + a), b - a, MADV_DONTNEED);
+  }
+}
+
+// Loads a large model file through a read-only mapping: the model is
+// re-encoded without its weights, unpacked, and each weight is copied from
+// the mapping into its tensor (those pages dropped right after), so at no
+// point are the whole file and all the weights in memory at once. False
+// when the file is not a large regular file or is malformed (the caller
+// reads it whole and reports what is wrong).
+static bool load_mapped(const char *path, const char *dir, wm_status_t *out_s,
+                        wm_graph_t **out_graph) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_size < LIFT_FILE_MIN || (uint64_t)st.st_size > SIZE_MAX) {
+    if (fd >= 0) {
+      close(fd);
+    }
+    return false;
+  }
+  size_t size = (size_t)st.st_size;
+  const uint8_t *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) {
+    return false;
+  }
+  uint8_t *small = NULL;
+  size_t small_size = 0, n = 0;
+  wm_onnx_lifted_t *lifted = NULL;
+  bool ok =
+      wm_onnx_lift_raw(map, size, LIFT_MIN, &small, &small_size, &lifted, &n);
+  drop_pages(map, 0, size);
+  ProtobufCMessage *msg = NULL;
+  if (ok) {
+    wm_status_t s =
+        wm_onnx_unpack(&onnx__model_proto__descriptor, small, small_size, &msg);
+    ok = !s;
+    wm_status_free(s);
+  }
+  free(small);
+  Onnx__ModelProto *m = (Onnx__ModelProto *)msg;
+  for (size_t i = 0; ok && i < n; i++) {
+    const wm_onnx_lifted_t *w = &lifted[i];
+    Onnx__TensorProto *t = m->graph && w->index < m->graph->n_initializer
+                               ? m->graph->initializer[w->index]
+                               : NULL;
+    uint8_t *copy = t && !t->has_raw_data ? wm_malloc(w->len) : NULL;
+    if (!copy) {
+      ok = false;
+      break;
+    }
+    memcpy(copy, map + w->offset, w->len);
+    drop_pages(map, w->offset, w->offset + w->len);
+    t->raw_data.data = copy;
+    t->raw_data.len = w->len;
+    t->has_raw_data = true;
+  }
+  free(lifted);
+  munmap((void *)map, size);
+  if (!ok) {
+    wm_onnx_unpacked_free(msg);
+    return false;
+  }
+  importer_t im = {dir};
+  *out_s = import_model(&im, m, out_graph);
+  wm_onnx_unpacked_free(msg);
+  return true;
+}
+
 wm_status_t wm_onnx_load(const char *path, wm_graph_t **out_graph) {
   *out_graph = NULL;
+  char *mdir = wm_onnx_dirname(path);
+  if (!mdir) {
+    return oom();
+  }
+  wm_status_t ms = NULL;
+  if (load_mapped(path, mdir, &ms, out_graph)) {
+    free(mdir);
+    if (ms) {
+      char pb[160];
+      ms = wm_status_annotate(ms, "importing \"%s\"",
+                              wm_onnx_safe(path, pb, sizeof(pb)));
+    }
+    return wm_onnx_one_line(ms);
+  }
+  free(mdir);
   uint8_t *data;
   size_t size;
   WM_RETURN_IF_ERROR(wm_onnx_one_line(wm_file_read(path, &data, &size)));

@@ -34,6 +34,21 @@ const char *wm_onnx_wire_next(const uint8_t *data, size_t size, size_t *pos,
 wm_status_t wm_onnx_unpack(const ProtobufCMessageDescriptor *desc,
                            const uint8_t *data, size_t size,
                            ProtobufCMessage **out_msg) WM_MUST_USE_RESULT;
+// The raw_data of one initializer of a model's main graph, lifted out of
+// the model's bytes: payload at |offset| of |len| bytes in the original,
+// for initializer number |index|.
+typedef struct wm_onnx_lifted {
+  size_t offset, len, index;
+} wm_onnx_lifted_t;
+// Re-encodes ModelProto |data| without the raw_data payloads of at least
+// |min_len| bytes of its main graph's initializers (into *out, *out_size;
+// the list in *out_lifted, *out_n). Weights then go from the file to
+// their tensors once, not through a second copy of the whole model. False
+// (nothing allocated) when |data| is malformed or uses a form this does
+// not lift (the graph field twice): the caller unpacks it whole.
+bool wm_onnx_lift_raw(const uint8_t *data, size_t size, size_t min_len,
+                      uint8_t **out, size_t *out_size,
+                      wm_onnx_lifted_t **out_lifted, size_t *out_n);
 // Frees a message from wm_onnx_unpack; accepts NULL.
 void wm_onnx_unpacked_free(ProtobufCMessage *msg);
 

@@ -106,6 +106,126 @@ wm_status_t wm_onnx_wire_check(const uint8_t *data, size_t size,
   return wire_walk(data, size, 0, desc, 0);
 }
 
+// ---------------------------------------------------- lifting raw_data
+
+// Bytes being re-encoded.
+typedef struct bytes {
+  uint8_t *data;
+  size_t len, cap;
+  bool failed;
+} bytes_t;
+
+static void put(bytes_t *b, const void *src, size_t n) {
+  if (b->failed || wm_grow((void **)&b->data, &b->cap, b->len + n + 1, 1)) {
+    b->failed = true;
+    return;
+  }
+  memcpy(b->data + b->len, src, n);
+  b->len += n;
+}
+
+static void put_varint(bytes_t *b, uint64_t v) {
+  uint8_t tmp[10];
+  size_t n = 0;
+  do {
+    tmp[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+    v >>= 7;
+  } while (v);
+  put(b, tmp, n);
+}
+
+// Writes field |number| (wire type 2) holding |child|.
+static void put_child(bytes_t *b, uint32_t number, const bytes_t *child) {
+  put_varint(b, (uint64_t)number << 3 | 2);
+  put_varint(b, child->len);
+  put(b, child->data, child->len);
+}
+
+typedef struct lifter {
+  const uint8_t *base;  // the original model
+  size_t min_len;
+  wm_onnx_lifted_t *list;
+  size_t n, cap;
+  bool failed;
+} lifter_t;
+
+// Copies the message at data[0, size) to |out| but for the fields
+// |keep_fn| rewrites: TensorProto drops a large raw_data (field 9),
+// GraphProto rewrites each initializer (5), ModelProto its graph (7).
+enum { LIFT_TENSOR = 0, LIFT_GRAPH = 1, LIFT_MODEL = 2 };
+
+static bool lift_message(lifter_t *l, const uint8_t *data, size_t size,
+                         int level, size_t index, bytes_t *out) {
+  size_t pos = 0, inits = 0, graphs = 0;
+  while (pos < size) {
+    size_t at = pos;
+    wm_onnx_wire_field_t f;
+    if (wm_onnx_wire_next(data, size, &pos, &f)) {
+      return false;
+    }
+    bool lifted = f.wire == 2 && ((level == LIFT_TENSOR && f.number == 9) ||
+                                  (level == LIFT_GRAPH && f.number == 5) ||
+                                  (level == LIFT_MODEL && f.number == 7));
+    if (!lifted) {
+      put(out, data + at, pos - at);
+      continue;
+    }
+    if (level == LIFT_TENSOR) {
+      if (f.len < l->min_len) {
+        put(out, data + at, pos - at);
+        continue;
+      }
+      if (wm_grow((void **)&l->list, &l->cap, l->n + 1, sizeof(*l->list))) {
+        return false;
+      }
+      l->list[l->n++] =
+          (wm_onnx_lifted_t){(size_t)(data + f.start - l->base), f.len, index};
+      continue;
+    }
+    if (level == LIFT_MODEL && ++graphs > 1) {
+      return false;  // merged graphs: left to protobuf-c
+    }
+    bytes_t child = {0};
+    bool ok = lift_message(l, data + f.start, f.len, level - 1,
+                           level == LIFT_GRAPH ? inits++ : 0, &child);
+    if (ok) {
+      put_child(out, f.number, &child);
+    }
+    free(child.data);
+    if (!ok) {
+      return false;
+    }
+  }
+  return !out->failed;
+}
+
+bool wm_onnx_lift_raw(const uint8_t *data, size_t size, size_t min_len,
+                      uint8_t **out, size_t *out_size,
+                      wm_onnx_lifted_t **out_lifted, size_t *out_n) {
+  *out = NULL;
+  *out_size = 0;
+  *out_lifted = NULL;
+  *out_n = 0;
+  lifter_t l = {.base = data, .min_len = min_len};
+  bytes_t b = {0};
+  if (!lift_message(&l, data, size, LIFT_MODEL, 0, &b) || b.failed) {
+    free(b.data);
+    free(l.list);
+    return false;
+  }
+  *out = b.data ? b.data : wm_malloc(1);
+  *out_size = b.len;
+  *out_lifted = l.list;
+  *out_n = l.n;
+  if (!*out) {
+    free(l.list);
+    *out_lifted = NULL;
+    *out_n = 0;
+    return false;
+  }
+  return true;
+}
+
 // ------------------------------------------------------- protobuf-c glue
 
 typedef struct unpack_alloc {

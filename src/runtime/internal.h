@@ -109,6 +109,7 @@ typedef struct rt_step {
   uint64_t ws_bytes;       // OP, DYNAMIC: workspace the backend's plan asked
   uint64_t ws_offset;      // OP: its place in the slot's arena
   wm_buffer_view ws_view;  // OP: the workspace, patched per run
+  uint64_t captured;       // OP: inputs its plan holds its own form of
   int32_t *release;        // values whose last use is this step
   size_t n_release;
   // DYNAMIC: the instance last planned (reused while shapes repeat).
@@ -191,6 +192,9 @@ struct wm_session {
   bool *key_given;                   // which bindable values this run binds
   rt_plan_t *plans[RT_MAX_PLANS];    // cached plans
   size_t n_plans;
+  bool release_weights;      // options.release_weights, and it is safe
+  bool *foldable_reader;     // per user value: a reader of it could be
+                             // folded (all inputs constant): kept
   rt_plan_t *active;         // the plan of the last run
   uint64_t tick;             // plan uses
   uint64_t generation;       // bumped when an arena moves

@@ -23,6 +23,9 @@ typedef struct builder {
   size_t cap;                  // allocated steps
   wm_strbuf_t unplaced;        // STRICT: nodes nothing takes
   size_t n_unplaced;
+  uint32_t *readers;   // release_weights: per value, input slots and
+                       // graph outputs reading it
+  uint32_t *captured;  // per value: readers whose plan captured it
 } builder_t;
 
 static wm_status_t oom(void) {
@@ -255,6 +258,53 @@ static bool ctx_is_concrete(const wm_op_ctx_t *ctx) {
   return true;
 }
 
+// Frees the data of weight |v| (release_weights): every reader's plan
+// holds its own form of it. Its owner is a tensor of the passes or an
+// initializer of the user's graph; the prepared graph borrows it.
+static void release_weight(builder_t *b, int32_t v) {
+  wm_session_t *s = b->s;
+  wm_tensor_t *t = b->g->values[v].initializer;
+  if (!t || !t->data || b->p->folded[v]) {
+    return;
+  }
+  wm_tensor_t *owner = NULL;
+  for (size_t i = 0; i < s->prep.n_consts && !owner; i++) {
+    if (s->prep.consts[i]->data == t->data && !s->prep.consts[i]->borrowed) {
+      owner = s->prep.consts[i];
+    }
+  }
+  int32_t u = wm_graph_find_value(s->user, b->g->values[v].name);
+  if (u >= 0 && s->foldable_reader[u]) {
+    return;
+  }
+  wm_tensor_t *mine = u >= 0 ? s->user->values[u].initializer : NULL;
+  if (!owner && mine && mine->data == t->data && !mine->borrowed) {
+    owner = mine;
+  }
+  if (!owner) {
+    return;  // borrowed from elsewhere (external data the caller holds)
+  }
+  free(owner->data);
+  owner->data = NULL;
+  t->data = NULL;
+  memset(b->p->pv[v].on, 0, sizeof(b->p->pv[v].on));
+}
+
+// Counts the inputs of |node| whose plan captured them and frees the
+// weights every reader has now captured.
+static void release_captured(builder_t *b, const wm_node_t *node,
+                             uint64_t captured) {
+  if (!b->readers) {
+    return;
+  }
+  for (int32_t i = 0; i < node->input_count && i < 64; i++) {
+    int32_t v = node->inputs[i];
+    if (v >= 0 && ((captured >> i) & 1) && ++b->captured[v] == b->readers[v]) {
+      release_weight(b, v);
+    }
+  }
+}
+
 // A node on a backend: placed now when its instance is concrete, else
 // placed while running.
 static wm_status_t plan_node(builder_t *b, size_t index, wm_op_ctx_t *ctx) {
@@ -296,12 +346,14 @@ static wm_status_t plan_node(builder_t *b, size_t index, wm_op_ctx_t *ctx) {
     if (!st) {
       st = rt_open_slot(s, (size_t)slot);
     }
-    uint64_t ws = 0;
+    uint64_t ws = 0, captured = 0;
     if (!st) {
       rt_backend_t *be = &s->slots[slot];
+      op.captured = &captured;
       st = rt_slot_error(
           be, be->api->library->op_plan(be->dev, &op, &step->plan, &ws),
           "op_plan");
+      op.captured = NULL;
       if (st) {
         st = wm_status_annotate(st, "node \"%s\" (%s)", ctx->label,
                                 node->op_type);
@@ -309,6 +361,8 @@ static wm_status_t plan_node(builder_t *b, size_t index, wm_op_ctx_t *ctx) {
     }
     if (!st) {
       step->ws_bytes = ws;
+      step->captured = captured;
+      release_captured(b, node, captured);
     }
     if (!st) {
       step->n_in = (uint32_t)ctx->n_in;
@@ -719,6 +773,21 @@ wm_status_t rt_plan_build(wm_session_t *s, const wm_type_t *key,
     p->bound_generation = UINT64_MAX;  // never activated
     plan_inputs(&b, key, given);
   }
+  if (!st && s->release_weights) {
+    b.readers = wm_calloc(nv, sizeof(uint32_t));
+    b.captured = wm_calloc(nv, sizeof(uint32_t));
+    st = b.readers && b.captured ? NULL : oom();
+    for (size_t n = 0; !st && n < g->node_count; n++) {
+      for (int32_t i = 0; i < g->nodes[n].input_count; i++) {
+        if (g->nodes[n].inputs[i] >= 0) {
+          b.readers[g->nodes[n].inputs[i]]++;
+        }
+      }
+    }
+    for (size_t i = 0; !st && i < g->output_count; i++) {
+      b.readers[g->outputs[i]]++;  // never captured: kept
+    }
+  }
   for (size_t k = 0; !st && k < g->node_count; k++) {
     st = plan_one(&b, (size_t)s->order[k]);
   }
@@ -777,6 +846,8 @@ wm_status_t rt_plan_build(wm_session_t *s, const wm_type_t *key,
     st = user_placement(s, p);
   }
   wm_strbuf_deinit(&b.unplaced);
+  free(b.readers);
+  free(b.captured);
   free(b.types);
   free((void *)b.values);
   if (st) {

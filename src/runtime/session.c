@@ -145,6 +145,64 @@ static wm_status_t init_nodes(wm_session_t *s) {
 
 // The values a run binds: graph inputs, then values read from an
 // enclosing graph.
+// True when the graph can have one plan only: every bindable value is a
+// tensor of fully known shape and no initializer (which a run could
+// override), and no node has a subgraph (which reads outer values by name).
+static bool one_plan_only(const wm_session_t *s) {
+  const wm_graph_t *g = s->graph;
+  for (size_t i = 0; i < s->n_bindable; i++) {
+    const wm_value_t *v = &g->values[s->bindable[i]];
+    if (v->initializer || v->is_outer || v->type.kind != WM_TYPE_TENSOR ||
+        !wm_shape_is_known(&v->type.shape)) {
+      return false;
+    }
+  }
+  for (size_t n = 0; n < g->node_count; n++) {
+    for (int32_t a = 0; a < g->nodes[n].attr_count; a++) {
+      wm_attr_type_t t = g->nodes[n].attrs[a].type;
+      if (t == WM_ATTR_GRAPH || t == WM_ATTR_GRAPHS) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Marks the user's values read by a node whose inputs could all be known
+// without running (no input depends on a graph input): shape inference on
+// the user's graph may fold that node, so those weights keep their data.
+static wm_status_t find_foldable_readers(wm_session_t *s) {
+  const wm_graph_t *u = s->user;
+  bool *live = wm_calloc(u->value_count + 1, sizeof(bool));
+  s->foldable_reader = wm_calloc(u->value_count + 1, sizeof(bool));
+  if (!live || !s->foldable_reader) {
+    free(live);
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (size_t i = 0; i < u->input_count; i++) {
+    live[u->inputs[i]] = !u->values[u->inputs[i]].initializer;
+  }
+  for (size_t k = 0; k < u->node_count; k++) {
+    const wm_node_t *n = &u->nodes[s->user_order[k]];
+    bool any = false;
+    for (int32_t i = 0; i < n->input_count; i++) {
+      any = any || (n->inputs[i] >= 0 && live[n->inputs[i]]);
+    }
+    for (int32_t i = 0; i < n->output_count; i++) {
+      if (n->outputs[i] >= 0) {
+        live[n->outputs[i]] = any;
+      }
+    }
+    for (int32_t i = 0; !any && i < n->input_count; i++) {
+      if (n->inputs[i] >= 0) {
+        s->foldable_reader[n->inputs[i]] = true;
+      }
+    }
+  }
+  free(live);
+  return NULL;
+}
+
 static wm_status_t init_bindable(wm_session_t *s) {
   const wm_graph_t *g = s->graph;
   size_t nv = g->value_count;
@@ -318,6 +376,10 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
   if (!st) {
     st = init_bindable(s);
   }
+  if (!st && options->release_weights && one_plan_only(s)) {
+    st = find_foldable_readers(s);
+    s->release_weights = !st;
+  }
   if (!st) {
     st = initial_plan(s);
   }
@@ -377,6 +439,7 @@ void wm_session_destroy(wm_session_t *s) {
   free(s->cloc);
   free(s->order);
   free(s->user_order);
+  free(s->foldable_reader);
   free(s->node_ns);
   free(s->bindable);
   free(s->bind_index);

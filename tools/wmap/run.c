@@ -185,6 +185,7 @@ int wm_cli_run(int argc, char **argv) {
       .backends = list,
       .mode = strict ? WM_PLACEMENT_STRICT : WM_PLACEMENT_FALLBACK,
       .passes = passes,
+      .release_weights = true,  // the graph serves this session only
   };
   wm_status_t s = wm_cli_registry_open(&bo, &reg);
   if (!s) {
