@@ -313,7 +313,7 @@ WM_TEST(weights_are_used_in_place_on_host_memory_backends) {
     wm_type_t xt = wm_type_tensor(WM_DTYPE_FLOAT, &xs);
     int32_t id;
     WM_CHECK_OK(wm_graph_add_input(g, "x", &xt, &id));
-    float *store = aligned_alloc(64, 1001 * sizeof(float));
+    float *store = aligned_alloc(64, 1024 * sizeof(float));
     WM_CHECK(store != NULL);
     float *data = store + misaligned;
     for (int i = 0; i < 1000; i++) {
