@@ -17,29 +17,23 @@ typedef float v16 __attribute__((vector_size(64)));
 typedef float v8 __attribute__((vector_size(32)));
 typedef float v4 __attribute__((vector_size(16)));
 
-// Per ISA: the full-height kernel, then the shorter ones used when C has
-// fewer rows than the full tile (an RNN step, one query row), which would
-// otherwise multiply mostly zero padding.
+typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
+                          const float *restrict b, float *restrict c,
+                          int64_t ldc, int load);
+
+#define KERNEL_CAT_(a, b) a##b
+#define KERNEL_CAT(a, b) KERNEL_CAT_(a, b)
+
+// Per ISA: the kernels of every height up to the full tile
+// (gemm_heights.inc).
 #if defined(__x86_64__)
 #define KERNEL_TARGET __attribute__((target("avx512f,avx512vl,fma")))
 #define KERNEL_VEC v16
 #define KERNEL_VW 16
 #define KERNEL_NV 2
-#define KERNEL_NAME kernel_avx512
-#define KERNEL_MR 12
-#include "gemm_kernel.inc"
-#define KERNEL_NAME kernel_avx512_1
-#define KERNEL_MR 1
-#include "gemm_kernel.inc"
-#define KERNEL_NAME kernel_avx512_2
-#define KERNEL_MR 2
-#include "gemm_kernel.inc"
-#define KERNEL_NAME kernel_avx512_4
-#define KERNEL_MR 4
-#include "gemm_kernel.inc"
-#define KERNEL_NAME kernel_avx512_8
-#define KERNEL_MR 8
-#include "gemm_kernel.inc"
+#define KERNEL_BASE kernel_avx512_
+#define KERNEL_FULL 12
+#include "gemm_heights.inc"
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
@@ -49,18 +43,9 @@ typedef float v4 __attribute__((vector_size(16)));
 #define KERNEL_VEC v8
 #define KERNEL_VW 8
 #define KERNEL_NV 2
-#define KERNEL_NAME kernel_avx2
-#define KERNEL_MR 6
-#include "gemm_kernel.inc"
-#define KERNEL_NAME kernel_avx2_1
-#define KERNEL_MR 1
-#include "gemm_kernel.inc"
-#define KERNEL_NAME kernel_avx2_2
-#define KERNEL_MR 2
-#include "gemm_kernel.inc"
-#define KERNEL_NAME kernel_avx2_4
-#define KERNEL_MR 4
-#include "gemm_kernel.inc"
+#define KERNEL_BASE kernel_avx2_
+#define KERNEL_FULL 6
+#include "gemm_heights.inc"
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
@@ -71,43 +56,25 @@ typedef float v4 __attribute__((vector_size(16)));
 #define KERNEL_VEC v4
 #define KERNEL_VW 4
 #define KERNEL_NV 2
-#define KERNEL_NAME kernel_portable
-#define KERNEL_MR 6
-#include "gemm_kernel.inc"
-#define KERNEL_NAME kernel_portable_1
-#define KERNEL_MR 1
-#include "gemm_kernel.inc"
-#define KERNEL_NAME kernel_portable_2
-#define KERNEL_MR 2
-#include "gemm_kernel.inc"
-#define KERNEL_NAME kernel_portable_4
-#define KERNEL_MR 4
-#include "gemm_kernel.inc"
+#define KERNEL_BASE kernel_portable_
+#define KERNEL_FULL 6
+#include "gemm_heights.inc"
 #undef KERNEL_TARGET
 #undef KERNEL_VEC
 #undef KERNEL_VW
 #undef KERNEL_NV
 
-typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
-                          const float *restrict b, float *restrict c,
-                          int64_t ldc, int load);
+enum { MAX_MR = 12, MAX_NR = 64 };
 
-enum { MAX_SHORT = 4 };
-
-// The kernel in use and the cache blocking derived for it.
+// The kernels in use and the cache blocking derived for them.
 typedef struct engine {
-  kernel_fn kernel;               // MR x NR micro-kernel
-  int mr, nr;                     // its tile
-  kernel_fn short_fn[MAX_SHORT];  // shorter kernels of the same NR
-  int short_mr[MAX_SHORT];        // their heights, ascending
-  int n_short;                    // how many
-  const char *name;               // "avx512 12x32"
-  int64_t kc;                     // K block: an A micro-panel fills part of L1
-  int64_t mc;                     // M block: a packed A block stays in L2
-  int64_t nc;                     // N block: a packed B block stays in L2
+  kernel_fn by_height[MAX_MR + 1];  // [h]: h x NR micro-kernel, h <= mr
+  int mr, nr;                       // the full tile
+  const char *name;                 // "avx512 12x32"
+  int64_t kc;  // K block: an A micro-panel fills part of L1
+  int64_t mc;  // M block: a packed A block stays in L2
+  int64_t nc;  // N block: a packed B block stays in L2
 } engine_t;
-
-enum { MAX_MR = 16, MAX_NR = 64 };
 
 static engine_t g_engine;
 static atomic_int g_engine_ready;
@@ -157,38 +124,26 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
 // (L1d 32 KiB and L2 512 KiB when sysfs does not say).
 static void engine_init(engine_t *e) {
   memset(e, 0, sizeof(*e));
-  static const kernel_fn portable[] = {kernel_portable_1, kernel_portable_2,
-                                       kernel_portable_4};
-  const kernel_fn *shorts = portable;
-  e->kernel = kernel_portable;
+  const kernel_fn *kernels = kernel_portable_by_height;
   e->mr = 6;
   e->nr = 8;
-  e->n_short = 3;
   e->name = "portable 6x8";
 #if defined(__x86_64__)
-  static const kernel_fn avx512[] = {kernel_avx512_1, kernel_avx512_2,
-                                     kernel_avx512_4, kernel_avx512_8};
-  static const kernel_fn avx2[] = {kernel_avx2_1, kernel_avx2_2, kernel_avx2_4};
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
-    e->kernel = kernel_avx512;
+    kernels = kernel_avx512_by_height;
     e->mr = 12;
     e->nr = 32;
-    e->n_short = 4;
-    shorts = avx512;
     e->name = "avx512 12x32";
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    e->kernel = kernel_avx2;
+    kernels = kernel_avx2_by_height;
     e->mr = 6;
     e->nr = 16;
-    e->n_short = 3;
-    shorts = avx2;
     e->name = "avx2 6x16";
   }
 #endif
-  for (int i = 0; i < e->n_short; i++) {
-    e->short_fn[i] = shorts[i];
-    e->short_mr[i] = 1 << i;
+  for (int h = 1; h <= e->mr; h++) {
+    e->by_height[h] = kernels[h];
   }
   int64_t l1 = cache_bytes(1), l2 = cache_bytes(2);
   l1 = l1 > 0 ? l1 : 32 * 1024;
@@ -402,50 +357,35 @@ K_CLONES static void epi_tile(const cpu_gemm_epi_t *e, float *c, int64_t ldc,
 
 // -------------------------------------------------------------- packing
 
-// Packs A rows [i0, i0+mc) x K [p0, p0+kc) of the strided |src| (m rows in
-// all) into MR-row panels at |dst|; rows past m are zero.
-K_CLONES static void pack_a(const float *src, int64_t rs, int64_t cs, int64_t m,
+// Packs A rows [i0, i0+mc) x K [p0, p0+kc) of the strided |src| into
+// MR-row panels at |dst|, the last one as high as the rows left (its
+// kernel is that high; i0 + mc <= m).
+K_CLONES static void pack_a(const float *src, int64_t rs, int64_t cs,
                             int64_t i0, int64_t mc, int64_t p0, int64_t kc,
                             int mr, float *restrict dst) {
-  for (int64_t q = 0; q < mc; q += mr, dst += mr * kc) {
-    int64_t r0 = i0 + q;
-    int64_t rows = m - r0 < mr ? m - r0 : mr;
-    const float *s = src + r0 * rs + p0 * cs;
-    if (rows == mr && cs == 1 && mr == 12) {
+  for (int64_t q = 0; q < mc; q += mr) {
+    const int64_t rows = mc - q < mr ? mc - q : mr;
+    const float *s = src + (i0 + q) * rs + p0 * cs;
+    if (rows == 12 && cs == 1) {
       for (int64_t p = 0; p < kc; p++) {
         for (int i = 0; i < 12; i++) {
           dst[p * 12 + i] = s[i * rs + p];
         }
       }
-      continue;
-    }
-    if (rs == 1) {
+    } else if (rs == 1) {
       for (int64_t p = 0; p < kc; p++) {
-        float *d = dst + p * mr;
-        const float *sp = s + p * cs;
-        int64_t i = 0;
-        for (; i < rows; i++) {
-          d[i] = sp[i];
-        }
-        for (; i < mr; i++) {
-          d[i] = 0.0f;
-        }
+        memcpy(dst + p * rows, s + p * cs, (size_t)rows * sizeof(float));
       }
-      continue;
-    }
-    for (int64_t i = 0; i < mr; i++) {
-      float *d = dst + i;
-      if (i >= rows) {
+    } else {
+      for (int64_t i = 0; i < rows; i++) {
+        float *d = dst + i;
+        const float *si = s + i * rs;
         for (int64_t p = 0; p < kc; p++) {
-          d[p * mr] = 0.0f;
+          d[p * rows] = si[p * cs];
         }
-        continue;
-      }
-      const float *si = s + i * rs;
-      for (int64_t p = 0; p < kc; p++) {
-        d[p * mr] = si[p * cs];
       }
     }
+    dst += rows * kc;
   }
 }
 
@@ -504,12 +444,13 @@ wm_error *cpu_gemm_pack_alloc(cpu_gemm_side_t side, int64_t rows_or_cols,
                               int64_t k, cpu_gemm_packed_t *out) {
   const engine_t *e = engine();
   memset(out, 0, sizeof(*out));
-  int w = side == CPU_GEMM_A ? e->mr : e->nr;
   out->side = side;
   out->rows_or_cols = rows_or_cols;
   out->k = k;
   out->kc = e->kc;
-  out->padded = round_up(rows_or_cols, w);
+  // A's last panel is as high as its rows; B's are padded with zeros.
+  out->padded =
+      side == CPU_GEMM_A ? rows_or_cols : round_up(rows_or_cols, e->nr);
   size_t n = 0;
   if (!wm_checked_mul((size_t)out->padded, (size_t)k, &n) ||
       !(out->data = alloc_floats(n))) {
@@ -528,7 +469,7 @@ void cpu_gemm_pack_fill(cpu_gemm_packed_t *p, const float *src, int64_t rs,
     int64_t kc = p->k - pc < p->kc ? p->k - pc : p->kc;
     float *dst = p->data + pc * p->padded;
     if (p->side == CPU_GEMM_A) {
-      pack_a(src, rs, cs, p->rows_or_cols, 0, p->padded, pc, kc, w, dst);
+      pack_a(src, rs, cs, 0, p->rows_or_cols, pc, kc, w, dst);
     } else {
       pack_b(src, rs, cs, p->rows_or_cols, pc, kc, 0, p->padded, w, dst);
     }
@@ -580,8 +521,6 @@ size_t cpu_gemm_kernel_workspace(const void *state, int32_t threads) {
 // where each thread packs.
 typedef struct job {
   const engine_t *e;              // kernel and blocking
-  kernel_fn kernel;               // e's kernel or a shorter one
-  int mr;                         // its height
   bool packed_a;                  // A's prepacked panels are used
   bool direct;                    // one row from strided A and B, unpacked
   int32_t workers;                // threads the split is for
@@ -602,24 +541,27 @@ typedef struct job {
 
 // The macro-kernel: A block (mc x kc panels) times B block (kc x nc
 // panels) into C at (i0, j0) of the product; |last| applies the epilogue.
+// A panel with fewer rows than the tile (the last) runs the kernel of its
+// height; a panel with fewer columns goes through the edge tile.
 static void macro(const job_t *job, const cpu_gemm_problem_t *p,
                   const float *ap, const float *bp, int64_t mc, int64_t nc,
                   int64_t kc, int64_t i0, int64_t j0, int load, bool last,
                   float *tile) {
   const engine_t *e = job->e;
-  const int mr_w = job->mr, nr_w = e->nr;
+  const int mr_w = e->mr, nr_w = e->nr;
   const bool plain = epi_is_plain(&p->epi);
   for (int64_t ir = 0; ir < mc; ir += mr_w) {
     int64_t mr = mc - ir < mr_w ? mc - ir : mr_w;
+    const kernel_fn kernel = e->by_height[mr];
     const float *a = ap + ir * kc;
     for (int64_t jr = 0; jr < nc; jr += nr_w) {
       int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
       const float *b = bp + jr * kc;
       float *c = p->c + (i0 + ir) * p->ldc + j0 + jr;
-      if (mr == mr_w && nr == nr_w) {
-        job->kernel(kc, a, b, c, p->ldc, load);
+      if (nr == nr_w) {
+        kernel(kc, a, b, c, p->ldc, load);
       } else {
-        job->kernel(kc, a, b, tile, nr_w, 0);
+        kernel(kc, a, b, tile, nr_w, 0);
         for (int64_t i = 0; i < mr; i++) {
           float *ci = c + i * p->ldc;
           const float *ti = tile + i * nr_w;
@@ -734,8 +676,7 @@ static void run_task(const job_t *job, size_t t, float *slot) {
         if (job->packed_a) {
           ap = packed_at(p->a.packed, pc, ic);
         } else {
-          pack_a(p->a.data, p->a.rs, p->a.cs, p->m, ic, mc, pc, kc, job->mr,
-                 abuf);
+          pack_a(p->a.data, p->a.rs, p->a.cs, ic, mc, pc, kc, e->mr, abuf);
           ap = abuf;
         }
         macro(job, p, ap, bp, mc, nc, kc, ic, jc, pc > 0, pc + kc >= p->k,
@@ -761,25 +702,14 @@ static void worker(void *ctx, size_t begin, size_t end) {
   }
 }
 
-// Picks the micro-kernel: a shorter one when C has fewer rows than the
-// full tile, A then packed per run from its strided form even when it was
-// prepacked (in full-height panels that are mostly zero padding).
+// Whether the product is one row read in place (direct_row), and whether
+// A's prepacked panels are used.
 static void choose_kernel(job_t *job, const cpu_gemm_problem_t *p) {
-  const engine_t *e = job->e;
-  job->kernel = e->kernel;
-  job->mr = e->mr;
   job->packed_a = p->a.packed != NULL;
-  if (job->m >= e->mr || (p->a.packed && !p->a.data)) {
-    return;
-  }
-  job->direct = job->m == 1 && p->b.data && !p->b.packed && !p->b.pack;
-  for (int i = 0; i < e->n_short; i++) {
-    if (job->m <= e->short_mr[i]) {
-      job->kernel = e->short_fn[i];
-      job->mr = e->short_mr[i];
-      job->packed_a = false;
-      return;
-    }
+  job->direct =
+      job->m == 1 && p->a.data && p->b.data && !p->b.packed && !p->b.pack;
+  if (job->direct) {
+    job->packed_a = false;
   }
 }
 
@@ -790,7 +720,8 @@ static void choose_kernel(job_t *job, const cpu_gemm_problem_t *p) {
 static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
                          int32_t threads) {
   const engine_t *e = job->e;
-  int64_t um = (job->m + job->mr - 1) / job->mr;
+  const int64_t mr = e->mr;
+  int64_t um = (job->m + mr - 1) / mr;
   int64_t un = (job->n + e->nr - 1) / e->nr;
   um = um > 0 ? um : 1;
   un = un > 0 ? un : 1;
@@ -816,7 +747,9 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
       if (gn > 1 && (un + tn_u - 1) / tn_u != gn) {
         continue;
       }
-      double rows = (double)(tm_u * job->mr), cols = (double)(tn_u * e->nr);
+      // The last panel's kernel is as high as its rows.
+      double rows = (double)(tm_u * mr < job->m ? tm_u * mr : job->m);
+      double cols = (double)(tn_u * e->nr);
       double per_task = rows * cols * k + pack_a_cost * rows * k +
                         pack_b_cost * cols * k + task_cost;
       double tasks = (double)job->count * (double)(gm * gn);
@@ -832,7 +765,7 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
           best = cost;
           job->gm = gm;
           job->gn = gn;
-          job->tm = tm_u * job->mr;
+          job->tm = tm_u * mr;
           job->tn = tn_u * e->nr;
           job->workers = w;
         }

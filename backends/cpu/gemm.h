@@ -70,7 +70,8 @@ typedef struct cpu_gemm_packed {
   int64_t rows_or_cols;  // m for A, n for B
   int64_t k;             // inner dimension
   int64_t kc;            // K block the panels are cut in
-  int64_t padded;        // rows_or_cols rounded up to the panel width
+  int64_t padded;        // A: m (its last panel as high as the rows
+                         // left); B: n rounded up to the panel width
   float *data;           // padded * k floats, 64-byte aligned
 } cpu_gemm_packed_t;
 
@@ -81,9 +82,7 @@ typedef void (*cpu_gemm_pack_fn)(const void *ctx, int64_t p0, int64_t kc,
                                  float *dst);
 
 // One operand: a strided matrix (element (r, c) at data[r * rs + c * cs]),
-// or a packed one, or (B only) a packing callback. A packed A may keep its
-// strided form too: a product with fewer rows than the kernel's tile packs
-// it again for a shorter kernel.
+// or a packed one, or (B only) a packing callback.
 typedef struct cpu_gemm_operand {
   const float *data;                // strided source
   int64_t rs, cs;                   // its strides in elements
