@@ -444,6 +444,9 @@ typedef struct conv_state {
                              // output)
   bool dw_direct;            // depthwise 3x3 over wide rows, stride and
                              // dilation 1 along them: read in place
+  bool tr;                   // GEMM of Y^T (positions x channels) into the
+                             // workspace, then transposed out
+                             // (conv_transposed)
 } conv_state_t;
 
 // Sets *out to v[0] * v[1] * v[2]; false on overflow.
@@ -683,6 +686,35 @@ static void depthwise_bands(conv_state_t *st) {
   }
 }
 
+// Whether the GEMMs of |st| compute Y^T = im2col(X)^T · W^T (output
+// positions as rows, channels as columns) rather than Y = W · im2col(X):
+// the engine computes its product's rows exactly but its columns in
+// multiples of its tile width, so positions go on the rows when they
+// would waste more of the tile than the channels do (a 7x7 output takes
+// 64 columns for 49, 14x14 224 for 196).
+static bool conv_transposed(const conv_state_t *st) {
+  if (st->mode == CONV_DEPTHWISE || st->outsz == 0 || st->mg == 0) {
+    return false;
+  }
+  const int64_t nr = cpu_gemm_tile_cols();
+  double plain = (double)((st->outsz + nr - 1) / nr * nr) / (double)st->outsz;
+  double tr = (double)((st->mg + nr - 1) / nr * nr) / (double)st->mg;
+  return plain > 1.05 * tr;
+}
+
+// Bytes of the workspace that hold Y^T in the transposed form (at its
+// start; the GEMM engine's buffers follow).
+static size_t conv_t_bytes(const conv_state_t *st) {
+  if (!st->tr) {
+    return 0;
+  }
+  return ((size_t)(st->n * st->m * st->outsz) * sizeof(float) + 63) / 64 * 64;
+}
+
+static size_t conv_workspace(const void *state, int32_t threads) {
+  return conv_t_bytes(state) + cpu_gemm_workspace_bytes(threads);
+}
+
 static void conv_destroy(void *state) {
   conv_state_t *st = state;
   if (st) {
@@ -720,6 +752,7 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
   }
   st->act = *act;
   st->has_z = has_z;
+  st->tr = conv_transposed(st);
   const float *w = k_const_input(op, 1);
   int64_t kg = st->cg * st->kprod;
   if (w && st->mode != CONV_DEPTHWISE && kg > 0 && st->mg > 0) {
@@ -731,9 +764,11 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
                        op->name ? op->name : "", what);
     }
     for (int64_t g = 0; g < st->group; g++) {
+      // W (transposed: W^T, the right operand).
+      const float *wg = w + (size_t)(g * st->mg * kg);
       wm_error *e =
-          cpu_gemm_pack(CPU_GEMM_A, st->mg, kg, w + (size_t)(g * st->mg * kg),
-                        kg, 1, &st->pw[g]);
+          st->tr ? cpu_gemm_pack(CPU_GEMM_B, st->mg, kg, wg, 1, kg, &st->pw[g])
+                 : cpu_gemm_pack(CPU_GEMM_A, st->mg, kg, wg, kg, 1, &st->pw[g]);
       if (e) {
         conv_destroy(st);
         return e;
@@ -791,6 +826,7 @@ typedef struct conv_job {
   const float *bias;       // bias or NULL
   float *y;                // whole output
   const float *z;          // residual (FusedConv) or NULL
+  float *t;                // transposed form: Y^T per image and group
 } conv_job_t;
 
 // y[i] += sum over K taps of w[t] * x[i * s + off[t]] for i in [lo, hi),
@@ -1516,6 +1552,29 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
   int64_t kg = st->cg * st->kprod;
   size_t out_off = (size_t)(img * st->m * st->outsz + g * st->mg * st->outsz);
   memset(out, 0, sizeof(*out));
+  if (st->tr) {
+    // Y^T[outsz x mg] = X'^T · W^T, the epilogue in conv_transpose_out.
+    out->m = st->outsz;
+    out->n = st->mg;
+    out->k = kg;
+    if (st->mode == CONV_IMPLICIT) {
+      out->a.pack = conv_pack_b;
+      out->a.pack_ctx = &st->packs[t];
+    } else {
+      out->a.data =
+          job->x + (size_t)(img * st->c * st->insz + g * kg * st->insz);
+      out->a.rs = 1;
+      out->a.cs = st->insz;
+    }
+    out->b.data = job->w ? job->w + (size_t)(g * st->mg * kg) : NULL;
+    out->b.rs = 1;
+    out->b.cs = kg;
+    out->b.packed = st->pw ? &st->pw[g] : NULL;
+    out->c = job->t + t * (size_t)(st->outsz * st->mg);
+    out->ldc = st->mg;
+    out->epi = cpu_gemm_epi_plain();
+    return;
+  }
   out->m = st->mg;
   out->n = st->outsz;
   out->k = kg;
@@ -1546,8 +1605,51 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
   }
 }
 
+enum { CONV_T_BLOCK = 16 };
+
+// The transposed form's last step for blocks [begin, end) of CONV_T_BLOCK
+// channels of a member (image and group): Y = (Y^T)^T in tiles that stay
+// in L1, then bias, Z and the activation along each output row.
+static void conv_transpose_out(void *ctx, size_t begin, size_t end) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  const int64_t mg = st->mg, outsz = st->outsz, B = CONV_T_BLOCK;
+  const int64_t blocks = (mg + B - 1) / B;
+  for (size_t u = begin; u < end; u++) {
+    int64_t t = (int64_t)u / blocks, j0 = (int64_t)u % blocks * B;
+    int64_t j1 = j0 + B < mg ? j0 + B : mg;
+    int64_t img = t / st->group, g = t % st->group;
+    const float *restrict tt = job->t + (size_t)(t * outsz * mg);
+    size_t base = (size_t)((img * st->m + g * mg) * outsz);
+    float *restrict y = job->y + base;
+    for (int64_t i0 = 0; i0 < outsz; i0 += B) {
+      int64_t i1 = i0 + B < outsz ? i0 + B : outsz;
+      for (int64_t j = j0; j < j1; j++) {
+        for (int64_t i = i0; i < i1; i++) {
+          y[j * outsz + i] = tt[i * mg + j];
+        }
+      }
+    }
+    for (int64_t j = j0; j < j1; j++) {
+      float *restrict row = y + j * outsz;
+      float b = job->bias ? job->bias[g * mg + j] : 0.0f;
+      if (job->z) {
+        const float *restrict z = job->z + base + (size_t)(j * outsz);
+        for (int64_t i = 0; i < outsz; i++) {
+          row[i] += b + z[i];
+        }
+      } else if (b != 0.0f) {
+        for (int64_t i = 0; i < outsz; i++) {
+          row[i] += b;
+        }
+      }
+      cpu_act_apply(&st->act, row, (size_t)outsz);
+    }
+  }
+}
+
 static wm_error *conv_run(void *state, const cpu_run_t *run) {
-  const cpu_gemm_scratch_t ws = cpu_gemm_scratch_of(run);
+  cpu_gemm_scratch_t ws = cpu_gemm_scratch_of(run);
   conv_state_t *st = state;
   float *y = run->out[0].data;
   if (!y || run->out[0].count == 0) {
@@ -1579,8 +1681,33 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
           job.x + (size_t)(img * st->c * st->insz + g * st->cg * st->insz);
     }
   }
-  // Pointwise: the image itself is B; implicit: B is packed from it.
-  return cpu_gemm_run_batch(members, conv_member, &job, run->pool, &ws);
+  if (!st->tr) {
+    // Pointwise: the image itself is B; implicit: B is packed from it.
+    return cpu_gemm_run_batch(members, conv_member, &job, run->pool, &ws);
+  }
+  // Transposed: Y^T at the workspace's start (or on its own when the
+  // workspace is short), the engine's buffers after it.
+  size_t tb = conv_t_bytes(st);
+  float *own = NULL;
+  if (ws.mem && ws.floats * sizeof(float) >= tb) {
+    job.t = ws.mem;
+    ws.mem += tb / sizeof(float);
+    ws.floats -= tb / sizeof(float);
+  } else if (!(job.t = own = aligned_alloc(64, tb))) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "Conv: out of memory for a %lld x %lld transposed output",
+                     (long long)st->outsz, (long long)st->m);
+  }
+  wm_error *e = cpu_gemm_run_batch(members, conv_member, &job, run->pool, &ws);
+  if (!e) {
+    size_t units =
+        members * (size_t)((st->mg + CONV_T_BLOCK - 1) / CONV_T_BLOCK);
+    size_t per = (size_t)(CONV_T_BLOCK * st->outsz);
+    wm_pool_for(run->pool, units, per >= 16384 ? 1 : 16384 / per,
+                conv_transpose_out, &job);
+  }
+  free(own);
+  return e;
 }
 
 // W (input 1) packed at plan time is never read again.
@@ -1746,7 +1873,7 @@ static wm_error *fused_matmul_plan(const wm_op_desc *op, void **out_state) {
 
 const cpu_kernel_t cpu_kernels_wmap[] = {
     {"FusedConv", 1, WM_IMPL_NATIVE_KERNEL, fused_conv_query, fused_conv_plan,
-     conv_run, conv_destroy, cpu_gemm_kernel_workspace, conv_captured},
+     conv_run, conv_destroy, conv_workspace, conv_captured},
     {"FusedGemm", 1, WM_IMPL_NATIVE_KERNEL, fused_gemm_query, fused_gemm_plan,
      gemm_run, gemm_destroy, cpu_gemm_kernel_workspace, gemm_captured},
     {"FusedMatMul", 1, WM_IMPL_NATIVE_KERNEL, fused_matmul_query,
@@ -1757,7 +1884,7 @@ const cpu_kernel_t cpu_kernels_wmap[] = {
 
 const cpu_kernel_t cpu_kernels_blas[] = {
     {"Conv", 1, WM_IMPL_NATIVE_KERNEL, conv_query, conv_plan, conv_run,
-     conv_destroy, cpu_gemm_kernel_workspace, conv_captured},
+     conv_destroy, conv_workspace, conv_captured},
     {"Gemm", 1, WM_IMPL_NATIVE_KERNEL, gemm_query, gemm_plan, gemm_run,
      gemm_destroy, cpu_gemm_kernel_workspace, gemm_captured},
     {"MatMul", 1, WM_IMPL_NATIVE_KERNEL, matmul_query, matmul_plan, matmul_run,

@@ -1259,6 +1259,59 @@ WM_TEST(depthwise_bands_agree_with_ref) {
   WM_CHECK_INT_EQ(bad, 0);
 }
 
+// Convolutions with few output positions and channels a multiple of the
+// GEMM tile (7x7 and 14x14 outputs of 32 or 64 channels), which the cpu
+// backend computes transposed (positions as the product's rows):
+// pointwise, implicit (3x3 padded, 1x1 and 3x3 stride 2), grouped, two
+// images, W constant or not, as Conv and as FusedConv with bias, Z and
+// an activation.
+WM_TEST(transposed_convs_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const struct {
+    int64_t n, c, hw, m, k, s, pad, group;
+  } cases[] = {
+      {1, 48, 7, 64, 1, 1, 0, 1},  {2, 40, 7, 32, 3, 1, 1, 1},
+      {1, 64, 14, 64, 1, 2, 0, 1}, {1, 24, 14, 32, 3, 2, 1, 1},
+      {1, 32, 14, 64, 3, 1, 1, 2}, {2, 16, 14, 32, 1, 1, 0, 1},
+  };
+  static const char *const acts[] = {"Relu", "", "HardSwish"};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    for (int form = 0; form < 4; form++) {
+      const bool fused = form >= 2, weight = form % 2;
+      inst_t in = inst_make(fused ? "FusedConv" : "Conv", fused ? 1 : 11);
+      if (fused) {
+        in.domain = "wmap";
+      }
+      const int64_t oh =
+          (cases[i].hw + 2 * cases[i].pad - cases[i].k) / cases[i].s + 1;
+      int64_t x[4] = {cases[i].n, cases[i].c, cases[i].hw, cases[i].hw};
+      int64_t w[4] = {cases[i].m, cases[i].c / cases[i].group, cases[i].k,
+                      cases[i].k};
+      int64_t b[1] = {cases[i].m}, z[4] = {cases[i].n, cases[i].m, oh, oh};
+      int64_t strides[2] = {cases[i].s, cases[i].s};
+      int64_t pads[4] = {cases[i].pad, cases[i].pad, cases[i].pad,
+                         cases[i].pad};
+      inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+      if (weight) {
+        inst_weight(&in, WM_DTYPE_FLOAT, 4, w, 1.0);
+      } else {
+        inst_input(&in, WM_DTYPE_FLOAT, 4, w);
+      }
+      inst_input(&in, WM_DTYPE_FLOAT, 1, b);
+      if (fused) {
+        inst_input(&in, WM_DTYPE_FLOAT, 4, z);
+        attr_string(&in, "activation", acts[i % 3]);
+      }
+      attr_int(&in, "group", cases[i].group);
+      attr_ints(&in, "strides", 2, strides);
+      attr_ints(&in, "pads", 4, pads);
+      bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+    }
+  }
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
 // Random small convolutions: every one ref accepts must be claimed and
 // agree (edges of padding, strides and dilations in all modes).
 WM_TEST(random_convs_agree_with_ref) {
@@ -2840,6 +2893,7 @@ int main(void) {
       WM_CASE(gemm_agrees_with_ref_for_every_flag_combination),
       WM_CASE(conv_agrees_with_ref),
       WM_CASE(depthwise_bands_agree_with_ref),
+      WM_CASE(transposed_convs_agree_with_ref),
       WM_CASE(random_convs_agree_with_ref),
       WM_CASE(random_conv_transposes_agree_with_ref),
       WM_CASE(every_table_entry_agrees_with_ref_where_claimed),

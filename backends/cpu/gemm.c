@@ -183,6 +183,10 @@ const char *cpu_gemm_kernel_name(void) {
   return engine()->name;
 }
 
+int cpu_gemm_tile_cols(void) {
+  return engine()->nr;
+}
+
 // ----------------------------------------------------------- activation
 
 static inline float act_sigmoid(float x) {
@@ -370,6 +374,12 @@ K_CLONES static void pack_a(const float *src, int64_t rs, int64_t cs,
       for (int64_t p = 0; p < kc; p++) {
         for (int i = 0; i < 12; i++) {
           dst[p * 12 + i] = s[i * rs + p];
+        }
+      }
+    } else if (rows == 12 && rs == 1) {
+      for (int64_t p = 0; p < kc; p++) {
+        for (int i = 0; i < 12; i++) {
+          dst[p * 12 + i] = s[p * cs + i];
         }
       }
     } else if (rs == 1) {
@@ -675,6 +685,17 @@ static void run_task(const job_t *job, size_t t, float *slot) {
         const float *ap;
         if (job->packed_a) {
           ap = packed_at(p->a.packed, pc, ic);
+        } else if (p->a.pack) {
+          // Full panels, then the last one as high as its rows.
+          int64_t full = mc / e->mr * e->mr;
+          if (full > 0) {
+            p->a.pack(p->a.pack_ctx, pc, kc, ic, full, p->m, e->mr, abuf);
+          }
+          if (mc > full) {
+            p->a.pack(p->a.pack_ctx, pc, kc, ic + full, mc - full, p->m,
+                      (int)(mc - full), abuf + full * kc);
+          }
+          ap = abuf;
         } else {
           pack_a(p->a.data, p->a.rs, p->a.cs, ic, mc, pc, kc, e->mr, abuf);
           ap = abuf;
@@ -728,7 +749,9 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
   // Multiply-adds one packed float costs, the fixed cost of a task, and
   // that of spreading a run over the pool (a few microseconds: below it a
   // small product is faster on one thread).
-  const double pack_a_cost = job->packed_a || job->direct ? 0.0 : 6.0;
+  const double pack_a_cost = job->packed_a || job->direct ? 0.0
+                             : p->a.pack                  ? 10.0
+                                                          : 6.0;
   const double pack_b_cost = p->b.packed || job->direct ? 0.0
                              : p->b.pack                ? 10.0
                                                         : 6.0;

@@ -77,17 +77,20 @@ typedef struct cpu_gemm_packed {
 
 // Packs B[p0 .. p0+kc) x [j0 .. j0+nc) into NR-column panels at |dst|:
 // panel q holds kc rows of NR floats (columns j0 + q*NR ..), zero past n.
+// For A the same with rows for columns: rows j0 .. j0+nc of A (k = p0 ..)
+// in panels of nr rows, each k's nr floats together (A's last panel comes
+// in a call of its own, nr = the rows left).
 typedef void (*cpu_gemm_pack_fn)(const void *ctx, int64_t p0, int64_t kc,
                                  int64_t j0, int64_t nc, int64_t n, int nr,
                                  float *dst);
 
 // One operand: a strided matrix (element (r, c) at data[r * rs + c * cs]),
-// or a packed one, or (B only) a packing callback.
+// or a packed one, or a packing callback (cpu_gemm_pack_fn).
 typedef struct cpu_gemm_operand {
   const float *data;                // strided source
   int64_t rs, cs;                   // its strides in elements
   const cpu_gemm_packed_t *packed;  // packed once, or NULL
-  cpu_gemm_pack_fn pack;            // B from a callback, or NULL
+  cpu_gemm_pack_fn pack;            // packed by a callback, or NULL
   const void *pack_ctx;             // its argument
 } cpu_gemm_operand_t;
 
@@ -156,5 +159,8 @@ void cpu_act_apply(const cpu_act_t *act, float *x, size_t n);
 
 // Name of the micro-kernel in use ("avx512 12x32", ...), for messages.
 const char *cpu_gemm_kernel_name(void);
+// Columns of the micro-kernel's tile (NR): n is computed in multiples of
+// it, m exactly.
+int cpu_gemm_tile_cols(void);
 
 #endif  // WMAP_BACKENDS_CPU_GEMM_H_

@@ -125,6 +125,21 @@ static void pack_from_mat(const void *ctx, int64_t p0, int64_t kc, int64_t j0,
   }
 }
 
+// A from the packing callback: rows for columns (panel q: kc groups of
+// nr floats, rows j0 + q .. of each k).
+static void pack_a_from_mat(const void *ctx, int64_t p0, int64_t kc, int64_t j0,
+                            int64_t nc, int64_t m, int nr, float *dst) {
+  const mat_t *a = ctx;
+  for (int64_t q = 0; q < nc; q += nr) {
+    for (int64_t p = 0; p < kc; p++) {
+      for (int i = 0; i < nr; i++) {
+        int64_t row = j0 + q + i;
+        *dst++ = row < m ? a->d[row * a->rs + (p0 + p) * a->cs] : 0.0f;
+      }
+    }
+  }
+}
+
 // Runs one product with A and B given as |a_as| and |b_as|, the operands'
 // layout transposed when |ta| / |tb|; returns the mismatches (-1 when the
 // engine failed).
@@ -163,6 +178,11 @@ static int run_one(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int a_as,
     e = cpu_gemm_pack(CPU_GEMM_A, m, k, a.d, a.rs, a.cs, &pa);
     p.a.packed = &pa;
     p.a.data = a_as == AS_PACKED_ONLY ? NULL : a.d;
+  }
+  if (a_as == AS_CALLBACK) {
+    p.a.data = NULL;
+    p.a.pack = pack_a_from_mat;
+    p.a.pack_ctx = &a;
   }
   if (!e && b_as == AS_PACKED) {
     e = cpu_gemm_pack(CPU_GEMM_B, n, k, b.d, b.rs, b.cs, &pb);
@@ -212,7 +232,7 @@ static void sweep(wm_pool_t *pool) {
       for (int ik = 0; ik < N_SIZES; ik++) {
         int form = (im + in + ik) % 6;
         bool ta = form & 1, tb = (form >> 1) & 1;
-        int a_as = form % 2 ? AS_PACKED : AS_STRIDED;
+        int a_as = form % 2 ? AS_PACKED : form == 4 ? AS_CALLBACK : AS_STRIDED;
         int b_as = form % 3;
         int bad = run_one(kSizes[im], kSizes[in], kSizes[ik], ta, tb, a_as,
                           b_as, &plain, pool, &scratch, (uint32_t)form);
@@ -243,11 +263,11 @@ WM_TEST(gemm_matches_naive_across_cache_blocks) {
   cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
   epi.act.kind = CPU_ACT_RELU;
   int fails = 0;
-  for (int form = 0; form < 4; form++) {
+  for (int form = 0; form < 6; form++) {
     wm_pool_t *use = form % 2 ? pool : NULL;
-    int bad = run_one(301, 613 + 64 * form, 457, form == 1, form == 2,
-                      form >= 2 ? AS_PACKED : AS_STRIDED, form % 3, &epi, use,
-                      &scratch, 99u + (uint32_t)form);
+    int a_as = form >= 4 ? AS_CALLBACK : form >= 2 ? AS_PACKED : AS_STRIDED;
+    int bad = run_one(301, 613 + 64 * form, 457, form == 1, form == 2, a_as,
+                      form % 3, &epi, use, &scratch, 99u + (uint32_t)form);
     fails += bad != 0;
   }
   wm_pool_destroy(pool);
@@ -428,9 +448,9 @@ WM_TEST(gemm_uses_the_lent_scratch) {
 }
 
 // C with fewer rows than the full tile (the shorter kernels) at every
-// height up to past one tile, A plain, transposed or prepacked (with and
-// without its strided form), each B form, with a bias and an activation,
-// on 1 and 2 threads.
+// height up to past one tile, A plain, transposed, prepacked (with and
+// without its strided form) or from the callback, each B form, with a bias
+// and an activation, on 1 and 2 threads.
 WM_TEST(gemm_short_products_match_naive) {
   wm_pool_t *pool = NULL;
   WM_CHECK_OK(wm_pool_create(2, &pool));
@@ -441,12 +461,14 @@ WM_TEST(gemm_short_products_match_naive) {
   epi.act.kind = CPU_ACT_TANH;
   int fails = 0;
   for (int64_t m = 1; m <= 13; m++) {
-    for (int form = 0; form < 7; form++) {
-      // Form 5 is large enough to be shared over the pool.
-      int64_t n = form == 5 ? 670 : 70, k = form == 5 ? 345 : 45;
-      int a_as = form == 3   ? AS_PACKED
-                 : form == 6 ? AS_PACKED_ONLY
-                             : AS_STRIDED;
+    for (int form = 0; form < 9; form++) {
+      // Forms 5 and 8 are large enough to be shared over the pool.
+      int64_t n = form == 5 || form == 8 ? 670 : 70;
+      int64_t k = form == 5 || form == 8 ? 345 : 45;
+      int a_as = form == 3                ? AS_PACKED
+                 : form == 6              ? AS_PACKED_ONLY
+                 : form == 7 || form == 8 ? AS_CALLBACK
+                                          : AS_STRIDED;
       int bad =
           run_one(m, n, k, form & 1, form == 4, a_as, form % 3, &epi,
                   form % 2 ? pool : NULL, &scratch, (uint32_t)(m * 8 + form));
