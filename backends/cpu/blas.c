@@ -1465,6 +1465,56 @@ static inline __attribute__((always_inline)) void conv_pack_span(
   }
 }
 
+// Taps the gather tables of conv_pack_small hold (up to 8x8 kernels).
+enum { CONV_SMALL_TAPS = 64, CONV_SMALL_NR = 16 };
+
+// conv_pack_b for panels of at most CONV_SMALL_NR columns (the A panels
+// of the transposed form: output positions): a panel's columns span
+// several short output rows, so instead of runs each tap's source offset
+// in a channel is worked out once per panel for every column (-1 in the
+// padding or past n), and each row is then a gather of the whole panel.
+K_CLONES static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
+                                     int64_t kc, int64_t j0, int64_t nc,
+                                     int64_t n, int nr, float *dst) {
+  const conv_state_t *st = pk->st;
+  const int64_t o1 = st->out[1], o2 = st->out[2], plane = o1 * o2;
+  const int64_t k1 = st->k[1], k2 = st->k[2], kprod = st->kprod;
+  const int64_t insz = st->insz;
+  int32_t tab[CONV_SMALL_TAPS][CONV_SMALL_NR];
+  for (int64_t q = 0; q < nc; q += nr, dst += nr * kc) {
+    int64_t id[CONV_SMALL_NR], ih[CONV_SMALL_NR], iw[CONV_SMALL_NR];
+    for (int i = 0; i < nr; i++) {
+      int64_t j = j0 + q + i, r = j % plane;
+      id[i] = j / plane * st->s[0] - st->pb[0];
+      ih[i] = r / o2 * st->s[1] - st->pb[1];
+      iw[i] = r % o2 * st->s[2] - st->pb[2];
+    }
+    for (int64_t t = 0; t < kprod; t++) {
+      const int64_t td = t / (k1 * k2) * st->d[0], th = t / k2 % k1 * st->d[1];
+      const int64_t tw = t % k2 * st->d[2];
+      for (int i = 0; i < nr; i++) {
+        int64_t a = id[i] + td, b = ih[i] + th, c = iw[i] + tw;
+        bool in = j0 + q + i < n && a >= 0 && a < st->in[0] && b >= 0 &&
+                  b < st->in[1] && c >= 0 && c < st->in[2];
+        tab[t][i] = in ? (int32_t)((a * st->in[1] + b) * st->in[2] + c) : -1;
+      }
+    }
+    int64_t ch = p0 / kprod, kk = p0 % kprod;
+    for (int64_t p = 0; p < kc; p++) {
+      const float *restrict xc = pk->x + (size_t)(ch * insz);
+      const int32_t *restrict tt = tab[kk];
+      float *restrict row = dst + p * nr;
+      for (int i = 0; i < nr; i++) {
+        row[i] = tt[i] >= 0 ? xc[tt[i]] : 0.0f;
+      }
+      if (++kk == kprod) {
+        kk = 0;
+        ch++;
+      }
+    }
+  }
+}
+
 // The B operand of an implicit convolution (cpu_gemm_pack_fn): row p of B
 // is tap (c, kd, kh, kw) = p split by the kernel, column j the output
 // position (od, oh, ow); B[p][j] = x[c][od*s0 + kd*d0 - pb0][oh*s1 + kh*d1
@@ -1479,6 +1529,11 @@ K_CLONES static void conv_pack_b(const void *ctx, int64_t p0, int64_t kc,
                                  float *dst) {
   const conv_pack_t *pk = ctx;
   const conv_state_t *st = pk->st;
+  if (nr <= CONV_SMALL_NR && st->kprod <= CONV_SMALL_TAPS &&
+      st->insz <= INT32_MAX) {
+    conv_pack_small(pk, p0, kc, j0, nc, n, nr, dst);
+    return;
+  }
   const int64_t o1 = st->out[1], o2 = st->out[2], plane = o1 * o2;
   const int64_t k0 = st->k[0], k1 = st->k[1], k2 = st->k[2];
   const int64_t s2 = st->s[2], kprod = st->kprod, insz = st->insz;
@@ -1610,7 +1665,7 @@ enum { CONV_T_BLOCK = 16 };
 // The transposed form's last step for blocks [begin, end) of CONV_T_BLOCK
 // channels of a member (image and group): Y = (Y^T)^T in tiles that stay
 // in L1, then bias, Z and the activation along each output row.
-static void conv_transpose_out(void *ctx, size_t begin, size_t end) {
+K_CLONES static void conv_transpose_out(void *ctx, size_t begin, size_t end) {
   const conv_job_t *job = ctx;
   const conv_state_t *st = job->st;
   const int64_t mg = st->mg, outsz = st->outsz, B = CONV_T_BLOCK;
