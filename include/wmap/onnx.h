@@ -24,7 +24,13 @@ wm_status_t wm_onnx_load_buffer(const uint8_t *data, size_t size,
 // value_info, opsets and metadata) into a heap buffer to be freed.
 wm_status_t wm_onnx_save_buffer(const wm_graph_t *graph, uint8_t **out_data,
                                 size_t *out_size) WM_MUST_USE_RESULT;
-// Writes |graph| to the file |path|.
+// Serializes |graph| as wm_onnx_save_buffer does, handing the bytes to
+// |sink| in order, piece by piece (weights straight from their tensors):
+// no buffer of the whole model is made.
+typedef void (*wm_onnx_sink_fn)(void *ctx, const uint8_t *data, size_t len);
+wm_status_t wm_onnx_save_stream(const wm_graph_t *graph, wm_onnx_sink_fn sink,
+                                void *ctx) WM_MUST_USE_RESULT;
+// Writes |graph| to the file |path| (streamed).
 wm_status_t wm_onnx_save(const wm_graph_t *graph,
                          const char *path) WM_MUST_USE_RESULT;
 

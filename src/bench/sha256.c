@@ -58,31 +58,60 @@ static void block(uint32_t h[8], const uint8_t *p) {
   h[7] += k;
 }
 
-void wm_sha256_hex(const void *data, size_t len, char hex[65]) {
-  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+void wm_sha256_init(wm_sha256_t *c) {
+  static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372,
+                                 0xa54ff53a, 0x510e527f, 0x9b05688c,
+                                 0x1f83d9ab, 0x5be0cd19};
+  memcpy(c->h, h0, sizeof(h0));
+  c->len = 0;
+  c->fill = 0;
+}
+
+void wm_sha256_update(wm_sha256_t *c, const void *data, size_t len) {
   const uint8_t *p = data;
-  size_t full = len / 64;
-  for (size_t i = 0; i < full; i++) {
-    block(h, p + 64 * i);
+  c->len += len;
+  if (c->fill) {
+    size_t take = 64 - c->fill < len ? 64 - c->fill : len;
+    memcpy(c->buf + c->fill, p, take);
+    c->fill += take;
+    p += take;
+    len -= take;
+    if (c->fill < 64) {
+      return;
+    }
+    block(c->h, c->buf);
+    c->fill = 0;
   }
+  for (; len >= 64; p += 64, len -= 64) {
+    block(c->h, p);
+  }
+  memcpy(c->buf, p, len);
+  c->fill = len;
+}
+
+void wm_sha256_final(wm_sha256_t *c, char hex[65]) {
   uint8_t tail[128];
-  size_t rest = len - 64 * full;
+  size_t rest = c->fill;
   memset(tail, 0, sizeof(tail));
-  if (rest) {
-    memcpy(tail, p + 64 * full, rest);
-  }
+  memcpy(tail, c->buf, rest);
   tail[rest] = 0x80;
   size_t tail_len = rest < 56 ? 64 : 128;
-  uint64_t bits = (uint64_t)len * 8;
+  uint64_t bits = c->len * 8;
   for (int i = 0; i < 8; i++) {
     tail[tail_len - 1 - i] = (uint8_t)(bits >> (8 * i));
   }
-  block(h, tail);
+  block(c->h, tail);
   if (tail_len == 128) {
-    block(h, tail + 64);
+    block(c->h, tail + 64);
   }
   for (int i = 0; i < 8; i++) {
-    snprintf(hex + 8 * i, 9, "%08x", h[i]);
+    snprintf(hex + 8 * i, 9, "%08x", c->h[i]);
   }
+}
+
+void wm_sha256_hex(const void *data, size_t len, char hex[65]) {
+  wm_sha256_t c;
+  wm_sha256_init(&c);
+  wm_sha256_update(&c, data, len);
+  wm_sha256_final(&c, hex);
 }

@@ -1,5 +1,7 @@
 // wm_graph_t -> ModelProto. The protobuf-c structs are built in an arena
 // and point into the graph; packing copies everything out.
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -405,11 +407,52 @@ wm_status_t wm_onnx_save_buffer(const wm_graph_t *graph, uint8_t **out_data,
   return s;
 }
 
+typedef struct {
+  ProtobufCBuffer base;  // first: protobuf-c calls base.append
+  wm_onnx_sink_fn sink;
+  void *ctx;
+} sink_buffer_t;
+
+static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data) {
+  sink_buffer_t *sb = (sink_buffer_t *)b;
+  sb->sink(sb->ctx, data, len);
+}
+
+wm_status_t wm_onnx_save_stream(const wm_graph_t *graph, wm_onnx_sink_fn sink,
+                                void *ctx) {
+  exporter_t ex;
+  wm_arena_init(&ex.arena);
+  Onnx__ModelProto model = ONNX__MODEL_PROTO__INIT;
+  wm_status_t s = export_model(&ex, graph, &model);
+  if (!s) {
+    sink_buffer_t sb = {
+        .base = {.append = sink_append}, .sink = sink, .ctx = ctx};
+    onnx__model_proto__pack_to_buffer(&model, &sb.base);
+  }
+  wm_arena_deinit(&ex.arena);
+  return s;
+}
+
+static void file_sink(void *ctx, const uint8_t *data, size_t len) {
+  FILE *f = ctx;
+  if (!ferror(f)) {
+    (void)fwrite(data, 1, len, f);
+  }
+}
+
 wm_status_t wm_onnx_save(const wm_graph_t *graph, const char *path) {
-  uint8_t *data;
-  size_t size;
-  WM_RETURN_IF_ERROR(wm_onnx_save_buffer(graph, &data, &size));
-  wm_status_t s = wm_file_write(path, data, size);
-  free(data);
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    return WM_ERROR(NOT_FOUND, "cannot create \"%s\": %s", path,
+                    strerror(errno));
+  }
+  wm_status_t s = wm_onnx_save_stream(graph, file_sink, f);
+  bool failed = ferror(f) != 0;
+  if (fclose(f) != 0) {
+    failed = true;
+  }
+  if (!s && failed) {
+    s = WM_ERROR(DATA_LOSS, "error writing \"%s\"", path);
+  }
   return s;
 }

@@ -168,13 +168,32 @@ WM_TEST(saved_file_loads_back_equal) {
   if (!s) {
     s = wm_onnx_load(path, &back);
   }
+  // The streamed file holds the very bytes of the one-buffer form.
+  uint8_t *file = NULL, *buf = NULL;
+  size_t file_size = 0, buf_size = 0;
+  if (!s) {
+    s = wm_file_read(path, &file, &file_size);
+  }
+  if (!s) {
+    s = wm_onnx_save_buffer(g, &buf, &buf_size);
+  }
+  bool same = !s && file_size == buf_size && buf_size > 0 &&
+              memcmp(file, buf, buf_size) == 0;
+  free(file);
+  free(buf);
   unlink(path);
   char why[256] = "";
   bool equal = !s && wm_graph_equal(g, back, why, sizeof(why));
+  // A full device and a missing folder are errors naming the file.
+  wm_status_t full = s ? NULL : wm_onnx_save(g, "/dev/full");
+  wm_status_t none = s ? NULL : wm_onnx_save(g, "/nonexistent-dir/m.onnx");
   wm_graph_destroy(g);
   wm_graph_destroy(back);
   WM_CHECK_OK(s);
+  WM_CHECK(same);
   WM_CHECK(equal);
+  WM_CHECK_ERR(full, DATA_LOSS, "/dev/full");
+  WM_CHECK_ERR(none, NOT_FOUND, "/nonexistent-dir/m.onnx");
 }
 
 // Runs |step| with the Nth allocation failing, for N = 1, 2, ... until it

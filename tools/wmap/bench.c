@@ -307,17 +307,38 @@ static wm_status_t default_list(const wm_cli_backend_options_t *bo,
 }
 
 // SHA-256 of the model: the file's bytes, or the zoo model's ONNX bytes.
+static void sha_sink(void *ctx, const uint8_t *data, size_t len) {
+  wm_sha256_update(ctx, data, len);
+}
+
+// The SHA-256 of the model file (of the exported model for a zoo one),
+// read or serialized in pieces: a large model is not held twice.
 static wm_status_t model_digest(const bench_args_t *a, const wm_graph_t *g,
                                 char hex[65]) {
-  uint8_t *data = NULL;
-  size_t size = 0;
-  wm_status_t s = a->zoo ? wm_onnx_save_buffer(g, &data, &size)
-                         : wm_file_read(a->model, &data, &size);
-  if (!s) {
-    wm_sha256_hex(data, size, hex);
+  wm_sha256_t c;
+  wm_sha256_init(&c);
+  if (a->zoo) {
+    WM_RETURN_IF_ERROR(wm_onnx_save_stream(g, sha_sink, &c));
+    wm_sha256_final(&c, hex);
+    return NULL;
   }
-  free(data);
-  return s;
+  FILE *f = fopen(a->model, "rb");
+  if (!f) {
+    return WM_ERROR(NOT_FOUND, "cannot open \"%s\": %s", a->model,
+                    strerror(errno));
+  }
+  uint8_t chunk[1 << 16];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+    wm_sha256_update(&c, chunk, n);
+  }
+  bool failed = ferror(f) != 0;
+  fclose(f);
+  if (failed) {
+    return WM_ERROR(DATA_LOSS, "error reading \"%s\"", a->model);
+  }
+  wm_sha256_final(&c, hex);
+  return NULL;
 }
 
 // The model's FLOPs from its map on the built-in ref backend (0 when the
