@@ -121,10 +121,11 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
 }
 
 // Picks the kernel by CPUID and derives the blocking from the cache sizes
-// (L1d 32 KiB and L2 512 KiB when sysfs does not say).
+// (L1d 32 KiB, L2 512 KiB and L3 8 MiB when sysfs does not say).
 static void engine_init(engine_t *e) {
   memset(e, 0, sizeof(*e));
   const kernel_fn *kernels = kernel_portable_by_height;
+  bool wide_b = false;  // B micro-panels far wider than A's are high
   e->mr = 6;
   e->nr = 8;
   e->name = "portable 6x8";
@@ -135,6 +136,7 @@ static void engine_init(engine_t *e) {
     e->mr = 12;
     e->nr = 32;
     e->name = "avx512 12x32";
+    wide_b = true;
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     kernels = kernel_avx2_by_height;
     e->mr = 6;
@@ -145,15 +147,26 @@ static void engine_init(engine_t *e) {
   for (int h = 1; h <= e->mr; h++) {
     e->by_height[h] = kernels[h];
   }
-  int64_t l1 = cache_bytes(1), l2 = cache_bytes(2);
+  int64_t l1 = cache_bytes(1), l2 = cache_bytes(2), l3 = cache_bytes(3);
   l1 = l1 > 0 ? l1 : 32 * 1024;
   l2 = l2 > 0 ? l2 : 512 * 1024;
-  // The A micro-panel (MR x KC) takes about a third of L1, leaving room
-  // for the B micro-panels that stream through it.
-  e->kc = clamp64(l1 / 3 / (4 * e->mr) / 16 * 16, 64, 512);
-  // The packed B block (KC x NC) takes half of L2.
-  e->nc = clamp64(l2 / 2 / (4 * e->kc) / e->nr * e->nr, 4 * e->nr, 4096);
-  // The packed A block (MC x KC) a quarter of it.
+  l3 = l3 > 0 ? l3 : 8 * 1024 * 1024;
+  if (wide_b) {
+    // 12x32 (measured on Zen 4): the A micro-panel (MR x KC) takes
+    // about a third of L1, leaving room for the B micro-panels that
+    // stream through it; the packed B block (KC x NC) half of L2.
+    e->kc = clamp64(l1 / 3 / (4 * e->mr) / 16 * 16, 64, 512);
+    e->nc = clamp64(l2 / 2 / (4 * e->kc) / e->nr * e->nr, 4 * e->nr, 4096);
+  } else {
+    // 6x16 and 6x8 (measured on Zen 3): a B micro-panel (KC x NR) takes half of
+    // L1 and the B block is as wide as an eighth of L3 holds, so that A is
+    // packed again only every NC columns (KC 448 and NC 144 on 32 KiB L1,
+    // 512 KiB L2: the 1024^3 product at 0.80 of OpenBLAS, KC 256 and NC
+    // 2048: 0.94).
+    e->kc = clamp64(l1 / 2 / (4 * e->nr) / 16 * 16, 64, 512);
+    e->nc = clamp64(l3 / 8 / (4 * e->kc) / e->nr * e->nr, 4 * e->nr, 2048);
+  }
+  // The packed A block (MC x KC) a quarter of L2.
   e->mc = clamp64(l2 / 4 / (4 * e->kc) / e->mr * e->mr, 2 * e->mr,
                   1024 / e->mr * e->mr);
 #ifdef CPU_GEMM_TUNE
