@@ -13,7 +13,7 @@
 
 #include "cpu.h"
 #include "gemm.h"
-#include "kernels.h"  // K_CLONES
+#include "kernels.h"  // K_CLONES_FMA
 
 enum { F32 = 1 };  // ONNX dtype of float32
 
@@ -812,8 +812,8 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
     depthwise_bands(st);
     // Wide rows read in place leave few border columns to do one by one.
     st->dw_direct = st->k[1] == 3 && st->k[2] == 3 && st->s[2] == 1 &&
-                    st->d[2] == 1 && st->pb[2] <= 1 && st->in[2] >= 64 &&
-                    st->in[2] <= DW_STACK_FLOATS && st->out[2] >= 64;
+                    st->d[2] == 1 && st->pb[2] <= 1 && st->in[2] >= 48 &&
+                    st->in[2] <= DW_STACK_FLOATS && st->out[2] >= 48;
   }
   *out_state = st;
   return NULL;
@@ -858,11 +858,12 @@ static inline __attribute__((always_inline)) void depthwise_taps(
 // row rows[kh] (NULL in the padding) and column ow * s + off[kw], for ow
 // in [lo[kw], hi[kw]). Where all columns of a kernel row are inside the
 // input ([ilo, ihi)), the taps of that row are summed in registers.
-__attribute__((target_clones("avx512f", "avx2", "default"))) static void
-depthwise_row(float *restrict y, const float *const *rows,
-              const float *restrict w, int64_t kh_n, int64_t kw_n,
-              const int64_t *lo, const int64_t *hi, const int64_t *off,
-              int64_t s, int64_t ilo, int64_t ihi) {
+K_CLONES_FMA static void depthwise_row(float *restrict y,
+                                       const float *const *rows,
+                                       const float *restrict w, int64_t kh_n,
+                                       int64_t kw_n, const int64_t *lo,
+                                       const int64_t *hi, const int64_t *off,
+                                       int64_t s, int64_t ilo, int64_t ihi) {
   for (int64_t kh = 0; kh < kh_n; kh++) {
     if (!rows[kh]) {
       continue;
@@ -1132,9 +1133,9 @@ static inline __attribute__((always_inline)) void dw_band_fill(
 // column); the band is then one vectorised loop over those positions
 // (the columns past ow are computed and dropped), and its rows are copied
 // out, with Z and the activation. Built for AVX-512, AVX2 and baseline
-// x86-64 (K_CLONES).
-K_CLONES static void depthwise_planes_bands(void *ctx, size_t begin,
-                                            size_t end) {
+// x86-64 (K_CLONES_FMA).
+K_CLONES_FMA static void depthwise_planes_bands(void *ctx, size_t begin,
+                                                size_t end) {
   const conv_job_t *job = ctx;
   const conv_state_t *st = job->st;
   const int64_t band = st->dw_band, oh_n = st->out[1], ow = st->out[2];
@@ -1175,16 +1176,19 @@ K_CLONES static void depthwise_planes_bands(void *ctx, size_t begin,
   }
 }
 
-// A vector of DW_VEC floats (narrower ISAs split it).
-typedef float dw_v __attribute__((vector_size(DW_VEC * sizeof(float))));
+// The in-place 3x3 kernel's vector: 8 floats, one AVX2 register (an
+// AVX-512 clone runs it at half width; 16 floats on AVX2 would be pairs
+// of registers, and its two rows of nine taps spill).
+enum { DW_DIRECT_VEC = 8 };
+typedef float dw_v __attribute__((vector_size(DW_DIRECT_VEC * sizeof(float))));
 
 static inline __attribute__((always_inline)) void dw_ld(dw_v *v,
                                                         const float *p) {
   memcpy(v, p, sizeof(*v));
 }
 
-// Output columns [j, j + DW_VEC) of two rows of a 3x3 plane read in place:
-// o0 from input rows a0, a1, a2 and o1 from b0, b1, b2, column j + kw of
+// Output columns [j, j + DW_DIRECT_VEC) of two rows of a 3x3 plane read in
+// place: o0 from input rows a0, a1, a2 and o1 from b0, b1, b2, column j + kw of
 // each (the pointers already moved back by the left pad). With |share|
 // (stride 1 down the plane) b0, b1 are a1, a2 and are loaded once. The
 // sums run in three short chains.
@@ -1246,13 +1250,13 @@ static inline __attribute__((always_inline)) void dw_rows9(
   // Columns [lo, hi) read input columns j - pl .. j - pl + 2 inside [0, iw).
   const int64_t lo = pl, hi = iw - 2 + pl < ow ? iw - 2 + pl : ow;
   int64_t j = lo;
-  for (; j + DW_VEC <= hi; j += DW_VEC) {
+  for (; j + DW_DIRECT_VEC <= hi; j += DW_DIRECT_VEC) {
     dw_pair9(o0, o1, a0 - pl, a1 - pl, a2 - pl, b0 - pl, b1 - pl, b2 - pl, v,
              vb, j, share);
   }
   if (j < hi) {
     dw_pair9(o0, o1, a0 - pl, a1 - pl, a2 - pl, b0 - pl, b1 - pl, b2 - pl, v,
-             vb, hi - DW_VEC, share);
+             vb, hi - DW_DIRECT_VEC, share);
   }
   for (int64_t c = 0; c < lo; c++) {
     o1[c] = dw_border9(b0, b1, b2, w, b, c, pl, iw);
@@ -1269,9 +1273,9 @@ static inline __attribute__((always_inline)) void dw_rows9(
 // output rows is computed in place from the input rows (a zero row in
 // the padding), sharing the rows the pair has in common, with no copies;
 // then Z and the activation over the plane. Built for AVX-512, AVX2 and
-// baseline x86-64 (K_CLONES).
-K_CLONES static void depthwise_planes_direct(void *ctx, size_t begin,
-                                             size_t end) {
+// baseline x86-64 (K_CLONES_FMA).
+K_CLONES_FMA static void depthwise_planes_direct(void *ctx, size_t begin,
+                                                 size_t end) {
   const conv_job_t *job = ctx;
   const conv_state_t *st = job->st;
   const int64_t oh_n = st->out[1], ow = st->out[2], ih_n = st->in[1];
@@ -1473,9 +1477,9 @@ enum { CONV_SMALL_TAPS = 64, CONV_SMALL_NR = 16 };
 // several short output rows, so instead of runs each tap's source offset
 // in a channel is worked out once per panel for every column (-1 in the
 // padding or past n), and each row is then a gather of the whole panel.
-K_CLONES static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
-                                     int64_t kc, int64_t j0, int64_t nc,
-                                     int64_t n, int nr, float *dst) {
+K_CLONES_FMA static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
+                                         int64_t kc, int64_t j0, int64_t nc,
+                                         int64_t n, int nr, float *dst) {
   const conv_state_t *st = pk->st;
   const int64_t o1 = st->out[1], o2 = st->out[2], plane = o1 * o2;
   const int64_t k1 = st->k[1], k2 = st->k[2], kprod = st->kprod;
@@ -1523,10 +1527,10 @@ K_CLONES static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
 // (stride 1) or strided piece of an input row; where each tap's run
 // starts and which of its columns are inside the input is worked out once
 // per panel, as it is the same for every channel. Built for AVX-512, AVX2
-// and baseline x86-64 (K_CLONES).
-K_CLONES static void conv_pack_b(const void *ctx, int64_t p0, int64_t kc,
-                                 int64_t j0, int64_t nc, int64_t n, int nr,
-                                 float *dst) {
+// and baseline x86-64 (K_CLONES_FMA).
+K_CLONES_FMA static void conv_pack_b(const void *ctx, int64_t p0, int64_t kc,
+                                     int64_t j0, int64_t nc, int64_t n, int nr,
+                                     float *dst) {
   const conv_pack_t *pk = ctx;
   const conv_state_t *st = pk->st;
   if (nr <= CONV_SMALL_NR && st->kprod <= CONV_SMALL_TAPS &&
@@ -1665,7 +1669,8 @@ enum { CONV_T_BLOCK = 16 };
 // The transposed form's last step for blocks [begin, end) of CONV_T_BLOCK
 // channels of a member (image and group): Y = (Y^T)^T in tiles that stay
 // in L1, then bias, Z and the activation along each output row.
-K_CLONES static void conv_transpose_out(void *ctx, size_t begin, size_t end) {
+K_CLONES_FMA static void conv_transpose_out(void *ctx, size_t begin,
+                                            size_t end) {
   const conv_job_t *job = ctx;
   const conv_state_t *st = job->st;
   const int64_t mg = st->mg, outsz = st->outsz, B = CONV_T_BLOCK;

@@ -316,8 +316,9 @@ static bool epi_is_plain(const cpu_gemm_epi_t *e) {
 // The epilogue on rows [i0, i0+mr) x columns [j0, j0+nr) of the product,
 // whose element (i0, j0) is at |c|: a few passes per row while the tile
 // is in L1, the per-row bias and the common activations in the last one.
-K_CLONES static void epi_tile(const cpu_gemm_epi_t *e, float *c, int64_t ldc,
-                              int64_t i0, int64_t mr, int64_t j0, int64_t nr) {
+static inline __attribute__((always_inline)) void epi_rows(
+    const cpu_gemm_epi_t *e, float *c, int64_t ldc, int64_t i0, int64_t mr,
+    int64_t j0, int64_t nr) {
   const float alpha = e->alpha, beta = e->beta;
   const float p0 = e->act.p0, p1 = e->act.p1;
   for (int64_t i = 0; i < mr; i++) {
@@ -370,6 +371,18 @@ K_CLONES static void epi_tile(const cpu_gemm_epi_t *e, float *c, int64_t ldc,
     }
   }
 }
+// A full tile's rows (16 or 32 columns) run loops of that constant length.
+K_CLONES_FMA static void epi_tile(const cpu_gemm_epi_t *e, float *c,
+                                  int64_t ldc, int64_t i0, int64_t mr,
+                                  int64_t j0, int64_t nr) {
+  if (nr == 16) {
+    epi_rows(e, c, ldc, i0, mr, j0, 16);
+  } else if (nr == 32) {
+    epi_rows(e, c, ldc, i0, mr, j0, 32);
+  } else {
+    epi_rows(e, c, ldc, i0, mr, j0, nr);
+  }
+}
 #undef EPI_LAST
 
 // -------------------------------------------------------------- packing
@@ -377,9 +390,9 @@ K_CLONES static void epi_tile(const cpu_gemm_epi_t *e, float *c, int64_t ldc,
 // Packs A rows [i0, i0+mc) x K [p0, p0+kc) of the strided |src| into
 // MR-row panels at |dst|, the last one as high as the rows left (its
 // kernel is that high; i0 + mc <= m).
-K_CLONES static void pack_a(const float *src, int64_t rs, int64_t cs,
-                            int64_t i0, int64_t mc, int64_t p0, int64_t kc,
-                            int mr, float *restrict dst) {
+K_CLONES_FMA static void pack_a(const float *src, int64_t rs, int64_t cs,
+                                int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+                                int mr, float *restrict dst) {
   for (int64_t q = 0; q < mc; q += mr) {
     const int64_t rows = mc - q < mr ? mc - q : mr;
     const float *s = src + (i0 + q) * rs + p0 * cs;
@@ -393,6 +406,13 @@ K_CLONES static void pack_a(const float *src, int64_t rs, int64_t cs,
       for (int64_t p = 0; p < kc; p++) {
         for (int i = 0; i < 12; i++) {
           dst[p * 12 + i] = s[p * cs + i];
+        }
+      }
+    } else if (rows == 6 && rs == 1) {
+      // The 6-row tile: fixed-size moves, not a memcpy call per k.
+      for (int64_t p = 0; p < kc; p++) {
+        for (int i = 0; i < 6; i++) {
+          dst[p * 6 + i] = s[p * cs + i];
         }
       }
     } else if (rs == 1) {
@@ -414,9 +434,9 @@ K_CLONES static void pack_a(const float *src, int64_t rs, int64_t cs,
 
 // Packs B K [p0, p0+kc) x columns [j0, j0+nc) of the strided |src| (n
 // columns in all) into NR-column panels at |dst|; columns past n are zero.
-K_CLONES static void pack_b(const float *src, int64_t rs, int64_t cs, int64_t n,
-                            int64_t p0, int64_t kc, int64_t j0, int64_t nc,
-                            int nr, float *restrict dst) {
+K_CLONES_FMA static void pack_b(const float *src, int64_t rs, int64_t cs,
+                                int64_t n, int64_t p0, int64_t kc, int64_t j0,
+                                int64_t nc, int nr, float *restrict dst) {
   for (int64_t q = 0; q < nc; q += nr, dst += nr * kc) {
     int64_t c0 = j0 + q;
     int64_t cols = n - c0 < nr ? n - c0 : nr;
@@ -424,6 +444,12 @@ K_CLONES static void pack_b(const float *src, int64_t rs, int64_t cs, int64_t n,
     if (cs == 1 && cols == nr && nr == 32) {
       for (int64_t p = 0; p < kc; p++) {
         memcpy(dst + p * 32, s + p * rs, 32 * sizeof(float));
+      }
+      continue;
+    }
+    if (cs == 1 && cols == nr && nr == 16) {
+      for (int64_t p = 0; p < kc; p++) {
+        memcpy(dst + p * 16, s + p * rs, 16 * sizeof(float));
       }
       continue;
     }
@@ -604,8 +630,8 @@ static void macro(const job_t *job, const cpu_gemm_problem_t *p,
 // each element of B is used once, so packing it would only copy it. Rows
 // of B contiguous: scaled rows summed; otherwise a dot product per column
 // in 16 partial sums.
-K_CLONES static void direct_row(const cpu_gemm_problem_t *p, int64_t j0,
-                                int64_t j1) {
+K_CLONES_FMA static void direct_row(const cpu_gemm_problem_t *p, int64_t j0,
+                                    int64_t j1) {
   const float *a = p->a.data;
   const int64_t as = p->a.cs, rs = p->b.rs, cs = p->b.cs, k = p->k;
   float *restrict c = p->c + j0;

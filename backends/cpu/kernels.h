@@ -46,6 +46,20 @@ enum {
 #ifndef K_CLONES
 #define K_CLONES
 #endif
+// The same for kernels whose a * b + c may be fused (files built with
+// -ffp-contract=fast: the GEMM engine and the convolutions): x86-64-v4
+// (AVX-512) and v3 (AVX2 with FMA) clones, whose bits may differ from the
+// baseline one's.
+#if !defined(K_CLONES_FMA) && defined(__x86_64__) && defined(__ELF__) && \
+    defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define K_CLONES_FMA \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+#endif
+#ifndef K_CLONES_FMA
+#define K_CLONES_FMA
+#endif
 
 // Elements per parallel chunk: cheap elementwise work, transcendental
 // work, and rows of a row-wise kernel (scaled by the row length).
