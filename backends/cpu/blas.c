@@ -1519,6 +1519,67 @@ K_CLONES_FMA static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
   }
 }
 
+// Sixteen floats at any alignment: two AVX moves where there are some.
+typedef float conv_u8 __attribute__((vector_size(32), aligned(4)));
+
+// conv_pack_b for a panel of 16 columns inside one output row of a
+// convolution with stride S (1 or 2, a constant) along its rows (j0 its
+// first column): each tap's 16 columns are one piece of an input row,
+// copied (every other float of it for stride 2) in whole vectors where
+// the tap lies inside the row (most columns of a wide row), with its
+// padding zeroed where not. Returns false, doing nothing, when the
+// panel's columns are not one row.
+static inline __attribute__((always_inline)) bool conv_pack_row16(
+    const conv_pack_t *pk, int64_t p0, int64_t kc, int64_t j0, int64_t n,
+    float *restrict dst, const int S) {
+  const conv_state_t *st = pk->st;
+  const int64_t o1 = st->out[1], o2 = st->out[2], plane = o1 * o2;
+  const int64_t r = j0 % plane, ow = r % o2, kprod = st->kprod;
+  if (ow + 16 > o2 || j0 + 16 > n || kprod > CONV_SMALL_TAPS) {
+    return false;
+  }
+  const int64_t k1 = st->k[1], k2 = st->k[2];
+  const int64_t id = j0 / plane * st->s[0] - st->pb[0];
+  const int64_t ih = r / o2 * st->s[1] - st->pb[1];
+  const int64_t iw = ow * S - st->pb[2];
+  conv_span_t sp[CONV_SMALL_TAPS];
+  for (int64_t t = 0; t < kprod; t++) {
+    sp[t] =
+        conv_span_of(id + t / (k1 * k2) * st->d[0], ih + t / k2 % k1 * st->d[1],
+                     iw + t % k2 * st->d[2], 16, S, st->in);
+  }
+  int64_t ch = p0 / kprod, kk = p0 % kprod;
+  for (int64_t p = 0; p < kc; p++, dst += 16) {
+    const float *xc = pk->x + (size_t)(ch * st->insz);
+    const conv_span_t t = sp[kk];
+    if (S == 1 && t.lo == 0 && t.hi == 16) {
+      const float *src = xc + t.off;
+      conv_u8 a = *(const conv_u8 *)src, b = *(const conv_u8 *)(src + 8);
+      *(conv_u8 *)dst = a;
+      *(conv_u8 *)(dst + 8) = b;
+    } else if (S == 2 && t.lo == 0 && t.hi == 16 && t.avail >= 32) {
+      // The even floats of 32: shuffles of whole vectors.
+      const float *src = xc + t.off;
+      conv_u8 a = *(const conv_u8 *)src, b = *(const conv_u8 *)(src + 8);
+      conv_u8 c = *(const conv_u8 *)(src + 16),
+              d = *(const conv_u8 *)(src + 24);
+      *(conv_u8 *)dst =
+          __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+      *(conv_u8 *)(dst + 8) =
+          __builtin_shufflevector(c, d, 0, 2, 4, 6, 8, 10, 12, 14);
+    } else {
+      for (int64_t i = 0; i < 16; i++) {
+        dst[i] = i >= t.lo && i < t.hi ? xc[t.off + i * S] : 0.0f;
+      }
+    }
+    if (++kk == kprod) {
+      kk = 0;
+      ch++;
+    }
+  }
+  return true;
+}
+
 // The B operand of an implicit convolution (cpu_gemm_pack_fn): row p of B
 // is tap (c, kd, kh, kw) = p split by the kernel, column j the output
 // position (od, oh, ow); B[p][j] = x[c][od*s0 + kd*d0 - pb0][oh*s1 + kh*d1
@@ -1528,10 +1589,9 @@ K_CLONES_FMA static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
 // starts and which of its columns are inside the input is worked out once
 // per panel, as it is the same for every channel. Built for AVX-512, AVX2
 // and baseline x86-64 (K_CLONES_FMA).
-K_CLONES_FMA static void conv_pack_b(const void *ctx, int64_t p0, int64_t kc,
-                                     int64_t j0, int64_t nc, int64_t n, int nr,
-                                     float *dst) {
-  const conv_pack_t *pk = ctx;
+K_CLONES_FMA static void conv_pack_any(const conv_pack_t *pk, int64_t p0,
+                                       int64_t kc, int64_t j0, int64_t nc,
+                                       int64_t n, int nr, float *dst) {
   const conv_state_t *st = pk->st;
   if (nr <= CONV_SMALL_NR && st->kprod <= CONV_SMALL_TAPS &&
       st->insz <= INT32_MAX) {
@@ -1599,6 +1659,30 @@ K_CLONES_FMA static void conv_pack_b(const void *ctx, int64_t p0, int64_t kc,
           }
         }
       }
+    }
+  }
+}
+
+// The pack callback of an implicit convolution's GEMMs (the B side, or
+// the A side in the transposed form): 16-column panels inside one output
+// row copy pieces of input
+// rows (conv_pack_row16, stride 1 or 2); other panels gather
+// (conv_pack_any).
+K_CLONES_FMA static void conv_pack_b(const void *ctx, int64_t p0, int64_t kc,
+                                     int64_t j0, int64_t nc, int64_t n, int nr,
+                                     float *dst) {
+  const conv_pack_t *pk = ctx;
+  const conv_state_t *st = pk->st;
+  if (nr != 16 || st->s[2] > 2 || st->out[2] < 16) {
+    conv_pack_any(pk, p0, kc, j0, nc, n, nr, dst);
+    return;
+  }
+  for (int64_t q = 0; q < nc; q += 16) {
+    if (!(st->s[2] == 1
+              ? conv_pack_row16(pk, p0, kc, j0 + q, n, dst + q * kc, 1)
+              : conv_pack_row16(pk, p0, kc, j0 + q, n, dst + q * kc, 2))) {
+      conv_pack_any(pk, p0, kc, j0 + q, nc - q < 16 ? nc - q : 16, n, 16,
+                    dst + q * kc);
     }
   }
 }
