@@ -371,19 +371,81 @@ static inline __attribute__((always_inline)) void epi_rows(
     }
   }
 }
-// A full tile's rows (16 or 32 columns) run loops of that constant length.
+// Eight floats at any alignment, and the lane masks of comparing them.
+typedef float epi_v __attribute__((vector_size(32), aligned(4)));
+typedef int32_t epi_m __attribute__((vector_size(32)));
+
+// m ? a : b lane by lane (a macro: a function returning a vector would
+// change the ABI of the baseline clone).
+#define EPI_SEL(m, a, b) ((epi_v)(((m) & (epi_m)(a)) | (~(m) & (epi_m)(b))))
+
+// epi_rows for a full tile (NR a multiple of 8, a constant): each row in
+// whole vectors, every step in registers, one load and store of C.
+static inline __attribute__((always_inline)) void epi_rows_vec(
+    const cpu_gemm_epi_t *e, float *c, int64_t ldc, int64_t i0, int64_t mr,
+    int64_t j0, const int NR) {
+  const float alpha = e->alpha, beta = e->beta;
+  const epi_v zero = {0}, p0 = zero + e->act.p0, p1 = zero + e->act.p1;
+  const bool col_bias = e->bias && !e->bias_rows;
+  const bool fused =
+      e->act.kind == CPU_ACT_NONE || e->act.kind == CPU_ACT_RELU ||
+      e->act.kind == CPU_ACT_CLIP || e->act.kind == CPU_ACT_LEAKY_RELU;
+  for (int64_t i = 0; i < mr; i++) {
+    float *row = c + i * ldc;
+    float brow = e->bias && e->bias_rows ? e->bias[i0 + i] : 0.0f;
+    const float *z = e->z ? e->z + (i0 + i) * e->z_rs + j0 * e->z_cs : NULL;
+    if (z && e->z_cs == 0) {
+      brow += beta * z[0];
+      z = NULL;
+    }
+    for (int v = 0; v < NR; v += 8) {
+      epi_v x = *(const epi_v *)(row + v);
+      if (alpha != 1.0f) {
+        x *= alpha;
+      }
+      if (col_bias) {
+        x += *(const epi_v *)(e->bias + j0 + v);
+      }
+      if (z) {
+        x += beta * *(const epi_v *)(z + v);
+      }
+      x += brow;
+      switch (e->act.kind) {
+        case CPU_ACT_RELU:
+          x = EPI_SEL(x > zero, x, zero);
+          break;
+        case CPU_ACT_CLIP:
+          x = EPI_SEL(x < p0, p0, x);
+          x = EPI_SEL(x > p1, p1, x);
+          break;
+        case CPU_ACT_LEAKY_RELU:
+          x = EPI_SEL(x < zero, p0 * x, x);
+          break;
+        default:
+          break;
+      }
+      *(epi_v *)(row + v) = x;
+    }
+    if (!fused) {
+      cpu_act_apply(&e->act, row, (size_t)NR);
+    }
+  }
+}
+
+// A full tile's rows (16 or 32 columns) run in whole vectors.
 K_CLONES_FMA static void epi_tile(const cpu_gemm_epi_t *e, float *c,
                                   int64_t ldc, int64_t i0, int64_t mr,
                                   int64_t j0, int64_t nr) {
   if (nr == 16) {
-    epi_rows(e, c, ldc, i0, mr, j0, 16);
+    epi_rows_vec(e, c, ldc, i0, mr, j0, 16);
   } else if (nr == 32) {
-    epi_rows(e, c, ldc, i0, mr, j0, 32);
+    epi_rows_vec(e, c, ldc, i0, mr, j0, 32);
   } else {
     epi_rows(e, c, ldc, i0, mr, j0, nr);
   }
 }
 #undef EPI_LAST
+#undef EPI_SEL
 
 // -------------------------------------------------------------- packing
 
