@@ -847,11 +847,15 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
   int64_t un = (job->n + e->nr - 1) / e->nr;
   um = um > 0 ? um : 1;
   un = un > 0 ? un : 1;
-  // Multiply-adds one packed float costs, the fixed cost of a task, and
-  // that of spreading a run over the pool (a few microseconds: below it a
-  // small product is faster on one thread).
+  // Multiply-adds one packed float costs (a packing callback on the A
+  // side is the transposed convolution's gather, a few cycles a float:
+  // with 10 the 3x3 256->256 at 14x14 split its channels, each thread
+  // gathering all of A, at 1.88 ms on 2 threads; with 30 its positions,
+  // 1.53 ms), the fixed cost of a task, and that of spreading a run over
+  // the pool (a few microseconds: below it a small product is faster on
+  // one thread).
   const double pack_a_cost = job->packed_a || job->direct ? 0.0
-                             : p->a.pack                  ? 10.0
+                             : p->a.pack                  ? 30.0
                                                           : 6.0;
   const double pack_b_cost = p->b.packed || job->direct ? 0.0
                              : p->b.pack                ? 10.0
