@@ -96,10 +96,11 @@ static void sm_row_slow(const float *x, float *y, size_t n, bool log_sm) {
   }
 }
 
-// The row loops run on GNU vectors of SM_LANES floats (one AVX-512
-// register; pairs of AVX2 and quads of SSE ones in the other clones) and
-// sum in a fixed order (below): every clone gives the same bits.
-enum { SM_LANES = 16 };
+// The row loops run on GNU vectors of SM_LANES floats (one AVX2 register,
+// half an AVX-512 one, a pair of SSE ones; 16 were AVX2 register pairs
+// and spilled: 2.0 GB/s) and sum in a fixed order (below): every clone
+// gives the same bits.
+enum { SM_LANES = 8 };
 typedef float sm_vf __attribute__((vector_size(SM_LANES * 4)));
 typedef int32_t sm_vi __attribute__((vector_size(SM_LANES * 4)));
 typedef float sm_vh __attribute__((vector_size(SM_LANES * 2)));
@@ -130,6 +131,38 @@ static inline float sm_expf(float d) {
   u2.i = (ni - n1 + 127) * (1 << 23);
   float res = y * u1.f * u2.f;
   return d < -104.0f ? 0.0f : res;
+}
+
+// sm_expf of x[l] - m into e[l] for the SM_LANES lanes, in a vector: the
+// same operations in the same order on every lane, so the same bits
+// (through memory, not vector arguments, which would change the baseline
+// clone's ABI).
+typedef float sm_u8 __attribute__((vector_size(32), aligned(4)));
+typedef int32_t sm_i8 __attribute__((vector_size(32)));
+static inline __attribute__((always_inline)) void sm_expv(
+    const float *restrict x, float m, float *restrict e) {
+  _Static_assert(SM_LANES == 8, "one sm_u8 per row vector");
+  const sm_u8 zero = {0};
+  sm_u8 d = *(const sm_u8 *)x - m;
+  sm_i8 low = d < -104.0f;
+  sm_u8 xc = (sm_u8)((~low & (sm_i8)d) | (low & (sm_i8)(zero - 104.0f)));
+  sm_u8 t = xc * 1.44269504088896341f;
+  sm_u8 n = (t + 12582912.0f) - 12582912.0f;
+  sm_u8 r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  sm_u8 p = zero + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  sm_u8 y = p * r * r + r + 1.0f;
+  sm_i8 ni = __builtin_convertvector(n, sm_i8);
+  sm_i8 n1 = ni / 2;
+  sm_u8 u1 = (sm_u8)((n1 + 127) * (1 << 23));
+  sm_u8 u2 = (sm_u8)((ni - n1 + 127) * (1 << 23));
+  sm_u8 res = y * u1 * u2;
+  *(sm_u8 *)e = (sm_u8)(~low & (sm_i8)res);
 }
 
 // The sum runs in SM_LANES float lanes, each flushed into SM_LANES doubles
@@ -189,14 +222,31 @@ static inline __attribute__((always_inline)) double sm_exp_sum(
   size_t i = 0;
   while (i + SM_LANES <= n) {
     sm_vf sf = {0};
-    for (int b = 0; b < SM_FLUSH && i + SM_LANES <= n; b++, i += SM_LANES) {
+    int b = 0;
+    // Two vectors a step, so that their exponentials overlap; the sum
+    // still takes them in order.
+    for (; b + 2 <= SM_FLUSH && i + 2 * SM_LANES <= n;
+         b += 2, i += 2 * SM_LANES) {
+      __builtin_prefetch(pf + i, 0, 3);
+      __builtin_prefetch(py + i, 1, 3);
+      sm_max_add(&acc, xn + i);
+      sm_max_add(&acc, xn + i + SM_LANES);
+      sm_vf e0, e1;
+      sm_expv(x + i, m, (float *)&e0);
+      sm_expv(x + i + SM_LANES, m, (float *)&e1);
+      if (y) {
+        memcpy(y + i, &e0, sizeof(e0));
+        memcpy(y + i + SM_LANES, &e1, sizeof(e1));
+      }
+      sf += e0;
+      sf += e1;
+    }
+    for (; b < SM_FLUSH && i + SM_LANES <= n; b++, i += SM_LANES) {
       __builtin_prefetch(pf + i, 0, 3);
       __builtin_prefetch(py + i, 1, 3);
       sm_max_add(&acc, xn + i);
       sm_vf e;
-      for (int l = 0; l < SM_LANES; l++) {
-        e[l] = sm_expf(x[i + (size_t)l] - m);
-      }
+      sm_expv(x + i, m, (float *)&e);
       if (y) {
         memcpy(y + i, &e, sizeof(e));
       }
