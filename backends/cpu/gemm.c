@@ -379,6 +379,32 @@ typedef int32_t epi_m __attribute__((vector_size(32)));
 // change the ABI of the baseline clone).
 #define EPI_SEL(m, a, b) ((epi_v)(((m) & (epi_m)(a)) | (~(m) & (epi_m)(b))))
 
+// *io = k_expf(*io) lane by lane, in vector operations (through memory:
+// a vector argument would change the baseline clone's ABI).
+static inline __attribute__((always_inline)) void epi_exp(epi_v *io) {
+  const epi_v zero = {0}, x = *io;
+  epi_v xc = EPI_SEL(x >= -104.0f, x, zero - 104.0f);  // a NaN x too
+  xc = EPI_SEL(xc > 88.72283f, zero + 88.72283f, xc);
+  epi_v t = xc * 1.44269504088896341f;
+  epi_v n = (t + 12582912.0f) - 12582912.0f;  // round to nearest
+  epi_v r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  epi_v p = zero + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  epi_v y = p * r * r + r + 1.0f;
+  epi_m ni = __builtin_convertvector(n, epi_m);
+  epi_m n1 = ni / 2;
+  epi_v res = y * (epi_v)((n1 + 127) * (1 << 23)) *
+              (epi_v)((ni - n1 + 127) * (1 << 23));
+  res = EPI_SEL(x > 88.72283f, zero + INFINITY, res);
+  res = EPI_SEL(x < -104.0f, zero, res);
+  *io = EPI_SEL(x != x, x, res);
+}
+
 // epi_rows for a full tile (NR a multiple of 8, a constant): each row in
 // whole vectors, every step in registers, one load and store of C.
 static inline __attribute__((always_inline)) void epi_rows_vec(
@@ -387,9 +413,11 @@ static inline __attribute__((always_inline)) void epi_rows_vec(
   const float alpha = e->alpha, beta = e->beta;
   const epi_v zero = {0}, p0 = zero + e->act.p0, p1 = zero + e->act.p1;
   const bool col_bias = e->bias && !e->bias_rows;
-  const bool fused =
-      e->act.kind == CPU_ACT_NONE || e->act.kind == CPU_ACT_RELU ||
-      e->act.kind == CPU_ACT_CLIP || e->act.kind == CPU_ACT_LEAKY_RELU;
+  const cpu_act_kind_t kind = e->act.kind;
+  const bool fused = kind == CPU_ACT_NONE || kind == CPU_ACT_RELU ||
+                     kind == CPU_ACT_CLIP || kind == CPU_ACT_LEAKY_RELU ||
+                     kind == CPU_ACT_SIGMOID || kind == CPU_ACT_SILU ||
+                     kind == CPU_ACT_HARD_SIGMOID || kind == CPU_ACT_HARD_SWISH;
   for (int64_t i = 0; i < mr; i++) {
     float *row = c + i * ldc;
     float brow = e->bias && e->bias_rows ? e->bias[i0 + i] : 0.0f;
@@ -410,7 +438,7 @@ static inline __attribute__((always_inline)) void epi_rows_vec(
         x += beta * *(const epi_v *)(z + v);
       }
       x += brow;
-      switch (e->act.kind) {
+      switch (kind) {
         case CPU_ACT_RELU:
           x = EPI_SEL(x > zero, x, zero);
           break;
@@ -421,6 +449,26 @@ static inline __attribute__((always_inline)) void epi_rows_vec(
         case CPU_ACT_LEAKY_RELU:
           x = EPI_SEL(x < zero, p0 * x, x);
           break;
+        case CPU_ACT_SIGMOID:
+        case CPU_ACT_SILU: {
+          epi_v ex = -x;
+          epi_exp(&ex);
+          epi_v sg = 1.0f / (1.0f + ex);
+          x = kind == CPU_ACT_SILU ? x * sg : sg;
+          break;
+        }
+        case CPU_ACT_HARD_SIGMOID:
+          x = p0 * x + p1;
+          x = EPI_SEL(x > zero, x, zero);
+          x = EPI_SEL(x < 1.0f, x, zero + 1.0f);
+          break;
+        case CPU_ACT_HARD_SWISH: {
+          epi_v hs = x * (1.0f / 6.0f) + 0.5f;
+          hs = EPI_SEL(hs > zero, hs, zero);
+          hs = EPI_SEL(hs < 1.0f, hs, zero + 1.0f);
+          x = x * hs;
+          break;
+        }
         default:
           break;
       }
