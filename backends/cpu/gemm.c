@@ -935,8 +935,13 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
       for (int c = gm * gn > 1 ? 1 : 0; c < 2; c++) {
         int32_t w = choices[c];
         double rounds = tasks < w ? 1.0 : (tasks + w - 1) / w;
+        // On the pool a thread may start late or be slowed by others on
+        // its core: a quarter of a task's time is the expected wait for
+        // the last one, so that tiles the threads take one by one balance
+        // where that costs no packing twice.
         double cost = (double)(int64_t)rounds * per_task +
-                      (w > 1 && tasks > 1 ? spread_cost : 0.0);
+                      (w > 1 && tasks > 1 ? spread_cost + 0.25 * per_task
+                                          : 0.0);
         if (best < 0 || cost < best) {
           best = cost;
           job->gm = gm;
