@@ -939,9 +939,9 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
         // its core: a quarter of a task's time is the expected wait for
         // the last one, so that tiles the threads take one by one balance
         // where that costs no packing twice.
-        double cost = (double)(int64_t)rounds * per_task +
-                      (w > 1 && tasks > 1 ? spread_cost + 0.25 * per_task
-                                          : 0.0);
+        double cost =
+            (double)(int64_t)rounds * per_task +
+            (w > 1 && tasks > 1 ? spread_cost + 0.25 * per_task : 0.0);
         if (best < 0 || cost < best) {
           best = cost;
           job->gm = gm;
