@@ -480,14 +480,55 @@ static inline __attribute__((always_inline)) void epi_rows_vec(
   }
 }
 
+// The convolutions' common epilogue on a full tile: a per-row bias, then
+// nothing, ReLU or Clip, each a loop of its own with nothing to decide
+// per row (EPI_ROWS_BIAS(ACT) with x the vector).
+#define EPI_ROWS_BIAS(ACT)                               \
+  for (int64_t i = 0; i < mr; i++) {                     \
+    float *row = c + i * ldc;                            \
+    const float brow = e->bias ? e->bias[i0 + i] : 0.0f; \
+    for (int v = 0; v < NR; v += 8) {                    \
+      epi_v x = *(const epi_v *)(row + v) + brow;        \
+      *(epi_v *)(row + v) = (ACT);                       \
+    }                                                    \
+  }
+
+static inline __attribute__((always_inline)) bool epi_rows_bias(
+    const cpu_gemm_epi_t *e, float *c, int64_t ldc, int64_t i0, int64_t mr,
+    const int NR) {
+  if (e->alpha != 1.0f || e->z || (e->bias && !e->bias_rows)) {
+    return false;
+  }
+  const epi_v zero = {0}, p0 = zero + e->act.p0, p1 = zero + e->act.p1;
+  switch (e->act.kind) {
+    case CPU_ACT_NONE:
+      EPI_ROWS_BIAS(x);
+      return true;
+    case CPU_ACT_RELU:
+      EPI_ROWS_BIAS(EPI_SEL(x > zero, x, zero));
+      return true;
+    case CPU_ACT_CLIP:
+      EPI_ROWS_BIAS(
+          EPI_SEL(EPI_SEL(x < p0, p0, x) > p1, p1, EPI_SEL(x < p0, p0, x)));
+      return true;
+    default:
+      return false;
+  }
+}
+#undef EPI_ROWS_BIAS
+
 // A full tile's rows (16 or 32 columns) run in whole vectors.
 K_CLONES_FMA static void epi_tile(const cpu_gemm_epi_t *e, float *c,
                                   int64_t ldc, int64_t i0, int64_t mr,
                                   int64_t j0, int64_t nr) {
   if (nr == 16) {
-    epi_rows_vec(e, c, ldc, i0, mr, j0, 16);
+    if (!epi_rows_bias(e, c, ldc, i0, mr, 16)) {
+      epi_rows_vec(e, c, ldc, i0, mr, j0, 16);
+    }
   } else if (nr == 32) {
-    epi_rows_vec(e, c, ldc, i0, mr, j0, 32);
+    if (!epi_rows_bias(e, c, ldc, i0, mr, 32)) {
+      epi_rows_vec(e, c, ldc, i0, mr, j0, 32);
+    }
   } else {
     epi_rows(e, c, ldc, i0, mr, j0, nr);
   }
