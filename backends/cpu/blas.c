@@ -1750,6 +1750,37 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
 
 enum { CONV_T_BLOCK = 16 };
 
+// dst[c * ds + r] = src[r * ss + c] for an 8x8 block, in vectors (the
+// unpack, shuffle and 128-bit permute sequence).
+static inline __attribute__((always_inline)) void conv_t8(
+    const float *restrict src, int64_t ss, float *restrict dst, int64_t ds) {
+  typedef float t8 __attribute__((vector_size(32), aligned(4)));
+  t8 r[8], t[8], u[8];
+  for (int k = 0; k < 8; k++) {
+    r[k] = *(const t8 *)(src + k * ss);
+  }
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[k + 1] =
+        __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    u[k] = __builtin_shufflevector(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[k + 1] =
+        __builtin_shufflevector(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    u[k + 2] =
+        __builtin_shufflevector(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[k + 3] =
+        __builtin_shufflevector(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+  }
+  for (int k = 0; k < 4; k++) {
+    *(t8 *)(dst + k * ds) =
+        __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    *(t8 *)(dst + (k + 4) * ds) =
+        __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+}
+
 // The transposed form's last step for blocks [begin, end) of CONV_T_BLOCK
 // channels of a member (image and group): Y = (Y^T)^T in tiles that stay
 // in L1, then bias, Z and the activation along each output row.
@@ -1768,8 +1799,15 @@ K_CLONES_FMA static void conv_transpose_out(void *ctx, size_t begin,
     float *restrict y = job->y + base;
     for (int64_t i0 = 0; i0 < outsz; i0 += B) {
       int64_t i1 = i0 + B < outsz ? i0 + B : outsz;
+      // Whole 8x8 blocks in vectors, the edges one by one.
+      const int64_t i8 = i0 + (i1 - i0) / 8 * 8, j8 = j0 + (j1 - j0) / 8 * 8;
+      for (int64_t jb = j0; jb < j8; jb += 8) {
+        for (int64_t ib = i0; ib < i8; ib += 8) {
+          conv_t8(tt + ib * mg + jb, mg, y + jb * outsz + ib, outsz);
+        }
+      }
       for (int64_t j = j0; j < j1; j++) {
-        for (int64_t i = i0; i < i1; i++) {
+        for (int64_t i = j < j8 ? i8 : i0; i < i1; i++) {
           y[j * outsz + i] = tt[i * mg + j];
         }
       }
