@@ -371,6 +371,7 @@ static inline __attribute__((always_inline)) void epi_rows(
     }
   }
 }
+
 // Eight floats at any alignment, and the lane masks of comparing them.
 typedef float epi_v __attribute__((vector_size(32), aligned(4)));
 typedef int32_t epi_m __attribute__((vector_size(32)));
