@@ -1519,9 +1519,6 @@ K_CLONES_FMA static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
   }
 }
 
-// Sixteen floats at any alignment: two AVX moves where there are some.
-typedef float conv_u8 __attribute__((vector_size(32), aligned(4)));
-
 // conv_pack_b for a panel of 16 columns inside one output row of a
 // convolution with stride S (1 or 2, a constant) along its rows (j0 its
 // first column): each tap's 16 columns are one piece of an input row,
@@ -1554,18 +1551,16 @@ static inline __attribute__((always_inline)) bool conv_pack_row16(
     const conv_span_t t = sp[kk];
     if (S == 1 && t.lo == 0 && t.hi == 16) {
       const float *src = xc + t.off;
-      conv_u8 a = *(const conv_u8 *)src, b = *(const conv_u8 *)(src + 8);
-      *(conv_u8 *)dst = a;
-      *(conv_u8 *)(dst + 8) = b;
+      k_f8 a = *(const k_f8 *)src, b = *(const k_f8 *)(src + 8);
+      *(k_f8 *)dst = a;
+      *(k_f8 *)(dst + 8) = b;
     } else if (S == 2 && t.lo == 0 && t.hi == 16 && t.avail >= 32) {
       // The even floats of 32: shuffles of whole vectors.
       const float *src = xc + t.off;
-      conv_u8 a = *(const conv_u8 *)src, b = *(const conv_u8 *)(src + 8);
-      conv_u8 c = *(const conv_u8 *)(src + 16),
-              d = *(const conv_u8 *)(src + 24);
-      *(conv_u8 *)dst =
-          __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
-      *(conv_u8 *)(dst + 8) =
+      k_f8 a = *(const k_f8 *)src, b = *(const k_f8 *)(src + 8);
+      k_f8 c = *(const k_f8 *)(src + 16), d = *(const k_f8 *)(src + 24);
+      *(k_f8 *)dst = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+      *(k_f8 *)(dst + 8) =
           __builtin_shufflevector(c, d, 0, 2, 4, 6, 8, 10, 12, 14);
     } else {
       for (int64_t i = 0; i < 16; i++) {
@@ -1754,10 +1749,9 @@ enum { CONV_T_BLOCK = 16 };
 // unpack, shuffle and 128-bit permute sequence).
 static inline __attribute__((always_inline)) void conv_t8(
     const float *restrict src, int64_t ss, float *restrict dst, int64_t ds) {
-  typedef float t8 __attribute__((vector_size(32), aligned(4)));
-  t8 r[8], t[8], u[8];
+  k_f8 r[8], t[8], u[8];
   for (int k = 0; k < 8; k++) {
-    r[k] = *(const t8 *)(src + k * ss);
+    r[k] = *(const k_f8 *)(src + k * ss);
   }
   for (int k = 0; k < 8; k += 2) {
     t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
@@ -1774,9 +1768,9 @@ static inline __attribute__((always_inline)) void conv_t8(
         __builtin_shufflevector(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
   }
   for (int k = 0; k < 4; k++) {
-    *(t8 *)(dst + k * ds) =
+    *(k_f8 *)(dst + k * ds) =
         __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    *(t8 *)(dst + (k + 4) * ds) =
+    *(k_f8 *)(dst + (k + 4) * ds) =
         __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
   }
 }

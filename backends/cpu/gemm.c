@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"  // k_expf
+#include "kernels.h"  // k_expf, k_expf8
 
 // ------------------------------------------------------- micro-kernels
 
@@ -372,47 +372,13 @@ static inline __attribute__((always_inline)) void epi_rows(
   }
 }
 
-// Eight floats at any alignment, and the lane masks of comparing them.
-typedef float epi_v __attribute__((vector_size(32), aligned(4)));
-typedef int32_t epi_m __attribute__((vector_size(32)));
-
-// m ? a : b lane by lane (a macro: a function returning a vector would
-// change the ABI of the baseline clone).
-#define EPI_SEL(m, a, b) ((epi_v)(((m) & (epi_m)(a)) | (~(m) & (epi_m)(b))))
-
-// *io = k_expf(*io) lane by lane, in vector operations (through memory:
-// a vector argument would change the baseline clone's ABI).
-static inline __attribute__((always_inline)) void epi_exp(epi_v *io) {
-  const epi_v zero = {0}, x = *io;
-  epi_v xc = EPI_SEL(x >= -104.0f, x, zero - 104.0f);  // a NaN x too
-  xc = EPI_SEL(xc > 88.72283f, zero + 88.72283f, xc);
-  epi_v t = xc * 1.44269504088896341f;
-  epi_v n = (t + 12582912.0f) - 12582912.0f;  // round to nearest
-  epi_v r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  epi_v p = zero + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  epi_v y = p * r * r + r + 1.0f;
-  epi_m ni = __builtin_convertvector(n, epi_m);
-  epi_m n1 = ni / 2;
-  epi_v res = y * (epi_v)((n1 + 127) * (1 << 23)) *
-              (epi_v)((ni - n1 + 127) * (1 << 23));
-  res = EPI_SEL(x > 88.72283f, zero + INFINITY, res);
-  res = EPI_SEL(x < -104.0f, zero, res);
-  *io = EPI_SEL(x != x, x, res);
-}
-
 // epi_rows for a full tile (NR a multiple of 8, a constant): each row in
 // whole vectors, every step in registers, one load and store of C.
 static inline __attribute__((always_inline)) void epi_rows_vec(
     const cpu_gemm_epi_t *e, float *c, int64_t ldc, int64_t i0, int64_t mr,
     int64_t j0, const int NR) {
   const float alpha = e->alpha, beta = e->beta;
-  const epi_v zero = {0}, p0 = zero + e->act.p0, p1 = zero + e->act.p1;
+  const k_f8 zero = {0}, p0 = zero + e->act.p0, p1 = zero + e->act.p1;
   const bool col_bias = e->bias && !e->bias_rows;
   const cpu_act_kind_t kind = e->act.kind;
   const bool fused = kind == CPU_ACT_NONE || kind == CPU_ACT_RELU ||
@@ -428,52 +394,52 @@ static inline __attribute__((always_inline)) void epi_rows_vec(
       z = NULL;
     }
     for (int v = 0; v < NR; v += 8) {
-      epi_v x = *(const epi_v *)(row + v);
+      k_f8 x = *(const k_f8 *)(row + v);
       if (alpha != 1.0f) {
         x *= alpha;
       }
       if (col_bias) {
-        x += *(const epi_v *)(e->bias + j0 + v);
+        x += *(const k_f8 *)(e->bias + j0 + v);
       }
       if (z) {
-        x += beta * *(const epi_v *)(z + v);
+        x += beta * *(const k_f8 *)(z + v);
       }
       x += brow;
       switch (kind) {
         case CPU_ACT_RELU:
-          x = EPI_SEL(x > zero, x, zero);
+          x = K_SEL8(x > zero, x, zero);
           break;
         case CPU_ACT_CLIP:
-          x = EPI_SEL(x < p0, p0, x);
-          x = EPI_SEL(x > p1, p1, x);
+          x = K_SEL8(x < p0, p0, x);
+          x = K_SEL8(x > p1, p1, x);
           break;
         case CPU_ACT_LEAKY_RELU:
-          x = EPI_SEL(x < zero, p0 * x, x);
+          x = K_SEL8(x < zero, p0 * x, x);
           break;
         case CPU_ACT_SIGMOID:
         case CPU_ACT_SILU: {
-          epi_v ex = -x;
-          epi_exp(&ex);
-          epi_v sg = 1.0f / (1.0f + ex);
+          k_f8 ex = -x;
+          k_expf8(&ex, false);
+          k_f8 sg = 1.0f / (1.0f + ex);
           x = kind == CPU_ACT_SILU ? x * sg : sg;
           break;
         }
         case CPU_ACT_HARD_SIGMOID:
           x = p0 * x + p1;
-          x = EPI_SEL(x > zero, x, zero);
-          x = EPI_SEL(x < 1.0f, x, zero + 1.0f);
+          x = K_SEL8(x > zero, x, zero);
+          x = K_SEL8(x < 1.0f, x, zero + 1.0f);
           break;
         case CPU_ACT_HARD_SWISH: {
-          epi_v hs = x * (1.0f / 6.0f) + 0.5f;
-          hs = EPI_SEL(hs > zero, hs, zero);
-          hs = EPI_SEL(hs < 1.0f, hs, zero + 1.0f);
+          k_f8 hs = x * (1.0f / 6.0f) + 0.5f;
+          hs = K_SEL8(hs > zero, hs, zero);
+          hs = K_SEL8(hs < 1.0f, hs, zero + 1.0f);
           x = x * hs;
           break;
         }
         default:
           break;
       }
-      *(epi_v *)(row + v) = x;
+      *(k_f8 *)(row + v) = x;
     }
     if (!fused) {
       cpu_act_apply(&e->act, row, (size_t)NR);
@@ -489,8 +455,8 @@ static inline __attribute__((always_inline)) void epi_rows_vec(
     float *row = c + i * ldc;                            \
     const float brow = e->bias ? e->bias[i0 + i] : 0.0f; \
     for (int v = 0; v < NR; v += 8) {                    \
-      epi_v x = *(const epi_v *)(row + v) + brow;        \
-      *(epi_v *)(row + v) = (ACT);                       \
+      k_f8 x = *(const k_f8 *)(row + v) + brow;          \
+      *(k_f8 *)(row + v) = (ACT);                        \
     }                                                    \
   }
 
@@ -500,17 +466,17 @@ static inline __attribute__((always_inline)) bool epi_rows_bias(
   if (e->alpha != 1.0f || e->z || (e->bias && !e->bias_rows)) {
     return false;
   }
-  const epi_v zero = {0}, p0 = zero + e->act.p0, p1 = zero + e->act.p1;
+  const k_f8 zero = {0}, p0 = zero + e->act.p0, p1 = zero + e->act.p1;
   switch (e->act.kind) {
     case CPU_ACT_NONE:
       EPI_ROWS_BIAS(x);
       return true;
     case CPU_ACT_RELU:
-      EPI_ROWS_BIAS(EPI_SEL(x > zero, x, zero));
+      EPI_ROWS_BIAS(K_SEL8(x > zero, x, zero));
       return true;
     case CPU_ACT_CLIP:
       EPI_ROWS_BIAS(
-          EPI_SEL(EPI_SEL(x < p0, p0, x) > p1, p1, EPI_SEL(x < p0, p0, x)));
+          K_SEL8(K_SEL8(x < p0, p0, x) > p1, p1, K_SEL8(x < p0, p0, x)));
       return true;
     default:
       return false;
@@ -535,9 +501,19 @@ K_CLONES_FMA static void epi_tile(const cpu_gemm_epi_t *e, float *c,
   }
 }
 #undef EPI_LAST
-#undef EPI_SEL
 
 // -------------------------------------------------------------- packing
+
+// dst[p * N + i] = src[p * stride + i] for p < kc and i < N: a full
+// panel whose runs along it are contiguous in the source. N is a constant
+// at each call, so each run is a few fixed-size moves, not a memcpy call.
+static inline __attribute__((always_inline)) void pack_runs(
+    float *restrict dst, const float *restrict src, int64_t stride, int64_t kc,
+    const int N) {
+  for (int64_t p = 0; p < kc; p++) {
+    memcpy(dst + p * N, src + p * stride, (size_t)N * sizeof(float));
+  }
+}
 
 // Packs A rows [i0, i0+mc) x K [p0, p0+kc) of the strided |src| into
 // MR-row panels at |dst|, the last one as high as the rows left (its
@@ -555,18 +531,9 @@ K_CLONES_FMA static void pack_a(const float *src, int64_t rs, int64_t cs,
         }
       }
     } else if (rows == 12 && rs == 1) {
-      for (int64_t p = 0; p < kc; p++) {
-        for (int i = 0; i < 12; i++) {
-          dst[p * 12 + i] = s[p * cs + i];
-        }
-      }
+      pack_runs(dst, s, cs, kc, 12);
     } else if (rows == 6 && rs == 1) {
-      // The 6-row tile: fixed-size moves, not a memcpy call per k.
-      for (int64_t p = 0; p < kc; p++) {
-        for (int i = 0; i < 6; i++) {
-          dst[p * 6 + i] = s[p * cs + i];
-        }
-      }
+      pack_runs(dst, s, cs, kc, 6);
     } else if (rs == 1) {
       for (int64_t p = 0; p < kc; p++) {
         memcpy(dst + p * rows, s + p * cs, (size_t)rows * sizeof(float));
@@ -593,15 +560,11 @@ K_CLONES_FMA static void pack_b(const float *src, int64_t rs, int64_t cs,
     int64_t c0 = j0 + q;
     int64_t cols = n - c0 < nr ? n - c0 : nr;
     const float *s = src + p0 * rs + c0 * cs;
-    if (cs == 1 && cols == nr && nr == 32) {
-      for (int64_t p = 0; p < kc; p++) {
-        memcpy(dst + p * 32, s + p * rs, 32 * sizeof(float));
-      }
-      continue;
-    }
-    if (cs == 1 && cols == nr && nr == 16) {
-      for (int64_t p = 0; p < kc; p++) {
-        memcpy(dst + p * 16, s + p * rs, 16 * sizeof(float));
+    if (cs == 1 && cols == nr && (nr == 16 || nr == 32)) {
+      if (nr == 16) {
+        pack_runs(dst, s, rs, kc, 16);
+      } else {
+        pack_runs(dst, s, rs, kc, 32);
       }
       continue;
     }

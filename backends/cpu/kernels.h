@@ -329,6 +329,49 @@ static inline float k_expf(float x) {
   return x != x ? x : res;
 }
 
+// Eight floats at any alignment (one AVX register where there is one)
+// and the lane masks of comparing them.
+typedef float k_f8 __attribute__((vector_size(32), aligned(4)));
+typedef int32_t k_i8 __attribute__((vector_size(32)));
+
+// m ? a : b lane by lane (a macro: a function taking or returning vectors
+// would change the ABI of the baseline clones).
+#define K_SEL8(m, a, b) ((k_f8)(((m) & (k_i8)(a)) | (~(m) & (k_i8)(b))))
+
+// *io = k_expf(*io) lane by lane: the same operations in the same order,
+// so the same bits as k_expf in a file built without contraction. With
+// |nonpos| (a constant: every lane <= 0 and none NaN, as in a softmax)
+// the selects only larger or NaN arguments need are left out.
+static inline __attribute__((always_inline)) void k_expf8(k_f8 *io,
+                                                          const bool nonpos) {
+  const k_f8 zero = {0}, x = *io;
+  k_f8 xc = K_SEL8(x >= -104.0f, x, zero - 104.0f);  // a NaN x too
+  if (!nonpos) {
+    xc = K_SEL8(xc > 88.72283f, zero + 88.72283f, xc);
+  }
+  k_f8 t = xc * 1.44269504088896341f;
+  k_f8 n = (t + 12582912.0f) - 12582912.0f;  // round to nearest
+  k_f8 r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  k_f8 p = zero + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  k_f8 y = p * r * r + r + 1.0f;
+  k_i8 ni = __builtin_convertvector(n, k_i8);
+  k_i8 n1 = ni / 2;
+  k_f8 res =
+      y * (k_f8)((n1 + 127) * (1 << 23)) * (k_f8)((ni - n1 + 127) * (1 << 23));
+  res = K_SEL8(x < -104.0f, zero, res);
+  if (!nonpos) {
+    res = K_SEL8(x > 88.72283f, zero + INFINITY, res);
+    res = K_SEL8(x != x, x, res);
+  }
+  *io = res;
+}
+
 // tanh: an odd polynomial near 0, 1 - 2 / (e^2|x| + 1) elsewhere.
 static inline float k_tanhf(float x) {
   float ax = fabsf(x);

@@ -106,63 +106,14 @@ typedef int32_t sm_vi __attribute__((vector_size(SM_LANES * 4)));
 typedef float sm_vh __attribute__((vector_size(SM_LANES * 2)));
 typedef double sm_vd __attribute__((vector_size(SM_LANES * 4)));
 
-// k_expf(d) for d <= 0 (not NaN), as a softmax row needs it: the same
-// bits without the selects that only larger arguments take.
-static inline float sm_expf(float d) {
-  union {
-    int32_t i;
-    float f;
-  } u1, u2;
-  float xc = d >= -104.0f ? d : -104.0f;
-  float t = xc * 1.44269504088896341f;
-  float n = (t + 12582912.0f) - 12582912.0f;
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = p * r * r + r + 1.0f;
-  int32_t ni = (int32_t)n;
-  int32_t n1 = ni / 2;
-  u1.i = (n1 + 127) * (1 << 23);
-  u2.i = (ni - n1 + 127) * (1 << 23);
-  float res = y * u1.f * u2.f;
-  return d < -104.0f ? 0.0f : res;
-}
-
-// sm_expf of x[l] - m into e[l] for the SM_LANES lanes, in a vector: the
-// same operations in the same order on every lane, so the same bits
-// (through memory, not vector arguments, which would change the baseline
-// clone's ABI).
-typedef float sm_u8 __attribute__((vector_size(32), aligned(4)));
-typedef int32_t sm_i8 __attribute__((vector_size(32)));
+// e^(x[l] - m) into e[l] for the SM_LANES lanes (all <= 0, none NaN: the
+// row is finite) by k_expf8: the bits of k_expf in every clone.
 static inline __attribute__((always_inline)) void sm_expv(
     const float *restrict x, float m, float *restrict e) {
-  _Static_assert(SM_LANES == 8, "one sm_u8 per row vector");
-  const sm_u8 zero = {0};
-  sm_u8 d = *(const sm_u8 *)x - m;
-  sm_i8 low = d < -104.0f;
-  sm_u8 xc = (sm_u8)((~low & (sm_i8)d) | (low & (sm_i8)(zero - 104.0f)));
-  sm_u8 t = xc * 1.44269504088896341f;
-  sm_u8 n = (t + 12582912.0f) - 12582912.0f;
-  sm_u8 r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  sm_u8 p = zero + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  sm_u8 y = p * r * r + r + 1.0f;
-  sm_i8 ni = __builtin_convertvector(n, sm_i8);
-  sm_i8 n1 = ni / 2;
-  sm_u8 u1 = (sm_u8)((n1 + 127) * (1 << 23));
-  sm_u8 u2 = (sm_u8)((ni - n1 + 127) * (1 << 23));
-  sm_u8 res = y * u1 * u2;
-  *(sm_u8 *)e = (sm_u8)(~low & (sm_i8)res);
+  _Static_assert(SM_LANES == 8, "one k_f8 per row vector");
+  k_f8 d = *(const k_f8 *)x - m;
+  k_expf8(&d, true);
+  memcpy(e, &d, sizeof(d));
 }
 
 // The sum runs in SM_LANES float lanes, each flushed into SM_LANES doubles
@@ -261,7 +212,7 @@ static inline __attribute__((always_inline)) double sm_exp_sum(
   *mn = sm_max_end(&acc, xn + i, n - i, nn);
   double s = 0;
   for (; i < n; i++) {
-    float e = sm_expf(x[i] - m);
+    float e = k_expf(x[i] - m);
     if (y) {
       y[i] = e;
     }

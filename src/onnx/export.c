@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "onnx/onnx_internal.h"
 #include "wmap/onnx.h"
@@ -384,26 +386,47 @@ static wm_status_t export_model(exporter_t *ex, const wm_graph_t *g,
   return export_graph(ex, g, &m->graph);
 }
 
-wm_status_t wm_onnx_save_buffer(const wm_graph_t *graph, uint8_t **out_data,
-                                size_t *out_size) {
-  *out_data = NULL;
-  *out_size = 0;
+// Exports |graph| into a ModelProto built in an arena and hands it to
+// |use|; the arena is freed after.
+static wm_status_t with_model(const wm_graph_t *graph,
+                              wm_status_t (*use)(Onnx__ModelProto *, void *),
+                              void *ctx) {
   exporter_t ex;
   wm_arena_init(&ex.arena);
   Onnx__ModelProto model = ONNX__MODEL_PROTO__INIT;
   wm_status_t s = export_model(&ex, graph, &model);
   if (!s) {
-    size_t n = onnx__model_proto__get_packed_size(&model);
-    uint8_t *buf = wm_malloc(n);
-    if (!buf) {
-      s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a %zu-byte model", n);
-    } else {
-      onnx__model_proto__pack(&model, buf);
-      *out_data = buf;
-      *out_size = n;
-    }
+    s = use(&model, ctx);
   }
   wm_arena_deinit(&ex.arena);
+  return s;
+}
+
+typedef struct {
+  uint8_t *data;
+  size_t size;
+} packed_t;
+
+static wm_status_t pack_into_buffer(Onnx__ModelProto *model, void *ctx) {
+  packed_t *out = ctx;
+  size_t n = onnx__model_proto__get_packed_size(model);
+  uint8_t *buf = wm_malloc(n);
+  if (!buf) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a %zu-byte model",
+                    n);
+  }
+  onnx__model_proto__pack(model, buf);
+  out->data = buf;
+  out->size = n;
+  return NULL;
+}
+
+wm_status_t wm_onnx_save_buffer(const wm_graph_t *graph, uint8_t **out_data,
+                                size_t *out_size) {
+  packed_t out = {NULL, 0};
+  wm_status_t s = with_model(graph, pack_into_buffer, &out);
+  *out_data = out.data;
+  *out_size = out.size;
   return s;
 }
 
@@ -418,19 +441,16 @@ static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data) {
   sb->sink(sb->ctx, data, len);
 }
 
+static wm_status_t pack_into_sink(Onnx__ModelProto *model, void *ctx) {
+  onnx__model_proto__pack_to_buffer(model, ctx);
+  return NULL;
+}
+
 wm_status_t wm_onnx_save_stream(const wm_graph_t *graph, wm_onnx_sink_fn sink,
                                 void *ctx) {
-  exporter_t ex;
-  wm_arena_init(&ex.arena);
-  Onnx__ModelProto model = ONNX__MODEL_PROTO__INIT;
-  wm_status_t s = export_model(&ex, graph, &model);
-  if (!s) {
-    sink_buffer_t sb = {
-        .base = {.append = sink_append}, .sink = sink, .ctx = ctx};
-    onnx__model_proto__pack_to_buffer(&model, &sb.base);
-  }
-  wm_arena_deinit(&ex.arena);
-  return s;
+  sink_buffer_t sb = {
+      .base = {.append = sink_append}, .sink = sink, .ctx = ctx};
+  return with_model(graph, pack_into_sink, &sb.base);
 }
 
 static void file_sink(void *ctx, const uint8_t *data, size_t len) {
@@ -453,6 +473,10 @@ wm_status_t wm_onnx_save(const wm_graph_t *graph, const char *path) {
   }
   if (!s && failed) {
     s = WM_ERROR(DATA_LOSS, "error writing \"%s\"", path);
+  }
+  struct stat sb;
+  if (s && stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    unlink(path);  // no partial model left behind
   }
   return s;
 }
