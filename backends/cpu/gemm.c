@@ -17,9 +17,20 @@ typedef float v16 __attribute__((vector_size(64)));
 typedef float v8 __attribute__((vector_size(32)));
 typedef float v4 __attribute__((vector_size(16)));
 
+// The epilogue a micro-kernel applies to its tile in registers (the
+// common one of convolutions): C + Z, plus the row's bias, then nothing,
+// ReLU or Clip (ke_of decides when a tile's epilogue is this).
+typedef struct kernel_epi {
+  const float *bias;    // per row of the tile, or NULL
+  const float *z;       // the residual at the tile's first element, or NULL
+  int64_t z_rs;         // its row stride (columns contiguous)
+  cpu_act_kind_t kind;  // CPU_ACT_NONE, CPU_ACT_RELU or CPU_ACT_CLIP
+  float lo, hi;         // Clip's bounds
+} kernel_epi_t;
+
 typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
                           const float *restrict b, float *restrict c,
-                          int64_t ldc, int load);
+                          int64_t ldc, int load, const kernel_epi_t *ke);
 
 #define KERNEL_CAT_(a, b) a##b
 #define KERNEL_CAT(a, b) KERNEL_CAT_(a, b)
@@ -703,6 +714,25 @@ typedef struct job {
   int64_t b_floats;               // offset of the edge tile in a slot
 } job_t;
 
+// Whether the epilogue |e| is one the micro-kernels apply (kernel_epi_t),
+// and if so *ke with the bias and Z at the product's first element.
+static bool ke_of(const cpu_gemm_epi_t *e, kernel_epi_t *ke) {
+  memset(ke, 0, sizeof(*ke));
+  if (e->alpha != 1.0f || (e->bias && !e->bias_rows) ||
+      (e->z && (e->beta != 1.0f || e->z_cs != 1)) ||
+      (e->act.kind != CPU_ACT_NONE && e->act.kind != CPU_ACT_RELU &&
+       e->act.kind != CPU_ACT_CLIP)) {
+    return false;
+  }
+  ke->bias = e->bias;
+  ke->z = e->z;
+  ke->z_rs = e->z_rs;
+  ke->kind = e->act.kind;
+  ke->lo = e->act.p0;
+  ke->hi = e->act.p1;
+  return true;
+}
+
 // The macro-kernel: A block (mc x kc panels) times B block (kc x nc
 // panels) into C at (i0, j0) of the product; |last| applies the epilogue.
 // A panel with fewer rows than the tile (the last) runs the kernel of its
@@ -714,18 +744,31 @@ static void macro(const job_t *job, const cpu_gemm_problem_t *p,
   const engine_t *e = job->e;
   const int mr_w = e->mr, nr_w = e->nr;
   const bool plain = epi_is_plain(&p->epi);
+  kernel_epi_t ke;
+  const bool in_kernel = last && !plain && ke_of(&p->epi, &ke);
+  const float *z0 = in_kernel ? ke.z : NULL;
   for (int64_t ir = 0; ir < mc; ir += mr_w) {
     int64_t mr = mc - ir < mr_w ? mc - ir : mr_w;
     const kernel_fn kernel = e->by_height[mr];
     const float *a = ap + ir * kc;
+    if (in_kernel && p->epi.bias) {
+      ke.bias = p->epi.bias + i0 + ir;
+    }
     for (int64_t jr = 0; jr < nc; jr += nr_w) {
       int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
       const float *b = bp + jr * kc;
       float *c = p->c + (i0 + ir) * p->ldc + j0 + jr;
+      if (nr == nr_w && in_kernel) {
+        if (z0) {
+          ke.z = z0 + (i0 + ir) * ke.z_rs + j0 + jr;
+        }
+        kernel(kc, a, b, c, p->ldc, load, &ke);
+        continue;
+      }
       if (nr == nr_w) {
-        kernel(kc, a, b, c, p->ldc, load);
+        kernel(kc, a, b, c, p->ldc, load, NULL);
       } else {
-        kernel(kc, a, b, tile, nr_w, 0);
+        kernel(kc, a, b, tile, nr_w, 0, NULL);
         for (int64_t i = 0; i < mr; i++) {
           float *ci = c + i * p->ldc;
           const float *ti = tile + i * nr_w;
