@@ -275,7 +275,9 @@ WM_TEST(gemm_matches_naive_across_cache_blocks) {
 }
 
 // Every activation with alpha, a per-row or per-column bias and a residual
-// in each of its stride forms.
+// in each of its stride forms, and in the convolutions' form (row bias,
+// residual added as is: the micro-kernel's own epilogue for full tiles)
+// with K in one block and in several.
 WM_TEST(gemm_epilogue_applies_alpha_bias_residual_and_activation) {
   wm_pool_t *pool = NULL;
   WM_CHECK_OK(wm_pool_create(2, &pool));
@@ -285,8 +287,22 @@ WM_TEST(gemm_epilogue_applies_alpha_bias_residual_and_activation) {
   float *z = rnd_buf((size_t)(m * (n + 5)), 6);
   int fails = 0;
   for (int kind = CPU_ACT_NONE; kind <= CPU_ACT_GELU_TANH; kind++) {
-    for (int form = 0; form < 4; form++) {
+    for (int form = 0; form < 6; form++) {
       cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+      if (form >= 4) {
+        epi.act.kind = (cpu_act_kind_t)kind;
+        epi.act.p0 = kind == CPU_ACT_CLIP ? -0.3f : 0.2f;
+        epi.act.p1 = kind == CPU_ACT_CLIP ? 0.4f : 0.5f;
+        epi.bias = bias;
+        epi.bias_rows = true;
+        epi.z = form == 4 ? z : NULL;
+        epi.z_rs = n + 5;
+        epi.z_cs = 1;
+        fails += run_one(m, n, form == 4 ? k : 700, false, false, AS_STRIDED,
+                         form == 4 ? AS_STRIDED : AS_PACKED, &epi, pool,
+                         &scratch, 7u + (uint32_t)kind) != 0;
+        continue;
+      }
       epi.act.kind = (cpu_act_kind_t)kind;
       epi.act.p0 = kind == CPU_ACT_CLIP ? -0.3f : 0.2f;
       epi.act.p1 = kind == CPU_ACT_CLIP ? 0.4f : 0.5f;
