@@ -1472,11 +1472,38 @@ static inline __attribute__((always_inline)) void conv_pack_span(
 // Taps the gather tables of conv_pack_small hold (up to 8x8 kernels).
 enum { CONV_SMALL_TAPS = 64, CONV_SMALL_NR = 16 };
 
+// kc rows of NR-column panel rows from a gather table, starting at tap
+// kk of channel ch: column i of a row is the channel's float at[kk][i]
+// masked by keep[kk][i] (all ones, or zero in the padding: at[kk][i] is
+// then 0, a float every channel has), with nothing to decide per element.
+// NR is a constant at the calls of the common panel widths.
+static inline __attribute__((always_inline)) void conv_small_rows(
+    float *restrict dst, const float *restrict x, int64_t insz,
+    int32_t (*at)[CONV_SMALL_NR], uint32_t (*keep)[CONV_SMALL_NR], int64_t ch,
+    int64_t kk, int64_t kprod, int64_t kc, const int NR) {
+  for (int64_t p = 0; p < kc; p++) {
+    const float *restrict xc = x + (size_t)(ch * insz);
+    const int32_t *restrict a = at[kk];
+    const uint32_t *restrict m = keep[kk];
+    uint32_t *restrict row = (uint32_t *)(void *)(dst + p * NR);
+    for (int i = 0; i < NR; i++) {
+      uint32_t v;
+      memcpy(&v, xc + a[i], sizeof(v));
+      row[i] = v & m[i];
+    }
+    if (++kk == kprod) {
+      kk = 0;
+      ch++;
+    }
+  }
+}
+
 // conv_pack_b for panels of at most CONV_SMALL_NR columns (the A panels
 // of the transposed form: output positions): a panel's columns span
 // several short output rows, so instead of runs each tap's source offset
-// in a channel is worked out once per panel for every column (-1 in the
-// padding or past n), and each row is then a gather of the whole panel.
+// in a channel is worked out once per panel for every column (masked out
+// in the padding or past n), and each row is then a gather of the whole
+// panel.
 K_CLONES_FMA static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
                                          int64_t kc, int64_t j0, int64_t nc,
                                          int64_t n, int nr, float *dst) {
@@ -1484,7 +1511,8 @@ K_CLONES_FMA static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
   const int64_t o1 = st->out[1], o2 = st->out[2], plane = o1 * o2;
   const int64_t k1 = st->k[1], k2 = st->k[2], kprod = st->kprod;
   const int64_t insz = st->insz;
-  int32_t tab[CONV_SMALL_TAPS][CONV_SMALL_NR];
+  int32_t at[CONV_SMALL_TAPS][CONV_SMALL_NR];
+  uint32_t keep[CONV_SMALL_TAPS][CONV_SMALL_NR];
   for (int64_t q = 0; q < nc; q += nr, dst += nr * kc) {
     int64_t id[CONV_SMALL_NR], ih[CONV_SMALL_NR], iw[CONV_SMALL_NR];
     for (int i = 0; i < nr; i++) {
@@ -1500,21 +1528,19 @@ K_CLONES_FMA static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
         int64_t a = id[i] + td, b = ih[i] + th, c = iw[i] + tw;
         bool in = j0 + q + i < n && a >= 0 && a < st->in[0] && b >= 0 &&
                   b < st->in[1] && c >= 0 && c < st->in[2];
-        tab[t][i] = in ? (int32_t)((a * st->in[1] + b) * st->in[2] + c) : -1;
+        at[t][i] = in ? (int32_t)((a * st->in[1] + b) * st->in[2] + c) : 0;
+        keep[t][i] = in ? UINT32_MAX : 0;
       }
     }
-    int64_t ch = p0 / kprod, kk = p0 % kprod;
-    for (int64_t p = 0; p < kc; p++) {
-      const float *restrict xc = pk->x + (size_t)(ch * insz);
-      const int32_t *restrict tt = tab[kk];
-      float *restrict row = dst + p * nr;
-      for (int i = 0; i < nr; i++) {
-        row[i] = tt[i] >= 0 ? xc[tt[i]] : 0.0f;
-      }
-      if (++kk == kprod) {
-        kk = 0;
-        ch++;
-      }
+    const int64_t ch = p0 / kprod, kk = p0 % kprod;
+    if (nr == 6) {
+      conv_small_rows(dst, pk->x, insz, at, keep, ch, kk, kprod, kc, 6);
+    } else if (nr == 12) {
+      conv_small_rows(dst, pk->x, insz, at, keep, ch, kk, kprod, kc, 12);
+    } else if (nr == 16) {
+      conv_small_rows(dst, pk->x, insz, at, keep, ch, kk, kprod, kc, 16);
+    } else {
+      conv_small_rows(dst, pk->x, insz, at, keep, ch, kk, kprod, kc, nr);
     }
   }
 }
