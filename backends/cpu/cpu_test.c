@@ -1179,8 +1179,9 @@ WM_TEST(conv_agrees_with_ref) {
 // more than the other too), odd and even widths, as Conv and as FusedConv
 // with bias, Z and an activation; stride or dilation 2 down wide rows;
 // and rows too wide for the band buffer.
-WM_TEST(depthwise_bands_agree_with_ref) {
-  WM_CHECK(cpu_be != NULL);
+// The instances of depthwise_bands_agree_with_ref for |c| channels;
+// returns the mismatches, *n counts the instances.
+static int depthwise_sweep(int64_t c, int *n_out) {
   static const int64_t widths[] = {7, 13, 14, 57, 70};
   static const char *const acts[] = {"", "Relu", "Clip", "HardSwish"};
   static const float clip[2] = {-0.3f, 0.4f};
@@ -1189,7 +1190,7 @@ WM_TEST(depthwise_bands_agree_with_ref) {
     for (int64_t s = 1; s <= 2; s++) {
       for (int64_t pad = 0; pad <= 2; pad++) {
         for (size_t wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++) {
-          const int64_t iw = widths[wi], ih = 5 + (int64_t)wi * 2, c = 3;
+          const int64_t iw = widths[wi], ih = 5 + (int64_t)wi * 2;
           const int64_t pads[4] = {pad, pad, pad, pad + (int64_t)(wi % 2)};
           const int64_t oh = (ih + 2 * pad - k) / s + 1;
           const int64_t ow = (iw + pads[1] + pads[3] - k) / s + 1;
@@ -1229,6 +1230,13 @@ WM_TEST(depthwise_bands_agree_with_ref) {
       }
     }
   }
+  *n_out = n;
+  return bad;
+}
+
+WM_TEST(depthwise_bands_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  int n = 0, bad = depthwise_sweep(3, &n);
   // Stride or dilation 2 down the plane only, over wide rows; odd height.
   for (int64_t v = 0; v < 2; v++) {
     inst_t in = inst_make("Conv", 11);
@@ -1256,6 +1264,35 @@ WM_TEST(depthwise_bands_agree_with_ref) {
     bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
   }
   printf("  %d depthwise instances\n", n + 4);
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
+// The sweep of depthwise_bands_agree_with_ref over 16 channels, and tall
+// planes cut into bands: 8 channels at a time in vector lanes
+// (depthwise_blocks8). Last in the list, so that the values the other
+// cases draw stay as they were.
+WM_TEST(depthwise_channel_blocks_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  int n = 0, bad = depthwise_sweep(16, &n);
+  // Planes of many bands, stride 1 and 2, as FusedConv with Z and SiLU.
+  for (int64_t s = 1; s <= 2; s++, n++) {
+    inst_t in = inst_make("FusedConv", 1);
+    in.domain = "wmap";
+    const int64_t o = (61 + 2 - 3) / s + 1;
+    int64_t x[4] = {1, 16, 61, 67}, w[4] = {16, 1, 3, 3}, b[1] = {16};
+    int64_t z[4] = {1, 16, o, (67 + 2 - 3) / s + 1};
+    int64_t strides[2] = {s, s}, pads[4] = {1, 1, 1, 1};
+    inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, w);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, b);
+    inst_input(&in, WM_DTYPE_FLOAT, 4, z);
+    attr_int(&in, "group", 16);
+    attr_ints(&in, "strides", 2, strides);
+    attr_ints(&in, "pads", 4, pads);
+    attr_string(&in, "activation", "Sigmoid");
+    bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+  }
+  printf("  %d depthwise instances of 16 channels\n", n);
   WM_CHECK_INT_EQ(bad, 0);
 }
 
@@ -2901,6 +2938,7 @@ int main(void) {
       WM_CASE(fused_ops_agree_with_ref),
       WM_CASE(elementwise_programs_agree_with_ref),
       WM_CASE(host_thread_count_is_used),
+      WM_CASE(depthwise_channel_blocks_agree_with_ref),
       WM_CASE(summary),
       {NULL, NULL}};
   int rc = wm_test_main(cases);
