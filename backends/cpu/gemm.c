@@ -29,8 +29,9 @@ typedef struct kernel_epi {
 } kernel_epi_t;
 
 typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
-                          const float *restrict b, float *restrict c,
-                          int64_t ldc, int load, const kernel_epi_t *ke);
+                          const float *restrict b, int64_t ldb,
+                          float *restrict c, int64_t ldc, int load,
+                          const kernel_epi_t *ke);
 
 #define KERNEL_CAT_(a, b) a##b
 #define KERNEL_CAT(a, b) KERNEL_CAT_(a, b)
@@ -76,6 +77,11 @@ typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
 #undef KERNEL_NV
 
 enum { MAX_MR = 12, MAX_NR = 64 };
+
+// Products of at most this many rows read a strided B with contiguous
+// rows in place (mobilenetv2's projections to 16..32 channels: 8% less
+// time than packing B first).
+enum { IN_PLACE_ROWS = 32 };
 
 // The kernels in use and the cache blocking derived for them.
 typedef struct engine {
@@ -736,6 +742,8 @@ typedef struct job {
   const engine_t *e;              // kernel and blocking
   bool packed_a;                  // A's prepacked panels are used
   bool direct;                    // one row from strided A and B, unpacked
+  bool b_in_place;                // B's rows read where they are (in the
+                                  // members whose rows are contiguous)
   int32_t workers;                // threads the split is for
   size_t count;                   // batch members
   cpu_gemm_batch_fn get;          // member t, or NULL for |one|
@@ -771,53 +779,86 @@ static bool ke_of(const cpu_gemm_epi_t *e, kernel_epi_t *ke) {
   return true;
 }
 
-// The macro-kernel: A block (mc x kc panels) times B block (kc x nc
-// panels) into C at (i0, j0) of the product; |last| applies the epilogue.
-// A panel with fewer rows than the tile (the last) runs the kernel of its
-// height; a panel with fewer columns goes through the edge tile.
+// Where the macro-kernel finds its B block: packed panels (ldb 0: panel
+// jr at bp + jr * kc), or B read in place (ldb its row stride: panel jr at
+// bp + jr) with a last panel narrower than the tile packed at |edge|.
+typedef struct b_block {
+  const float *bp;
+  int64_t ldb;
+  const float *edge;
+} b_block_t;
+
+// One tile of the macro-kernel: C at (i, j) of the product, mr x nr,
+// from the A panel |a| and the B panel |b| (next row ldb floats on).
+static inline __attribute__((always_inline)) void macro_tile(
+    const job_t *job, const cpu_gemm_problem_t *p, const float *a,
+    const float *b, int64_t ldb, int64_t kc, int64_t i, int64_t mr, int64_t j,
+    int64_t nr, int load, bool last, kernel_epi_t *ke, float *tile) {
+  const engine_t *e = job->e;
+  const kernel_fn kernel = e->by_height[mr];
+  float *c = p->c + i * p->ldc + j;
+  if (nr == e->nr && ke) {
+    if (p->epi.bias) {
+      ke->bias = p->epi.bias + i;
+    }
+    if (p->epi.z) {
+      ke->z = p->epi.z + i * ke->z_rs + j;
+    }
+    kernel(kc, a, b, ldb, c, p->ldc, load, ke);
+    return;
+  }
+  if (nr == e->nr) {
+    kernel(kc, a, b, ldb, c, p->ldc, load, NULL);
+  } else {
+    kernel(kc, a, b, ldb, tile, e->nr, 0, NULL);
+    for (int64_t r = 0; r < mr; r++) {
+      float *ci = c + r * p->ldc;
+      const float *ti = tile + r * e->nr;
+      for (int64_t q = 0; q < nr; q++) {
+        ci[q] = load ? ci[q] + ti[q] : ti[q];
+      }
+    }
+  }
+  if (last && !epi_is_plain(&p->epi)) {
+    epi_tile(&p->epi, c, p->ldc, i, mr, j, nr);
+  }
+}
+
+// The macro-kernel: A block (mc x kc panels) times B block (kc x nc,
+// |bb|) into C at (i0, j0) of the product; |last| applies the epilogue
+// (in the micro-kernel where ke_of allows). A panel with fewer rows than
+// the tile (the last) runs the kernel of its height; a panel with fewer
+// columns goes through the edge tile. Packed B: each A micro-panel stays
+// in L1 while the B panels stream by; B in place: each B panel, read from
+// memory once, stays in L1 while the few A panels pass over it.
 static void macro(const job_t *job, const cpu_gemm_problem_t *p,
-                  const float *ap, const float *bp, int64_t mc, int64_t nc,
+                  const float *ap, const b_block_t *bb, int64_t mc, int64_t nc,
                   int64_t kc, int64_t i0, int64_t j0, int load, bool last,
                   float *tile) {
   const engine_t *e = job->e;
   const int mr_w = e->mr, nr_w = e->nr;
-  const bool plain = epi_is_plain(&p->epi);
-  kernel_epi_t ke;
-  const bool in_kernel = last && !plain && ke_of(&p->epi, &ke);
-  const float *z0 = in_kernel ? ke.z : NULL;
-  for (int64_t ir = 0; ir < mc; ir += mr_w) {
-    int64_t mr = mc - ir < mr_w ? mc - ir : mr_w;
-    const kernel_fn kernel = e->by_height[mr];
-    const float *a = ap + ir * kc;
-    if (in_kernel && p->epi.bias) {
-      ke.bias = p->epi.bias + i0 + ir;
+  kernel_epi_t ke_v;
+  kernel_epi_t *ke =
+      last && !epi_is_plain(&p->epi) && ke_of(&p->epi, &ke_v) ? &ke_v : NULL;
+  if (!bb->ldb) {
+    for (int64_t ir = 0; ir < mc; ir += mr_w) {
+      int64_t mr = mc - ir < mr_w ? mc - ir : mr_w;
+      for (int64_t jr = 0; jr < nc; jr += nr_w) {
+        int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
+        macro_tile(job, p, ap + ir * kc, bb->bp + jr * kc, nr_w, kc, i0 + ir,
+                   mr, j0 + jr, nr, load, last, ke, tile);
+      }
     }
-    for (int64_t jr = 0; jr < nc; jr += nr_w) {
-      int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
-      const float *b = bp + jr * kc;
-      float *c = p->c + (i0 + ir) * p->ldc + j0 + jr;
-      if (nr == nr_w && in_kernel) {
-        if (z0) {
-          ke.z = z0 + (i0 + ir) * ke.z_rs + j0 + jr;
-        }
-        kernel(kc, a, b, c, p->ldc, load, &ke);
-        continue;
-      }
-      if (nr == nr_w) {
-        kernel(kc, a, b, c, p->ldc, load, NULL);
-      } else {
-        kernel(kc, a, b, tile, nr_w, 0, NULL);
-        for (int64_t i = 0; i < mr; i++) {
-          float *ci = c + i * p->ldc;
-          const float *ti = tile + i * nr_w;
-          for (int64_t j = 0; j < nr; j++) {
-            ci[j] = load ? ci[j] + ti[j] : ti[j];
-          }
-        }
-      }
-      if (last && !plain) {
-        epi_tile(&p->epi, c, p->ldc, i0 + ir, mr, j0 + jr, nr);
-      }
+    return;
+  }
+  for (int64_t jr = 0; jr < nc; jr += nr_w) {
+    int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
+    const float *b = nr == nr_w ? bb->bp + jr : bb->edge;
+    int64_t ldb = nr == nr_w ? bb->ldb : nr_w;
+    for (int64_t ir = 0; ir < mc; ir += mr_w) {
+      int64_t mr = mc - ir < mr_w ? mc - ir : mr_w;
+      macro_tile(job, p, ap + ir * kc, b, ldb, kc, i0 + ir, mr, j0 + jr, nr,
+                 load, last, ke, tile);
     }
   }
 }
@@ -905,15 +946,22 @@ static void run_task(const job_t *job, size_t t, float *slot) {
     int64_t nc = j1 - jc < e->nc ? j1 - jc : e->nc;
     for (int64_t pc = 0; pc < p->k; pc += e->kc) {
       int64_t kc = p->k - pc < e->kc ? p->k - pc : e->kc;
-      const float *bp;
+      b_block_t bb = {bbuf, 0, NULL};
       if (p->b.packed) {
-        bp = packed_at(p->b.packed, pc, jc);
+        bb.bp = packed_at(p->b.packed, pc, jc);
       } else if (p->b.pack) {
         p->b.pack(p->b.pack_ctx, pc, kc, jc, nc, p->n, e->nr, bbuf);
-        bp = bbuf;
+      } else if (job->b_in_place && p->b.cs == 1) {
+        bb.bp = p->b.data + pc * p->b.rs + jc;
+        bb.ldb = p->b.rs;
+        bb.edge = bbuf;
+        int64_t full = nc / e->nr * e->nr;
+        if (full < nc) {
+          pack_b(p->b.data, p->b.rs, 1, p->n, pc, kc, jc + full, nc - full,
+                 e->nr, bbuf);
+        }
       } else {
         pack_b(p->b.data, p->b.rs, p->b.cs, p->n, pc, kc, jc, nc, e->nr, bbuf);
-        bp = bbuf;
       }
       for (int64_t ic = i0; ic < i1; ic += e->mc) {
         int64_t mc = i1 - ic < e->mc ? i1 - ic : e->mc;
@@ -935,7 +983,7 @@ static void run_task(const job_t *job, size_t t, float *slot) {
           pack_a(p->a.data, p->a.rs, p->a.cs, ic, mc, pc, kc, e->mr, abuf);
           ap = abuf;
         }
-        macro(job, p, ap, bp, mc, nc, kc, ic, jc, pc > 0, pc + kc >= p->k,
+        macro(job, p, ap, &bb, mc, nc, kc, ic, jc, pc > 0, pc + kc >= p->k,
               edge);
       }
     }
@@ -967,6 +1015,10 @@ static void choose_kernel(job_t *job, const cpu_gemm_problem_t *p) {
   if (job->direct) {
     job->packed_a = false;
   }
+  // A few panels high and B's rows contiguous: packing B would copy each
+  // of its floats for only a few micro-kernel passes over it.
+  job->b_in_place = !job->direct && p->b.data && !p->b.packed && !p->b.pack &&
+                    p->b.cs == 1 && job->m <= IN_PLACE_ROWS;
 }
 
 // Chooses the task tile and the workers: the split of each member into
@@ -991,9 +1043,9 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
   const double pack_a_cost = job->packed_a || job->direct ? 0.0
                              : p->a.pack                  ? 30.0
                                                           : 6.0;
-  const double pack_b_cost = p->b.packed || job->direct ? 0.0
-                             : p->b.pack                ? 10.0
-                                                        : 6.0;
+  const double pack_b_cost = p->b.packed || job->direct || job->b_in_place ? 0.0
+                             : p->b.pack ? 10.0
+                                         : 6.0;
   const double task_cost = 20000.0;
   const double spread_cost = 150000.0;
   double k = (double)(job->k > 0 ? job->k : 1);
