@@ -1909,6 +1909,11 @@ K_CLONES_FMA static void conv_transpose_out(void *ctx, size_t begin,
       } else if (act == CPU_ACT_CLIP) {                           \
         acc[u] = K_SEL8(acc[u] < lo, lo, acc[u]);                 \
         acc[u] = K_SEL8(acc[u] > hi, hi, acc[u]);                 \
+      } else if (act == CPU_ACT_HARD_SWISH) {                     \
+        k_f8 h = acc[u] * (1.0f / 6.0f) + 0.5f;                   \
+        h = K_SEL8(h > zero, h, zero);                            \
+        h = K_SEL8(h < 1.0f, h, zero + 1.0f);                     \
+        acc[u] = acc[u] * h;                                      \
       }                                                           \
       *(k_f8 *)(out + 8 * u) = acc[u];                            \
     }                                                             \
@@ -1921,8 +1926,8 @@ K_CLONES_FMA static void conv_transpose_out(void *ctx, size_t begin,
 // floats per position, zero-padded, each output position is then a
 // multiply-add of one weight vector per tap, and the band's outputs are
 // transposed back into their planes; Z and the activations other than
-// ReLU and Clip follow per plane. Built for AVX-512, AVX2 and baseline
-// x86-64 (K_CLONES_FMA).
+// ReLU, Clip and HardSwish follow per plane. Built for AVX-512, AVX2 and
+// baseline x86-64 (K_CLONES_FMA).
 K_CLONES_FMA static void depthwise_blocks8(void *ctx, size_t begin,
                                            size_t end) {
   const conv_job_t *job = ctx;
@@ -1942,8 +1947,9 @@ K_CLONES_FMA static void depthwise_blocks8(void *ctx, size_t begin,
   // Columns outside the input stay zero: only its own ones are written.
   memset(buf, 0, (size_t)(obuf - buf) * sizeof(float));
   const bool vec_act =
-      !job->z && (st->act.kind == CPU_ACT_NONE ||
-                  st->act.kind == CPU_ACT_RELU || st->act.kind == CPU_ACT_CLIP);
+      !job->z &&
+      (st->act.kind == CPU_ACT_NONE || st->act.kind == CPU_ACT_RELU ||
+       st->act.kind == CPU_ACT_CLIP || st->act.kind == CPU_ACT_HARD_SWISH);
   const cpu_act_kind_t act = vec_act ? st->act.kind : CPU_ACT_NONE;
   const k_f8 zero = {0}, lo = zero + st->act.p0, hi = zero + st->act.p1;
   const int64_t cols = iw_n + pbw < wp ? iw_n : wp - pbw;

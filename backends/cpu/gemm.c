@@ -19,13 +19,15 @@ typedef float v4 __attribute__((vector_size(16)));
 
 // The epilogue a micro-kernel applies to its tile in registers (the
 // common one of convolutions): C + Z, plus the row's bias, then nothing,
-// ReLU or Clip (ke_of decides when a tile's epilogue is this).
+// ReLU, Clip, HardSigmoid or HardSwish (ke_of decides when a tile's
+// epilogue is this).
 typedef struct kernel_epi {
   const float *bias;    // per row of the tile, or NULL
   const float *z;       // the residual at the tile's first element, or NULL
   int64_t z_rs;         // its row stride (columns contiguous)
-  cpu_act_kind_t kind;  // CPU_ACT_NONE, CPU_ACT_RELU or CPU_ACT_CLIP
-  float lo, hi;         // Clip's bounds
+  cpu_act_kind_t kind;  // CPU_ACT_NONE, _RELU, _CLIP, _HARD_SIGMOID or
+                        // _HARD_SWISH
+  float lo, hi;         // the activation's p0 and p1
 } kernel_epi_t;
 
 typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
@@ -767,7 +769,8 @@ static bool ke_of(const cpu_gemm_epi_t *e, kernel_epi_t *ke) {
   if (e->alpha != 1.0f || (e->bias && !e->bias_rows) ||
       (e->z && (e->beta != 1.0f || e->z_cs != 1)) ||
       (e->act.kind != CPU_ACT_NONE && e->act.kind != CPU_ACT_RELU &&
-       e->act.kind != CPU_ACT_CLIP)) {
+       e->act.kind != CPU_ACT_CLIP && e->act.kind != CPU_ACT_HARD_SIGMOID &&
+       e->act.kind != CPU_ACT_HARD_SWISH)) {
     return false;
   }
   ke->bias = e->bias;
