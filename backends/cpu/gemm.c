@@ -827,6 +827,57 @@ static inline __attribute__((always_inline)) void macro_tile(
   }
 }
 
+// The A panels of an mc-row block: |full| rows in MR-high panels, then
+// |tail| panels of heights h[]. A kernel of fewer than PANEL_MIN_ROWS rows
+// has too few accumulators to hide the multiply-add latency (on 6x16 a
+// 1-row panel takes 4 of a 6-row one's 6 cycles a K step), so a short
+// last panel takes rows from the panels before it: 49 rows as 6 x 6 +
+// 5 + 4 + 4 rather than 8 x 6 + 1. Prepacked A keeps MR-high panels.
+enum { PANEL_MIN_ROWS = 4, PANEL_MAX_TAIL = 4 };
+
+typedef struct panels {
+  int64_t full;
+  int tail;
+  int64_t h[PANEL_MAX_TAIL];
+} panels_t;
+
+static panels_t panels_of(const engine_t *e, int64_t mc, bool balance) {
+  const int64_t mr = e->mr, rem = mc % mr;
+  panels_t pl = {mc - rem, rem > 0, {rem}};
+  if (!balance || rem == 0 || rem >= PANEL_MIN_ROWS) {
+    return pl;
+  }
+  int64_t best = rem;
+  for (int k = 2; k <= PANEL_MAX_TAIL && (k - 1) * mr + rem <= mc; k++) {
+    const int64_t rows = (k - 1) * mr + rem;
+    if (rows / k > best) {
+      best = rows / k;
+      pl.full = mc - rows;
+      pl.tail = k;
+      for (int t = 0; t < k; t++) {
+        pl.h[t] = rows / k + (t < rows % k);
+      }
+    }
+    if (best >= PANEL_MIN_ROWS) {
+      break;
+    }
+  }
+  return pl;
+}
+
+// The height of the panel of |pl| that starts at row |ir| of its block.
+static inline int64_t panel_rows(const panels_t *pl, int mr, int64_t ir) {
+  if (ir < pl->full) {
+    return mr;
+  }
+  int64_t q = pl->full;
+  int t = 0;
+  while (t + 1 < pl->tail && q < ir) {
+    q += pl->h[t++];
+  }
+  return pl->h[t];
+}
+
 // The macro-kernel: A block (mc x kc panels) times B block (kc x nc,
 // |bb|) into C at (i0, j0) of the product; |last| applies the epilogue
 // (in the micro-kernel where ke_of allows). A panel with fewer rows than
@@ -835,17 +886,17 @@ static inline __attribute__((always_inline)) void macro_tile(
 // in L1 while the B panels stream by; B in place: each B panel, read from
 // memory once, stays in L1 while the few A panels pass over it.
 static void macro(const job_t *job, const cpu_gemm_problem_t *p,
-                  const float *ap, const b_block_t *bb, int64_t mc, int64_t nc,
-                  int64_t kc, int64_t i0, int64_t j0, int load, bool last,
-                  float *tile) {
+                  const float *ap, const panels_t *pl, const b_block_t *bb,
+                  int64_t mc, int64_t nc, int64_t kc, int64_t i0, int64_t j0,
+                  int load, bool last, float *tile) {
   const engine_t *e = job->e;
   const int mr_w = e->mr, nr_w = e->nr;
   kernel_epi_t ke_v;
   kernel_epi_t *ke =
       last && !epi_is_plain(&p->epi) && ke_of(&p->epi, &ke_v) ? &ke_v : NULL;
   if (!bb->ldb) {
-    for (int64_t ir = 0; ir < mc; ir += mr_w) {
-      int64_t mr = mc - ir < mr_w ? mc - ir : mr_w;
+    for (int64_t ir = 0, mr; ir < mc; ir += mr) {
+      mr = panel_rows(pl, mr_w, ir);
       for (int64_t jr = 0; jr < nc; jr += nr_w) {
         int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
         macro_tile(job, p, ap + ir * kc, bb->bp + jr * kc, nr_w, kc, i0 + ir,
@@ -858,8 +909,8 @@ static void macro(const job_t *job, const cpu_gemm_problem_t *p,
     int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
     const float *b = nr == nr_w ? bb->bp + jr : bb->edge;
     int64_t ldb = nr == nr_w ? bb->ldb : nr_w;
-    for (int64_t ir = 0; ir < mc; ir += mr_w) {
-      int64_t mr = mc - ir < mr_w ? mc - ir : mr_w;
+    for (int64_t ir = 0, mr; ir < mc; ir += mr) {
+      mr = panel_rows(pl, mr_w, ir);
       macro_tile(job, p, ap + ir * kc, b, ldb, kc, i0 + ir, mr, j0 + jr, nr,
                  load, last, ke, tile);
     }
@@ -968,25 +1019,25 @@ static void run_task(const job_t *job, size_t t, float *slot) {
       }
       for (int64_t ic = i0; ic < i1; ic += e->mc) {
         int64_t mc = i1 - ic < e->mc ? i1 - ic : e->mc;
-        const float *ap;
+        const float *ap = abuf;
+        const panels_t pl = panels_of(e, mc, !job->packed_a);
         if (job->packed_a) {
           ap = packed_at(p->a.packed, pc, ic);
-        } else if (p->a.pack) {
-          // Full panels, then the last one as high as its rows.
-          int64_t full = mc / e->mr * e->mr;
-          if (full > 0) {
-            p->a.pack(p->a.pack_ctx, pc, kc, ic, full, p->m, e->mr, abuf);
-          }
-          if (mc > full) {
-            p->a.pack(p->a.pack_ctx, pc, kc, ic + full, mc - full, p->m,
-                      (int)(mc - full), abuf + full * kc);
-          }
-          ap = abuf;
         } else {
-          pack_a(p->a.data, p->a.rs, p->a.cs, ic, mc, pc, kc, e->mr, abuf);
-          ap = abuf;
+          // The MR-high panels in one call, then each of the tail's.
+          for (int64_t q = 0, h = pl.full; q < mc; q += h) {
+            h = q < pl.full ? pl.full : panel_rows(&pl, e->mr, q);
+            int w = q < pl.full ? e->mr : (int)h;
+            if (p->a.pack) {
+              p->a.pack(p->a.pack_ctx, pc, kc, ic + q, h, p->m, w,
+                        abuf + q * kc);
+            } else {
+              pack_a(p->a.data, p->a.rs, p->a.cs, ic + q, h, pc, kc, w,
+                     abuf + q * kc);
+            }
+          }
         }
-        macro(job, p, ap, &bb, mc, nc, kc, ic, jc, pc > 0, pc + kc >= p->k,
+        macro(job, p, ap, &pl, &bb, mc, nc, kc, ic, jc, pc > 0, pc + kc >= p->k,
               edge);
       }
     }
