@@ -1512,21 +1512,28 @@ enum { CONV_SMALL_TAPS = 64, CONV_SMALL_NR = 16 };
 // kc rows of NR-column panel rows from a gather table, starting at tap
 // kk of channel ch: column i of a row is the channel's float at[kk][i]
 // masked by keep[kk][i] (all ones, or zero in the padding: at[kk][i] is
-// then 0, a float every channel has), with nothing to decide per element.
-// NR is a constant at the calls of the common panel widths.
+// then 0, a float every channel has), with nothing to decide per element;
+// a tap whose NR columns are consecutive floats of the channel, all inside
+// the input (run[kk], most taps of panels within one output row), is a
+// copy of them. NR is a constant at the calls of the common panel widths.
 static inline __attribute__((always_inline)) void conv_small_rows(
     float *restrict dst, const float *restrict x, int64_t insz,
-    int32_t (*at)[CONV_SMALL_NR], uint32_t (*keep)[CONV_SMALL_NR], int64_t ch,
-    int64_t kk, int64_t kprod, int64_t kc, const int NR) {
+    int32_t (*at)[CONV_SMALL_NR], uint32_t (*keep)[CONV_SMALL_NR],
+    const bool *run, int64_t ch, int64_t kk, int64_t kprod, int64_t kc,
+    const int NR) {
   for (int64_t p = 0; p < kc; p++) {
     const float *restrict xc = x + (size_t)(ch * insz);
     const int32_t *restrict a = at[kk];
-    const uint32_t *restrict m = keep[kk];
-    uint32_t *restrict row = (uint32_t *)(void *)(dst + p * NR);
-    for (int i = 0; i < NR; i++) {
-      uint32_t v;
-      memcpy(&v, xc + a[i], sizeof(v));
-      row[i] = v & m[i];
+    if (run[kk]) {
+      memcpy(dst + p * NR, xc + a[0], (size_t)NR * sizeof(float));
+    } else {
+      const uint32_t *restrict m = keep[kk];
+      uint32_t *restrict row = (uint32_t *)(void *)(dst + p * NR);
+      for (int i = 0; i < NR; i++) {
+        uint32_t v;
+        memcpy(&v, xc + a[i], sizeof(v));
+        row[i] = v & m[i];
+      }
     }
     if (++kk == kprod) {
       kk = 0;
@@ -1550,6 +1557,7 @@ K_CLONES_FMA static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
   const int64_t insz = st->insz;
   int32_t at[CONV_SMALL_TAPS][CONV_SMALL_NR];
   uint32_t keep[CONV_SMALL_TAPS][CONV_SMALL_NR];
+  bool run[CONV_SMALL_TAPS];
   for (int64_t q = 0; q < nc; q += nr, dst += nr * kc) {
     int64_t id[CONV_SMALL_NR], ih[CONV_SMALL_NR], iw[CONV_SMALL_NR];
     for (int i = 0; i < nr; i++) {
@@ -1568,16 +1576,20 @@ K_CLONES_FMA static void conv_pack_small(const conv_pack_t *pk, int64_t p0,
         at[t][i] = in ? (int32_t)((a * st->in[1] + b) * st->in[2] + c) : 0;
         keep[t][i] = in ? UINT32_MAX : 0;
       }
+      run[t] = true;
+      for (int i = 0; i < nr; i++) {
+        run[t] = run[t] && keep[t][i] && at[t][i] == at[t][0] + i;
+      }
     }
     const int64_t ch = p0 / kprod, kk = p0 % kprod;
     if (nr == 6) {
-      conv_small_rows(dst, pk->x, insz, at, keep, ch, kk, kprod, kc, 6);
+      conv_small_rows(dst, pk->x, insz, at, keep, run, ch, kk, kprod, kc, 6);
     } else if (nr == 12) {
-      conv_small_rows(dst, pk->x, insz, at, keep, ch, kk, kprod, kc, 12);
+      conv_small_rows(dst, pk->x, insz, at, keep, run, ch, kk, kprod, kc, 12);
     } else if (nr == 16) {
-      conv_small_rows(dst, pk->x, insz, at, keep, ch, kk, kprod, kc, 16);
+      conv_small_rows(dst, pk->x, insz, at, keep, run, ch, kk, kprod, kc, 16);
     } else {
-      conv_small_rows(dst, pk->x, insz, at, keep, ch, kk, kprod, kc, nr);
+      conv_small_rows(dst, pk->x, insz, at, keep, run, ch, kk, kprod, kc, nr);
     }
   }
 }
