@@ -1102,6 +1102,11 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
                                          : 6.0;
   const double task_cost = 20000.0;
   const double spread_cost = 150000.0;
+  // A late thread's wait is bounded (a wake-up or a time slice, tens of
+  // microseconds): with it unbounded, 2 threads split a large product into
+  // many thin tiles, each streaming its B panels again (resnet50's layer 3
+  // 3x3s into 22 tiles of 18 rows, not 2 of 102), 3 % slower at t2.
+  const double late_cap = 2e6;
   double k = (double)(job->k > 0 ? job->k : 1);
   double best = -1;
   int64_t limit = 8 * (int64_t)threads;
@@ -1128,12 +1133,12 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
         int32_t w = choices[c];
         double rounds = tasks < w ? 1.0 : (tasks + w - 1) / w;
         // On the pool a thread may start late or be slowed by others on
-        // its core: a quarter of a task's time is the expected wait for
-        // the last one, so that tiles the threads take one by one balance
-        // where that costs no packing twice.
-        double cost =
-            (double)(int64_t)rounds * per_task +
-            (w > 1 && tasks > 1 ? spread_cost + 0.25 * per_task : 0.0);
+        // its core: a quarter of a task's time, up to late_cap, is the
+        // expected wait for the last one, so that tiles the threads take
+        // one by one balance where that costs no packing twice.
+        double late = 0.25 * per_task < late_cap ? 0.25 * per_task : late_cap;
+        double cost = (double)(int64_t)rounds * per_task +
+                      (w > 1 && tasks > 1 ? spread_cost + late : 0.0);
         if (best < 0 || cost < best) {
           best = cost;
           job->gm = gm;
