@@ -454,6 +454,16 @@ typedef struct conv_state {
   bool tr;                   // GEMM of Y^T (positions x channels) into the
                              // workspace, then transposed out
                              // (conv_transposed)
+  bool sh;                   // shifted form (conv_shifted_plan): B read
+                             // in place at each tap's offset
+  bool sh_copy;              // ... from a padded, phase-split copy of the
+                             // image (else from the image itself)
+  int64_t sh_wv;             // virtual output row width (>= out[2])
+  int64_t sh_rows;           // rows of a phase plane
+  int64_t sh_chan;           // floats of a channel in the copy
+  int64_t sh_nph;            // phases used (slots in a channel)
+  int64_t sh_slot[16];       // slot of phase (r % s1) * s2 + c % s2, or -1
+  int64_t *sh_off;           // per row of B (cg * kprod): its offset
 } conv_state_t;
 
 // Sets *out to v[0] * v[1] * v[2]; false on overflow.
@@ -747,8 +757,29 @@ static size_t conv_t_bytes(const conv_state_t *st) {
   return ((size_t)(st->n * st->m * st->outsz) * sizeof(float) + 63) / 64 * 64;
 }
 
+// Bytes of the workspace that hold the shifted form's copy of the image
+// and its virtual output (in that order, at its start).
+static size_t conv_sh_bytes(const conv_state_t *st, size_t *out_copy) {
+  size_t members = (size_t)(st->n * st->group), copy = 0, yv = 0;
+  if (st->sh && st->sh_copy) {
+    copy = ((members * (size_t)(st->cg * st->sh_chan)) * sizeof(float) + 63) /
+           64 * 64;
+  }
+  if (st->sh && st->sh_wv != st->out[2]) {
+    yv =
+        ((members * (size_t)(st->mg * st->out[1] * st->sh_wv)) * sizeof(float) +
+         63) /
+        64 * 64;
+  }
+  if (out_copy) {
+    *out_copy = copy;
+  }
+  return copy + yv;
+}
+
 static size_t conv_workspace(const void *state, int32_t threads) {
-  return conv_t_bytes(state) + cpu_gemm_workspace_bytes(threads);
+  return conv_t_bytes(state) + conv_sh_bytes(state, NULL) +
+         cpu_gemm_workspace_bytes(threads);
 }
 
 static void conv_destroy(void *state) {
@@ -756,6 +787,7 @@ static void conv_destroy(void *state) {
   if (st) {
     free(st->packs);
     free(st->dw);
+    free(st->sh_off);
     if (st->pw) {
       for (int64_t g = 0; g < st->group; g++) {
         cpu_gemm_packed_deinit(&st->pw[g]);
@@ -764,6 +796,75 @@ static void conv_destroy(void *state) {
     }
     free(st);
   }
+}
+
+// Plans the shifted form of an implicit 2-D (or 1-D) convolution where
+// it applies (sets st->sh; false when out of memory). In Y = W · B, B's
+// row for tap (c, kh, kw) along the output positions, laid out in rows
+// of a virtual width Wv >= Wo (position oh * Wv + ow), is one contiguous
+// piece of a padded copy of the image split into stride phases (padded
+// row r is row r / s1 of phase r % s1, and so for columns), at an offset
+// fixed per tap. So the engine reads B in place, with no packing: the
+// copy is one pass over the image, and each output row has Wv - Wo junk
+// columns that the last pass (with the epilogue) drops. With no padding
+// and unit strides the image itself is the copy, and Wv its width.
+static bool conv_shifted_plan(conv_state_t *st) {
+  st->sh = false;
+  if (st->mode != CONV_IMPLICIT || st->tr || st->in[0] != 1 || st->k[0] != 1 ||
+      st->s[1] > 4 || st->s[2] > 4 || st->out[2] < 1) {
+    return true;
+  }
+  const int64_t s1 = st->s[1], s2 = st->s[2], d1 = st->d[1], d2 = st->d[2];
+  const int64_t k1 = st->k[1], k2 = st->k[2];
+  const int64_t wv = st->out[2] + (k2 - 1) * d2 / s2;
+  const int64_t rows = st->out[1] + (k1 - 1) * d1 / s1;
+  // Junk columns cost multiply-adds: at most a quarter more.
+  if (4 * wv > 5 * st->out[2]) {
+    return true;
+  }
+  for (int i = 0; i < 16; i++) {
+    st->sh_slot[i] = -1;
+  }
+  int64_t nph = 0;
+  for (int64_t kh = 0; kh < k1; kh++) {
+    for (int64_t kw = 0; kw < k2; kw++) {
+      int64_t ph = (kh * d1 % s1) * s2 + kw * d2 % s2;
+      if (st->sh_slot[ph] < 0) {
+        st->sh_slot[ph] = nph++;
+      }
+    }
+  }
+  st->sh_copy = !(s1 == 1 && s2 == 1 && st->pb[1] == 0 && st->pb[2] == 0 &&
+                  wv == st->in[2] && rows == st->in[1]);
+  int64_t plane, chan, total;
+  if (!wm_checked_mul_i64(rows, wv, &plane) ||
+      !wm_checked_mul_i64(plane, nph, &chan) ||
+      !wm_checked_mul_i64(chan, st->c, &total) || total > ((int64_t)1 << 30)) {
+    return true;
+  }
+  if (!st->sh_copy) {
+    chan = st->insz;
+  }
+  st->sh_off = malloc((size_t)(st->cg * st->kprod) * sizeof(int64_t));
+  if (!st->sh_off) {
+    return false;
+  }
+  int64_t *o = st->sh_off;
+  for (int64_t c = 0; c < st->cg; c++) {
+    for (int64_t kh = 0; kh < k1; kh++) {
+      for (int64_t kw = 0; kw < k2; kw++) {
+        int64_t r = kh * d1, q = kw * d2;
+        *o++ = c * chan + st->sh_slot[r % s1 * s2 + q % s2] * plane +
+               r / s1 * wv + q / s2;
+      }
+    }
+  }
+  st->sh = true;
+  st->sh_wv = wv;
+  st->sh_rows = rows;
+  st->sh_chan = chan;
+  st->sh_nph = nph;
+  return true;
 }
 
 // Plans a convolution of |op| named |what| followed by |act|; |has_z|
@@ -789,6 +890,12 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
   st->act = *act;
   st->has_z = has_z;
   st->tr = conv_transposed(st);
+  if (!conv_shifted_plan(st)) {
+    conv_destroy(st);
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "node \"%s\" (%s): out of memory",
+                     op->name ? op->name : "", what);
+  }
   const float *w = k_const_input(op, 1);
   int64_t kg = st->cg * st->kprod;
   if (w && st->mode != CONV_DEPTHWISE && kg > 0 && st->mg > 0) {
@@ -864,6 +971,9 @@ typedef struct conv_job {
   float *y;                // whole output
   const float *z;          // residual (FusedConv) or NULL
   float *t;                // transposed form: Y^T per image and group
+  float *xs;               // shifted form: the image's copy per member
+  float *yv;               // shifted form: the virtual output per member,
+                           // or NULL when it is Y
 } conv_job_t;
 
 // y[i] += sum over K taps of w[t] * x[i * s + off[t]] for i in [lo, hi),
@@ -1795,7 +1905,21 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
   out->a.rs = kg;
   out->a.cs = 1;
   out->a.packed = st->pw ? &st->pw[g] : NULL;
-  if (st->mode == CONV_IMPLICIT) {
+  if (st->sh) {
+    out->b.data =
+        job->xs ? job->xs + (size_t)t * (size_t)(st->cg * st->sh_chan)
+                : job->x + (size_t)((img * st->c + g * st->cg) * st->insz);
+    out->b.roff = st->sh_off;
+    out->b.cs = 1;
+    out->n = (st->out[1] - 1) * st->sh_wv + st->out[2];
+    if (job->yv) {
+      // Y with junk columns: the epilogue in conv_sh_out.
+      out->c = job->yv + (size_t)t * (size_t)(st->mg * st->out[1] * st->sh_wv);
+      out->ldc = st->out[1] * st->sh_wv;
+      out->epi = cpu_gemm_epi_plain();
+      return;
+    }
+  } else if (st->mode == CONV_IMPLICIT) {
     out->b.pack = conv_pack_b;
     out->b.pack_ctx = &st->packs[t];
   } else {
@@ -2050,6 +2174,119 @@ K_CLONES_FMA static void depthwise_blocks8(void *ctx, size_t begin,
 }
 #undef DW8_POS
 
+// The shifted form's copy for units [begin, end) (unit = member * cg +
+// channel): each phase plane the taps use, row r / s1 of phase r % s1
+// being padded row r (and so for columns), zero in the padding.
+static void conv_sh_fill(void *ctx, size_t begin, size_t end) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  const int64_t s1 = st->s[1], s2 = st->s[2], wv = st->sh_wv;
+  const int64_t rows = st->sh_rows, plane = rows * wv;
+  const int64_t in1 = st->in[1], in2 = st->in[2];
+  for (size_t u = begin; u < end; u++) {
+    int64_t t = (int64_t)u / st->cg, c = (int64_t)u % st->cg;
+    int64_t img = t / st->group, g = t % st->group;
+    const float *xc =
+        job->x + (size_t)((img * st->c + g * st->cg + c) * st->insz);
+    float *chan = job->xs + (size_t)u * (size_t)st->sh_chan;
+    for (int64_t ph = 0; ph < s1 * s2; ph++) {
+      if (st->sh_slot[ph] < 0) {
+        continue;
+      }
+      const int64_t pr = ph / s2, pc = ph % s2;
+      float *dst = chan + st->sh_slot[ph] * plane;
+      // Columns u with input column pc + s2 * u - pb2 in [0, in2).
+      int64_t lo = (st->pb[2] - pc + s2 - 1) / s2;
+      lo = lo < 0 ? 0 : lo > wv ? wv : lo;
+      int64_t hi = (in2 + st->pb[2] - pc + s2 - 1) / s2;
+      hi = hi < lo ? lo : hi > wv ? wv : hi;
+      for (int64_t r = 0; r < rows; r++, dst += wv) {
+        int64_t ih = pr + s1 * r - st->pb[1];
+        if (ih < 0 || ih >= in1) {
+          memset(dst, 0, (size_t)wv * sizeof(float));
+          continue;
+        }
+        const float *src = xc + ih * in2 + pc - st->pb[2];
+        memset(dst, 0, (size_t)lo * sizeof(float));
+        if (s2 == 1) {
+          memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+        } else {
+          for (int64_t q = lo; q < hi; q++) {
+            dst[q] = src[q * s2];
+          }
+        }
+        memset(dst + hi, 0, (size_t)(wv - hi) * sizeof(float));
+      }
+    }
+  }
+}
+
+// The shifted form's last pass for units [begin, end) (unit = member * mg
+// + output channel): each output row without its junk columns, plus the
+// bias and Z, then the activation.
+K_CLONES_FMA static void conv_sh_out(void *ctx, size_t begin, size_t end) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  const int64_t wv = st->sh_wv, o1 = st->out[1], o2 = st->out[2];
+  for (size_t u = begin; u < end; u++) {
+    int64_t t = (int64_t)u / st->mg, ch = (int64_t)u % st->mg;
+    int64_t img = t / st->group, g = t % st->group;
+    size_t base = (size_t)((img * st->m + g * st->mg + ch) * st->outsz);
+    const float *restrict src = job->yv + (size_t)u * (size_t)(o1 * wv);
+    float *restrict y = job->y + base;
+    const float *restrict z = job->z ? job->z + base : NULL;
+    const float b = job->bias ? job->bias[g * st->mg + ch] : 0.0f;
+    for (int64_t oh = 0; oh < o1; oh++, src += wv, y += o2) {
+      if (z) {
+        for (int64_t i = 0; i < o2; i++) {
+          y[i] = src[i] + b + z[i];
+        }
+        z += o2;
+      } else {
+        for (int64_t i = 0; i < o2; i++) {
+          y[i] = src[i] + b;
+        }
+      }
+    }
+    cpu_act_apply(&st->act, job->y + base, (size_t)st->outsz);
+  }
+}
+
+// The shifted form (conv_shifted_plan): the image's copy, the GEMMs
+// reading B in place, then the virtual output's last pass; its buffers
+// at the workspace's start (or on their own when it is short).
+static wm_error *conv_run_shifted(conv_job_t *job, const cpu_run_t *run,
+                                  cpu_gemm_scratch_t *ws) {
+  const conv_state_t *st = job->st;
+  const size_t members = (size_t)(st->n * st->group);
+  size_t copy = 0, bytes = conv_sh_bytes(st, &copy);
+  float *own = NULL, *mem = NULL;
+  if (bytes && ws->mem && ws->floats * sizeof(float) >= bytes) {
+    mem = ws->mem;
+    ws->mem += bytes / sizeof(float);
+    ws->floats -= bytes / sizeof(float);
+  } else if (bytes && !(mem = own = aligned_alloc(64, bytes))) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "Conv: out of memory for %zu bytes of a shifted image",
+                     bytes);
+  }
+  job->xs = st->sh_copy ? mem : NULL;
+  job->yv = bytes > copy ? mem + copy / sizeof(float) : NULL;
+  if (job->xs) {
+    size_t per = (size_t)(st->sh_chan);
+    wm_pool_for(run->pool, members * (size_t)st->cg,
+                per >= 16384 ? 1 : 16384 / (per ? per : 1), conv_sh_fill, job);
+  }
+  wm_error *e = cpu_gemm_run_batch(members, conv_member, job, run->pool, ws);
+  if (!e && job->yv) {
+    size_t per = (size_t)(st->outsz);
+    wm_pool_for(run->pool, members * (size_t)st->mg,
+                per >= 16384 ? 1 : 16384 / (per ? per : 1), conv_sh_out, job);
+  }
+  free(own);
+  return e;
+}
+
 static wm_error *conv_run(void *state, const cpu_run_t *run) {
   cpu_gemm_scratch_t ws = cpu_gemm_scratch_of(run);
   conv_state_t *st = state;
@@ -2090,6 +2327,9 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
       st->packs[t].x =
           job.x + (size_t)(img * st->c * st->insz + g * st->cg * st->insz);
     }
+  }
+  if (st->sh) {
+    return conv_run_shifted(&job, run, &ws);
   }
   if (!st->tr) {
     // Pointwise: the image itself is B; implicit: B is packed from it.

@@ -1353,6 +1353,84 @@ WM_TEST(transposed_convs_agree_with_ref) {
   WM_CHECK_INT_EQ(bad, 0);
 }
 
+// Convolutions over wide rows, run in the shifted form (B read in place
+// from a padded, phase-split copy of the image, or from the image itself
+// without padding; junk columns of the virtual rows dropped): strides,
+// dilations, uneven pads, groups, batches, K beyond one block, 1-D, with
+// Z and an activation, W constant or not (constant and small where K is
+// long, so that rounding stays within the tolerance).
+WM_TEST(shifted_convs_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const struct {
+    int64_t n, c, h, w, m, kh, kw, s1, s2, d, pt, pl, pb, pr, group;
+  } cases[] = {
+      {1, 48, 30, 30, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 16, 20, 37, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+      {1, 8, 25, 50, 16, 7, 7, 2, 2, 1, 3, 3, 3, 3, 1},
+      {1, 12, 16, 40, 12, 3, 3, 1, 1, 2, 2, 2, 2, 2, 1},
+      {1, 16, 12, 60, 32, 1, 1, 2, 2, 1, 0, 0, 0, 0, 1},
+      {1, 32, 40, 1, 24, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+      {1, 16, 20, 30, 16, 3, 3, 1, 1, 1, 0, 0, 0, 0, 2},
+      {2, 6, 18, 45, 10, 3, 5, 1, 3, 1, 0, 2, 1, 1, 1},
+      {1, 16, 1, 100, 20, 1, 3, 1, 1, 1, 0, 1, 0, 1, 1},
+  };
+  static const char *const acts[] = {"Relu", "", "HardSwish", "Sigmoid"};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const bool one_d = cases[i].h == 1 && cases[i].kh == 1;
+    const int32_t rank = one_d ? 3 : 4, nsp = rank - 2;
+    const int64_t oh = (cases[i].h + cases[i].pt + cases[i].pb -
+                        (cases[i].kh - 1) * cases[i].d - 1) /
+                           cases[i].s1 +
+                       1;
+    const int64_t ow = (cases[i].w + cases[i].pl + cases[i].pr -
+                        (cases[i].kw - 1) * cases[i].d - 1) /
+                           cases[i].s2 +
+                       1;
+    for (int form = 0; form < 4; form++) {
+      const bool fused = form >= 2, weight = form % 2;
+      inst_t in = inst_make(fused ? "FusedConv" : "Conv", fused ? 1 : 11);
+      if (fused) {
+        in.domain = "wmap";
+      }
+      int64_t x[4] = {cases[i].n, cases[i].c, cases[i].h, cases[i].w};
+      int64_t w[4] = {cases[i].m, cases[i].c / cases[i].group, cases[i].kh,
+                      cases[i].kw};
+      int64_t b[1] = {cases[i].m}, z[4] = {cases[i].n, cases[i].m, oh, ow};
+      int64_t strides[2] = {cases[i].s1, cases[i].s2};
+      int64_t dil[2] = {cases[i].d, cases[i].d};
+      int64_t pads[4] = {cases[i].pt, cases[i].pl, cases[i].pb, cases[i].pr};
+      if (one_d) {  // the last dim only
+        x[2] = x[3];
+        w[2] = w[3];
+        z[2] = z[3];
+        strides[0] = strides[1];
+        pads[0] = pads[1];
+        pads[1] = pads[3];
+      }
+      inst_input(&in, WM_DTYPE_FLOAT, rank, x);
+      const bool long_k =
+          cases[i].c / cases[i].group * cases[i].kh * cases[i].kw > 256;
+      if (weight || long_k) {
+        inst_weight(&in, WM_DTYPE_FLOAT, rank, w, long_k ? 0.0625 : 1.0);
+      } else {
+        inst_input(&in, WM_DTYPE_FLOAT, rank, w);
+      }
+      inst_input(&in, WM_DTYPE_FLOAT, 1, b);
+      if (fused) {
+        inst_input(&in, WM_DTYPE_FLOAT, rank, z);
+        attr_string(&in, "activation", acts[i % 4]);
+      }
+      attr_int(&in, "group", cases[i].group);
+      attr_ints(&in, "strides", (size_t)nsp, strides);
+      attr_ints(&in, "dilations", (size_t)nsp, dil);
+      attr_ints(&in, "pads", 2 * (size_t)nsp, pads);
+      bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+    }
+  }
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
 // Random small convolutions: every one ref accepts must be claimed and
 // agree (edges of padding, strides and dilations in all modes).
 WM_TEST(random_convs_agree_with_ref) {
@@ -2935,6 +3013,7 @@ int main(void) {
       WM_CASE(conv_agrees_with_ref),
       WM_CASE(depthwise_bands_agree_with_ref),
       WM_CASE(transposed_convs_agree_with_ref),
+      WM_CASE(shifted_convs_agree_with_ref),
       WM_CASE(random_convs_agree_with_ref),
       WM_CASE(random_conv_transposes_agree_with_ref),
       WM_CASE(every_table_entry_agrees_with_ref_where_claimed),

@@ -32,8 +32,8 @@ typedef struct kernel_epi {
 
 typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
                           const float *restrict b, int64_t ldb,
-                          float *restrict c, int64_t ldc, int load,
-                          const kernel_epi_t *ke);
+                          const int64_t *restrict boff, float *restrict c,
+                          int64_t ldc, int load, const kernel_epi_t *ke);
 
 #define KERNEL_CAT_(a, b) a##b
 #define KERNEL_CAT(a, b) KERNEL_CAT_(a, b)
@@ -651,6 +651,17 @@ K_CLONES_FMA static void pack_b(const float *src, int64_t rs, int64_t cs,
   }
 }
 
+// Packs B rows [0, kc) at offsets |roff| from |src| (row p's column c at
+// src[roff[p] + c]), columns [c0, c0+cols), into one NR-column panel at
+// |dst|, zero past |cols|: the last, narrow panel of B read in place.
+static void pack_b_roff(const float *src, const int64_t *roff, int64_t kc,
+                        int64_t c0, int64_t cols, int nr, float *restrict dst) {
+  for (int64_t p = 0; p < kc; p++, dst += nr) {
+    memcpy(dst, src + roff[p] + c0, (size_t)cols * sizeof(float));
+    memset(dst + cols, 0, (size_t)(nr - cols) * sizeof(float));
+  }
+}
+
 // Rounds |v| up to a multiple of |to|.
 static int64_t round_up(int64_t v, int64_t to) {
   return (v + to - 1) / to * to;
@@ -782,12 +793,14 @@ static bool ke_of(const cpu_gemm_epi_t *e, kernel_epi_t *ke) {
   return true;
 }
 
-// Where the macro-kernel finds its B block: packed panels (ldb 0: panel
-// jr at bp + jr * kc), or B read in place (ldb its row stride: panel jr at
-// bp + jr) with a last panel narrower than the tile packed at |edge|.
+// Where the macro-kernel finds its B block: packed panels (ldb 0 and no
+// roff: panel jr at bp + jr * kc), or B read in place (ldb its row stride,
+// or row p at roff[p] from bp: panel jr at bp + jr) with a last panel
+// narrower than the tile packed at |edge|.
 typedef struct b_block {
   const float *bp;
   int64_t ldb;
+  const int64_t *roff;
   const float *edge;
 } b_block_t;
 
@@ -795,8 +808,9 @@ typedef struct b_block {
 // from the A panel |a| and the B panel |b| (next row ldb floats on).
 static inline __attribute__((always_inline)) void macro_tile(
     const job_t *job, const cpu_gemm_problem_t *p, const float *a,
-    const float *b, int64_t ldb, int64_t kc, int64_t i, int64_t mr, int64_t j,
-    int64_t nr, int load, bool last, kernel_epi_t *ke, float *tile) {
+    const float *b, int64_t ldb, const int64_t *roff, int64_t kc, int64_t i,
+    int64_t mr, int64_t j, int64_t nr, int load, bool last, kernel_epi_t *ke,
+    float *tile) {
   const engine_t *e = job->e;
   const kernel_fn kernel = e->by_height[mr];
   float *c = p->c + i * p->ldc + j;
@@ -807,13 +821,13 @@ static inline __attribute__((always_inline)) void macro_tile(
     if (p->epi.z) {
       ke->z = p->epi.z + i * ke->z_rs + j;
     }
-    kernel(kc, a, b, ldb, c, p->ldc, load, ke);
+    kernel(kc, a, b, ldb, roff, c, p->ldc, load, ke);
     return;
   }
   if (nr == e->nr) {
-    kernel(kc, a, b, ldb, c, p->ldc, load, NULL);
+    kernel(kc, a, b, ldb, roff, c, p->ldc, load, NULL);
   } else {
-    kernel(kc, a, b, ldb, tile, e->nr, 0, NULL);
+    kernel(kc, a, b, ldb, roff, tile, e->nr, 0, NULL);
     for (int64_t r = 0; r < mr; r++) {
       float *ci = c + r * p->ldc;
       const float *ti = tile + r * e->nr;
@@ -894,25 +908,27 @@ static void macro(const job_t *job, const cpu_gemm_problem_t *p,
   kernel_epi_t ke_v;
   kernel_epi_t *ke =
       last && !epi_is_plain(&p->epi) && ke_of(&p->epi, &ke_v) ? &ke_v : NULL;
-  if (!bb->ldb) {
+  if (!bb->ldb && !bb->roff) {
     for (int64_t ir = 0, mr; ir < mc; ir += mr) {
       mr = panel_rows(pl, mr_w, ir);
       for (int64_t jr = 0; jr < nc; jr += nr_w) {
         int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
-        macro_tile(job, p, ap + ir * kc, bb->bp + jr * kc, nr_w, kc, i0 + ir,
-                   mr, j0 + jr, nr, load, last, ke, tile);
+        macro_tile(job, p, ap + ir * kc, bb->bp + jr * kc, nr_w, NULL, kc,
+                   i0 + ir, mr, j0 + jr, nr, load, last, ke, tile);
       }
     }
     return;
   }
   for (int64_t jr = 0; jr < nc; jr += nr_w) {
     int64_t nr = nc - jr < nr_w ? nc - jr : nr_w;
-    const float *b = nr == nr_w ? bb->bp + jr : bb->edge;
-    int64_t ldb = nr == nr_w ? bb->ldb : nr_w;
+    const bool full = nr == nr_w;
+    const float *b = full ? bb->bp + jr : bb->edge;
+    int64_t ldb = full ? bb->ldb : nr_w;
+    const int64_t *roff = full ? bb->roff : NULL;
     for (int64_t ir = 0, mr; ir < mc; ir += mr) {
       mr = panel_rows(pl, mr_w, ir);
-      macro_tile(job, p, ap + ir * kc, b, ldb, kc, i0 + ir, mr, j0 + jr, nr,
-                 load, last, ke, tile);
+      macro_tile(job, p, ap + ir * kc, b, ldb, roff, kc, i0 + ir, mr, j0 + jr,
+                 nr, load, last, ke, tile);
     }
   }
 }
@@ -1000,9 +1016,18 @@ static void run_task(const job_t *job, size_t t, float *slot) {
     int64_t nc = j1 - jc < e->nc ? j1 - jc : e->nc;
     for (int64_t pc = 0; pc < p->k; pc += e->kc) {
       int64_t kc = p->k - pc < e->kc ? p->k - pc : e->kc;
-      b_block_t bb = {bbuf, 0, NULL};
+      b_block_t bb = {bbuf, 0, NULL, NULL};
       if (p->b.packed) {
         bb.bp = packed_at(p->b.packed, pc, jc);
+      } else if (p->b.roff) {
+        bb.bp = p->b.data + jc;
+        bb.roff = p->b.roff + pc;
+        bb.edge = bbuf;
+        int64_t full = nc / e->nr * e->nr;
+        if (full < nc) {
+          pack_b_roff(p->b.data, bb.roff, kc, jc + full, nc - full, e->nr,
+                      bbuf);
+        }
       } else if (p->b.pack) {
         p->b.pack(p->b.pack_ctx, pc, kc, jc, nc, p->n, e->nr, bbuf);
       } else if (job->b_in_place && p->b.cs == 1) {
@@ -1064,15 +1089,15 @@ static void worker(void *ctx, size_t begin, size_t end) {
 // A's prepacked panels are used.
 static void choose_kernel(job_t *job, const cpu_gemm_problem_t *p) {
   job->packed_a = p->a.packed != NULL;
-  job->direct =
-      job->m == 1 && p->a.data && p->b.data && !p->b.packed && !p->b.pack;
+  job->direct = job->m == 1 && p->a.data && p->b.data && !p->b.packed &&
+                !p->b.pack && !p->b.roff;
   if (job->direct) {
     job->packed_a = false;
   }
   // A few panels high and B's rows contiguous: packing B would copy each
   // of its floats for only a few micro-kernel passes over it.
   job->b_in_place = !job->direct && p->b.data && !p->b.packed && !p->b.pack &&
-                    p->b.cs == 1 && job->m <= IN_PLACE_ROWS;
+                    (p->b.roff || (p->b.cs == 1 && job->m <= IN_PLACE_ROWS));
 }
 
 // Chooses the task tile and the workers: the split of each member into

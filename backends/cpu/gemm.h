@@ -85,10 +85,13 @@ typedef void (*cpu_gemm_pack_fn)(const void *ctx, int64_t p0, int64_t kc,
                                  float *dst);
 
 // One operand: a strided matrix (element (r, c) at data[r * rs + c * cs]),
-// or a packed one, or a packing callback (cpu_gemm_pack_fn).
+// or rows at offsets (B only: element (r, c) at data[roff[r] + c], read
+// in place; an implicit convolution's shifted image), or a packed one, or
+// a packing callback (cpu_gemm_pack_fn).
 typedef struct cpu_gemm_operand {
   const float *data;                // strided source
   int64_t rs, cs;                   // its strides in elements
+  const int64_t *roff;              // or each row's offset from data
   const cpu_gemm_packed_t *packed;  // packed once, or NULL
   cpu_gemm_pack_fn pack;            // packed by a callback, or NULL
   const void *pack_ctx;             // its argument
