@@ -108,7 +108,15 @@ static int check_product(int64_t m, int64_t n, int64_t k, mat_t a, mat_t b,
 
 // The ways of handing an operand to the engine (A: packed with or without
 // its strided form).
-enum { AS_STRIDED = 0, AS_PACKED = 1, AS_CALLBACK = 2, AS_PACKED_ONLY = 3 };
+// B only: AS_ROWS, rows at offsets (a copy with the rows in reverse order
+// and gaps between them).
+enum {
+  AS_STRIDED = 0,
+  AS_PACKED = 1,
+  AS_CALLBACK = 2,
+  AS_PACKED_ONLY = 3,
+  AS_ROWS = 4
+};
 
 // B from the packing callback: packs from a strided matrix as the engine
 // documents (panel q: kc rows of nr floats, zero past n).
@@ -192,6 +200,23 @@ static int run_one(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int a_as,
     p.b.pack = pack_from_mat;
     p.b.pack_ctx = &b;
   }
+  float *rows = NULL;
+  int64_t *roff = NULL;
+  if (b_as == AS_ROWS) {
+    const int64_t gap = n + 5;
+    rows = malloc((size_t)(k * gap + 1) * sizeof(float));
+    roff = malloc((size_t)(k + 1) * sizeof(int64_t));
+    for (int64_t q = 0; q < k; q++) {
+      roff[q] = (k - 1 - q) * gap;
+      for (int64_t j = 0; j < gap; j++) {
+        rows[roff[q] + j] = j < n ? b.d[q * b.rs + j * b.cs] : NAN;
+      }
+    }
+    p.b.data = rows;
+    p.b.roff = roff;
+    p.b.rs = 0;
+    p.b.cs = 1;
+  }
   if (!e) {
     e = cpu_gemm_run(&p, pool, scratch);
   }
@@ -213,6 +238,8 @@ static int run_one(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int a_as,
   }
   cpu_gemm_packed_deinit(&pa);
   cpu_gemm_packed_deinit(&pb);
+  free(rows);
+  free(roff);
   free(c);
   free(ad);
   free(bd);
@@ -269,6 +296,34 @@ WM_TEST(gemm_matches_naive_across_cache_blocks) {
     int bad = run_one(301, 613 + 64 * form, 457, form == 1, form == 2, a_as,
                       form % 3, &epi, use, &scratch, 99u + (uint32_t)form);
     fails += bad != 0;
+  }
+  wm_pool_destroy(pool);
+  WM_CHECK_INT_EQ(fails, 0);
+}
+
+// B's rows at offsets (the shifted convolution's image): every awkward
+// height and width, K in one block and in several, with the micro-kernel's
+// epilogue, on 1 and 2 threads; the gaps between the rows hold NaN, so a
+// column read past n shows.
+WM_TEST(gemm_reads_b_rows_at_offsets) {
+  wm_pool_t *pool = NULL;
+  WM_CHECK_OK(wm_pool_create(2, &pool));
+  cpu_gemm_scratch_t scratch = {NULL, 0};
+  cpu_gemm_epi_t plain = cpu_gemm_epi_plain(), epi = plain;
+  epi.act.kind = CPU_ACT_RELU;
+  static const int64_t ns[] = {1, 31, 32, 33, 97, 613};
+  static const int64_t ks[] = {1, 19, 457};
+  int fails = 0, runs = 0;
+  for (int im = 0; im < N_SIZES; im++) {
+    for (size_t in = 0; in < sizeof(ns) / sizeof(ns[0]); in++) {
+      for (size_t ik = 0; ik < sizeof(ks) / sizeof(ks[0]); ik++, runs++) {
+        int bad = run_one(kSizes[im], ns[in], ks[ik], runs % 2, false,
+                          runs % 3 ? AS_PACKED : AS_STRIDED, AS_ROWS,
+                          runs % 2 ? &epi : &plain, runs % 4 < 2 ? pool : NULL,
+                          &scratch, (uint32_t)runs);
+        fails += bad != 0;
+      }
+    }
   }
   wm_pool_destroy(pool);
   WM_CHECK_INT_EQ(fails, 0);
@@ -661,6 +716,7 @@ int main(void) {
       WM_CASE(gemm_matches_naive_over_awkward_sizes_one_thread),
       WM_CASE(gemm_matches_naive_over_awkward_sizes_two_threads),
       WM_CASE(gemm_matches_naive_across_cache_blocks),
+      WM_CASE(gemm_reads_b_rows_at_offsets),
       WM_CASE(gemm_epilogue_applies_alpha_bias_residual_and_activation),
       WM_CASE(gemm_sigmoid_epilogues_hold_over_the_whole_range),
       WM_CASE(act_apply_matches_definitions),
