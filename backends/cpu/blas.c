@@ -758,28 +758,22 @@ static size_t conv_t_bytes(const conv_state_t *st) {
 }
 
 // Bytes of the workspace that hold the shifted form's copy of the image
-// and its virtual output (in that order, at its start).
-static size_t conv_sh_bytes(const conv_state_t *st, size_t *out_copy) {
-  size_t members = (size_t)(st->n * st->group), copy = 0, yv = 0;
-  if (st->sh && st->sh_copy) {
-    copy = ((members * (size_t)(st->cg * st->sh_chan)) * sizeof(float) + 63) /
-           64 * 64;
+// (at its start).
+static size_t conv_sh_bytes(const conv_state_t *st) {
+  if (!st->sh || !st->sh_copy) {
+    return 0;
   }
-  if (st->sh && st->sh_wv != st->out[2]) {
-    yv =
-        ((members * (size_t)(st->mg * st->out[1] * st->sh_wv)) * sizeof(float) +
-         63) /
-        64 * 64;
-  }
-  if (out_copy) {
-    *out_copy = copy;
-  }
-  return copy + yv;
+  size_t members = (size_t)(st->n * st->group);
+  return (members * (size_t)(st->cg * st->sh_chan) * sizeof(float) + 63) / 64 *
+         64;
 }
 
 static size_t conv_workspace(const void *state, int32_t threads) {
-  return conv_t_bytes(state) + conv_sh_bytes(state, NULL) +
-         cpu_gemm_workspace_bytes(threads);
+  const conv_state_t *st = state;
+  return conv_t_bytes(st) + conv_sh_bytes(st) +
+         (st->sh && st->sh_wv != st->out[2]
+              ? cpu_gemm_virtual_workspace_bytes(threads)
+              : cpu_gemm_workspace_bytes(threads));
 }
 
 static void conv_destroy(void *state) {
@@ -972,8 +966,6 @@ typedef struct conv_job {
   const float *z;          // residual (FusedConv) or NULL
   float *t;                // transposed form: Y^T per image and group
   float *xs;               // shifted form: the image's copy per member
-  float *yv;               // shifted form: the virtual output per member,
-                           // or NULL when it is Y
 } conv_job_t;
 
 // y[i] += sum over K taps of w[t] * x[i * s + off[t]] for i in [lo, hi),
@@ -1911,13 +1903,11 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
                 : job->x + (size_t)((img * st->c + g * st->cg) * st->insz);
     out->b.roff = st->sh_off;
     out->b.cs = 1;
+    // Positions in rows of the virtual width, its junk columns dropped.
     out->n = (st->out[1] - 1) * st->sh_wv + st->out[2];
-    if (job->yv) {
-      // Y with junk columns: the epilogue in conv_sh_out.
-      out->c = job->yv + (size_t)t * (size_t)(st->mg * st->out[1] * st->sh_wv);
-      out->ldc = st->out[1] * st->sh_wv;
-      out->epi = cpu_gemm_epi_plain();
-      return;
+    if (st->sh_wv != st->out[2]) {
+      out->vrow = st->sh_wv;
+      out->vkeep = st->out[2];
     }
   } else if (st->mode == CONV_IMPLICIT) {
     out->b.pack = conv_pack_b;
@@ -2230,68 +2220,30 @@ K_CLONES_FMA static void conv_sh_fill(void *ctx, size_t begin, size_t end) {
   }
 }
 
-// The shifted form's last pass for units [begin, end) (unit = member * mg
-// + output channel): each output row without its junk columns, plus the
-// bias and Z, then the activation.
-K_CLONES_FMA static void conv_sh_out(void *ctx, size_t begin, size_t end) {
-  const conv_job_t *job = ctx;
-  const conv_state_t *st = job->st;
-  const int64_t wv = st->sh_wv, o1 = st->out[1], o2 = st->out[2];
-  for (size_t u = begin; u < end; u++) {
-    int64_t t = (int64_t)u / st->mg, ch = (int64_t)u % st->mg;
-    int64_t img = t / st->group, g = t % st->group;
-    size_t base = (size_t)((img * st->m + g * st->mg + ch) * st->outsz);
-    const float *restrict src = job->yv + (size_t)u * (size_t)(o1 * wv);
-    float *restrict y = job->y + base;
-    const float *restrict z = job->z ? job->z + base : NULL;
-    const float b = job->bias ? job->bias[g * st->mg + ch] : 0.0f;
-    for (int64_t oh = 0; oh < o1; oh++, src += wv, y += o2) {
-      if (z) {
-        for (int64_t i = 0; i < o2; i++) {
-          y[i] = src[i] + b + z[i];
-        }
-        z += o2;
-      } else {
-        for (int64_t i = 0; i < o2; i++) {
-          y[i] = src[i] + b;
-        }
-      }
-    }
-    cpu_act_apply(&st->act, job->y + base, (size_t)st->outsz);
-  }
-}
-
-// The shifted form (conv_shifted_plan): the image's copy, the GEMMs
-// reading B in place, then the virtual output's last pass; its buffers
-// at the workspace's start (or on their own when it is short).
+// The shifted form (conv_shifted_plan): the image's copy (at the
+// workspace's start, or on its own when it is short), then the GEMMs
+// reading B in place.
 static wm_error *conv_run_shifted(conv_job_t *job, const cpu_run_t *run,
                                   cpu_gemm_scratch_t *ws) {
   const conv_state_t *st = job->st;
   const size_t members = (size_t)(st->n * st->group);
-  size_t copy = 0, bytes = conv_sh_bytes(st, &copy);
-  float *own = NULL, *mem = NULL;
+  size_t bytes = conv_sh_bytes(st);
+  float *own = NULL;
   if (bytes && ws->mem && ws->floats * sizeof(float) >= bytes) {
-    mem = ws->mem;
+    job->xs = ws->mem;
     ws->mem += bytes / sizeof(float);
     ws->floats -= bytes / sizeof(float);
-  } else if (bytes && !(mem = own = aligned_alloc(64, bytes))) {
+  } else if (bytes && !(job->xs = own = aligned_alloc(64, bytes))) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
                      "Conv: out of memory for %zu bytes of a shifted image",
                      bytes);
   }
-  job->xs = st->sh_copy ? mem : NULL;
-  job->yv = bytes > copy ? mem + copy / sizeof(float) : NULL;
   if (job->xs) {
     size_t per = (size_t)(st->sh_chan);
     wm_pool_for(run->pool, members * (size_t)st->cg,
                 per >= 16384 ? 1 : 16384 / (per ? per : 1), conv_sh_fill, job);
   }
   wm_error *e = cpu_gemm_run_batch(members, conv_member, job, run->pool, ws);
-  if (!e && job->yv) {
-    size_t per = (size_t)(st->outsz);
-    wm_pool_for(run->pool, members * (size_t)st->mg,
-                per >= 16384 ? 1 : 16384 / (per ? per : 1), conv_sh_out, job);
-  }
   free(own);
   return e;
 }

@@ -749,14 +749,21 @@ static const float *packed_at(const cpu_gemm_packed_t *p, int64_t pc,
 
 // ------------------------------------------------------------ the split
 
-// Floats of one thread's buffers: an A block, a B block and an edge tile.
-static size_t slot_floats(const engine_t *e) {
+// Floats of one thread's buffers: an A block, a B block and an edge tile,
+// and with |virtual| columns a C block.
+static size_t slot_floats(const engine_t *e, bool virtual) {
   return (size_t)(round_up(e->mc * e->kc, 16) + round_up(e->nc * e->kc, 16) +
-                  round_up(e->mr * e->nr, 16));
+                  round_up(e->mr * e->nr, 16) +
+                  (virtual ? round_up(e->mc * e->nc, 16) : 0));
 }
 
 size_t cpu_gemm_workspace_bytes(int32_t threads) {
-  return (size_t)(threads > 1 ? threads : 1) * slot_floats(engine()) *
+  return (size_t)(threads > 1 ? threads : 1) * slot_floats(engine(), false) *
+         sizeof(float);
+}
+
+size_t cpu_gemm_virtual_workspace_bytes(int32_t threads) {
+  return (size_t)(threads > 1 ? threads : 1) * slot_floats(engine(), true) *
          sizeof(float);
 }
 
@@ -787,6 +794,7 @@ typedef struct job {
   size_t slot_floats;             // floats per thread
   int64_t a_floats;               // offset of the B buffer in a slot
   int64_t b_floats;               // offset of the edge tile in a slot
+  int64_t c_floats;               // offset of the C block in a slot
 } job_t;
 
 // Whether the epilogue |e| is one the micro-kernels apply (kernel_epi_t),
@@ -994,6 +1002,125 @@ K_CLONES_FMA static void direct_row(const cpu_gemm_problem_t *p, int64_t j0,
   }
 }
 
+// B's block K [pc, pc+kc) x columns [jc, jc+nc) for the macro-kernel:
+// packed panels, rows read in place (a last narrow panel packed at
+// |bbuf|), or packed into |bbuf|.
+static b_block_t b_block_at(const job_t *job, const cpu_gemm_problem_t *p,
+                            int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                            float *bbuf) {
+  const engine_t *e = job->e;
+  b_block_t bb = {bbuf, 0, NULL, NULL};
+  const int64_t full = nc / e->nr * e->nr;
+  if (p->b.packed) {
+    bb.bp = packed_at(p->b.packed, pc, jc);
+  } else if (p->b.roff) {
+    bb.bp = p->b.data + jc;
+    bb.roff = p->b.roff + pc;
+    bb.edge = bbuf;
+    if (full < nc) {
+      pack_b_roff(p->b.data, bb.roff, kc, jc + full, nc - full, e->nr, bbuf);
+    }
+  } else if (p->b.pack) {
+    p->b.pack(p->b.pack_ctx, pc, kc, jc, nc, p->n, e->nr, bbuf);
+  } else if (job->b_in_place && p->b.cs == 1) {
+    bb.bp = p->b.data + pc * p->b.rs + jc;
+    bb.ldb = p->b.rs;
+    bb.edge = bbuf;
+    if (full < nc) {
+      pack_b(p->b.data, p->b.rs, 1, p->n, pc, kc, jc + full, nc - full, e->nr,
+             bbuf);
+    }
+  } else {
+    pack_b(p->b.data, p->b.rs, p->b.cs, p->n, pc, kc, jc, nc, e->nr, bbuf);
+  }
+  return bb;
+}
+
+// A's panels for K [pc, pc+kc) x rows [ic, ic+mc): prepacked, or packed
+// into |abuf| (*pl: their heights).
+static const float *a_block_at(const job_t *job, const cpu_gemm_problem_t *p,
+                               int64_t pc, int64_t kc, int64_t ic, int64_t mc,
+                               float *abuf, panels_t *pl) {
+  const engine_t *e = job->e;
+  *pl = panels_of(e, mc, !job->packed_a);
+  if (job->packed_a) {
+    return packed_at(p->a.packed, pc, ic);
+  }
+  // The MR-high panels in one call, then each of the tail's.
+  for (int64_t q = 0, h = pl->full; q < mc; q += h) {
+    h = q < pl->full ? pl->full : panel_rows(pl, e->mr, q);
+    int w = q < pl->full ? e->mr : (int)h;
+    if (p->a.pack) {
+      p->a.pack(p->a.pack_ctx, pc, kc, ic + q, h, p->m, w, abuf + q * kc);
+    } else {
+      pack_a(p->a.data, p->a.rs, p->a.cs, ic + q, h, pc, kc, w, abuf + q * kc);
+    }
+  }
+  return abuf;
+}
+
+// Writes the kept columns of a block of a product with virtual columns
+// (rows [i0, i0+mc) and product columns [j0, j0+nc) at |blk|, row stride
+// |ld|) into C, in runs along its virtual rows, with the epilogue.
+static void write_virtual(const cpu_gemm_problem_t *p, const float *blk,
+                          int64_t ld, int64_t i0, int64_t mc, int64_t j0,
+                          int64_t nc) {
+  const int64_t vrow = p->vrow, vkeep = p->vkeep;
+  for (int64_t j = j0; j < j0 + nc;) {
+    const int64_t col = j % vrow;
+    if (col >= vkeep) {
+      j += vrow - col;
+      continue;
+    }
+    const int64_t len = vkeep - col < j0 + nc - j ? vkeep - col : j0 + nc - j;
+    const int64_t cj = j / vrow * vkeep + col;
+    float *c = p->c + i0 * p->ldc + cj;
+    for (int64_t i = 0; i < mc; i++) {
+      memcpy(c + i * p->ldc, blk + i * ld + (j - j0),
+             (size_t)len * sizeof(float));
+    }
+    if (!epi_is_plain(&p->epi)) {
+      epi_tile(&p->epi, c, p->ldc, i0, mc, cj, len);
+    }
+    j += len;
+  }
+}
+
+// The tile [i0, i1) x [j0, j1) of a product with virtual columns: each
+// MC x NC block over all of K into the slot's block buffer, then its kept
+// columns written out (B is taken again for each M block: free when read
+// in place).
+static void run_virtual(const job_t *job, const cpu_gemm_problem_t *p,
+                        int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+                        float *slot) {
+  const engine_t *e = job->e;
+  float *abuf = slot, *bbuf = slot + job->a_floats;
+  float *edge = slot + job->b_floats, *blk = slot + job->c_floats;
+  cpu_gemm_problem_t pv = *p;
+  pv.c = blk;
+  pv.ldc = e->nc;
+  pv.epi = cpu_gemm_epi_plain();
+  for (int64_t jc = j0; jc < j1; jc += e->nc) {
+    int64_t nc = j1 - jc < e->nc ? j1 - jc : e->nc;
+    for (int64_t ic = i0; ic < i1; ic += e->mc) {
+      int64_t mc = i1 - ic < e->mc ? i1 - ic : e->mc;
+      if (p->k == 0) {
+        for (int64_t i = 0; i < mc; i++) {
+          memset(blk + i * e->nc, 0, (size_t)nc * sizeof(float));
+        }
+      }
+      for (int64_t pc = 0; pc < p->k; pc += e->kc) {
+        int64_t kc = p->k - pc < e->kc ? p->k - pc : e->kc;
+        b_block_t bb = b_block_at(job, p, pc, kc, jc, nc, bbuf);
+        panels_t pl;
+        const float *ap = a_block_at(job, p, pc, kc, ic, mc, abuf, &pl);
+        macro(job, &pv, ap, &pl, &bb, mc, nc, kc, 0, 0, pc > 0, false, edge);
+      }
+      write_virtual(p, blk, e->nc, ic, mc, jc, nc);
+    }
+  }
+}
+
 // Task |t|: all of K for one tile of one batch member.
 static void run_task(const job_t *job, size_t t, float *slot) {
   const engine_t *e = job->e;
@@ -1018,6 +1145,10 @@ static void run_task(const job_t *job, size_t t, float *slot) {
     }
     return;
   }
+  if (p->vrow > 0) {
+    run_virtual(job, p, i0, i1, j0, j1, slot);
+    return;
+  }
   if (p->k == 0) {
     for (int64_t i = i0; i < i1; i++) {
       memset(p->c + i * p->ldc + j0, 0, (size_t)(j1 - j0) * sizeof(float));
@@ -1032,52 +1163,11 @@ static void run_task(const job_t *job, size_t t, float *slot) {
     int64_t nc = j1 - jc < e->nc ? j1 - jc : e->nc;
     for (int64_t pc = 0; pc < p->k; pc += e->kc) {
       int64_t kc = p->k - pc < e->kc ? p->k - pc : e->kc;
-      b_block_t bb = {bbuf, 0, NULL, NULL};
-      if (p->b.packed) {
-        bb.bp = packed_at(p->b.packed, pc, jc);
-      } else if (p->b.roff) {
-        bb.bp = p->b.data + jc;
-        bb.roff = p->b.roff + pc;
-        bb.edge = bbuf;
-        int64_t full = nc / e->nr * e->nr;
-        if (full < nc) {
-          pack_b_roff(p->b.data, bb.roff, kc, jc + full, nc - full, e->nr,
-                      bbuf);
-        }
-      } else if (p->b.pack) {
-        p->b.pack(p->b.pack_ctx, pc, kc, jc, nc, p->n, e->nr, bbuf);
-      } else if (job->b_in_place && p->b.cs == 1) {
-        bb.bp = p->b.data + pc * p->b.rs + jc;
-        bb.ldb = p->b.rs;
-        bb.edge = bbuf;
-        int64_t full = nc / e->nr * e->nr;
-        if (full < nc) {
-          pack_b(p->b.data, p->b.rs, 1, p->n, pc, kc, jc + full, nc - full,
-                 e->nr, bbuf);
-        }
-      } else {
-        pack_b(p->b.data, p->b.rs, p->b.cs, p->n, pc, kc, jc, nc, e->nr, bbuf);
-      }
+      b_block_t bb = b_block_at(job, p, pc, kc, jc, nc, bbuf);
       for (int64_t ic = i0; ic < i1; ic += e->mc) {
         int64_t mc = i1 - ic < e->mc ? i1 - ic : e->mc;
-        const float *ap = abuf;
-        const panels_t pl = panels_of(e, mc, !job->packed_a);
-        if (job->packed_a) {
-          ap = packed_at(p->a.packed, pc, ic);
-        } else {
-          // The MR-high panels in one call, then each of the tail's.
-          for (int64_t q = 0, h = pl.full; q < mc; q += h) {
-            h = q < pl.full ? pl.full : panel_rows(&pl, e->mr, q);
-            int w = q < pl.full ? e->mr : (int)h;
-            if (p->a.pack) {
-              p->a.pack(p->a.pack_ctx, pc, kc, ic + q, h, p->m, w,
-                        abuf + q * kc);
-            } else {
-              pack_a(p->a.data, p->a.rs, p->a.cs, ic + q, h, pc, kc, w,
-                     abuf + q * kc);
-            }
-          }
-        }
+        panels_t pl;
+        const float *ap = a_block_at(job, p, pc, kc, ic, mc, abuf, &pl);
         macro(job, p, ap, &pl, &bb, mc, nc, kc, ic, jc, pc > 0, pc + kc >= p->k,
               edge);
       }
@@ -1106,7 +1196,7 @@ static void worker(void *ctx, size_t begin, size_t end) {
 static void choose_kernel(job_t *job, const cpu_gemm_problem_t *p) {
   job->packed_a = p->a.packed != NULL;
   job->direct = job->m == 1 && p->a.data && p->b.data && !p->b.packed &&
-                !p->b.pack && !p->b.roff;
+                !p->b.pack && !p->b.roff && p->vrow == 0;
   if (job->direct) {
     job->packed_a = false;
   }
@@ -1210,7 +1300,8 @@ static wm_error *run_job(job_t *job, const cpu_gemm_problem_t *first,
       (size_t)job->workers < job->tasks ? job->workers : (int32_t)job->tasks;
   job->a_floats = round_up(e->mc * e->kc, 16);
   job->b_floats = job->a_floats + round_up(e->nc * e->kc, 16);
-  job->slot_floats = slot_floats(e);
+  job->c_floats = job->b_floats + round_up(e->mr * e->nr, 16);
+  job->slot_floats = slot_floats(e, first->vrow > 0);
   size_t need = job->slot_floats * (size_t)workers;
   float *own = NULL;
   if (scratch && scratch->mem && scratch->floats >= need) {

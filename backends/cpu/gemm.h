@@ -98,6 +98,12 @@ typedef struct cpu_gemm_operand {
 } cpu_gemm_operand_t;
 
 // One product C[m x n] (row stride ldc) = A[m x k] · B[k x n].
+// With virtual columns (vrow > 0) product column j is C's column
+// j / vrow * vkeep + j % vrow when j % vrow < vkeep, and is dropped
+// otherwise (the shifted convolution's junk): the engine computes each
+// block of the product into the scratch and writes its kept columns out,
+// with the epilogue (whose column indices are C's); B (unless in place)
+// is packed again for every M block.
 typedef struct cpu_gemm_problem {
   int64_t m, n, k;       // sizes
   cpu_gemm_operand_t a;  // left operand
@@ -105,6 +111,7 @@ typedef struct cpu_gemm_problem {
   float *c;              // output
   int64_t ldc;           // its row stride
   cpu_gemm_epi_t epi;    // applied to every element
+  int64_t vrow, vkeep;   // virtual columns, or 0
 } cpu_gemm_problem_t;
 
 // Fills |out| with batch member |t| (same m, n, k and operand kinds as
@@ -119,9 +126,11 @@ typedef struct cpu_gemm_scratch {
   size_t floats;
 } cpu_gemm_scratch_t;
 
-// Bytes of scratch a run on |threads| threads needs at most; with less
-// (or a NULL scratch) a run allocates its buffers and frees them after.
+// Bytes of scratch a run on |threads| threads needs at most (the second:
+// of products with virtual columns); with less (or a NULL scratch) a run
+// allocates its buffers and frees them after.
 size_t cpu_gemm_workspace_bytes(int32_t threads);
+size_t cpu_gemm_virtual_workspace_bytes(int32_t threads);
 // cpu_gemm_workspace_bytes as a kernel's workspace function (for kernels
 // whose runs are GEMM engine calls).
 size_t cpu_gemm_kernel_workspace(const void *state, int32_t threads);

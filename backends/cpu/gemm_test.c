@@ -329,6 +329,96 @@ WM_TEST(gemm_reads_b_rows_at_offsets) {
   WM_CHECK_INT_EQ(fails, 0);
 }
 
+// Virtual columns (the shifted convolution's rows of a virtual width):
+// C holds the product's kept columns, packed together, under the
+// epilogue (bias, Z and activation indexed by C's columns); the junk ones
+// are dropped and nothing past C's columns is written. Heights across M
+// blocks, widths across N blocks, K across blocks and K = 0, B in place
+// at offsets, strided or packed by a callback, on 1 and 2 threads.
+WM_TEST(gemm_virtual_columns_keep_and_drop) {
+  wm_pool_t *pool = NULL;
+  WM_CHECK_OK(wm_pool_create(2, &pool));
+  cpu_gemm_scratch_t scratch = {NULL, 0};
+  static const struct {
+    int64_t m, vrows, vrow, vkeep, k;
+  } cases[] = {{64, 56, 58, 56, 37},   {1, 5, 9, 7, 3},   {13, 3, 33, 31, 457},
+               {301, 4, 130, 128, 19}, {20, 30, 3, 1, 5}, {7, 4, 40, 35, 0}};
+  int fails = 0;
+  for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
+    const int64_t m = cases[t].m, k = cases[t].k, vrow = cases[t].vrow;
+    const int64_t vkeep = cases[t].vkeep, vrows = cases[t].vrows;
+    const int64_t n = (vrows - 1) * vrow + vkeep, cn = vrows * vkeep;
+    const int64_t ldc = cn + 3;
+    float *a = rnd_buf((size_t)(m * k + 1), 11u + (uint32_t)t);
+    float *b = rnd_buf((size_t)(k * n + 1), 12u + (uint32_t)t);
+    float *kept = malloc((size_t)(k * cn + 1) * sizeof(float));
+    float *bias = rnd_buf((size_t)m, 13u);
+    float *z = rnd_buf((size_t)(m * ldc), 14u);
+    int64_t *roff = malloc((size_t)(k + 1) * sizeof(int64_t));
+    for (int64_t p = 0; p < k; p++) {
+      roff[p] = p * n;
+      for (int64_t j = 0; j < cn; j++) {
+        kept[p * cn + j] = b[p * n + j / vkeep * vrow + j % vkeep];
+      }
+    }
+    mat_t am = {a, k, 1}, bm = {b, n, 1}, km = {kept, cn, 1};
+    for (int form = 0; form < 3; form++) {
+      cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+      if (form > 0) {
+        epi.bias = bias;
+        epi.bias_rows = true;
+        epi.z = form == 2 ? z : NULL;
+        epi.z_rs = ldc;
+        epi.z_cs = 1;
+        epi.act.kind = form == 1 ? CPU_ACT_RELU : CPU_ACT_SILU;
+      }
+      float *c = malloc((size_t)(m * ldc) * sizeof(float));
+      for (int64_t i = 0; i < m * ldc; i++) {
+        c[i] = 12345.0f;
+      }
+      cpu_gemm_problem_t p;
+      memset(&p, 0, sizeof(p));
+      p.m = m;
+      p.n = n;
+      p.k = k;
+      p.a = (cpu_gemm_operand_t){.data = a, .rs = k, .cs = 1};
+      if (form == 0) {
+        p.b = (cpu_gemm_operand_t){.data = b, .roff = roff, .cs = 1};
+      } else if (form == 1) {
+        p.b = (cpu_gemm_operand_t){.data = b, .rs = n, .cs = 1};
+      } else {
+        p.b = (cpu_gemm_operand_t){.pack = pack_from_mat, .pack_ctx = &bm};
+      }
+      p.c = c;
+      p.ldc = ldc;
+      p.epi = epi;
+      p.vrow = vrow;
+      p.vkeep = vkeep;
+      wm_error *e =
+          cpu_gemm_run(&p, (t + (size_t)form) % 2 ? pool : NULL, &scratch);
+      int bad = e ? 1 : check_product(m, cn, k, am, km, &epi, c, ldc);
+      for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = cn; j < ldc; j++) {
+          bad += c[i * ldc + j] != 12345.0f;
+        }
+      }
+      if (e) {
+        wm_host_error_destroy(e);
+      }
+      fails += bad != 0;
+      free(c);
+    }
+    free(a);
+    free(b);
+    free(kept);
+    free(bias);
+    free(z);
+    free(roff);
+  }
+  wm_pool_destroy(pool);
+  WM_CHECK_INT_EQ(fails, 0);
+}
+
 // Every activation with alpha, a per-row or per-column bias and a residual
 // in each of its stride forms, and in the convolutions' form (row bias,
 // residual added as is: the micro-kernel's own epilogue for full tiles)
@@ -717,6 +807,7 @@ int main(void) {
       WM_CASE(gemm_matches_naive_over_awkward_sizes_two_threads),
       WM_CASE(gemm_matches_naive_across_cache_blocks),
       WM_CASE(gemm_reads_b_rows_at_offsets),
+      WM_CASE(gemm_virtual_columns_keep_and_drop),
       WM_CASE(gemm_epilogue_applies_alpha_bias_residual_and_activation),
       WM_CASE(gemm_sigmoid_epilogues_hold_over_the_whole_range),
       WM_CASE(act_apply_matches_definitions),
