@@ -241,29 +241,64 @@ static inline float act_sigmoid(float x) {
   return 1.0f / (1.0f + k_expf(-x));
 }
 
-// *io = 1 / (1 + e^-x) lane by lane for the vector epilogues: k_expf8's
-// reduction and polynomial on -x clamped to [-87.34, 88.72], scaled by
-// 2^n in one step (the clamp keeps n inside the exponent range, and
-// 2^128 = inf gives 0 where e^-x overflows), NaN carried through; within
-// 2e-7 of the exact value, at two thirds of the cost of the general one.
-static inline __attribute__((always_inline)) void act_sigmoid8(k_f8 *io) {
-  const k_f8 zero = {0};
-  k_f8 u = -*io;
-  u = K_SEL8(u > 88.72283f, zero + 88.72283f, u);
-  u = K_SEL8(u < -87.33654f, zero - 87.33654f, u);
-  k_f8 tm = u * 1.44269504088896341f + 12582912.0f;  // n in its low bits
-  k_f8 n = tm - 12582912.0f;
-  k_f8 r = u - n * 0.693359375f;
+// Sixteen floats at any alignment (one AVX-512 register, two AVX ones):
+// the sigmoid runs 16 lanes at a time, as its division costs as much per
+// register at either width.
+typedef float act_f16 __attribute__((vector_size(64), aligned(4)));
+typedef int32_t act_i16 __attribute__((vector_size(64)));
+#define ACT_SEL16(m, a, b) \
+  ((act_f16)(((m) & (act_i16)(a)) | (~(m) & (act_i16)(b))))
+
+// *io = 1 + e^-x lane by lane, the sigmoid's denominator (through a
+// pointer: a vector argument or result would change the ABI of the
+// baseline clones): k_expf8's reduction
+// and polynomial on -x clamped to [-87.34, 88.72], scaled by 2^n in one
+// step (the clamp keeps n inside the exponent range, and 2^128 = inf
+// gives a sigmoid of 0 where e^-x overflows), NaN carried through; the
+// sigmoid within 2e-7 of the exact value.
+static inline __attribute__((always_inline)) void act_sig_den16(act_f16 *io) {
+  const act_f16 zero = {0};
+  act_f16 u = -*io;
+  u = ACT_SEL16(u > 88.72283f, zero + 88.72283f, u);
+  u = ACT_SEL16(u < -87.33654f, zero - 87.33654f, u);
+  act_f16 tm = u * 1.44269504088896341f + 12582912.0f;  // n in its low bits
+  act_f16 n = tm - 12582912.0f;
+  act_f16 r = u - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  k_f8 p = zero + 1.9875691500e-4f;
+  act_f16 p = zero + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  k_f8 y = p * r * r + r + 1.0f;
-  k_i8 scale = ((k_i8)tm - (0x4B400000 - 127)) << 23;  // 2^n
-  *io = 1.0f / (1.0f + y * (k_f8)scale);
+  act_f16 y = p * r * r + r + 1.0f;
+  act_i16 scale = ((act_i16)tm - (0x4B400000 - 127)) << 23;  // 2^n
+  *io = 1.0f + y * (act_f16)scale;
+}
+
+// x[i] = sigmoid(x[i]), or x[i] * sigmoid(x[i]) with |silu|, for i < n:
+// 16 lanes at a time, the last few through a padded copy.
+static inline __attribute__((always_inline)) void act_sigmoid_row(float *x,
+                                                                  size_t n,
+                                                                  bool silu) {
+  const act_f16 one = {0};
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    act_f16 v, d;
+    memcpy(&v, x + i, sizeof(v));
+    d = v;
+    act_sig_den16(&d);
+    v = (silu ? v : one + 1.0f) / d;
+    memcpy(x + i, &v, sizeof(v));
+  }
+  if (i < n) {
+    act_f16 v = {0}, d;
+    memcpy(&v, x + i, (n - i) * sizeof(float));
+    d = v;
+    act_sig_den16(&d);
+    v = (silu ? v : one + 1.0f) / d;
+    memcpy(x + i, &v, (n - i) * sizeof(float));
+  }
 }
 
 // Phi(x) = 0.5 (1 + erf(x / sqrt 2)) without cancellation on either side:
@@ -309,9 +344,7 @@ K_CLONES void cpu_act_apply(const cpu_act_t *act, float *x, size_t n) {
       }
       return;
     case CPU_ACT_SIGMOID:
-      for (size_t i = 0; i < n; i++) {
-        x[i] = act_sigmoid(x[i]);
-      }
+      act_sigmoid_row(x, n, false);
       return;
     case CPU_ACT_HARD_SIGMOID:
       for (size_t i = 0; i < n; i++) {
@@ -334,9 +367,7 @@ K_CLONES void cpu_act_apply(const cpu_act_t *act, float *x, size_t n) {
       }
       return;
     case CPU_ACT_SILU:
-      for (size_t i = 0; i < n; i++) {
-        x[i] = x[i] * act_sigmoid(x[i]);
-      }
+      act_sigmoid_row(x, n, true);
       return;
     case CPU_ACT_GELU:
       for (size_t i = 0; i < n; i++) {
@@ -441,9 +472,9 @@ static inline __attribute__((always_inline)) void epi_rows_vec(
   const k_f8 zero = {0}, p0 = zero + e->act.p0, p1 = zero + e->act.p1;
   const bool col_bias = e->bias && !e->bias_rows;
   const cpu_act_kind_t kind = e->act.kind;
+  // The sigmoids run on the stored row, 16 lanes at a time.
   const bool fused = kind == CPU_ACT_NONE || kind == CPU_ACT_RELU ||
                      kind == CPU_ACT_CLIP || kind == CPU_ACT_LEAKY_RELU ||
-                     kind == CPU_ACT_SIGMOID || kind == CPU_ACT_SILU ||
                      kind == CPU_ACT_HARD_SIGMOID || kind == CPU_ACT_HARD_SWISH;
   for (int64_t i = 0; i < mr; i++) {
     float *row = c + i * ldc;
@@ -476,13 +507,6 @@ static inline __attribute__((always_inline)) void epi_rows_vec(
         case CPU_ACT_LEAKY_RELU:
           x = K_SEL8(x < zero, p0 * x, x);
           break;
-        case CPU_ACT_SIGMOID:
-        case CPU_ACT_SILU: {
-          k_f8 sg = x;
-          act_sigmoid8(&sg);
-          x = kind == CPU_ACT_SILU ? x * sg : sg;
-          break;
-        }
         case CPU_ACT_HARD_SIGMOID:
           x = p0 * x + p1;
           x = K_SEL8(x > zero, x, zero);
@@ -508,19 +532,18 @@ static inline __attribute__((always_inline)) void epi_rows_vec(
 
 // The convolutions' common epilogue on a full tile: a per-row bias, then
 // nothing, ReLU, Clip, Sigmoid or SiLU, each a loop of its own with
-// nothing to decide per row or vector (EPI_ROWS_BIAS_DO(STMT) with x the
-// vector, EPI_ROWS_BIAS(ACT) its new value).
-#define EPI_ROWS_BIAS_DO(STMT)                           \
+// nothing to decide per row or vector (EPI_ROWS_BIAS(ACT): ACT the new
+// value of the vector x).
+#define EPI_ROWS_BIAS(ACT)                               \
   for (int64_t i = 0; i < mr; i++) {                     \
     float *row = c + i * ldc;                            \
     const float brow = e->bias ? e->bias[i0 + i] : 0.0f; \
     for (int v = 0; v < NR; v += 8) {                    \
       k_f8 x = *(const k_f8 *)(row + v) + brow;          \
-      STMT;                                              \
+      x = (ACT);                                         \
       *(k_f8 *)(row + v) = x;                            \
     }                                                    \
   }
-#define EPI_ROWS_BIAS(ACT) EPI_ROWS_BIAS_DO(x = (ACT))
 
 static inline __attribute__((always_inline)) bool epi_rows_bias(
     const cpu_gemm_epi_t *e, float *c, int64_t ldc, int64_t i0, int64_t mr,
@@ -541,23 +564,21 @@ static inline __attribute__((always_inline)) bool epi_rows_bias(
           K_SEL8(K_SEL8(x < p0, p0, x) > p1, p1, K_SEL8(x < p0, p0, x)));
       return true;
     case CPU_ACT_SIGMOID:
-      EPI_ROWS_BIAS_DO(act_sigmoid8(&x));
-      return true;
     case CPU_ACT_SILU:
-      EPI_ROWS_BIAS_DO({
-        k_f8 sg = x;
-        act_sigmoid8(&sg);
-        x = x * sg;
-      });
+      // On the stored rows, 16 lanes at a time.
+      EPI_ROWS_BIAS(x);
+      for (int64_t i = 0; i < mr; i++) {
+        act_sigmoid_row(c + i * ldc, (size_t)NR, e->act.kind == CPU_ACT_SILU);
+      }
       return true;
     default:
       return false;
   }
 }
 #undef EPI_ROWS_BIAS
-#undef EPI_ROWS_BIAS_DO
 
-// A full tile's rows (16 or 32 columns) run in whole vectors.
+// The epilogue on a tile: its rows in whole vectors (of a constant count
+// for full tiles).
 K_CLONES_FMA static void epi_tile(const cpu_gemm_epi_t *e, float *c,
                                   int64_t ldc, int64_t i0, int64_t mr,
                                   int64_t j0, int64_t nr) {
@@ -570,7 +591,14 @@ K_CLONES_FMA static void epi_tile(const cpu_gemm_epi_t *e, float *c,
       epi_rows_vec(e, c, ldc, i0, mr, j0, 32);
     }
   } else {
-    epi_rows(e, c, ldc, i0, mr, j0, nr);
+    // Whole vectors, then the last few columns one by one.
+    const int64_t n8 = nr / 8 * 8;
+    if (n8 > 0 && !epi_rows_bias(e, c, ldc, i0, mr, (int)n8)) {
+      epi_rows_vec(e, c, ldc, i0, mr, j0, (int)n8);
+    }
+    if (n8 < nr) {
+      epi_rows(e, c + n8, ldc, i0, mr, j0 + n8, nr - n8);
+    }
   }
 }
 #undef EPI_LAST
@@ -1061,11 +1089,13 @@ static const float *a_block_at(const job_t *job, const cpu_gemm_problem_t *p,
 
 // Writes the kept columns of a block of a product with virtual columns
 // (rows [i0, i0+mc) and product columns [j0, j0+nc) at |blk|, row stride
-// |ld|) into C, in runs along its virtual rows, with the epilogue.
+// |ld|) into C, in runs along its virtual rows; they land side by side in
+// C, where the epilogue then runs over all of them at once.
 static void write_virtual(const cpu_gemm_problem_t *p, const float *blk,
                           int64_t ld, int64_t i0, int64_t mc, int64_t j0,
                           int64_t nc) {
   const int64_t vrow = p->vrow, vkeep = p->vkeep;
+  int64_t first = -1, kept = 0;
   for (int64_t j = j0; j < j0 + nc;) {
     const int64_t col = j % vrow;
     if (col >= vkeep) {
@@ -1079,10 +1109,12 @@ static void write_virtual(const cpu_gemm_problem_t *p, const float *blk,
       memcpy(c + i * p->ldc, blk + i * ld + (j - j0),
              (size_t)len * sizeof(float));
     }
-    if (!epi_is_plain(&p->epi)) {
-      epi_tile(&p->epi, c, p->ldc, i0, mc, cj, len);
-    }
+    first = first < 0 ? cj : first;
+    kept += len;
     j += len;
+  }
+  if (kept > 0 && !epi_is_plain(&p->epi)) {
+    epi_tile(&p->epi, p->c + i0 * p->ldc + first, p->ldc, i0, mc, first, kept);
   }
 }
 
