@@ -1431,6 +1431,30 @@ WM_TEST(shifted_convs_agree_with_ref) {
   WM_CHECK_INT_EQ(bad, 0);
 }
 
+// Max pools over wide rows (their stride-2 rows split into even and odd
+// floats in vectors, odd widths and kernels of 2 and 3 included) and
+// stride 1, with and without padding.
+WM_TEST(wide_max_pools_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const struct {
+    int64_t h, w, k, s, pad;
+  } cases[] = {{40, 75, 3, 2, 1}, {9, 130, 3, 2, 1}, {12, 64, 2, 2, 0},
+               {11, 99, 3, 2, 0}, {20, 41, 5, 1, 2}, {8, 200, 3, 2, 1}};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    inst_t in = inst_make("MaxPool", 12);
+    int64_t x[4] = {1, 3, cases[i].h, cases[i].w};
+    int64_t k[2] = {cases[i].k, cases[i].k}, st[2] = {cases[i].s, cases[i].s};
+    int64_t pads[4] = {cases[i].pad, cases[i].pad, cases[i].pad, cases[i].pad};
+    inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+    attr_ints(&in, "kernel_shape", 2, k);
+    attr_ints(&in, "strides", 2, st);
+    attr_ints(&in, "pads", 4, pads);
+    bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+  }
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
 // Random small convolutions: every one ref accepts must be claimed and
 // agree (edges of padding, strides and dilations in all modes).
 WM_TEST(random_convs_agree_with_ref) {
@@ -3014,6 +3038,7 @@ int main(void) {
       WM_CASE(depthwise_bands_agree_with_ref),
       WM_CASE(transposed_convs_agree_with_ref),
       WM_CASE(shifted_convs_agree_with_ref),
+      WM_CASE(wide_max_pools_agree_with_ref),
       WM_CASE(random_convs_agree_with_ref),
       WM_CASE(random_conv_transposes_agree_with_ref),
       WM_CASE(every_table_entry_agrees_with_ref_where_claimed),

@@ -1241,7 +1241,26 @@ static void pool_rows(void *ctx, size_t begin, size_t end) {
   }
 }
 
-enum { POOL_SEP_MAX = 16384 };  // floats of one plane's row maxima
+enum { POOL_SEP_MAX = 16384 };   // floats of one plane's row maxima
+enum { POOL_SPLIT_MAX = 4096 };  // floats of a row's even or odd half
+
+// ev[t] = x[2t] and od[t] = x[2t + 1] for the |n| floats of x (16 at a
+// time in vectors, the rest one by one).
+static inline __attribute__((always_inline)) void pool_split2(
+    const float *restrict x, int64_t n, float *restrict ev,
+    float *restrict od) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    k_f8 a = *(const k_f8 *)(x + i), b = *(const k_f8 *)(x + i + 8);
+    *(k_f8 *)(ev + i / 2) =
+        __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+    *(k_f8 *)(od + i / 2) =
+        __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+  }
+  for (; i < n; i++) {
+    (i & 1 ? od : ev)[i / 2] = x[i];
+  }
+}
 
 // True when MaxPool runs as two 1-D passes per plane: a 2-D window, no
 // dilation, no Indices, and the row maxima of a plane fit the stack.
@@ -1260,6 +1279,7 @@ K_CLONES static void pool_sep_planes(void *ctx, size_t begin, size_t end) {
   const pool_plan_t *p = j->p;
   int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
   float rows[POOL_SEP_MAX];
+  float ev[POOL_SPLIT_MAX], od[POOL_SPLIT_MAX];
   for (size_t pl = begin; pl < end; pl++) {
     const float *x = j->x + pl * (size_t)(ih * iw);
     float *y = j->y + pl * (size_t)(oh * ow);
@@ -1278,12 +1298,25 @@ K_CLONES static void pool_sep_planes(void *ctx, size_t begin, size_t end) {
         }
         h[c] = m;
       }
-      // Columns whose taps all lie inside the row: tap-major, vectorised.
+      // Columns whose taps all lie inside the row: tap-major, vectorised
+      // (stride 2: over the row split into its even and odd floats).
       for (int64_t c = p->c_lo; c < p->c_hi; c++) {
         h[c] = -INFINITY;
       }
+      if (p->sw == 2 && iw <= 2 * POOL_SPLIT_MAX) {
+        pool_split2(xr, iw, ev, od);
+      }
       for (int64_t b = 0; b < p->kw; b++) {
         const float *restrict xb = xr + b - p->pw;
+        if (p->sw == 2 && iw <= 2 * POOL_SPLIT_MAX) {
+          // Input column 2c + b - pw: even ones in ev, odd ones in od.
+          const int64_t q = b - p->pw;
+          xb = (q & 1 ? od : ev) + (q - (q & 1)) / 2;
+          for (int64_t c = p->c_lo; c < p->c_hi; c++) {
+            h[c] = k_max_nan(h[c], xb[c]);
+          }
+          continue;
+        }
         for (int64_t c = p->c_lo; c < p->c_hi; c++) {
           h[c] = k_max_nan(h[c], xb[c * p->sw]);
         }
