@@ -748,15 +748,6 @@ static bool conv_transposed(const conv_state_t *st) {
   return plain > 1.05 * tr;
 }
 
-// Bytes of the workspace that hold Y^T in the transposed form (at its
-// start; the GEMM engine's buffers follow).
-static size_t conv_t_bytes(const conv_state_t *st) {
-  if (!st->tr) {
-    return 0;
-  }
-  return ((size_t)(st->n * st->m * st->outsz) * sizeof(float) + 63) / 64 * 64;
-}
-
 // Bytes of the workspace that hold the shifted form's copy of the image
 // (at its start).
 static size_t conv_sh_bytes(const conv_state_t *st) {
@@ -770,10 +761,9 @@ static size_t conv_sh_bytes(const conv_state_t *st) {
 
 static size_t conv_workspace(const void *state, int32_t threads) {
   const conv_state_t *st = state;
-  return conv_t_bytes(st) + conv_sh_bytes(st) +
-         (st->sh && st->sh_wv != st->out[2]
-              ? cpu_gemm_virtual_workspace_bytes(threads)
-              : cpu_gemm_workspace_bytes(threads));
+  return conv_sh_bytes(st) + (st->tr || (st->sh && st->sh_wv != st->out[2])
+                                  ? cpu_gemm_block_workspace_bytes(threads)
+                                  : cpu_gemm_workspace_bytes(threads));
 }
 
 static void conv_destroy(void *state) {
@@ -964,7 +954,6 @@ typedef struct conv_job {
   const float *bias;       // bias or NULL
   float *y;                // whole output
   const float *z;          // residual (FusedConv) or NULL
-  float *t;                // transposed form: Y^T per image and group
   float *xs;               // shifted form: the image's copy per member
 } conv_job_t;
 
@@ -1866,57 +1855,55 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
   int64_t img = (int64_t)t / st->group, g = (int64_t)t % st->group;
   int64_t kg = st->cg * st->kprod;
   size_t out_off = (size_t)(img * st->m * st->outsz + g * st->mg * st->outsz);
+  const float *xg = job->x + (size_t)((img * st->c + g * st->cg) * st->insz);
+  const float *wg = job->w ? job->w + (size_t)(g * st->mg * kg) : NULL;
   memset(out, 0, sizeof(*out));
+  out->k = kg;
   if (st->tr) {
-    // Y^T[outsz x mg] = X'^T · W^T, the epilogue in conv_transpose_out.
+    // Y^T[outsz x mg] = X'^T · W^T, written into Y transposed.
     out->m = st->outsz;
     out->n = st->mg;
-    out->k = kg;
+    out->ct = true;
     if (st->mode == CONV_IMPLICIT) {
       out->a.pack = conv_pack_b;
       out->a.pack_ctx = &st->packs[t];
     } else {
-      out->a.data =
-          job->x + (size_t)(img * st->c * st->insz + g * kg * st->insz);
+      out->a.data = xg;
       out->a.rs = 1;
       out->a.cs = st->insz;
     }
-    out->b.data = job->w ? job->w + (size_t)(g * st->mg * kg) : NULL;
+    out->b.data = wg;
     out->b.rs = 1;
     out->b.cs = kg;
     out->b.packed = st->pw ? &st->pw[g] : NULL;
-    out->c = job->t + t * (size_t)(st->outsz * st->mg);
-    out->ldc = st->mg;
-    out->epi = cpu_gemm_epi_plain();
-    return;
-  }
-  out->m = st->mg;
-  out->n = st->outsz;
-  out->k = kg;
-  out->a.data = job->w ? job->w + (size_t)(g * st->mg * kg) : NULL;
-  out->a.rs = kg;
-  out->a.cs = 1;
-  out->a.packed = st->pw ? &st->pw[g] : NULL;
-  if (st->sh) {
-    out->b.data =
-        job->xs ? job->xs + (size_t)t * (size_t)(st->cg * st->sh_chan)
-                : job->x + (size_t)((img * st->c + g * st->cg) * st->insz);
-    out->b.roff = st->sh_off;
-    out->b.cs = 1;
-    // Positions in rows of the virtual width, its junk columns dropped.
-    out->n = (st->out[1] - 1) * st->sh_wv + st->out[2];
-    if (st->sh_wv != st->out[2]) {
-      out->vrow = st->sh_wv;
-      out->vkeep = st->out[2];
-    }
-  } else if (st->mode == CONV_IMPLICIT) {
-    out->b.pack = conv_pack_b;
-    out->b.pack_ctx = &st->packs[t];
   } else {
-    out->b.data = job->x + (size_t)(img * st->c * st->insz + g * kg * st->insz);
-    out->b.rs = st->outsz;
-    out->b.cs = 1;
+    out->m = st->mg;
+    out->n = st->outsz;
+    out->a.data = wg;
+    out->a.rs = kg;
+    out->a.cs = 1;
+    out->a.packed = st->pw ? &st->pw[g] : NULL;
+    if (st->sh) {
+      out->b.data =
+          job->xs ? job->xs + (size_t)t * (size_t)(st->cg * st->sh_chan) : xg;
+      out->b.roff = st->sh_off;
+      out->b.cs = 1;
+      // Positions in rows of the virtual width, its junk columns dropped.
+      out->n = (st->out[1] - 1) * st->sh_wv + st->out[2];
+      if (st->sh_wv != st->out[2]) {
+        out->vrow = st->sh_wv;
+        out->vkeep = st->out[2];
+      }
+    } else if (st->mode == CONV_IMPLICIT) {
+      out->b.pack = conv_pack_b;
+      out->b.pack_ctx = &st->packs[t];
+    } else {
+      out->b.data = xg;
+      out->b.rs = st->outsz;
+      out->b.cs = 1;
+    }
   }
+  // The epilogue in Y's layout (channels by positions).
   out->c = job->y + out_off;
   out->ldc = st->outsz;
   out->epi = cpu_gemm_epi_plain();
@@ -1929,87 +1916,6 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
     out->epi.z = job->z + out_off;
     out->epi.z_rs = st->outsz;
     out->epi.z_cs = 1;
-  }
-}
-
-enum { CONV_T_BLOCK = 16 };
-
-// dst[c * ds + r] = src[r * ss + c] for an 8x8 block, in vectors (the
-// unpack, shuffle and 128-bit permute sequence).
-static inline __attribute__((always_inline)) void conv_t8(
-    const float *restrict src, int64_t ss, float *restrict dst, int64_t ds) {
-  k_f8 r[8], t[8], u[8];
-  for (int k = 0; k < 8; k++) {
-    r[k] = *(const k_f8 *)(src + k * ss);
-  }
-  for (int k = 0; k < 8; k += 2) {
-    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-    t[k + 1] =
-        __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
-  }
-  for (int k = 0; k < 8; k += 4) {
-    u[k] = __builtin_shufflevector(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
-    u[k + 1] =
-        __builtin_shufflevector(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
-    u[k + 2] =
-        __builtin_shufflevector(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
-    u[k + 3] =
-        __builtin_shufflevector(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
-  }
-  for (int k = 0; k < 4; k++) {
-    *(k_f8 *)(dst + k * ds) =
-        __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    *(k_f8 *)(dst + (k + 4) * ds) =
-        __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-  }
-}
-
-// The transposed form's last step for blocks [begin, end) of CONV_T_BLOCK
-// channels of a member (image and group): Y = (Y^T)^T in tiles that stay
-// in L1, then bias, Z and the activation along each output row.
-K_CLONES_FMA static void conv_transpose_out(void *ctx, size_t begin,
-                                            size_t end) {
-  const conv_job_t *job = ctx;
-  const conv_state_t *st = job->st;
-  const int64_t mg = st->mg, outsz = st->outsz, B = CONV_T_BLOCK;
-  const int64_t blocks = (mg + B - 1) / B;
-  for (size_t u = begin; u < end; u++) {
-    int64_t t = (int64_t)u / blocks, j0 = (int64_t)u % blocks * B;
-    int64_t j1 = j0 + B < mg ? j0 + B : mg;
-    int64_t img = t / st->group, g = t % st->group;
-    const float *restrict tt = job->t + (size_t)(t * outsz * mg);
-    size_t base = (size_t)((img * st->m + g * mg) * outsz);
-    float *restrict y = job->y + base;
-    for (int64_t i0 = 0; i0 < outsz; i0 += B) {
-      int64_t i1 = i0 + B < outsz ? i0 + B : outsz;
-      // Whole 8x8 blocks in vectors, the edges one by one.
-      const int64_t i8 = i0 + (i1 - i0) / 8 * 8, j8 = j0 + (j1 - j0) / 8 * 8;
-      for (int64_t jb = j0; jb < j8; jb += 8) {
-        for (int64_t ib = i0; ib < i8; ib += 8) {
-          conv_t8(tt + ib * mg + jb, mg, y + jb * outsz + ib, outsz);
-        }
-      }
-      for (int64_t j = j0; j < j1; j++) {
-        for (int64_t i = j < j8 ? i8 : i0; i < i1; i++) {
-          y[j * outsz + i] = tt[i * mg + j];
-        }
-      }
-    }
-    for (int64_t j = j0; j < j1; j++) {
-      float *restrict row = y + j * outsz;
-      float b = job->bias ? job->bias[g * mg + j] : 0.0f;
-      if (job->z) {
-        const float *restrict z = job->z + base + (size_t)(j * outsz);
-        for (int64_t i = 0; i < outsz; i++) {
-          row[i] += b + z[i];
-        }
-      } else if (b != 0.0f) {
-        for (int64_t i = 0; i < outsz; i++) {
-          row[i] += b;
-        }
-      }
-      cpu_act_apply(&st->act, row, (size_t)outsz);
-    }
   }
 }
 
@@ -2107,7 +2013,7 @@ K_CLONES_FMA static void depthwise_blocks8(void *ctx, size_t begin,
         const float *src = x + ih * iw_n;
         int64_t iw = 0;
         for (; iw + 8 <= cols; iw += 8) {
-          conv_t8(src + iw, insz, d + 8 * iw, 8);
+          k_t8(src + iw, insz, d + 8 * iw, 8);
         }
         for (; iw < cols; iw++) {
           for (int l = 0; l < 8; l++) {
@@ -2140,7 +2046,7 @@ K_CLONES_FMA static void depthwise_blocks8(void *ctx, size_t begin,
       float *yb = y + oh0 * ow_n;
       int64_t q = 0;
       for (; q + 8 <= n; q += 8) {
-        conv_t8(obuf + 8 * q, 8, yb + q, outsz);
+        k_t8(obuf + 8 * q, 8, yb + q, outsz);
       }
       for (; q < n; q++) {
         for (int l = 0; l < 8; l++) {
@@ -2292,33 +2198,9 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
   if (st->sh) {
     return conv_run_shifted(&job, run, &ws);
   }
-  if (!st->tr) {
-    // Pointwise: the image itself is B; implicit: B is packed from it.
-    return cpu_gemm_run_batch(members, conv_member, &job, run->pool, &ws);
-  }
-  // Transposed: Y^T at the workspace's start (or on its own when the
-  // workspace is short), the engine's buffers after it.
-  size_t tb = conv_t_bytes(st);
-  float *own = NULL;
-  if (ws.mem && ws.floats * sizeof(float) >= tb) {
-    job.t = ws.mem;
-    ws.mem += tb / sizeof(float);
-    ws.floats -= tb / sizeof(float);
-  } else if (!(job.t = own = aligned_alloc(64, tb))) {
-    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
-                     "Conv: out of memory for a %lld x %lld transposed output",
-                     (long long)st->outsz, (long long)st->m);
-  }
-  wm_error *e = cpu_gemm_run_batch(members, conv_member, &job, run->pool, &ws);
-  if (!e) {
-    size_t units =
-        members * (size_t)((st->mg + CONV_T_BLOCK - 1) / CONV_T_BLOCK);
-    size_t per = (size_t)(CONV_T_BLOCK * st->outsz);
-    wm_pool_for(run->pool, units, per >= 16384 ? 1 : 16384 / per,
-                conv_transpose_out, &job);
-  }
-  free(own);
-  return e;
+  // Pointwise: the image itself is B; implicit: B is packed from it (the
+  // A side, in the transposed form).
+  return cpu_gemm_run_batch(members, conv_member, &job, run->pool, &ws);
 }
 
 // W (input 1) packed at plan time is never read again.

@@ -778,11 +778,11 @@ static const float *packed_at(const cpu_gemm_packed_t *p, int64_t pc,
 // ------------------------------------------------------------ the split
 
 // Floats of one thread's buffers: an A block, a B block and an edge tile,
-// and with |virtual| columns a C block.
-static size_t slot_floats(const engine_t *e, bool virtual) {
+// and for products written through a block a C block.
+static size_t slot_floats(const engine_t *e, bool block) {
   return (size_t)(round_up(e->mc * e->kc, 16) + round_up(e->nc * e->kc, 16) +
                   round_up(e->mr * e->nr, 16) +
-                  (virtual ? round_up(e->mc * e->nc, 16) : 0));
+                  (block ? round_up(e->mc * e->nc, 16) : 0));
 }
 
 size_t cpu_gemm_workspace_bytes(int32_t threads) {
@@ -790,7 +790,7 @@ size_t cpu_gemm_workspace_bytes(int32_t threads) {
          sizeof(float);
 }
 
-size_t cpu_gemm_virtual_workspace_bytes(int32_t threads) {
+size_t cpu_gemm_block_workspace_bytes(int32_t threads) {
   return (size_t)(threads > 1 ? threads : 1) * slot_floats(engine(), true) *
          sizeof(float);
 }
@@ -1118,11 +1118,34 @@ static void write_virtual(const cpu_gemm_problem_t *p, const float *blk,
   }
 }
 
-// The tile [i0, i1) x [j0, j1) of a product with virtual columns: each
-// MC x NC block over all of K into the slot's block buffer, then its kept
-// columns written out (B is taken again for each M block: free when read
-// in place).
-static void run_virtual(const job_t *job, const cpu_gemm_problem_t *p,
+// Writes a block of a product (rows [i0, i0+mc) and columns [j0, j0+nc)
+// at |blk|, row stride |ld|) transposed into C: 8x8 blocks in vectors,
+// the edges one by one; then the epilogue on C's rows [j0, j0+nc).
+K_CLONES_FMA static void write_transposed(const cpu_gemm_problem_t *p,
+                                          const float *blk, int64_t ld,
+                                          int64_t i0, int64_t mc, int64_t j0,
+                                          int64_t nc) {
+  float *c = p->c + j0 * p->ldc + i0;
+  const int64_t m8 = mc / 8 * 8, n8 = nc / 8 * 8;
+  for (int64_t j = 0; j < n8; j += 8) {
+    for (int64_t i = 0; i < m8; i += 8) {
+      k_t8(blk + i * ld + j, ld, c + j * p->ldc + i, p->ldc);
+    }
+  }
+  for (int64_t j = 0; j < nc; j++) {
+    for (int64_t i = j < n8 ? m8 : 0; i < mc; i++) {
+      c[j * p->ldc + i] = blk[i * ld + j];
+    }
+  }
+  if (!epi_is_plain(&p->epi)) {
+    epi_tile(&p->epi, c, p->ldc, j0, nc, i0, mc);
+  }
+}
+
+// The tile [i0, i1) x [j0, j1) of a product written through a block: each
+// MC x NC block over all of K into the slot's block buffer, then written
+// out (B is taken again for each M block: free when read in place).
+static void run_blocked(const job_t *job, const cpu_gemm_problem_t *p,
                         int64_t i0, int64_t i1, int64_t j0, int64_t j1,
                         float *slot) {
   const engine_t *e = job->e;
@@ -1148,7 +1171,11 @@ static void run_virtual(const job_t *job, const cpu_gemm_problem_t *p,
         const float *ap = a_block_at(job, p, pc, kc, ic, mc, abuf, &pl);
         macro(job, &pv, ap, &pl, &bb, mc, nc, kc, 0, 0, pc > 0, false, edge);
       }
-      write_virtual(p, blk, e->nc, ic, mc, jc, nc);
+      if (p->ct) {
+        write_transposed(p, blk, e->nc, ic, mc, jc, nc);
+      } else {
+        write_virtual(p, blk, e->nc, ic, mc, jc, nc);
+      }
     }
   }
 }
@@ -1177,8 +1204,8 @@ static void run_task(const job_t *job, size_t t, float *slot) {
     }
     return;
   }
-  if (p->vrow > 0) {
-    run_virtual(job, p, i0, i1, j0, j1, slot);
+  if (p->vrow > 0 || p->ct) {
+    run_blocked(job, p, i0, i1, j0, j1, slot);
     return;
   }
   if (p->k == 0) {
@@ -1228,7 +1255,7 @@ static void worker(void *ctx, size_t begin, size_t end) {
 static void choose_kernel(job_t *job, const cpu_gemm_problem_t *p) {
   job->packed_a = p->a.packed != NULL;
   job->direct = job->m == 1 && p->a.data && p->b.data && !p->b.packed &&
-                !p->b.pack && !p->b.roff && p->vrow == 0;
+                !p->b.pack && !p->b.roff && p->vrow == 0 && !p->ct;
   if (job->direct) {
     job->packed_a = false;
   }
@@ -1333,7 +1360,7 @@ static wm_error *run_job(job_t *job, const cpu_gemm_problem_t *first,
   job->a_floats = round_up(e->mc * e->kc, 16);
   job->b_floats = job->a_floats + round_up(e->nc * e->kc, 16);
   job->c_floats = job->b_floats + round_up(e->mr * e->nr, 16);
-  job->slot_floats = slot_floats(e, first->vrow > 0);
+  job->slot_floats = slot_floats(e, first->vrow > 0 || first->ct);
   size_t need = job->slot_floats * (size_t)workers;
   float *own = NULL;
   if (scratch && scratch->mem && scratch->floats >= need) {

@@ -98,12 +98,15 @@ typedef struct cpu_gemm_operand {
 } cpu_gemm_operand_t;
 
 // One product C[m x n] (row stride ldc) = A[m x k] · B[k x n].
-// With virtual columns (vrow > 0) product column j is C's column
-// j / vrow * vkeep + j % vrow when j % vrow < vkeep, and is dropped
-// otherwise (the shifted convolution's junk): the engine computes each
-// block of the product into the scratch and writes its kept columns out,
-// with the epilogue (whose column indices are C's); B (unless in place)
-// is packed again for every M block.
+// Written through a block (the engine computes each block of the product
+// over all of K into the scratch, then writes it out, with the epilogue,
+// whose row and column indices are C's; B, unless in place, is packed
+// again for every M block):
+// - with virtual columns (vrow > 0) product column j is C's column
+//   j / vrow * vkeep + j % vrow when j % vrow < vkeep, and is dropped
+//   otherwise (the shifted convolution's junk);
+// - with |ct| C holds the product transposed: element (i, j) at
+//   c[j * ldc + i] (a convolution computed as Y^T).
 typedef struct cpu_gemm_problem {
   int64_t m, n, k;       // sizes
   cpu_gemm_operand_t a;  // left operand
@@ -112,6 +115,7 @@ typedef struct cpu_gemm_problem {
   int64_t ldc;           // its row stride
   cpu_gemm_epi_t epi;    // applied to every element
   int64_t vrow, vkeep;   // virtual columns, or 0
+  bool ct;               // C is the product transposed
 } cpu_gemm_problem_t;
 
 // Fills |out| with batch member |t| (same m, n, k and operand kinds as
@@ -127,10 +131,10 @@ typedef struct cpu_gemm_scratch {
 } cpu_gemm_scratch_t;
 
 // Bytes of scratch a run on |threads| threads needs at most (the second:
-// of products with virtual columns); with less (or a NULL scratch) a run
-// allocates its buffers and frees them after.
+// of products written through a block); with less (or a NULL scratch) a
+// run allocates its buffers and frees them after.
 size_t cpu_gemm_workspace_bytes(int32_t threads);
-size_t cpu_gemm_virtual_workspace_bytes(int32_t threads);
+size_t cpu_gemm_block_workspace_bytes(int32_t threads);
 // cpu_gemm_workspace_bytes as a kernel's workspace function (for kernels
 // whose runs are GEMM engine calls).
 size_t cpu_gemm_kernel_workspace(const void *state, int32_t threads);

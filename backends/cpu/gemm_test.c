@@ -419,6 +419,80 @@ WM_TEST(gemm_virtual_columns_keep_and_drop) {
   WM_CHECK_INT_EQ(fails, 0);
 }
 
+// C holding the product transposed (a convolution computed as Y^T): C =
+// (A·B)^T = B^T·A^T under the epilogue in C's own rows and columns, 8x8
+// blocks and their edges, heights and widths across blocks, K across
+// blocks and K = 0, A packed by a callback or strided, on 1 and 2 threads;
+// nothing past C's columns is written.
+WM_TEST(gemm_writes_c_transposed) {
+  wm_pool_t *pool = NULL;
+  WM_CHECK_OK(wm_pool_create(2, &pool));
+  cpu_gemm_scratch_t scratch = {NULL, 0};
+  static const int64_t ms[] = {1, 7, 49, 196, 301};
+  static const int64_t ns[] = {1, 9, 32, 70, 600};
+  static const int64_t ks[] = {0, 19, 457};
+  int fails = 0, runs = 0;
+  for (size_t im = 0; im < sizeof(ms) / sizeof(ms[0]); im++) {
+    for (size_t in = 0; in < sizeof(ns) / sizeof(ns[0]); in++, runs++) {
+      const int64_t m = ms[im], n = ns[in], k = ks[runs % 3];
+      const int64_t ldc = m + 3;
+      float *a = rnd_buf((size_t)(m * k + 1), 21u + (uint32_t)runs);
+      float *b = rnd_buf((size_t)(k * n + 1), 22u + (uint32_t)runs);
+      float *bias = rnd_buf((size_t)n, 23u);
+      float *z = rnd_buf((size_t)(n * ldc), 24u);
+      float *c = malloc((size_t)(n * ldc) * sizeof(float));
+      for (int64_t i = 0; i < n * ldc; i++) {
+        c[i] = 12345.0f;
+      }
+      mat_t am = {a, k, 1};
+      cpu_gemm_epi_t epi = cpu_gemm_epi_plain();
+      if (runs % 2) {
+        epi.bias = bias;
+        epi.bias_rows = true;
+        epi.z = z;
+        epi.z_rs = ldc;
+        epi.z_cs = 1;
+        epi.act.kind = runs % 4 == 1 ? CPU_ACT_RELU : CPU_ACT_SILU;
+      }
+      cpu_gemm_problem_t p;
+      memset(&p, 0, sizeof(p));
+      p.m = m;
+      p.n = n;
+      p.k = k;
+      if (runs % 3 == 1) {
+        p.a = (cpu_gemm_operand_t){.pack = pack_a_from_mat, .pack_ctx = &am};
+      } else {
+        p.a = (cpu_gemm_operand_t){.data = a, .rs = k, .cs = 1};
+      }
+      p.b = (cpu_gemm_operand_t){.data = b, .rs = n, .cs = 1};
+      p.c = c;
+      p.ldc = ldc;
+      p.epi = epi;
+      p.ct = true;
+      wm_error *e = cpu_gemm_run(&p, runs % 4 < 2 ? pool : NULL, &scratch);
+      // (A·B)^T = B^T·A^T: the product checked in C's layout.
+      mat_t bt = {b, 1, n}, at = {a, 1, k};
+      int bad = e ? 1 : check_product(n, m, k, bt, at, &epi, c, ldc);
+      for (int64_t j = 0; j < n; j++) {
+        for (int64_t i = m; i < ldc; i++) {
+          bad += c[j * ldc + i] != 12345.0f;
+        }
+      }
+      if (e) {
+        wm_host_error_destroy(e);
+      }
+      fails += bad != 0;
+      free(a);
+      free(b);
+      free(bias);
+      free(z);
+      free(c);
+    }
+  }
+  wm_pool_destroy(pool);
+  WM_CHECK_INT_EQ(fails, 0);
+}
+
 // Every activation with alpha, a per-row or per-column bias and a residual
 // in each of its stride forms, and in the convolutions' form (row bias,
 // residual added as is: the micro-kernel's own epilogue for full tiles)
@@ -808,6 +882,7 @@ int main(void) {
       WM_CASE(gemm_matches_naive_across_cache_blocks),
       WM_CASE(gemm_reads_b_rows_at_offsets),
       WM_CASE(gemm_virtual_columns_keep_and_drop),
+      WM_CASE(gemm_writes_c_transposed),
       WM_CASE(gemm_epilogue_applies_alpha_bias_residual_and_activation),
       WM_CASE(gemm_sigmoid_epilogues_hold_over_the_whole_range),
       WM_CASE(act_apply_matches_definitions),

@@ -338,6 +338,36 @@ typedef int32_t k_i8 __attribute__((vector_size(32)));
 // would change the ABI of the baseline clones).
 #define K_SEL8(m, a, b) ((k_f8)(((m) & (k_i8)(a)) | (~(m) & (k_i8)(b))))
 
+// dst[c * ds + r] = src[r * ss + c] for an 8x8 block, in vectors (the
+// unpack, shuffle and 128-bit permute sequence).
+static inline __attribute__((always_inline)) void k_t8(
+    const float *restrict src, int64_t ss, float *restrict dst, int64_t ds) {
+  k_f8 r[8], t[8], u[8];
+  for (int k = 0; k < 8; k++) {
+    r[k] = *(const k_f8 *)(src + k * ss);
+  }
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[k + 1] =
+        __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    u[k] = __builtin_shufflevector(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[k + 1] =
+        __builtin_shufflevector(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    u[k + 2] =
+        __builtin_shufflevector(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[k + 3] =
+        __builtin_shufflevector(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+  }
+  for (int k = 0; k < 4; k++) {
+    *(k_f8 *)(dst + k * ds) =
+        __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    *(k_f8 *)(dst + (k + 4) * ds) =
+        __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+}
+
 // *io = k_expf(*io) lane by lane: the same operations in the same order,
 // so the same bits as k_expf in a file built without contraction. With
 // |nonpos| (a constant: every lane <= 0 and none NaN, as in a softmax)
