@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "depthwise.h"
 #include "gemm.h"
 #include "kernels.h"  // K_CLONES_FMA
 
@@ -464,6 +465,8 @@ typedef struct conv_state {
   int64_t sh_nph;            // phases used (slots in a channel)
   int64_t sh_slot[16];       // slot of phase (r % s1) * s2 + c % s2, or -1
   int64_t *sh_off;           // per row of B (cg * kprod): its offset
+  bool dw512;                // depthwise: the AVX-512 kernel takes it
+  cpu_dw_plane_t dwg;        // ... with this geometry
 } conv_state_t;
 
 // Sets *out to v[0] * v[1] * v[2]; false on overflow.
@@ -937,6 +940,13 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
       st->dw_hi = st->dw_lo;
     }
     depthwise_bands(st);
+    // The AVX-512 kernel: square kernels, equal strides, no dilation.
+    st->dwg = (cpu_dw_plane_t){st->in[1],  st->in[2], st->out[1],
+                               st->out[2], st->pb[1], st->pb[2],
+                               st->k[1],   st->s[1],  st->act};
+    st->dw512 = st->in[0] == 1 && st->k[1] == st->k[2] &&
+                st->s[1] == st->s[2] && st->d[1] == 1 && st->d[2] == 1 &&
+                cpu_dw512_takes(&st->dwg);
     // Wide rows read in place leave few border columns to do one by one.
     st->dw_direct = st->k[1] == 3 && st->k[2] == 3 && st->s[2] == 1 &&
                     st->d[2] == 1 && st->pb[2] <= 1 && st->in[2] >= 48 &&
@@ -1029,7 +1039,7 @@ K_CLONES_FMA static void depthwise_row(float *restrict y,
 // moves (written without a loop, which gcc would make a call again).
 static inline __attribute__((always_inline)) void dw_copy(
     float *restrict dst, const float *restrict src, int64_t n) {
-  if (n > 64) {
+  if (n >= 64) {  // the moves below take 63 at most
     memcpy(dst, src, (size_t)n * sizeof(float));
     return;
   }
@@ -1061,7 +1071,7 @@ static inline __attribute__((always_inline)) void dw_copy(
 // dst[i] = 0 for i in [0, n), as dw_copy.
 static inline __attribute__((always_inline)) void dw_zero(float *restrict dst,
                                                           int64_t n) {
-  if (n > 64) {
+  if (n >= 64) {  // the stores below take 63 at most
     memset(dst, 0, (size_t)n * sizeof(float));
     return;
   }
@@ -2154,6 +2164,21 @@ static wm_error *conv_run_shifted(conv_job_t *job, const cpu_run_t *run,
   return e;
 }
 
+// Depthwise planes [begin, end) (plane = image * C + channel) on the
+// AVX-512 kernel (depthwise.h).
+static void depthwise_planes_512(void *ctx, size_t begin, size_t end) {
+  const conv_job_t *job = ctx;
+  const conv_state_t *st = job->st;
+  for (size_t p = begin; p < end; p++) {
+    const int64_t c = (int64_t)p % st->c;
+    cpu_dw512_plane(&st->dwg, job->x + p * (size_t)st->insz,
+                    job->w + (size_t)(c * st->kprod),
+                    job->bias ? job->bias[c] : 0.0f,
+                    job->z ? job->z + p * (size_t)st->outsz : NULL,
+                    job->y + p * (size_t)st->outsz);
+  }
+}
+
 static wm_error *conv_run(void *state, const cpu_run_t *run) {
   cpu_gemm_scratch_t ws = cpu_gemm_scratch_of(run);
   conv_state_t *st = state;
@@ -2167,6 +2192,13 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
                     .bias = st->has_bias ? run->in[2].data : NULL,
                     .z = st->has_z ? run->in[3].data : NULL,
                     .y = y};
+  if (st->mode == CONV_DEPTHWISE && st->dw512) {
+    size_t work = (size_t)(st->outsz * st->kprod);
+    wm_pool_for(run->pool, (size_t)(st->n * st->c),
+                work >= 32768 ? 1 : 32768 / (work ? work : 1),
+                depthwise_planes_512, &job);
+    return NULL;
+  }
   if (st->mode == CONV_DEPTHWISE && st->dw8_band > 0) {
     size_t blocks = (size_t)(st->n * st->c / 8);
     size_t work = (size_t)(8 * st->outsz * st->kprod);

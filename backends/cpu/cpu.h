@@ -96,4 +96,17 @@ bool cpu_has_input(const wm_op_desc *op, uint32_t i);
 // Element count of a description (dims all known and >= 0).
 size_t cpu_desc_count(const wm_tensor_desc *d);
 
+// The widest vector instruction set the backend's own kernel choices use
+// (the GEMM micro-kernel, the AVX-512 depthwise kernel): what CPUID
+// reports, capped by the environment variable WMAP_CPU_ISA (avx512, avx2
+// or baseline) where it is set, so that tests run the narrower kernels on
+// a wider machine too. Functions built as target clones follow CPUID
+// alone.
+typedef enum cpu_isa {
+  CPU_ISA_BASELINE = 0,  // x86-64 (SSE2), or not x86
+  CPU_ISA_AVX2 = 1,      // AVX2 with FMA
+  CPU_ISA_AVX512 = 2,    // AVX-512 F and VL with FMA
+} cpu_isa_t;
+cpu_isa_t cpu_isa(void);
+
 #endif  // WMAP_BACKENDS_CPU_H_

@@ -1267,6 +1267,56 @@ WM_TEST(depthwise_bands_agree_with_ref) {
   WM_CHECK_INT_EQ(bad, 0);
 }
 
+// Depthwise convolutions over rows of 48 outputs and more (the AVX-512
+// kernel where the machine has it): 3x3 and 5x5, stride 1 and 2, even and
+// odd widths, uneven pads, batches, with Z and the activations in its
+// registers and after it.
+WM_TEST(wide_depthwise_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const struct {
+    int64_t n, c, h, w, k, s, pt, pl, pb, pr;
+  } cases[] = {
+      {1, 3, 9, 50, 3, 1, 1, 1, 1, 1},  {2, 2, 11, 97, 3, 2, 1, 1, 1, 1},
+      {1, 2, 10, 70, 5, 1, 2, 2, 2, 2}, {1, 3, 13, 101, 5, 2, 2, 2, 2, 2},
+      {1, 2, 7, 64, 3, 1, 0, 1, 2, 0},  {1, 2, 6, 1000, 3, 1, 1, 1, 1, 1},
+      {1, 1, 5, 130, 3, 2, 0, 0, 0, 0},
+  };
+  static const char *const acts[] = {"Relu", "Clip", "HardSwish", "Sigmoid",
+                                     "LeakyRelu"};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const int64_t k = cases[i].k, s = cases[i].s, c = cases[i].c;
+    const int64_t oh = (cases[i].h + cases[i].pt + cases[i].pb - k) / s + 1;
+    const int64_t ow = (cases[i].w + cases[i].pl + cases[i].pr - k) / s + 1;
+    for (int form = 0; form < 2; form++) {
+      inst_t in = inst_make(form ? "FusedConv" : "Conv", form ? 1 : 11);
+      if (form) {
+        in.domain = "wmap";
+      }
+      int64_t x[4] = {cases[i].n, c, cases[i].h, cases[i].w};
+      int64_t w[4] = {c, 1, k, k}, b[1] = {c}, z[4] = {cases[i].n, c, oh, ow};
+      int64_t strides[2] = {s, s};
+      int64_t pads[4] = {cases[i].pt, cases[i].pl, cases[i].pb, cases[i].pr};
+      inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+      inst_weight(&in, WM_DTYPE_FLOAT, 4, w, 1.0);
+      inst_input(&in, WM_DTYPE_FLOAT, 1, b);
+      if (form) {
+        inst_input(&in, WM_DTYPE_FLOAT, 4, z);
+        attr_string(&in, "activation", acts[i % 5]);
+        if (strcmp(acts[i % 5], "Clip") == 0) {
+          static const float range[2] = {-0.5f, 0.75f};
+          attr_floats(&in, "activation_params", 2, range);
+        }
+      }
+      attr_int(&in, "group", c);
+      attr_ints(&in, "strides", 2, strides);
+      attr_ints(&in, "pads", 4, pads);
+      bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+    }
+  }
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
 // The sweep of depthwise_bands_agree_with_ref over 16 channels, and tall
 // planes cut into bands: 8 channels at a time in vector lanes
 // (depthwise_blocks8). Last in the list, so that the values the other
@@ -3039,6 +3089,7 @@ int main(void) {
       WM_CASE(transposed_convs_agree_with_ref),
       WM_CASE(shifted_convs_agree_with_ref),
       WM_CASE(wide_max_pools_agree_with_ref),
+      WM_CASE(wide_depthwise_agree_with_ref),
       WM_CASE(random_convs_agree_with_ref),
       WM_CASE(random_conv_transposes_agree_with_ref),
       WM_CASE(every_table_entry_agrees_with_ref_where_claimed),

@@ -165,14 +165,14 @@ static void engine_init(engine_t *e) {
   e->nr = 8;
   e->name = "portable 6x8";
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
+  const cpu_isa_t isa = cpu_isa();
+  if (isa == CPU_ISA_AVX512) {
     kernels = kernel_avx512_by_height;
     e->mr = 12;
     e->nr = 32;
     e->name = "avx512 12x32";
     wide_b = true;
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  } else if (isa == CPU_ISA_AVX2) {
     kernels = kernel_avx2_by_height;
     e->mr = 6;
     e->nr = 16;

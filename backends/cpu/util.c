@@ -1,6 +1,7 @@
 // Helpers shared by the cpu backend's files: plugin errors, attribute
 // lookups on an operator description and description arithmetic.
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
@@ -71,4 +72,24 @@ uint32_t cpu_refuse(uint32_t *why, const char **detail, uint32_t reason,
   *why = reason;
   *detail = text;
   return WM_SUPPORT_NONE;
+}
+
+cpu_isa_t cpu_isa(void) {
+  cpu_isa_t isa = CPU_ISA_BASELINE;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("fma")) {
+    isa = CPU_ISA_AVX512;
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    isa = CPU_ISA_AVX2;
+  }
+#endif
+  const char *cap = getenv("WMAP_CPU_ISA");
+  if (cap && strcmp(cap, "avx2") == 0 && isa > CPU_ISA_AVX2) {
+    isa = CPU_ISA_AVX2;
+  } else if (cap && strcmp(cap, "baseline") == 0) {
+    isa = CPU_ISA_BASELINE;
+  }
+  return isa;
 }

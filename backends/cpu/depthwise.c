@@ -1,0 +1,251 @@
+// The direct depthwise kernel for AVX-512 (depthwise.h): each output row
+// 16 columns at a time, every tap a masked load of an input row where it
+// lies (stride 2: two loads and a permute taking the even floats), one
+// fused multiply-add per tap, then Z, the bias-carrying accumulator's
+// activation and a masked store.
+#include "depthwise.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define DW_TARGET __attribute__((target("avx512f,avx512vl,fma")))
+
+// Blocks of 16 output columns a row may have (wider rows go elsewhere),
+// and the fewest output columns the kernel takes.
+enum { DW_MAX_BLOCKS = 64, DW_MIN_COLS = 48 };
+
+// The lanes t of 16 floats from column |lo| whose column lo + t lies in
+// [0, n).
+static inline uint32_t dw_mask(int64_t lo, int64_t n) {
+  int64_t start = lo < 0 ? -lo : 0, end = n - lo;
+  end = end > 16 ? 16 : end;
+  if (end <= start) {
+    return 0;
+  }
+  return ((1u << end) - 1u) & ~((1u << start) - 1u);
+}
+
+// Whether the activation runs in registers, as min(max(x * sa + sb, lo),
+// hi), times x for HardSwish (the rest over the plane after).
+static bool dw_act_in_registers(cpu_act_kind_t kind) {
+  return kind == CPU_ACT_NONE || kind == CPU_ACT_RELU || kind == CPU_ACT_CLIP ||
+         kind == CPU_ACT_HARD_SIGMOID || kind == CPU_ACT_HARD_SWISH;
+}
+
+// The activation in registers (dw_act_in_registers).
+typedef struct dw_act {
+  __m512 sa, sb, lo, hi;  // min(max(x * sa + sb, lo), hi)
+  bool times_x;           // HardSwish: then times x
+} dw_act_t;
+
+DW_TARGET static dw_act_t dw_act_of(const cpu_act_t *act) {
+  dw_act_t a = {_mm512_set1_ps(1.0f), _mm512_setzero_ps(),
+                _mm512_set1_ps(-INFINITY), _mm512_set1_ps(INFINITY), false};
+  switch (act->kind) {
+    case CPU_ACT_RELU:
+      a.lo = _mm512_setzero_ps();
+      break;
+    case CPU_ACT_CLIP:
+      a.lo = _mm512_set1_ps(act->p0);
+      a.hi = _mm512_set1_ps(act->p1);
+      break;
+    case CPU_ACT_HARD_SIGMOID:
+    case CPU_ACT_HARD_SWISH:
+      a.sa = _mm512_set1_ps(act->kind == CPU_ACT_HARD_SWISH ? 1.0f / 6.0f
+                                                            : act->p0);
+      a.sb = _mm512_set1_ps(act->kind == CPU_ACT_HARD_SWISH ? 0.5f : act->p1);
+      a.lo = _mm512_setzero_ps();
+      a.hi = _mm512_set1_ps(1.0f);
+      a.times_x = act->kind == CPU_ACT_HARD_SWISH;
+      break;
+    default:
+      break;
+  }
+  return a;
+}
+
+// 16 floats of row |r| from column |lo| (stride 2: its even floats of 32),
+// zero outside the row where |m| (the masks of the two loads) says.
+DW_TARGET static inline __attribute__((always_inline)) __m512 dw_load(
+    const float *r, int64_t lo, const uint16_t *m, bool masked, const int S) {
+  if (S == 1) {
+    return masked ? _mm512_maskz_loadu_ps((__mmask16)m[0], r + lo)
+                  : _mm512_loadu_ps(r + lo);
+  }
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                         22, 24, 26, 28, 30);
+  __m512 a, b;
+  if (masked) {
+    a = _mm512_maskz_loadu_ps((__mmask16)m[0], r + lo);
+    b = _mm512_maskz_loadu_ps((__mmask16)m[1], r + lo + 16);
+  } else {
+    a = _mm512_loadu_ps(r + lo);
+    b = _mm512_loadu_ps(r + lo + 16);
+  }
+  return _mm512_permutex2var_ps(a, even, b);
+}
+
+// Output columns [j0, j0 + 16) of R consecutive output rows (masked
+// stores past ow) from their (R - 1) * S + K input rows |in| (a zero row
+// in the padding): each input row's K tap columns loaded once and
+// multiplied into every output row it feeds; |masked| where a tap may lie
+// outside the row, with mk[2 kw], mk[2 kw + 1] the masks of tap column
+// kw's loads. R, K
+// and S constants at each call.
+DW_TARGET static inline __attribute__((always_inline)) void dw_block(
+    const cpu_dw_plane_t *g, const float *const *in, const __m512 *wv,
+    __m512 vb, const dw_act_t *act, const float *z, float *y, int64_t j0,
+    bool masked, const uint16_t *mk, __mmask16 om, const int R, const int K,
+    const int S) {
+  __m512 acc[4];
+  _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
+    acc[i] = vb;
+  }
+  _Pragma("GCC unroll 16") for (int q = 0; q < (R - 1) * S + K; q++) {
+    _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) {
+      const __m512 v =
+          dw_load(in[q], j0 * S - g->pl + kw, mk + 2 * kw, masked, S);
+      _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
+        const int kh = q - i * S;
+        if (kh >= 0 && kh < K) {
+          acc[i] = _mm512_fmadd_ps(wv[kh * K + kw], v, acc[i]);
+        }
+      }
+    }
+  }
+  _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
+    __m512 a = acc[i];
+    if (z) {
+      a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(om, z + i * g->ow + j0));
+    }
+    __m512 t = _mm512_fmadd_ps(a, act->sa, act->sb);
+    t = _mm512_min_ps(_mm512_max_ps(t, act->lo), act->hi);
+    a = act->times_x ? _mm512_mul_ps(a, t) : t;
+    _mm512_mask_storeu_ps(y + i * g->ow + j0, om, a);
+  }
+}
+
+// Blocks of output columns of R output rows from oh (see dw_block).
+DW_TARGET static inline __attribute__((always_inline)) void dw_rows(
+    const cpu_dw_plane_t *g, const float *x, const float *zero,
+    const __m512 *wv, __m512 vb, const dw_act_t *act, const float *z, float *y,
+    int64_t oh, int64_t nb, const bool *inside, const uint16_t *mk,
+    const __mmask16 *om, const int R, const int K, const int S) {
+  const float *in[4 * 2 + 5];
+  for (int q = 0; q < (R - 1) * S + K; q++) {
+    const int64_t ih = oh * S - g->pt + q;
+    in[q] = ih >= 0 && ih < g->ih ? x + ih * g->iw : zero;
+  }
+  const float *zr = z ? z + oh * g->ow : NULL;
+  float *yr = y + oh * g->ow;
+  for (int64_t b = 0; b < nb; b++) {
+    if (inside[b]) {
+      dw_block(g, in, wv, vb, act, zr, yr, b * 16, false, mk + 10 * b, om[b], R,
+               K, S);
+    } else {
+      dw_block(g, in, wv, vb, act, zr, yr, b * 16, true, mk + 10 * b, om[b], R,
+               K, S);
+    }
+  }
+}
+
+// The plane, K and S constants at each call: per block of 16 output
+// columns, whether its taps all lie inside the row (plain loads), the
+// masks of its loads and of its store (the same for every row); then
+// four output rows at a time, the last ones one by one.
+DW_TARGET static inline __attribute__((always_inline)) void dw_plane(
+    const cpu_dw_plane_t *g, const float *x, const float *w, float bias,
+    const float *z, float *y, const int K, const int S) {
+  __m512 wv[25];
+  for (int t = 0; t < K * K; t++) {
+    wv[t] = _mm512_set1_ps(w[t]);
+  }
+  const __m512 vb = _mm512_set1_ps(bias);
+  const dw_act_t act = dw_act_of(&g->act);
+  bool inside[DW_MAX_BLOCKS];
+  uint16_t mk[DW_MAX_BLOCKS * 10];  // block b, tap column kw: 10 b + 2 kw
+  __mmask16 om[DW_MAX_BLOCKS];
+  const int64_t nb = (g->ow + 15) / 16;
+  for (int64_t b = 0; b < nb; b++) {
+    // The last float block b reads: column first + 16 * S - 1 + K - 1.
+    const int64_t first = b * 16 * S - g->pl;
+    inside[b] = first >= 0 && first + 16 * S + K - 2 < g->iw;
+    for (int kw = 0; kw < K; kw++) {
+      mk[10 * b + 2 * kw] = (uint16_t)dw_mask(first + kw, g->iw);
+      mk[10 * b + 2 * kw + 1] = (uint16_t)dw_mask(first + kw + 16, g->iw);
+    }
+    om[b] = (__mmask16)dw_mask(b * 16, g->ow);
+  }
+  // The padding rows: masked loads from them read nothing past the row.
+  _Alignas(64) float zero[DW_MAX_BLOCKS * 32 + 64] = {0};
+  int64_t oh = 0;
+  for (; oh + 4 <= g->oh; oh += 4) {
+    dw_rows(g, x, zero, wv, vb, &act, z, y, oh, nb, inside, mk, om, 4, K, S);
+  }
+  for (; oh < g->oh; oh++) {
+    dw_rows(g, x, zero, wv, vb, &act, z, y, oh, nb, inside, mk, om, 1, K, S);
+  }
+}
+
+DW_TARGET static void dw_plane_3_1(const cpu_dw_plane_t *g, const float *x,
+                                   const float *w, float bias, const float *z,
+                                   float *y) {
+  dw_plane(g, x, w, bias, z, y, 3, 1);
+}
+
+DW_TARGET static void dw_plane_3_2(const cpu_dw_plane_t *g, const float *x,
+                                   const float *w, float bias, const float *z,
+                                   float *y) {
+  dw_plane(g, x, w, bias, z, y, 3, 2);
+}
+
+DW_TARGET static void dw_plane_5_1(const cpu_dw_plane_t *g, const float *x,
+                                   const float *w, float bias, const float *z,
+                                   float *y) {
+  dw_plane(g, x, w, bias, z, y, 5, 1);
+}
+
+DW_TARGET static void dw_plane_5_2(const cpu_dw_plane_t *g, const float *x,
+                                   const float *w, float bias, const float *z,
+                                   float *y) {
+  dw_plane(g, x, w, bias, z, y, 5, 2);
+}
+
+bool cpu_dw512_takes(const cpu_dw_plane_t *g) {
+  // Rows of at least DW_MIN_COLS outputs: narrower ones leave most lanes
+  // of their blocks idle or masked, and run faster with the channels in
+  // the lanes (blas.c's depthwise_blocks8): 28 columns at 0.83 against
+  // 0.45 ns an output, 56 at 0.26 against 0.33.
+  return cpu_isa() == CPU_ISA_AVX512 && (g->k == 3 || g->k == 5) &&
+         (g->s == 1 || g->s == 2) && g->oh > 0 && g->ow >= DW_MIN_COLS &&
+         g->ow <= 16 * DW_MAX_BLOCKS && g->iw <= 16 * DW_MAX_BLOCKS;
+}
+
+void cpu_dw512_plane(const cpu_dw_plane_t *g, const float *x, const float *w,
+                     float bias, const float *z, float *y) {
+  if (g->k == 3) {
+    (g->s == 1 ? dw_plane_3_1 : dw_plane_3_2)(g, x, w, bias, z, y);
+  } else {
+    (g->s == 1 ? dw_plane_5_1 : dw_plane_5_2)(g, x, w, bias, z, y);
+  }
+  if (!dw_act_in_registers(g->act.kind)) {
+    cpu_act_apply(&g->act, y, (size_t)(g->oh * g->ow));
+  }
+}
+
+#else  // no AVX-512 kernel on this architecture
+
+bool cpu_dw512_takes(const cpu_dw_plane_t *g) {
+  (void)g;
+  return false;
+}
+
+void cpu_dw512_plane(const cpu_dw_plane_t *g, const float *x, const float *w,
+                     float bias, const float *z, float *y) {
+  (void)g, (void)x, (void)w, (void)bias, (void)z, (void)y;
+}
+
+#endif
