@@ -409,8 +409,8 @@ enum { DEPTHWISE_MAX_KH = 16 };
 // (a band of padded input rows and its flat output), the size it aims the
 // band at (to stay in L1), and the vector width of its loops.
 enum { DW_STACK_FLOATS = 8192, DW_BAND_FLOATS = 4096, DW_VEC = 16 };
-// depthwise_blocks8: floats of stack for its padded input and output, and
-// the taps it holds weight vectors for.
+// The channel-blocked kernels (dw_blocks.inc): floats of stack for their
+// padded input and output, and the taps they hold weight vectors for.
 enum { DW8_STACK_FLOATS = 16384, DW8_MAX_TAPS = 64 };
 
 // The argument of conv_pack_b for one GEMM of an implicit convolution.
@@ -452,6 +452,7 @@ typedef struct conv_state {
                              // (depthwise_blocks8): the padded plane's
                              // columns, output rows per band (0 = not
                              // used)
+  int64_t dw16_band;         // ... 16 at a time (depthwise_blocks16)
   bool tr;                   // GEMM of Y^T (positions x channels) into the
                              // workspace, then transposed out
                              // (conv_transposed)
@@ -711,7 +712,7 @@ static void depthwise_bands(conv_state_t *st) {
 // the output rows of a band, as many as keep its padded input rows and
 // its output, 8 floats a position, within DW8_STACK_FLOATS.
 static void depthwise_blocks8_plan(conv_state_t *st) {
-  st->dw8_wp = st->dw8_band = 0;
+  st->dw8_wp = st->dw8_band = st->dw16_band = 0;
   if (st->dw_direct || st->c % 8 != 0 || st->kprod > DW8_MAX_TAPS ||
       st->out[1] == 0 || st->out[2] == 0) {
     return;
@@ -721,17 +722,24 @@ static void depthwise_blocks8_plan(conv_state_t *st) {
   if (wp > DW8_STACK_FLOATS || reach > DW8_STACK_FLOATS) {
     return;
   }
-  int64_t band = 0;
-  for (int64_t r = 1; r <= st->out[1]; r++) {
-    int64_t rows = (r - 1) * st->s[1] + reach;
-    if (8 * (rows * wp + r * st->out[2]) > DW8_STACK_FLOATS) {
-      break;
+  // Output rows a band of |lanes| channels takes (0: none fits).
+  int64_t band[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    const int64_t lanes = k ? 16 : 8;
+    for (int64_t r = 1; r <= st->out[1]; r++) {
+      int64_t rows = (r - 1) * st->s[1] + reach;
+      if (lanes * (rows * wp + r * st->out[2]) > DW8_STACK_FLOATS) {
+        break;
+      }
+      band[k] = r;
     }
-    band = r;
   }
-  if (band > 0) {
+  if (band[0] > 0) {
     st->dw8_wp = wp;
-    st->dw8_band = band;
+    st->dw8_band = band[0];
+    if (st->c % 16 == 0 && cpu_isa() == CPU_ISA_AVX512) {
+      st->dw16_band = band[1];
+    }
   }
 }
 
@@ -1929,156 +1937,27 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
   }
 }
 
-// U adjacent output positions of depthwise_blocks8 for 8 channels (|in|
-// the first one's padded input, the next ones 8 * sw floats on): the
-// bias plus T taps (constants at the calls of the common ones), the
-// positions' sums independent so that their multiply-adds overlap.
-#define DW8_POS(U, T)                                             \
-  do {                                                            \
-    k_f8 acc[U];                                                  \
-    for (int u = 0; u < (U); u++) {                               \
-      acc[u] = bv;                                                \
-    }                                                             \
-    for (int64_t t = 0; t < (T); t++) {                           \
-      const k_f8 wt = wv[t];                                      \
-      for (int u = 0; u < (U); u++) {                             \
-        acc[u] += wt * *(const k_f8 *)(in + off[t] + 8 * u * sw); \
-      }                                                           \
-    }                                                             \
-    for (int u = 0; u < (U); u++) {                               \
-      if (act == CPU_ACT_RELU) {                                  \
-        acc[u] = K_SEL8(acc[u] > zero, acc[u], zero);             \
-      } else if (act == CPU_ACT_CLIP) {                           \
-        acc[u] = K_SEL8(acc[u] < lo, lo, acc[u]);                 \
-        acc[u] = K_SEL8(acc[u] > hi, hi, acc[u]);                 \
-      } else if (act == CPU_ACT_HARD_SWISH) {                     \
-        k_f8 h = acc[u] * (1.0f / 6.0f) + 0.5f;                   \
-        h = K_SEL8(h > zero, h, zero);                            \
-        h = K_SEL8(h < 1.0f, h, zero + 1.0f);                     \
-        acc[u] = acc[u] * h;                                      \
-      }                                                           \
-      *(k_f8 *)(out + 8 * u) = acc[u];                            \
-    }                                                             \
-  } while (0)
-
-// Depthwise blocks [begin, end) of 8 channels (block = image * C/8 + c/8),
-// the channels in the lanes of a vector as channel-blocked runtimes lay
-// them out, in bands of output rows: the input rows of a band are
-// transposed from the 8 planes (8x8 blocks in vectors) into a buffer of 8
-// floats per position, zero-padded, each output position is then a
-// multiply-add of one weight vector per tap, and the band's outputs are
-// transposed back into their planes; Z and the activations other than
-// ReLU, Clip and HardSwish follow per plane. Built for AVX-512, AVX2 and
-// baseline x86-64 (K_CLONES_FMA).
-K_CLONES_FMA static void depthwise_blocks8(void *ctx, size_t begin,
-                                           size_t end) {
-  const conv_job_t *job = ctx;
-  const conv_state_t *st = job->st;
-  const int64_t wp = st->dw8_wp, band = st->dw8_band, taps = st->kprod;
-  const int64_t ih_n = st->in[1], iw_n = st->in[2], insz = st->insz;
-  const int64_t oh_n = st->out[1], ow_n = st->out[2], outsz = st->outsz;
-  const int64_t sh = st->s[1], sw = st->s[2], pbh = st->pb[1], pbw = st->pb[2];
-  const int64_t reach = (st->k[1] - 1) * st->d[1] + 1;
-  const int64_t blocks_per_image = st->c / 8;
-  _Alignas(64) float buf[DW8_STACK_FLOATS];
-  float *const obuf = buf + 8 * ((band - 1) * sh + reach) * wp;
-  int64_t off[DW8_MAX_TAPS];
-  for (int64_t t = 0; t < taps; t++) {
-    off[t] = 8 * (t / st->k[2] * st->d[1] * wp + t % st->k[2] * st->d[2]);
-  }
-  // Columns outside the input stay zero: only its own ones are written.
-  memset(buf, 0, (size_t)(obuf - buf) * sizeof(float));
-  const bool vec_act =
-      !job->z &&
-      (st->act.kind == CPU_ACT_NONE || st->act.kind == CPU_ACT_RELU ||
-       st->act.kind == CPU_ACT_CLIP || st->act.kind == CPU_ACT_HARD_SWISH);
-  const cpu_act_kind_t act = vec_act ? st->act.kind : CPU_ACT_NONE;
-  const k_f8 zero = {0}, lo = zero + st->act.p0, hi = zero + st->act.p1;
-  const int64_t cols = iw_n + pbw < wp ? iw_n : wp - pbw;
-  for (size_t blk = begin; blk < end; blk++) {
-    const int64_t c0 = (int64_t)blk % blocks_per_image * 8;
-    const size_t p0 = blk / (size_t)blocks_per_image * (size_t)st->c +
-                      (size_t)c0;  // first plane
-    const float *x = job->x + p0 * (size_t)insz;
-    float *y = job->y + p0 * (size_t)outsz;
-    k_f8 wv[DW8_MAX_TAPS], bv;
-    for (int64_t t = 0; t < taps; t++) {
-      for (int l = 0; l < 8; l++) {
-        wv[t][l] = job->w[(c0 + l) * taps + t];
-      }
-    }
-    for (int l = 0; l < 8; l++) {
-      bv[l] = job->bias ? job->bias[c0 + l] : 0.0f;
-    }
-    for (int64_t oh0 = 0; oh0 < oh_n; oh0 += band) {
-      const int64_t bn = oh_n - oh0 < band ? oh_n - oh0 : band;
-      const int64_t rows = (bn - 1) * sh + reach;
-      for (int64_t r = 0; r < rows; r++) {
-        const int64_t ih = oh0 * sh + r - pbh;
-        float *d = buf + 8 * (r * wp + pbw);
-        if (ih < 0 || ih >= ih_n) {
-          memset(buf + 8 * r * wp, 0, (size_t)(8 * wp) * sizeof(float));
-          continue;
-        }
-        const float *src = x + ih * iw_n;
-        int64_t iw = 0;
-        for (; iw + 8 <= cols; iw += 8) {
-          k_t8(src + iw, insz, d + 8 * iw, 8);
-        }
-        for (; iw < cols; iw++) {
-          for (int l = 0; l < 8; l++) {
-            d[8 * iw + l] = src[l * insz + iw];
-          }
-        }
-      }
-      for (int64_t oh = 0; oh < bn; oh++) {
-        const float *row_in = buf + 8 * oh * sh * wp;
-        float *row_out = obuf + 8 * oh * ow_n;
-        int64_t ow = 0;
-        for (; ow + 4 <= ow_n; ow += 4) {
-          const float *in = row_in + 8 * ow * sw;
-          float *out = row_out + 8 * ow;
-          if (taps == 9) {
-            DW8_POS(4, 9);
-          } else if (taps == 25) {
-            DW8_POS(4, 25);
-          } else {
-            DW8_POS(4, taps);
-          }
-        }
-        for (; ow < ow_n; ow++) {
-          const float *in = row_in + 8 * ow * sw;
-          float *out = row_out + 8 * ow;
-          DW8_POS(1, taps);
-        }
-      }
-      const int64_t n = bn * ow_n;
-      float *yb = y + oh0 * ow_n;
-      int64_t q = 0;
-      for (; q + 8 <= n; q += 8) {
-        k_t8(obuf + 8 * q, 8, yb + q, outsz);
-      }
-      for (; q < n; q++) {
-        for (int l = 0; l < 8; l++) {
-          yb[l * outsz + q] = obuf[8 * q + l];
-        }
-      }
-    }
-    if (!vec_act) {
-      for (int l = 0; l < 8; l++) {
-        float *yl = y + l * outsz;
-        if (job->z) {
-          const float *z = job->z + (p0 + (size_t)l) * (size_t)outsz;
-          for (int64_t i = 0; i < outsz; i++) {
-            yl[i] += z[i];
-          }
-        }
-        cpu_act_apply(&st->act, yl, (size_t)outsz);
-      }
-    }
-  }
-}
-#undef DW8_POS
+// The channel-blocked depthwise kernels (dw_blocks.inc): 8 channels a
+// block on every machine (AVX-512, AVX2 and baseline clones), 16 on
+// AVX-512 (half the multiply-adds a position).
+#define DWB_NAME depthwise_blocks8
+#define DWB_L 8
+#define DWB_V k_f8
+#define DWB_I k_i8
+#define DWB_ATTR K_CLONES_FMA
+#define DWB_BAND dw8_band
+#include "dw_blocks.inc"
+#if defined(__x86_64__)
+typedef float dwb_f16 __attribute__((vector_size(64), aligned(4)));
+typedef int32_t dwb_i16 __attribute__((vector_size(64)));
+#define DWB_NAME depthwise_blocks16
+#define DWB_L 16
+#define DWB_V dwb_f16
+#define DWB_I dwb_i16
+#define DWB_ATTR __attribute__((target("arch=x86-64-v4")))
+#define DWB_BAND dw16_band
+#include "dw_blocks.inc"
+#endif
 
 // The shifted form's copy for units [begin, end) (unit = member * cg +
 // channel): each phase plane the taps use, row r / s1 of phase r % s1
@@ -2199,6 +2078,16 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
                 depthwise_planes_512, &job);
     return NULL;
   }
+#if defined(__x86_64__)
+  if (st->mode == CONV_DEPTHWISE && st->dw16_band > 0) {
+    size_t blocks = (size_t)(st->n * st->c / 16);
+    size_t work = (size_t)(16 * st->outsz * st->kprod);
+    wm_pool_for(run->pool, blocks,
+                work >= 32768 ? 1 : 32768 / (work ? work : 1),
+                depthwise_blocks16, &job);
+    return NULL;
+  }
+#endif
   if (st->mode == CONV_DEPTHWISE && st->dw8_band > 0) {
     size_t blocks = (size_t)(st->n * st->c / 8);
     size_t work = (size_t)(8 * st->outsz * st->kprod);
