@@ -1284,15 +1284,19 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
   // side is the transposed convolution's gather, a few cycles a float:
   // with 10 the 3x3 256->256 at 14x14 split its channels, each thread
   // gathering all of A, at 1.88 ms on 2 threads; with 30 its positions,
-  // 1.53 ms), the fixed cost of a task, and that of spreading a run over
-  // the pool (a few microseconds: below it a small product is faster on
-  // one thread).
+  // 1.53 ms; B read in place is not copied, but every task streams its
+  // columns of B from L2 or beyond, once for all its rows: at 0 the 3x3
+  // 128->128 at 28x28 split into 99 tasks of one A panel each, at 3.0 into
+  // 14 of all rows), the fixed cost of a task, and that of spreading a run
+  // over the pool (a few microseconds: below it a small product is faster
+  // on one thread).
   const double pack_a_cost = job->packed_a || job->direct ? 0.0
                              : p->a.pack                  ? 30.0
                                                           : 6.0;
-  const double pack_b_cost = p->b.packed || job->direct || job->b_in_place ? 0.0
-                             : p->b.pack ? 10.0
-                                         : 6.0;
+  const double pack_b_cost = p->b.packed || job->direct ? 0.0
+                             : job->b_in_place          ? 3.0
+                             : p->b.pack                ? 10.0
+                                                        : 6.0;
   const double task_cost = 20000.0;
   const double spread_cost = 150000.0;
   // A late thread's wait is bounded (a wake-up or a time slice, tens of
