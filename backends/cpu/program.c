@@ -156,7 +156,10 @@ typedef struct prog_job {
   float *y;
 } prog_job_t;
 
-// Gathers |n| elements of broadcast input |i| from output element |e0|.
+// Gathers |n| elements of broadcast input |i| from output element |e0|:
+// run by run along the output's last dim (a fill where the input is the
+// same along it, a copy where it is contiguous), the index of the dims
+// before it carried once per run.
 static void gather(const prog_plan_t *p, int32_t i, const float *x, size_t e0,
                    size_t n, float *restrict dst) {
   int64_t idx[CPU_MAX_RANK];
@@ -167,16 +170,34 @@ static void gather(const prog_plan_t *p, int32_t i, const float *x, size_t e0,
     rest /= (size_t)p->dims[d];
     off += idx[d] * p->str[i][d];
   }
-  int32_t last = p->rank - 1;
-  for (size_t k = 0; k < n; k++) {
-    dst[k] = x[off];
-    off += p->str[i][last];
-    for (int32_t d = last; d >= 0 && ++idx[d] == p->dims[d]; d--) {
+  const int32_t last = p->rank - 1;
+  const int64_t len = p->dims[last], step = p->str[i][last];
+  for (size_t k = 0; k < n;) {
+    size_t run = (size_t)(len - idx[last]);
+    run = run < n - k ? run : n - k;
+    if (step == 0) {
+      const float v = x[off];
+      for (size_t t = 0; t < run; t++) {
+        dst[k + t] = v;
+      }
+    } else if (step == 1) {
+      memcpy(dst + k, x + off, run * sizeof(float));
+    } else {
+      for (size_t t = 0; t < run; t++) {
+        dst[k + t] = x[off + (int64_t)t * step];
+      }
+    }
+    k += run;
+    // To the start of the next run: the last dim back to 0, a carry up.
+    off += (int64_t)run * step - len * step;
+    idx[last] = 0;
+    for (int32_t d = last - 1; d >= 0; d--) {
+      off += p->str[i][d];
+      if (++idx[d] < p->dims[d]) {
+        break;
+      }
       idx[d] = 0;
       off -= p->str[i][d] * p->dims[d];
-      if (d > 0) {
-        off += p->str[i][d - 1];
-      }
     }
   }
 }
