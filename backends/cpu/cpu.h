@@ -66,6 +66,7 @@ extern const cpu_kernel_t cpu_kernels_wmap[];
 extern const cpu_kernel_t cpu_kernels_program[];
 extern const cpu_kernel_t cpu_kernels_eltwise[];    // eltwise.c
 extern const cpu_kernel_t cpu_kernels_nn[];         // nn.c
+extern const cpu_kernel_t cpu_kernels_nn_wmap[];    // nn.c
 extern const cpu_kernel_t cpu_kernels_data[];       // data.c
 extern const cpu_kernel_t cpu_kernels_shape[];      // shape_ops.c
 extern const cpu_kernel_t cpu_kernels_resize[];     // resize.c

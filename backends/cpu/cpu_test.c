@@ -2109,6 +2109,17 @@ static void special_nn(int *bad, size_t *claimed, size_t *tried) {
     attr_int(&in, "axis", axis);
     try_special(&in, bad, claimed, tried);
   }
+  // The "wmap" domain's LayerNormalization (the layernorm pass writes it).
+  {
+    inst_t in = inst_make("LayerNormalization", 1);
+    in.domain = "wmap";
+    int64_t sx[3] = {2, 3, 40}, sc[1] = {40};
+    inst_input(&in, WM_DTYPE_FLOAT, 3, sx);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, sc);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, sc);
+    attr_float(&in, "epsilon", 1e-3f);
+    must_agree(&in, bad, claimed, tried);
+  }
 }
 
 // Where, Expand, Tile, Cast, Pad and Split: broadcasting, dtypes, empty

@@ -1394,3 +1394,9 @@ const cpu_kernel_t cpu_kernels_nn[] = {
     K("GlobalLpPool", 1, pool_query, pool_plan, pool_run, pool_destroy),
     {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
 };
+
+// The "wmap" domain's LayerNormalization: ai.onnx's at any opset.
+const cpu_kernel_t cpu_kernels_nn_wmap[] = {
+    K("LayerNormalization", 1, ln_query, ln_plan, ln_run, ln_destroy),
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+};

@@ -2506,6 +2506,10 @@ const wm_op_def_t wm_ops_nn[] = {
      bn_cost},
     {"LayerNormalization", "", 17, 2, 3, 1, 3, WM_TYPES_FLOAT, ln_infer, ln_run,
      ln_cost},
+    // The same operator at any opset: what the layernorm pass writes for
+    // the nodes exporters spell it with before opset 17.
+    {"LayerNormalization", "wmap", 1, 2, 3, 1, 3, WM_TYPES_FLOAT, ln_infer,
+     ln_run, ln_cost},
     {"LpNormalization", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, lpn_infer, lpn_run,
      lpn_cost},
     {"GroupNormalization", "", 18, 3, 3, 1, 1, WM_TYPES_FLOAT, gn_infer, gn_run,

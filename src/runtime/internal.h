@@ -479,6 +479,7 @@ wm_status_t rt_pass_fold(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_dead(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_conv_bn(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_transpose(rt_rw_t *rw) WM_MUST_USE_RESULT;
+wm_status_t rt_pass_layernorm(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_epilogue(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_eltwise(rt_rw_t *rw) WM_MUST_USE_RESULT;
 

@@ -23,6 +23,10 @@ static const rt_pass_t passes[] = {
      rt_pass_conv_bn},
     {"transpose", "merges Transpose pairs, removing those that cancel",
      rt_pass_transpose},
+    {"layernorm",
+     "runs LayerNormalization written as ReduceMean, Sub, Pow, Sqrt, Div, "
+     "Mul and Add as one node",
+     rt_pass_layernorm},
     {"epilogue",
      "fuses the bias, residual and activation after a Conv, Gemm or MatMul "
      "into it",

@@ -667,6 +667,97 @@ WM_TEST(elementwise_chains_run_as_one_node) {
   wm_graph_destroy(g);
 }
 
+// y = ReduceMean(x) ... Sqrt ... Div ... * gamma + beta over the last
+// axis of |x| (as exporters write LayerNormalization before opset 17):
+// the square as Pow(d, 2) or Mul(d, d), the axis as -1 or as rank - 1,
+// the constants on either side. Names are prefixed by |p|.
+static void layer_norm(wm_graph_t *g, const char *p, const char *x,
+                       int64_t axis, bool pow, bool swap, const char *y) {
+  char n[9][32];
+  static const char *const parts[9] = {"mu", "d",  "sq", "var", "ve",
+                                       "sd", "nr", "sc", "y"};
+  for (int i = 0; i < 9; i++) {
+    snprintf(n[i], sizeof(n[i]), "%s_%s", p, parts[i]);
+  }
+  int32_t r1 = -1, r2 = -1;
+  node(g, "ReduceMean", n[0], &x, 1, n[0], &r1);
+  binary(g, "Sub", x, n[0], n[1]);
+  if (pow) {
+    binary(g, "Pow", n[1], "two", n[2]);
+  } else {
+    binary(g, "Mul", n[1], n[1], n[2]);
+  }
+  const char *sq = n[2];
+  node(g, "ReduceMean", n[3], &sq, 1, n[3], &r2);
+  if (r1 >= 0 && r2 >= 0) {
+    WM_CHECK_OK(wm_graph_add_attr_ints(g, r1, "axes", &axis, 1));
+    WM_CHECK_OK(wm_graph_add_attr_ints(g, r2, "axes", &axis, 1));
+  }
+  binary(g, "Add", swap ? "eps" : n[3], swap ? n[3] : "eps", n[4]);
+  unary(g, "Sqrt", n[4], n[5]);
+  binary(g, "Div", n[1], n[5], n[6]);
+  binary(g, "Mul", swap ? "gamma" : n[6], swap ? n[6] : "gamma", n[7]);
+  binary(g, "Add", swap ? "beta" : n[7], swap ? n[7] : "beta", y);
+}
+
+// The user nodes a pass fused into another.
+static size_t fused_by(const wm_session_t *s, const char *pass) {
+  size_t n = 0;
+  for (size_t i = 0; i < wm_session_node_count(s); i++) {
+    const wm_placement_t *p = wm_session_placement(s, i);
+    n += p && p->pass && strcmp(p->pass, pass) == 0 && p->runs_in;
+  }
+  return n;
+}
+
+WM_TEST(layer_norm_forms_run_as_one_node) {
+  wm_graph_t *g = new_graph();
+  WM_CHECK(g);
+  int64_t xd[] = {2, 3, 8}, cd[] = {8};
+  input(g, "x", 3, xd);
+  weight(g, "gamma", 1, cd, 0.3);
+  weight(g, "beta", 1, cd, 0.4);
+  scalar(g, "eps", 1e-5);
+  scalar(g, "two", 2.0);
+  layer_norm(g, "a", "x", -1, true, false, "ln1");
+  layer_norm(g, "b", "ln1", 2, false, true, "y");
+  output(g, "y");
+  wm_tensor_t *x = pattern(3, xd, 0.6);
+  wm_session_t *s = NULL;
+  agree(ref, g, x, 1e-5, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(fused_by(s, "layernorm"), 2 * 8);
+  WM_CHECK(strcmp(placed(s, "ln1")->runs_as, "LayerNormalization") == 0);
+  WM_CHECK(strcmp(placed(s, "b_sd")->runs_in, "y") == 0);
+  wm_session_destroy(s);
+  // Not on a backend without the operator.
+  s = NULL;
+  agree(bare, g, x, 0.0, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(fused_by(s, "layernorm"), 0);
+  wm_session_destroy(s);
+  wm_graph_destroy(g);
+  // Not over another axis, nor where d is read elsewhere.
+  g = new_graph();
+  WM_CHECK(g);
+  input(g, "x", 3, xd);
+  weight(g, "gamma", 1, cd, 0.3);
+  weight(g, "beta", 1, cd, 0.4);
+  scalar(g, "eps", 1e-5);
+  scalar(g, "two", 2.0);
+  layer_norm(g, "a", "x", 1, true, false, "ln1");
+  layer_norm(g, "b", "ln1", -1, true, false, "ln2");
+  binary(g, "Add", "ln2", "b_d", "y");  // a third reader of b's d
+  output(g, "y");
+  s = NULL;
+  agree(ref, g, x, 1e-5, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(fused_by(s, "layernorm"), 0);
+  wm_session_destroy(s);
+  wm_tensor_destroy(x);
+  wm_graph_destroy(g);
+}
+
 int main(void) {
   wm_status_t s = wm_backend_create(wm_ref_plugin_query, "built-in", &ref);
   if (s) {
@@ -694,6 +785,7 @@ int main(void) {
       WM_CASE(
           a_value_read_elsewhere_or_a_backend_without_fused_ops_stops_fusing),
       WM_CASE(elementwise_chains_run_as_one_node),
+      WM_CASE(layer_norm_forms_run_as_one_node),
       {NULL, NULL},
   };
   int rc = wm_test_main(cases);

@@ -49,8 +49,8 @@ typedef struct wm_cli_backend_options {
 // Usage text of the graph-pass options of commands that run models.
 #define WM_CLI_PASS_OPTIONS_USAGE                                             \
   "  --passes LIST        graph passes to apply, comma-separated (default:\n" \
-  "                       all: fold,dead,conv-bn,transpose,epilogue,\n"       \
-  "                       eltwise)\n"                                         \
+  "                       all: fold,dead,conv-bn,transpose,layernorm,\n"      \
+  "                       epilogue,eltwise)\n"                                \
   "  --no-passes          run the graph exactly as written\n"
 
 // Takes --passes LIST (checked against the passes there are) or, with
