@@ -385,12 +385,12 @@ WM_TEST(an_unknown_pass_is_an_error_naming_the_passes) {
   wm_graph_destroy(g);
 }
 
-// The user nodes the epilogue pass fused into another.
-static size_t fused_by_epilogue(const wm_session_t *s) {
+// The user nodes a pass fused into another.
+static size_t fused_by(const wm_session_t *s, const char *pass) {
   size_t n = 0;
   for (size_t i = 0; i < wm_session_node_count(s); i++) {
     const wm_placement_t *p = wm_session_placement(s, i);
-    n += p && p->pass && strcmp(p->pass, "epilogue") == 0 && p->runs_in;
+    n += p && p->pass && strcmp(p->pass, pass) == 0 && p->runs_in;
   }
   return n;
 }
@@ -469,7 +469,7 @@ WM_TEST(conv_bias_residual_and_relu_run_as_one_fused_conv) {
   wm_session_t *s = NULL;
   agree(ref, g, x, 1e-5, &s);
   WM_CHECK(s);
-  WM_CHECK_INT_EQ(fused_by_epilogue(s), 3);
+  WM_CHECK_INT_EQ(fused_by(s, "epilogue"), 3);
   const wm_placement_t *relu = placed(s, "y");
   WM_CHECK(relu && relu->runs_as && strcmp(relu->runs_as, "FusedConv") == 0);
   WM_CHECK(relu && relu->runs_in && strcmp(relu->runs_in, "conv") == 0);
@@ -516,7 +516,7 @@ WM_TEST(silu_and_hard_swish_forms_fuse_into_the_conv_before_them) {
   wm_session_t *s = NULL;
   agree(ref, g, x, 1e-5, &s);
   WM_CHECK(s);
-  WM_CHECK_INT_EQ(fused_by_epilogue(s), 8);
+  WM_CHECK_INT_EQ(fused_by(s, "epilogue"), 8);
   WM_CHECK(strcmp(placed(s, "silu")->runs_in, "conv1") == 0);
   WM_CHECK(strcmp(placed(s, "hswish")->runs_in, "conv2") == 0);
   WM_CHECK(strcmp(placed(s, "hsig")->runs_in, "conv3") == 0);
@@ -564,7 +564,7 @@ WM_TEST(gelu_forms_fuse_into_the_matmul_and_bias_before_them) {
   wm_session_t *s = NULL;
   agree(ref, g, x, 1e-5, &s);
   WM_CHECK(s);
-  WM_CHECK_INT_EQ(fused_by_epilogue(s), 6 + 9);
+  WM_CHECK_INT_EQ(fused_by(s, "epilogue"), 6 + 9);
   WM_CHECK(strcmp(placed(s, "gelu1")->runs_as, "FusedMatMul") == 0);
   WM_CHECK(strcmp(placed(s, "halfx")->runs_in, "m2") == 0);
   wm_session_destroy(s);
@@ -589,7 +589,7 @@ WM_TEST(a_value_read_elsewhere_or_a_backend_without_fused_ops_stops_fusing) {
   wm_session_t *s = NULL;
   agree(ref, g, x, 0.0, &s);
   WM_CHECK(s);
-  WM_CHECK_INT_EQ(fused_by_epilogue(s), 0);
+  WM_CHECK_INT_EQ(fused_by(s, "epilogue"), 0);
   wm_session_destroy(s);
   wm_graph_destroy(g);
   // A chain that fuses on ref stays as written on a backend implementing
@@ -606,12 +606,12 @@ WM_TEST(a_value_read_elsewhere_or_a_backend_without_fused_ops_stops_fusing) {
   s = NULL;
   agree(ref, g, x, 1e-6, &s);
   WM_CHECK(s);
-  WM_CHECK_INT_EQ(fused_by_epilogue(s), 2);
+  WM_CHECK_INT_EQ(fused_by(s, "epilogue"), 2);
   wm_session_destroy(s);
   s = NULL;
   agree(bare, g, x, 0.0, &s);
   WM_CHECK(s);
-  WM_CHECK_INT_EQ(fused_by_epilogue(s), 0);
+  WM_CHECK_INT_EQ(fused_by(s, "epilogue"), 0);
   WM_CHECK_INT_EQ(wm_session_nodes_on(s, "ref"), 3);
   wm_session_destroy(s);
   wm_tensor_destroy(x);
@@ -645,14 +645,9 @@ WM_TEST(elementwise_chains_run_as_one_node) {
   wm_session_t *s = NULL;
   agree(ref, g, x, 1e-6, &s);
   WM_CHECK(s);
-  size_t fused = 0;
-  for (size_t i = 0; s && i < wm_session_node_count(s); i++) {
-    const wm_placement_t *p = wm_session_placement(s, i);
-    fused += p && p->pass && strcmp(p->pass, "eltwise") == 0 && p->runs_in;
-  }
   // Two groups: scaled..mid (4 nodes, run as mid) and the other 8 (run as
   // y): 3 + 7 run inside another.
-  WM_CHECK_INT_EQ(fused, 10);
+  WM_CHECK_INT_EQ(fused_by(s, "eltwise"), 10);
   WM_CHECK(strcmp(placed(s, "scaled")->runs_in, "mid") == 0);
   WM_CHECK(strcmp(placed(s, "neg")->runs_in, "y") == 0);
   WM_CHECK(strcmp(placed(s, "y")->runs_as, "Elementwise") == 0);
@@ -698,16 +693,6 @@ static void layer_norm(wm_graph_t *g, const char *p, const char *x,
   binary(g, "Div", n[1], n[5], n[6]);
   binary(g, "Mul", swap ? "gamma" : n[6], swap ? n[6] : "gamma", n[7]);
   binary(g, "Add", swap ? "beta" : n[7], swap ? n[7] : "beta", y);
-}
-
-// The user nodes a pass fused into another.
-static size_t fused_by(const wm_session_t *s, const char *pass) {
-  size_t n = 0;
-  for (size_t i = 0; i < wm_session_node_count(s); i++) {
-    const wm_placement_t *p = wm_session_placement(s, i);
-    n += p && p->pass && strcmp(p->pass, pass) == 0 && p->runs_in;
-  }
-  return n;
 }
 
 WM_TEST(layer_norm_forms_run_as_one_node) {
