@@ -190,29 +190,18 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_plane(
   }
 }
 
-DW_TARGET static void dw_plane_3_1(const cpu_dw_plane_t *g, const float *x,
-                                   const float *w, float bias, const float *z,
-                                   float *y) {
-  dw_plane(g, x, w, bias, z, y, 3, 1);
-}
-
-DW_TARGET static void dw_plane_3_2(const cpu_dw_plane_t *g, const float *x,
-                                   const float *w, float bias, const float *z,
-                                   float *y) {
-  dw_plane(g, x, w, bias, z, y, 3, 2);
-}
-
-DW_TARGET static void dw_plane_5_1(const cpu_dw_plane_t *g, const float *x,
-                                   const float *w, float bias, const float *z,
-                                   float *y) {
-  dw_plane(g, x, w, bias, z, y, 5, 1);
-}
-
-DW_TARGET static void dw_plane_5_2(const cpu_dw_plane_t *g, const float *x,
-                                   const float *w, float bias, const float *z,
-                                   float *y) {
-  dw_plane(g, x, w, bias, z, y, 5, 2);
-}
+// The plane function of each kernel size and stride the kernel takes.
+#define DW_PLANE_FN(K, S)                                                  \
+  DW_TARGET static void dw_plane_##K##_##S(                                \
+      const cpu_dw_plane_t *g, const float *x, const float *w, float bias, \
+      const float *z, float *y) {                                          \
+    dw_plane(g, x, w, bias, z, y, K, S);                                   \
+  }
+DW_PLANE_FN(3, 1)
+DW_PLANE_FN(3, 2)
+DW_PLANE_FN(5, 1)
+DW_PLANE_FN(5, 2)
+#undef DW_PLANE_FN
 
 bool cpu_dw512_takes(const cpu_dw_plane_t *g) {
   // Rows of at least DW_MIN_COLS outputs: narrower ones leave most lanes
