@@ -63,10 +63,12 @@ typedef struct rt_val {
 
 // What the session keeps of one node, whatever the shapes.
 typedef struct rt_node {
-  char label[RT_LABEL_SIZE];  // "#index" for unnamed nodes
-  bool host;                  // the session runs it (control flow, items)
-  wm_session_t *sub[2];       // nested sessions (If: then, else; else body)
-  int32_t *implicit;          // values its subgraphs read from this graph
+  const char *label;                // its name (in the session's graph), or
+                                    // index_label
+  char index_label[RT_LABEL_SIZE];  // "#index" for an unnamed node
+  bool host;                        // the session runs it (control flow, items)
+  wm_session_t *sub[2];  // nested sessions (If: then, else; else body)
+  int32_t *implicit;     // values its subgraphs read from this graph
   size_t n_implicit;
 } rt_node_t;
 
@@ -170,11 +172,12 @@ typedef struct rt_plan {
 } rt_plan_t;
 
 struct wm_session {
-  wm_graph_t *user;   // the caller's graph (borrowed)
-  wm_graph_t *graph;  // the prepared graph the plans run
-  rt_prep_t prep;     // how |graph| came from |user|
-  uint32_t passes;    // enabled passes (bit i: wm_pass_name(i))
-  char (*user_labels)[RT_LABEL_SIZE];  // per user node
+  wm_graph_t *user;          // the caller's graph (borrowed)
+  wm_graph_t *graph;         // the prepared graph the plans run
+  rt_prep_t prep;            // how |graph| came from |user|
+  uint32_t passes;           // enabled passes (bit i: wm_pass_name(i))
+  const char **user_labels;  // per user node: its name, or an index label
+  char (*user_index_labels)[RT_LABEL_SIZE];  // "#index" per user node
   int32_t *primary;   // per node of |graph|: the user node it reports as
   char *passes_text;  // options.passes (owned copy)
   rt_backend_t slots[RT_MAX_SLOTS];  // listed backends, then the fallback

@@ -743,6 +743,28 @@ WM_TEST(layer_norm_forms_run_as_one_node) {
   wm_graph_destroy(g);
 }
 
+WM_TEST(long_node_names_are_reported_whole) {
+  wm_graph_t *g = new_graph();
+  WM_CHECK(g);
+  int64_t xd[] = {2, 3};
+  input(g, "x", 2, xd);
+  const char *name =
+      "encoder/layer_11/attention/self/output/dense/Relu_and_more_words";
+  unary(g, "Relu", "x", name);
+  binary(g, "Add", name, "x", "y");
+  output(g, "y");
+  wm_tensor_t *x = pattern(2, xd, 0.1), *y = NULL;
+  wm_session_t *s = NULL;
+  run(g, "", x, &y, &s);
+  const wm_placement_t *p = s ? placed(s, "encoder/") : NULL;
+  WM_CHECK(p != NULL);
+  WM_CHECK(p && strcmp(p->node, name) == 0);
+  wm_session_destroy(s);
+  wm_tensor_destroy(y);
+  wm_tensor_destroy(x);
+  wm_graph_destroy(g);
+}
+
 int main(void) {
   wm_status_t s = wm_backend_create(wm_ref_plugin_query, "built-in", &ref);
   if (s) {
@@ -771,6 +793,7 @@ int main(void) {
           a_value_read_elsewhere_or_a_backend_without_fused_ops_stops_fusing),
       WM_CASE(elementwise_chains_run_as_one_node),
       WM_CASE(layer_norm_forms_run_as_one_node),
+      WM_CASE(long_node_names_are_reported_whole),
       {NULL, NULL},
   };
   int rc = wm_test_main(cases);

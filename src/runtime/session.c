@@ -108,17 +108,19 @@ static int32_t primary_of(const wm_session_t *s, size_t n) {
 static wm_status_t init_user(wm_session_t *s) {
   const wm_graph_t *g = s->user;
   s->user_labels = wm_calloc(g->node_count + 1, sizeof(*s->user_labels));
+  s->user_index_labels =
+      wm_calloc(g->node_count + 1, sizeof(*s->user_index_labels));
   s->primary = wm_calloc(s->graph->node_count + 1, sizeof(int32_t));
-  if (!s->user_labels || !s->primary) {
+  if (!s->user_labels || !s->user_index_labels || !s->primary) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   for (size_t n = 0; n < s->graph->node_count; n++) {
     s->primary[n] = primary_of(s, n);
   }
+  // The user's graph outlives the session: names are used where they are.
   for (size_t i = 0; i < g->node_count; i++) {
-    char buf[RT_LABEL_SIZE];
-    snprintf(s->user_labels[i], RT_LABEL_SIZE, "%s",
-             wm_node_label(g, i, buf, sizeof(buf)));
+    s->user_labels[i] = wm_node_label(g, i, s->user_index_labels[i],
+                                      sizeof(s->user_index_labels[i]));
   }
   return NULL;
 }
@@ -130,9 +132,7 @@ static wm_status_t init_nodes(wm_session_t *s) {
   for (size_t i = 0; i < g->node_count; i++) {
     rt_node_t *rn = &s->nodes[i];
     const wm_node_t *node = &g->nodes[i];
-    char buf[RT_LABEL_SIZE];
-    snprintf(rn->label, sizeof(rn->label), "%s",
-             wm_node_label(g, i, buf, sizeof(buf)));
+    rn->label = wm_node_label(g, i, rn->index_label, sizeof(rn->index_label));
     rn->host = rt_runs_in_session(g, node);
     for (int32_t a = 0; rn->host && a < node->attr_count; a++) {
       if (node->attrs[a].g) {
@@ -408,6 +408,7 @@ void wm_session_destroy(wm_session_t *s) {
   if (!s->graph) {
     free(s->passes_text);
     free(s->user_labels);
+    free(s->user_index_labels);
     free(s->primary);
     free(s);
     return;
@@ -446,6 +447,7 @@ void wm_session_destroy(wm_session_t *s) {
   free(s->key_types);
   free(s->key_given);
   free(s->user_labels);
+  free(s->user_index_labels);
   free(s->primary);
   free(s->passes_text);
   rt_prep_deinit(&s->prep);
