@@ -65,21 +65,6 @@ static bool scalar_is(const wm_graph_t *g, int32_t id, double want) {
   return scalar(g, id, &v) && near(v, want);
 }
 
-// Node |n|'s input other than |x| when it is a two-input node reading |x|
-// once, else -2.
-static int32_t other(const wm_node_t *n, int32_t x) {
-  if (n->input_count != 2 || n->output_count != 1) {
-    return -2;
-  }
-  if (n->inputs[0] == x && n->inputs[1] != x) {
-    return n->inputs[1];
-  }
-  if (n->inputs[1] == x && n->inputs[0] != x) {
-    return n->inputs[0];
-  }
-  return -2;
-}
-
 // The node that alone reads |v| (not a graph output, not yet taken), or
 // -1.
 static int32_t next(const match_t *m, int32_t v) {
@@ -116,7 +101,8 @@ static bool add_node(epi_t *e, int32_t n) {
 // x·c where c is the scalar |want|, as Mul(x, c) or Div(x, 1/c): the
 // node's output, or -1.
 static int32_t times(const match_t *m, int32_t n, int32_t x, double want) {
-  int32_t c = is(m, n, "Mul") || is(m, n, "Div") ? other(node(m, n), x) : -2;
+  int32_t c =
+      is(m, n, "Mul") || is(m, n, "Div") ? rt_other_input(node(m, n), x) : -2;
   if (c < 0) {
     return -1;
   }
@@ -137,7 +123,7 @@ static int32_t gelu_tail(const match_t *m, epi_t *e, int32_t t, int32_t x,
   if (!is(m, m1, "Mul")) {
     return -1;
   }
-  int32_t o = other(node(m, m1), t);
+  int32_t o = rt_other_input(node(m, m1), t);
   int32_t y1 = node(m, m1)->outputs[0];
   if (half >= 0) {
     if (o != node(m, half)->outputs[0] || !add_node(e, half) ||
@@ -152,7 +138,7 @@ static int32_t gelu_tail(const match_t *m, epi_t *e, int32_t t, int32_t x,
     return y2 >= 0 && add_node(e, m1) && add_node(e, m2) ? y2 : -1;
   }
   if (o >= 0 && scalar_is(m->g, o, 0.5) && is(m, m2, "Mul") &&
-      other(node(m, m2), y1) == x) {
+      rt_other_input(node(m, m2), y1) == x) {
     return add_node(e, m1) && add_node(e, m2) ? node(m, m2)->outputs[0] : -1;
   }
   return -1;
@@ -179,7 +165,8 @@ static int32_t gelu_erf(const match_t *m, epi_t *e, int32_t x, int32_t d) {
   }
   int32_t a = next(m, node(m, erf)->outputs[0]);
   if (!is(m, a, "Add") ||
-      !scalar_is(m->g, other(node(m, a), node(m, erf)->outputs[0]), 1.0)) {
+      !scalar_is(m->g, rt_other_input(node(m, a), node(m, erf)->outputs[0]),
+                 1.0)) {
     return -1;
   }
   if (!add_node(e, d) || !add_node(e, erf) || !add_node(e, a)) {
@@ -198,7 +185,7 @@ static int32_t gelu_tanh(const match_t *m, epi_t *e, int32_t x, int32_t p) {
   int32_t c = next(m, node(m, p)->outputs[0]);
   int32_t cy = times(m, c, node(m, p)->outputs[0], 0.044715);
   int32_t i = next(m, cy);
-  if (cy < 0 || !is(m, i, "Add") || other(node(m, i), cy) != x) {
+  if (cy < 0 || !is(m, i, "Add") || rt_other_input(node(m, i), cy) != x) {
     return -1;
   }
   int32_t s = next(m, node(m, i)->outputs[0]);
@@ -209,7 +196,8 @@ static int32_t gelu_tanh(const match_t *m, epi_t *e, int32_t x, int32_t p) {
   }
   int32_t a = next(m, node(m, th)->outputs[0]);
   if (!is(m, a, "Add") ||
-      !scalar_is(m->g, other(node(m, a), node(m, th)->outputs[0]), 1.0)) {
+      !scalar_is(m->g, rt_other_input(node(m, a), node(m, th)->outputs[0]),
+                 1.0)) {
     return -1;
   }
   if (!add_node(e, p) || !add_node(e, c) || !add_node(e, i) ||
@@ -231,7 +219,8 @@ static int32_t hard_swish(const match_t *m, epi_t *e, int32_t x, int32_t a) {
     }
     gate = h->outputs[0];
   } else {
-    if (!is(m, a, "Add") || !scalar_is(m->g, other(node(m, a), x), 3.0)) {
+    if (!is(m, a, "Add") ||
+        !scalar_is(m->g, rt_other_input(node(m, a), x), 3.0)) {
       return -1;
     }
     int32_t clip = next(m, node(m, a)->outputs[0]);
@@ -245,7 +234,7 @@ static int32_t hard_swish(const match_t *m, epi_t *e, int32_t x, int32_t a) {
     gate = c->outputs[0];
   }
   int32_t mul = next(m, gate);
-  if (!is(m, mul, "Mul") || other(node(m, mul), gate) != x ||
+  if (!is(m, mul, "Mul") || rt_other_input(node(m, mul), gate) != x ||
       !add_node(e, mul)) {
     return -1;
   }
@@ -264,8 +253,8 @@ static int32_t silu(const match_t *m, epi_t *e, int32_t x, int32_t s) {
   }
   int32_t sy = node(m, s)->outputs[0];
   int32_t mul = next(m, sy);
-  if (!is(m, mul, "Mul") || other(node(m, mul), sy) != x || !add_node(e, s) ||
-      !add_node(e, mul)) {
+  if (!is(m, mul, "Mul") || rt_other_input(node(m, mul), sy) != x ||
+      !add_node(e, s) || !add_node(e, mul)) {
     return -1;
   }
   return node(m, mul)->outputs[0];
@@ -419,7 +408,7 @@ static int32_t bias_add(const match_t *m, epi_t *e, int32_t y) {
   if (!is(m, n, "Add")) {
     return -1;
   }
-  int32_t c = other(node(m, n), y);
+  int32_t c = rt_other_input(node(m, n), y);
   const wm_tensor_t *t = rt_constant(m->g, c, WM_DTYPE_FLOAT);
   const wm_node_t *a = node(m, e->anchor);
   const wm_type_t *yt = &m->g->values[y].type;
@@ -452,7 +441,7 @@ static int32_t residual(const match_t *m, epi_t *e, int32_t y) {
   if (!is(m, n, "Add")) {
     return -1;
   }
-  int32_t z = other(node(m, n), y);
+  int32_t z = rt_other_input(node(m, n), y);
   const wm_value_t *v = m->g->values;
   if (z < 0 || v[z].type.dtype != WM_DTYPE_FLOAT ||
       !same_shape(&v[z].type, &v[y].type) ||

@@ -451,6 +451,9 @@ wm_status_t rt_rw_sole_consumers(const rt_rw_t *rw,
                                  int32_t **out) WM_MUST_USE_RESULT;
 // True when |node| is the ai.onnx operator |op|.
 bool rt_is_onnx_op(const wm_node_t *node, const char *op);
+// Node |node|'s input other than |x| when it is a two-input, one-output
+// node reading |x| once; else -2.
+int32_t rt_other_input(const wm_node_t *node, int32_t x);
 // The constant tensor of |dtype| at value |id| of |g| that a pass may read
 // (an initializer that is not an input), or NULL.
 const wm_tensor_t *rt_constant(const wm_graph_t *g, int32_t id,

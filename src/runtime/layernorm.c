@@ -49,21 +49,6 @@ static bool mean_last(const wm_graph_t *g, const wm_node_t *n, int32_t x) {
   return count == 1 && (axes[0] == -1 || (rank > 0 && axes[0] == rank - 1));
 }
 
-// Node |n|'s input other than |v|, for a two-input node reading |v| once;
-// -2 otherwise.
-static int32_t other(const wm_node_t *n, int32_t v) {
-  if (n->input_count != 2 || n->output_count != 1) {
-    return -2;
-  }
-  if (n->inputs[0] == v && n->inputs[1] != v) {
-    return n->inputs[1];
-  }
-  if (n->inputs[1] == v && n->inputs[0] != v) {
-    return n->inputs[0];
-  }
-  return -2;
-}
-
 // Whether value |id| is the float constant |want| (one element).
 static bool scalar_is(const wm_graph_t *g, int32_t id, float want) {
   const wm_tensor_t *t = rt_constant(g, id, WM_DTYPE_FLOAT);
@@ -118,8 +103,8 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer, int32_t r1,
     readers++;
     if ((rt_is_onnx_op(r, "Mul") && r->input_count == 2 && r->inputs[0] == d &&
          r->inputs[1] == d) ||
-        (rt_is_onnx_op(r, "Pow") && other(r, d) >= 0 && r->inputs[0] == d &&
-         scalar_is(g, r->inputs[1], 2.0f))) {
+        (rt_is_onnx_op(r, "Pow") && rt_other_input(r, d) >= 0 &&
+         r->inputs[0] == d && scalar_is(g, r->inputs[1], 2.0f))) {
       sq = (int32_t)k;
     } else if (rt_is_onnx_op(r, "Div") && r->input_count == 2 &&
                r->inputs[0] == d && r->inputs[1] != d) {
@@ -136,8 +121,9 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer, int32_t r1,
     return false;
   }
   const wm_node_t *add = sole(rw, consumer, r2->outputs[0], &m->nodes[4]);
-  int32_t eps =
-      add && rt_is_onnx_op(add, "Add") ? other(add, r2->outputs[0]) : -2;
+  int32_t eps = add && rt_is_onnx_op(add, "Add")
+                    ? rt_other_input(add, r2->outputs[0])
+                    : -2;
   const wm_tensor_t *et = rt_constant(g, eps, WM_DTYPE_FLOAT);
   if (!et || et->count != 1) {
     return false;
@@ -153,14 +139,15 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer, int32_t r1,
   const wm_node_t *mul =
       sole(rw, consumer, g->nodes[div].outputs[0], &m->nodes[7]);
   m->gamma = mul && rt_is_onnx_op(mul, "Mul")
-                 ? other(mul, g->nodes[div].outputs[0])
+                 ? rt_other_input(mul, g->nodes[div].outputs[0])
                  : -2;
   if (!row_const(g, m->gamma)) {
     return false;
   }
   const wm_node_t *bias = sole(rw, consumer, mul->outputs[0], &m->nodes[8]);
-  m->beta =
-      bias && rt_is_onnx_op(bias, "Add") ? other(bias, mul->outputs[0]) : -2;
+  m->beta = bias && rt_is_onnx_op(bias, "Add")
+                ? rt_other_input(bias, mul->outputs[0])
+                : -2;
   if (!row_const(g, m->beta)) {
     return false;
   }

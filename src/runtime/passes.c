@@ -390,6 +390,19 @@ bool rt_is_onnx_op(const wm_node_t *node, const char *op) {
   return wm_domain_is_onnx(node->domain) && strcmp(node->op_type, op) == 0;
 }
 
+int32_t rt_other_input(const wm_node_t *node, int32_t x) {
+  if (node->input_count != 2 || node->output_count != 1) {
+    return -2;
+  }
+  if (node->inputs[0] == x && node->inputs[1] != x) {
+    return node->inputs[1];
+  }
+  if (node->inputs[1] == x && node->inputs[0] != x) {
+    return node->inputs[0];
+  }
+  return -2;
+}
+
 const wm_tensor_t *rt_constant(const wm_graph_t *g, int32_t id,
                                wm_dtype_t dtype) {
   if (id < 0) {
