@@ -463,7 +463,6 @@ typedef struct conv_state {
   int64_t sh_wv;             // virtual output row width (>= out[2])
   int64_t sh_rows;           // rows of a phase plane
   int64_t sh_chan;           // floats of a channel in the copy
-  int64_t sh_nph;            // phases used (slots in a channel)
   int64_t sh_slot[16];       // slot of phase (r % s1) * s2 + c % s2, or -1
   int64_t *sh_off;           // per row of B (cg * kprod): its offset
   bool dw512;                // depthwise: the AVX-512 kernel takes it
@@ -801,8 +800,8 @@ static void conv_destroy(void *state) {
 // row r is row r / s1 of phase r % s1, and so for columns), at an offset
 // fixed per tap. So the engine reads B in place, with no packing: the
 // copy is one pass over the image, and each output row has Wv - Wo junk
-// columns that the last pass (with the epilogue) drops. With no padding
-// and unit strides the image itself is the copy, and Wv its width.
+// columns that the engine drops as it writes Y (virtual columns). With no
+// padding and unit strides the image itself is the copy, and Wv its width.
 static bool conv_shifted_plan(conv_state_t *st) {
   st->sh = false;
   if (st->mode != CONV_IMPLICIT || st->tr || st->in[0] != 1 || st->k[0] != 1 ||
@@ -858,7 +857,6 @@ static bool conv_shifted_plan(conv_state_t *st) {
   st->sh_wv = wv;
   st->sh_rows = rows;
   st->sh_chan = chan;
-  st->sh_nph = nph;
   return true;
 }
 

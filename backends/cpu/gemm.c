@@ -251,11 +251,11 @@ typedef int32_t act_i16 __attribute__((vector_size(64)));
 
 // *io = 1 + e^-x lane by lane, the sigmoid's denominator (through a
 // pointer: a vector argument or result would change the ABI of the
-// baseline clones): k_expf8's reduction
-// and polynomial on -x clamped to [-87.34, 88.72], scaled by 2^n in one
-// step (the clamp keeps n inside the exponent range, and 2^128 = inf
-// gives a sigmoid of 0 where e^-x overflows), NaN carried through; the
-// sigmoid within 2e-7 of the exact value.
+// baseline clones): k_expf8's reduction and polynomial on -x clamped to
+// [-87.34, 88.72], scaled by 2^n in one step (the clamp keeps n inside the
+// exponent range, and 2^128 = inf gives a sigmoid of 0 where e^-x
+// overflows), NaN carried through; the sigmoid within 2e-7 of the exact
+// value.
 static inline __attribute__((always_inline)) void act_sig_den16(act_f16 *io) {
   const act_f16 zero = {0};
   act_f16 u = -*io;
