@@ -13,6 +13,7 @@
 
 #include "cpu.h"
 #include "depthwise.h"
+#include "gather.h"
 #include "gemm.h"
 #include "kernels.h"  // K_CLONES_FMA
 
@@ -742,18 +743,37 @@ static void depthwise_blocks8_plan(conv_state_t *st) {
   }
 }
 
+// Whether the shifted form (conv_shifted_plan) can take |st|: an
+// implicit convolution over one plane (depth 1 in, out and in the kernel,
+// with no depth padding read) with strides up to 4.
+static bool conv_shifts(const conv_state_t *st) {
+  return st->mode == CONV_IMPLICIT && st->in[0] == 1 && st->k[0] == 1 &&
+         st->out[0] == 1 && st->pb[0] == 0 && st->s[1] <= 4 && st->s[2] <= 4 &&
+         st->out[2] >= 1;
+}
+
 // Whether the GEMMs of |st| compute Y^T = im2col(X)^T · W^T (output
 // positions as rows, channels as columns) rather than Y = W · im2col(X):
 // the engine computes its product's rows exactly but its columns in
 // multiples of its tile width, so positions go on the rows when they
 // would waste more of the tile than the channels do (a 7x7 output takes
-// 64 columns for 49, 14x14 224 for 196).
+// 64 columns for 49, 14x14 224 for 196; the shifted form's 28x28 takes
+// 864 for 784, its junk columns counted: 3x3 128->128 at 28x28 3 %
+// faster transposed in resnet50).
 static bool conv_transposed(const conv_state_t *st) {
   if (st->mode == CONV_DEPTHWISE || st->outsz == 0 || st->mg == 0) {
     return false;
   }
   const int64_t nr = cpu_gemm_tile_cols();
-  double plain = (double)((st->outsz + nr - 1) / nr * nr) / (double)st->outsz;
+  int64_t cols = st->outsz;
+  if (conv_shifts(st)) {
+    // The shifted form's positions, junk columns included.
+    int64_t wv = st->out[2] + (st->k[2] - 1) * st->d[2] / st->s[2];
+    if (4 * wv <= 5 * st->out[2]) {
+      cols = (st->out[1] - 1) * wv + st->out[2];
+    }
+  }
+  double plain = (double)((cols + nr - 1) / nr * nr) / (double)st->outsz;
   double tr = (double)((st->mg + nr - 1) / nr * nr) / (double)st->mg;
   return plain > 1.05 * tr;
 }
@@ -765,8 +785,10 @@ static size_t conv_sh_bytes(const conv_state_t *st) {
     return 0;
   }
   size_t members = (size_t)(st->n * st->group);
-  return (members * (size_t)(st->cg * st->sh_chan) * sizeof(float) + 63) / 64 *
-         64;
+  size_t slack = st->tr ? GATHER_SLACK : 0;
+  return ((members * (size_t)(st->cg * st->sh_chan) + slack) * sizeof(float) +
+          63) /
+         64 * 64;
 }
 
 static size_t conv_workspace(const void *state, int32_t threads) {
@@ -802,10 +824,12 @@ static void conv_destroy(void *state) {
 // copy is one pass over the image, and each output row has Wv - Wo junk
 // columns that the engine drops as it writes Y (virtual columns). With no
 // padding and unit strides the image itself is the copy, and Wv its width.
+// In the transposed form the same copy makes packing A (conv_pack_sh) a
+// gather at each tap's offset, the same for every tap, with no junk
+// positions and nothing to decide about the padding.
 static bool conv_shifted_plan(conv_state_t *st) {
   st->sh = false;
-  if (st->mode != CONV_IMPLICIT || st->tr || st->in[0] != 1 || st->k[0] != 1 ||
-      st->s[1] > 4 || st->s[2] > 4 || st->out[2] < 1) {
+  if (!conv_shifts(st)) {
     return true;
   }
   const int64_t s1 = st->s[1], s2 = st->s[2], d1 = st->d[1], d2 = st->d[2];
@@ -813,7 +837,7 @@ static bool conv_shifted_plan(conv_state_t *st) {
   const int64_t wv = st->out[2] + (k2 - 1) * d2 / s2;
   const int64_t rows = st->out[1] + (k1 - 1) * d1 / s1;
   // Junk columns cost multiply-adds: at most a quarter more.
-  if (4 * wv > 5 * st->out[2]) {
+  if (!st->tr && 4 * wv > 5 * st->out[2]) {
     return true;
   }
   for (int i = 0; i < 16; i++) {
@@ -828,7 +852,9 @@ static bool conv_shifted_plan(conv_state_t *st) {
       }
     }
   }
-  st->sh_copy = !(s1 == 1 && s2 == 1 && st->pb[1] == 0 && st->pb[2] == 0 &&
+  // The transposed form's gathers read past the last position.
+  st->sh_copy =
+      st->tr || !(s1 == 1 && s2 == 1 && st->pb[1] == 0 && st->pb[2] == 0 &&
                   wv == st->in[2] && rows == st->in[1]);
   int64_t plane, chan, total;
   if (!wm_checked_mul_i64(rows, wv, &plane) ||
@@ -1864,6 +1890,29 @@ K_CLONES_FMA static void conv_pack_b(const void *ctx, int64_t p0, int64_t kc,
   }
 }
 
+// The A side of the transposed shifted form (conv_shifted_plan): a
+// panel's nr output positions, one after another, read the image's copy
+// at the same distances idx[i] from the first one's place for every tap
+// (the copy's rows being Wv floats apart), so each row of the panel is a
+// gather at the tap's offset (cpu_gather_rows; |ctx|'s x is the copy).
+static void conv_pack_sh(const void *ctx, int64_t p0, int64_t kc, int64_t j0,
+                         int64_t nc, int64_t n, int nr, float *dst) {
+  const conv_pack_t *pk = ctx;
+  const conv_state_t *st = pk->st;
+  const int64_t o2 = st->out[2], wv = st->sh_wv;
+  int32_t idx[CPU_GEMM_MAX_TILE];
+  for (int64_t q = 0; q < nc; q += nr, dst += nr * kc) {
+    const int64_t j = j0 + q, base = j / o2 * wv + j % o2;
+    for (int i = 0; i < nr; i++) {
+      // (A's panels end at n; were one to go past, it would read the
+      // first position's floats.)
+      const int64_t p = j + i < n ? j + i : j;
+      idx[i] = (int32_t)(p / o2 * wv + p % o2 - base);
+    }
+    cpu_gather_rows(pk->x + base, st->sh_off + p0, kc, idx, nr, dst);
+  }
+}
+
 // Member t of the convolution's GEMMs: image t / group, group t % group.
 static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
   const conv_job_t *job = ctx;
@@ -1880,7 +1929,10 @@ static void conv_member(const void *ctx, size_t t, cpu_gemm_problem_t *out) {
     out->m = st->outsz;
     out->n = st->mg;
     out->ct = true;
-    if (st->mode == CONV_IMPLICIT) {
+    if (st->sh) {
+      out->a.pack = conv_pack_sh;
+      out->a.pack_ctx = &st->packs[t];
+    } else if (st->mode == CONV_IMPLICIT) {
       out->a.pack = conv_pack_b;
       out->a.pack_ctx = &st->packs[t];
     } else {
@@ -2030,6 +2082,11 @@ static wm_error *conv_run_shifted(conv_job_t *job, const cpu_run_t *run,
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
                      "Conv: out of memory for %zu bytes of a shifted image",
                      bytes);
+  }
+  if (job->xs && st->tr) {
+    for (size_t t = 0; t < members; t++) {
+      st->packs[t].x = job->xs + t * (size_t)(st->cg * st->sh_chan);
+    }
   }
   if (job->xs) {
     size_t per = (size_t)(st->sh_chan);

@@ -1353,9 +1353,10 @@ WM_TEST(depthwise_channel_blocks_agree_with_ref) {
 // Convolutions with few output positions and channels a multiple of the
 // GEMM tile (7x7 and 14x14 outputs of 32 or 64 channels), which the cpu
 // backend computes transposed (positions as the product's rows):
-// pointwise, implicit (3x3 padded, 1x1 and 3x3 stride 2), grouped, two
-// images, W constant or not, as Conv and as FusedConv with bias, Z and
-// an activation.
+// pointwise, implicit (3x3 padded, 1x1 and 3x3 stride 2; 5x5 padded,
+// whose panels of positions span more than 16 floats of the image's
+// copy), grouped, two images, W constant or not, as Conv and as FusedConv
+// with bias, Z and an activation.
 WM_TEST(transposed_convs_agree_with_ref) {
   WM_CHECK(cpu_be != NULL);
   static const struct {
@@ -1364,6 +1365,7 @@ WM_TEST(transposed_convs_agree_with_ref) {
       {1, 48, 7, 64, 1, 1, 0, 1},  {2, 40, 7, 32, 3, 1, 1, 1},
       {1, 64, 14, 64, 1, 2, 0, 1}, {1, 24, 14, 32, 3, 2, 1, 1},
       {1, 32, 14, 64, 3, 1, 1, 2}, {2, 16, 14, 32, 1, 1, 0, 1},
+      {1, 32, 7, 64, 5, 1, 2, 1},
   };
   static const char *const acts[] = {"Relu", "", "HardSwish"};
   int bad = 0;
@@ -1384,8 +1386,14 @@ WM_TEST(transposed_convs_agree_with_ref) {
       int64_t pads[4] = {cases[i].pad, cases[i].pad, cases[i].pad,
                          cases[i].pad};
       inst_input(&in, WM_DTYPE_FLOAT, 4, x);
-      if (weight) {
-        inst_weight(&in, WM_DTYPE_FLOAT, 4, w, 1.0);
+      // Sums of more than 128 products of values in [-2, 2]: W constant
+      // and small (as in shifted_convs_agree_with_ref), as the rounding
+      // of a float sum of 216 of them in one order or another can exceed
+      // ref's atol.
+      const bool long_k =
+          cases[i].c / cases[i].group * cases[i].k * cases[i].k > 128;
+      if (weight || long_k) {
+        inst_weight(&in, WM_DTYPE_FLOAT, 4, w, long_k ? 0.0625 : 1.0);
       } else {
         inst_input(&in, WM_DTYPE_FLOAT, 4, w);
       }
@@ -1460,7 +1468,7 @@ WM_TEST(shifted_convs_agree_with_ref) {
       }
       inst_input(&in, WM_DTYPE_FLOAT, rank, x);
       const bool long_k =
-          cases[i].c / cases[i].group * cases[i].kh * cases[i].kw > 256;
+          cases[i].c / cases[i].group * cases[i].kh * cases[i].kw > 128;
       if (weight || long_k) {
         inst_weight(&in, WM_DTYPE_FLOAT, rank, w, long_k ? 0.0625 : 1.0);
       } else {
@@ -1477,6 +1485,32 @@ WM_TEST(shifted_convs_agree_with_ref) {
       attr_ints(&in, "pads", 2 * (size_t)nsp, pads);
       bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
     }
+  }
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
+// 3-D convolutions of one input plane whose depth padding makes more
+// than one output plane (those outside it read only padding): not the
+// shifted form, which takes one plane in and out, whatever the width.
+WM_TEST(depth_padded_convs_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const struct {
+    int64_t c, h, w, m, pd, sd;
+  } cases[] = {{8, 6, 40, 16, 1, 1}, {4, 5, 14, 64, 2, 2}, {1, 5, 2, 1, 1, 2}};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    inst_t in = inst_make("Conv", 11);
+    int64_t x[5] = {1, cases[i].c, 1, cases[i].h, cases[i].w};
+    int64_t w[5] = {cases[i].m, cases[i].c, 1, 3, 3};
+    int64_t b[1] = {cases[i].m};
+    int64_t strides[3] = {cases[i].sd, 1, 1};
+    int64_t pads[6] = {cases[i].pd, 1, 1, cases[i].pd, 1, 1};
+    inst_input(&in, WM_DTYPE_FLOAT, 5, x);
+    inst_weight(&in, WM_DTYPE_FLOAT, 5, w, 0.0625);
+    inst_input(&in, WM_DTYPE_FLOAT, 1, b);
+    attr_ints(&in, "strides", 3, strides);
+    attr_ints(&in, "pads", 6, pads);
+    bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
   }
   WM_CHECK_INT_EQ(bad, 0);
 }
@@ -3099,6 +3133,7 @@ int main(void) {
       WM_CASE(depthwise_bands_agree_with_ref),
       WM_CASE(transposed_convs_agree_with_ref),
       WM_CASE(shifted_convs_agree_with_ref),
+      WM_CASE(depth_padded_convs_agree_with_ref),
       WM_CASE(wide_max_pools_agree_with_ref),
       WM_CASE(wide_depthwise_agree_with_ref),
       WM_CASE(random_convs_agree_with_ref),

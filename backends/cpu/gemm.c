@@ -1142,6 +1142,19 @@ K_CLONES_FMA static void write_transposed(const cpu_gemm_problem_t *p,
   }
 }
 
+// The M block for |rows| rows: MC, or as many MR-high panels as share
+// the rows evenly among the blocks MC takes, so that no block is a thin
+// remainder streaming all of a B block for a few rows (196 rows as 108 +
+// 88, not 192 + 4).
+static int64_t m_block(const engine_t *e, int64_t rows) {
+  if (rows <= e->mc) {
+    return e->mc;
+  }
+  const int64_t blocks = (rows + e->mc - 1) / e->mc;
+  const int64_t per = (rows + blocks - 1) / blocks;
+  return (per + e->mr - 1) / e->mr * e->mr;
+}
+
 // The tile [i0, i1) x [j0, j1) of a product written through a block: each
 // MC x NC block over all of K into the slot's block buffer, then written
 // out (B is taken again for each M block: free when read in place).
@@ -1157,8 +1170,9 @@ static void run_blocked(const job_t *job, const cpu_gemm_problem_t *p,
   pv.epi = cpu_gemm_epi_plain();
   for (int64_t jc = j0; jc < j1; jc += e->nc) {
     int64_t nc = j1 - jc < e->nc ? j1 - jc : e->nc;
-    for (int64_t ic = i0; ic < i1; ic += e->mc) {
-      int64_t mc = i1 - ic < e->mc ? i1 - ic : e->mc;
+    const int64_t mcb = m_block(e, i1 - i0);
+    for (int64_t ic = i0; ic < i1; ic += mcb) {
+      int64_t mc = i1 - ic < mcb ? i1 - ic : mcb;
       if (p->k == 0) {
         for (int64_t i = 0; i < mc; i++) {
           memset(blk + i * e->nc, 0, (size_t)nc * sizeof(float));
@@ -1223,8 +1237,9 @@ static void run_task(const job_t *job, size_t t, float *slot) {
     for (int64_t pc = 0; pc < p->k; pc += e->kc) {
       int64_t kc = p->k - pc < e->kc ? p->k - pc : e->kc;
       b_block_t bb = b_block_at(job, p, pc, kc, jc, nc, bbuf);
-      for (int64_t ic = i0; ic < i1; ic += e->mc) {
-        int64_t mc = i1 - ic < e->mc ? i1 - ic : e->mc;
+      const int64_t mcb = m_block(e, i1 - i0);
+      for (int64_t ic = i0; ic < i1; ic += mcb) {
+        int64_t mc = i1 - ic < mcb ? i1 - ic : mcb;
         panels_t pl;
         const float *ap = a_block_at(job, p, pc, kc, ic, mc, abuf, &pl);
         macro(job, p, ap, &pl, &bb, mc, nc, kc, ic, jc, pc > 0, pc + kc >= p->k,

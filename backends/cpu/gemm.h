@@ -80,6 +80,8 @@ typedef struct cpu_gemm_packed {
 // For A the same with rows for columns: rows j0 .. j0+nc of A (k = p0 ..)
 // in panels of nr rows, each k's nr floats together (A's last panel comes
 // in a call of its own, nr = the rows left).
+// The widest panel (nr) a packing callback is given.
+enum { CPU_GEMM_MAX_TILE = 64 };
 typedef void (*cpu_gemm_pack_fn)(const void *ctx, int64_t p0, int64_t kc,
                                  int64_t j0, int64_t nc, int64_t n, int nr,
                                  float *dst);
