@@ -574,6 +574,6 @@ static wm_error *at_run(void *state, const cpu_run_t *run) {
 
 const cpu_kernel_t cpu_kernels_attention[] = {
     {"Attention", 23, WM_IMPL_NATIVE_KERNEL, at_query, at_plan, at_run,
-     at_destroy, cpu_gemm_kernel_workspace, NULL},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+     at_destroy, cpu_gemm_kernel_workspace, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -997,6 +997,7 @@ typedef struct conv_job {
   float *y;                // whole output
   const float *z;          // residual (FusedConv) or NULL
   float *xs;               // shifted form: the image's copy per member
+  int64_t bands;           // depthwise: bands of output rows per plane
 } conv_job_t;
 
 // y[i] += sum over K taps of w[t] * x[i * s + off[t]] for i in [lo, hi),
@@ -2103,13 +2104,16 @@ static wm_error *conv_run_shifted(conv_job_t *job, const cpu_run_t *run,
 static void depthwise_planes_512(void *ctx, size_t begin, size_t end) {
   const conv_job_t *job = ctx;
   const conv_state_t *st = job->st;
-  for (size_t p = begin; p < end; p++) {
-    const int64_t c = (int64_t)p % st->c;
-    cpu_dw512_plane(&st->dwg, job->x + p * (size_t)st->insz,
-                    job->w + (size_t)(c * st->kprod),
-                    job->bias ? job->bias[c] : 0.0f,
-                    job->z ? job->z + p * (size_t)st->outsz : NULL,
-                    job->y + p * (size_t)st->outsz);
+  const size_t planes = (size_t)(st->n * st->c);
+  const int64_t rows = (st->out[1] + job->bands - 1) / job->bands;
+  for (size_t u = begin; u < end; u++) {
+    const size_t p = u % planes;
+    const int64_t c = (int64_t)p % st->c, r0 = (int64_t)(u / planes) * rows;
+    cpu_dw512_rows(&st->dwg, job->x + p * (size_t)st->insz,
+                   job->w + (size_t)(c * st->kprod),
+                   job->bias ? job->bias[c] : 0.0f,
+                   job->z ? job->z + p * (size_t)st->outsz : NULL,
+                   job->y + p * (size_t)st->outsz, r0, r0 + rows);
   }
 }
 
@@ -2127,8 +2131,14 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
                     .z = st->has_z ? run->in[3].data : NULL,
                     .y = y};
   if (st->mode == CONV_DEPTHWISE && st->dw512) {
-    size_t work = (size_t)(st->outsz * st->kprod);
-    wm_pool_for(run->pool, (size_t)(st->n * st->c),
+    // Bands of rows, band-major: thread t's share of the bands is about
+    // the rows its share of the pointwise products around it (split
+    // along the positions) wrote and will read.
+    const int32_t threads = wm_pool_threads(run->pool);
+    job.bands = threads < st->out[1] / 4 ? threads : st->out[1] / 4;
+    job.bands = job.bands > 1 ? job.bands : 1;
+    size_t work = (size_t)(st->outsz * st->kprod) / (size_t)job.bands;
+    wm_pool_for(run->pool, (size_t)(st->n * st->c * job.bands),
                 work >= 32768 ? 1 : 32768 / (work ? work : 1),
                 depthwise_planes_512, &job);
     return NULL;
@@ -2177,6 +2187,19 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
   // Pointwise: the image itself is B; implicit: B is packed from it (the
   // A side, in the transposed form).
   return cpu_gemm_run_batch(members, conv_member, &job, run->pool, &ws);
+}
+
+// FusedConv's Y may be written into Z's bytes (input 3) where each tile of
+// Y is written once after its Z is read: the GEMM forms writing Y
+// directly (cpu_gemm_z_in_place), not the depthwise kernels nor the forms
+// written through a block (transposed, virtual columns).
+static int32_t conv_in_place(const void *state, uint32_t out) {
+  const conv_state_t *st = state;
+  if (out != 0 || !st->has_z || st->mode == CONV_DEPTHWISE || st->tr ||
+      (st->sh && st->sh_wv != st->out[2])) {
+    return -1;
+  }
+  return cpu_gemm_z_in_place(st->mg, st->cg * st->kprod, st->act.kind) ? 3 : -1;
 }
 
 // W (input 1) packed at plan time is never read again.
@@ -2342,21 +2365,21 @@ static wm_error *fused_matmul_plan(const wm_op_desc *op, void **out_state) {
 
 const cpu_kernel_t cpu_kernels_wmap[] = {
     {"FusedConv", 1, WM_IMPL_NATIVE_KERNEL, fused_conv_query, fused_conv_plan,
-     conv_run, conv_destroy, conv_workspace, conv_captured},
+     conv_run, conv_destroy, conv_workspace, conv_captured, conv_in_place},
     {"FusedGemm", 1, WM_IMPL_NATIVE_KERNEL, fused_gemm_query, fused_gemm_plan,
-     gemm_run, gemm_destroy, cpu_gemm_kernel_workspace, gemm_captured},
+     gemm_run, gemm_destroy, cpu_gemm_kernel_workspace, gemm_captured, NULL},
     {"FusedMatMul", 1, WM_IMPL_NATIVE_KERNEL, fused_matmul_query,
      fused_matmul_plan, matmul_run, matmul_destroy, cpu_gemm_kernel_workspace,
-     matmul_captured},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+     matmul_captured, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
 const cpu_kernel_t cpu_kernels_blas[] = {
     {"Conv", 1, WM_IMPL_NATIVE_KERNEL, conv_query, conv_plan, conv_run,
-     conv_destroy, conv_workspace, conv_captured},
+     conv_destroy, conv_workspace, conv_captured, NULL},
     {"Gemm", 1, WM_IMPL_NATIVE_KERNEL, gemm_query, gemm_plan, gemm_run,
-     gemm_destroy, cpu_gemm_kernel_workspace, gemm_captured},
+     gemm_destroy, cpu_gemm_kernel_workspace, gemm_captured, NULL},
     {"MatMul", 1, WM_IMPL_NATIVE_KERNEL, matmul_query, matmul_plan, matmul_run,
-     matmul_destroy, cpu_gemm_kernel_workspace, matmul_captured},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+     matmul_destroy, cpu_gemm_kernel_workspace, matmul_captured, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -378,6 +378,16 @@ static wm_error *op_plan(wm_device *dev, const wm_op_desc *op,
     plan->captured = mask;
     *op->captured = mask;
   }
+  if (k->in_place && WM_HAS(op, wm_op_desc, in_place) && op->in_place) {
+    for (uint32_t j = 0; j < op->n_out; j++) {
+      int32_t i = k->in_place(plan->state, j);
+      if (i >= 0 && (uint32_t)i < op->n_in && op->in[i].dtype != 0 &&
+          op->in[i].dtype == op->out[j].dtype &&
+          cpu_desc_count(&op->in[i]) == cpu_desc_count(&op->out[j])) {
+        op->in_place[j] = i;
+      }
+    }
+  }
   if (k->workspace) {
     plan->workspace_bytes =
         k->workspace(plan->state, wm_pool_threads(dev->pool));

@@ -56,6 +56,9 @@ typedef struct cpu_kernel {
   // (packed weights) and run never reads that input (it may then come
   // with NULL data); NULL = none.
   uint64_t (*captured)(const void *state);
+  // The input whose bytes output |out| may be written into by run
+  // (wm_op_desc.in_place), or -1; NULL = none.
+  int32_t (*in_place)(const void *state, uint32_t out);
 } cpu_kernel_t;
 
 // Kernel tables, one per file, each ending with an entry whose op_type is

@@ -1676,7 +1676,7 @@ static wm_error *arg_run(void *state, const cpu_run_t *run) {
 // --------------------------------------------------------------- table
 
 #define K(name, since, q, p, r, d) \
-  { name, since, WM_IMPL_NATIVE_KERNEL, q, p, r, d, NULL, NULL }
+  { name, since, WM_IMPL_NATIVE_KERNEL, q, p, r, d, NULL, NULL, NULL }
 
 const cpu_kernel_t cpu_kernels_data[] = {
     K("Reshape", 1, copy_query, copy_plan, copy_run, free),
@@ -1701,5 +1701,5 @@ const cpu_kernel_t cpu_kernels_data[] = {
     K("ReduceSumSquare", 1, red_query, red_plan, red_run, free),
     K("ArgMax", 1, arg_query, arg_plan, arg_run, free),
     K("ArgMin", 1, arg_query, arg_plan, arg_run, free),
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

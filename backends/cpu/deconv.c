@@ -310,6 +310,6 @@ static wm_error *deconv_run(void *state, const cpu_run_t *run) {
 
 const cpu_kernel_t cpu_kernels_deconv[] = {
     {"ConvTranspose", 1, WM_IMPL_NATIVE_KERNEL, deconv_query, deconv_plan,
-     deconv_run, deconv_destroy, cpu_gemm_kernel_workspace, NULL},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+     deconv_run, deconv_destroy, cpu_gemm_kernel_workspace, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

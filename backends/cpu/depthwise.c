@@ -158,7 +158,8 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_rows(
 // four output rows at a time, the last ones one by one.
 DW_TARGET static inline __attribute__((always_inline)) void dw_plane(
     const cpu_dw_plane_t *g, const float *x, const float *w, float bias,
-    const float *z, float *y, const int K, const int S) {
+    const float *z, float *y, int64_t r0, int64_t r1, const int K,
+    const int S) {
   __m512 wv[25];
   for (int t = 0; t < K * K; t++) {
     wv[t] = _mm512_set1_ps(w[t]);
@@ -181,11 +182,11 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_plane(
   }
   // The padding rows: masked loads from them read nothing past the row.
   _Alignas(64) float zero[DW_MAX_BLOCKS * 32 + 64] = {0};
-  int64_t oh = 0;
-  for (; oh + 4 <= g->oh; oh += 4) {
+  int64_t oh = r0;
+  for (; oh + 4 <= r1; oh += 4) {
     dw_rows(g, x, zero, wv, vb, &act, z, y, oh, nb, inside, mk, om, 4, K, S);
   }
-  for (; oh < g->oh; oh++) {
+  for (; oh < r1; oh++) {
     dw_rows(g, x, zero, wv, vb, &act, z, y, oh, nb, inside, mk, om, 1, K, S);
   }
 }
@@ -194,8 +195,8 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_plane(
 #define DW_PLANE_FN(K, S)                                                  \
   DW_TARGET static void dw_plane_##K##_##S(                                \
       const cpu_dw_plane_t *g, const float *x, const float *w, float bias, \
-      const float *z, float *y) {                                          \
-    dw_plane(g, x, w, bias, z, y, K, S);                                   \
+      const float *z, float *y, int64_t r0, int64_t r1) {                  \
+    dw_plane(g, x, w, bias, z, y, r0, r1, K, S);                           \
   }
 DW_PLANE_FN(3, 1)
 DW_PLANE_FN(3, 2)
@@ -213,15 +214,21 @@ bool cpu_dw512_takes(const cpu_dw_plane_t *g) {
          g->ow <= 16 * DW_MAX_BLOCKS && g->iw <= 16 * DW_MAX_BLOCKS;
 }
 
-void cpu_dw512_plane(const cpu_dw_plane_t *g, const float *x, const float *w,
-                     float bias, const float *z, float *y) {
+void cpu_dw512_rows(const cpu_dw_plane_t *g, const float *x, const float *w,
+                    float bias, const float *z, float *y, int64_t r0,
+                    int64_t r1) {
+  r0 = r0 < 0 ? 0 : r0;
+  r1 = r1 > g->oh ? g->oh : r1;
+  if (r1 <= r0) {
+    return;
+  }
   if (g->k == 3) {
-    (g->s == 1 ? dw_plane_3_1 : dw_plane_3_2)(g, x, w, bias, z, y);
+    (g->s == 1 ? dw_plane_3_1 : dw_plane_3_2)(g, x, w, bias, z, y, r0, r1);
   } else {
-    (g->s == 1 ? dw_plane_5_1 : dw_plane_5_2)(g, x, w, bias, z, y);
+    (g->s == 1 ? dw_plane_5_1 : dw_plane_5_2)(g, x, w, bias, z, y, r0, r1);
   }
   if (!dw_act_in_registers(g->act.kind)) {
-    cpu_act_apply(&g->act, y, (size_t)(g->oh * g->ow));
+    cpu_act_apply(&g->act, y + r0 * g->ow, (size_t)((r1 - r0) * g->ow));
   }
 }
 
@@ -232,9 +239,10 @@ bool cpu_dw512_takes(const cpu_dw_plane_t *g) {
   return false;
 }
 
-void cpu_dw512_plane(const cpu_dw_plane_t *g, const float *x, const float *w,
-                     float bias, const float *z, float *y) {
-  (void)g, (void)x, (void)w, (void)bias, (void)z, (void)y;
+void cpu_dw512_rows(const cpu_dw_plane_t *g, const float *x, const float *w,
+                    float bias, const float *z, float *y, int64_t r0,
+                    int64_t r1) {
+  (void)g, (void)x, (void)w, (void)bias, (void)z, (void)y, (void)r0, (void)r1;
 }
 
 #endif

@@ -26,9 +26,11 @@ typedef struct cpu_dw_plane {
 // Whether this CPU has the kernel and it takes |g|.
 bool cpu_dw512_takes(const cpu_dw_plane_t *g);
 
-// y = act(bias + (x conv w) + z) over one plane (z NULL: none); w holds
-// the k * k taps row by row. Only for instances cpu_dw512_takes accepts.
-void cpu_dw512_plane(const cpu_dw_plane_t *g, const float *x, const float *w,
-                     float bias, const float *z, float *y);
+// y = act(bias + (x conv w) + z) over output rows [r0, r1) of one plane
+// (x, z and y the whole planes; z NULL: none); w holds the k * k taps row
+// by row. Only for instances cpu_dw512_takes accepts.
+void cpu_dw512_rows(const cpu_dw_plane_t *g, const float *x, const float *w,
+                    float bias, const float *z, float *y, int64_t r0,
+                    int64_t r1);
 
 #endif  // WMAP_BACKENDS_CPU_DEPTHWISE_H_

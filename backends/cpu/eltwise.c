@@ -1207,17 +1207,17 @@ static wm_error *un_run(void *state, const cpu_run_t *run) {
 #define BIN(name, since)                                                    \
   {                                                                         \
     name, since, WM_IMPL_NATIVE_KERNEL, bin_query, bin_plan, bin_run, free, \
-        NULL, NULL                                                          \
+        NULL, NULL, NULL                                                    \
   }
 #define UN(name, since)                                                        \
   {                                                                            \
     name, since, WM_IMPL_NATIVE_KERNEL, un_query, un_plan, un_run, free, NULL, \
-        NULL                                                                   \
+        NULL, NULL                                                             \
   }
 #define VAR(name, since)                                              \
   {                                                                   \
     name, since, WM_IMPL_NATIVE_KERNEL, var_query, var_plan, var_run, \
-        var_destroy, NULL, NULL                                       \
+        var_destroy, NULL, NULL, NULL                                 \
   }
 
 const cpu_kernel_t cpu_kernels_eltwise[] = {
@@ -1266,5 +1266,5 @@ const cpu_kernel_t cpu_kernels_eltwise[] = {
     UN("Softsign", 1),
     UN("Erf", 9),
     UN("Clip", 6),
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -79,6 +79,8 @@ typedef void (*kernel_fn)(int64_t kc, const float *restrict a,
 #undef KERNEL_NV
 
 enum { MAX_MR = 12, MAX_NR = 64 };
+// Scratch slots whose tasks are shared out by slot (job_t.shares).
+enum { MAX_SHARES = 64 };
 
 // Products of at most this many rows read a strided B with contiguous
 // rows in place (mobilenetv2's projections to 16..32 channels: 8% less
@@ -817,13 +819,30 @@ typedef struct job {
   int64_t tm, tn;                 // task tile (multiples of MR, NR)
   int64_t gm, gn;                 // tiles per member along M and N
   size_t tasks;                   // count * gm * gn
-  _Atomic size_t next;            // next task to take
-  float *scratch;                 // per-thread buffers
-  size_t slot_floats;             // floats per thread
-  int64_t a_floats;               // offset of the B buffer in a slot
-  int64_t b_floats;               // offset of the edge tile in a slot
-  int64_t c_floats;               // offset of the C block in a slot
+  // Per scratch slot (up to MAX_SHARES, else all in one): its home share
+  // of the tasks, taken first, in order (as wm_pool_for's shares, so that
+  // products over the same data follow each other on the same cores).
+  struct {
+    _Alignas(64) _Atomic size_t next;  // next task to take
+    size_t end;                        // end of the share
+  } shares[MAX_SHARES];
+  int32_t n_shares;
+  float *scratch;      // per-thread buffers
+  size_t slot_floats;  // floats per thread
+  int64_t a_floats;    // offset of the B buffer in a slot
+  int64_t b_floats;    // offset of the edge tile in a slot
+  int64_t c_floats;    // offset of the C block in a slot
 } job_t;
+
+// Whether the micro-kernels apply activation |kind| (kernel_epi_t).
+static bool act_in_kernel(cpu_act_kind_t kind) {
+  return kind == CPU_ACT_NONE || kind == CPU_ACT_RELU || kind == CPU_ACT_CLIP ||
+         kind == CPU_ACT_HARD_SIGMOID || kind == CPU_ACT_HARD_SWISH;
+}
+
+bool cpu_gemm_z_in_place(int64_t m, int64_t k, cpu_act_kind_t act) {
+  return m > 1 && k > 0 && k <= engine()->kc && act_in_kernel(act);
+}
 
 // Whether the epilogue |e| is one the micro-kernels apply (kernel_epi_t),
 // and if so *ke with the bias and Z at the product's first element.
@@ -831,9 +850,7 @@ static bool ke_of(const cpu_gemm_epi_t *e, kernel_epi_t *ke) {
   memset(ke, 0, sizeof(*ke));
   if (e->alpha != 1.0f || (e->bias && !e->bias_rows) ||
       (e->z && (e->beta != 1.0f || e->z_cs != 1)) ||
-      (e->act.kind != CPU_ACT_NONE && e->act.kind != CPU_ACT_RELU &&
-       e->act.kind != CPU_ACT_CLIP && e->act.kind != CPU_ACT_HARD_SIGMOID &&
-       e->act.kind != CPU_ACT_HARD_SWISH)) {
+      !act_in_kernel(e->act.kind)) {
     return false;
   }
   ke->bias = e->bias;
@@ -880,6 +897,12 @@ static inline __attribute__((always_inline)) void macro_tile(
     kernel(kc, a, b, ldb, roff, c, p->ldc, load, NULL);
   } else {
     kernel(kc, a, b, ldb, roff, tile, e->nr, 0, NULL);
+    if (!load && last && !epi_is_plain(&p->epi)) {
+      // The epilogue on the tile, C written once: C may be Z's memory
+      // (cpu_gemm_z_in_place), each element of Z read before C's there.
+      epi_tile(&p->epi, tile, e->nr, i, mr, j, nr);
+      last = false;
+    }
     for (int64_t r = 0; r < mr; r++) {
       float *ci = c + r * p->ldc;
       const float *ti = tile + r * e->nr;
@@ -1255,12 +1278,16 @@ static void worker(void *ctx, size_t begin, size_t end) {
   job_t *job = ctx;
   for (size_t w = begin; w < end; w++) {
     float *slot = job->scratch + w * job->slot_floats;
-    for (;;) {
-      size_t t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-      if (t >= job->tasks) {
-        break;
+    for (int32_t q = 0; q < job->n_shares; q++) {
+      size_t r = (w + (size_t)q) % (size_t)job->n_shares;
+      for (;;) {
+        size_t t = atomic_fetch_add_explicit(&job->shares[r].next, 1,
+                                             memory_order_relaxed);
+        if (t >= job->shares[r].end) {
+          break;
+        }
+        run_task(job, t, slot);
       }
-      run_task(job, t, slot);
     }
   }
 }
@@ -1389,7 +1416,12 @@ static wm_error *run_job(job_t *job, const cpu_gemm_problem_t *first,
                      "out of memory for %d GEMM packing buffers of %zu floats",
                      (int)workers, job->slot_floats);
   }
-  atomic_init(&job->next, 0);
+  job->n_shares = workers >= 1 && workers <= MAX_SHARES ? workers : 1;
+  for (int32_t r = 0; r < job->n_shares; r++) {
+    atomic_init(&job->shares[r].next,
+                job->tasks * (size_t)r / (size_t)job->n_shares);
+    job->shares[r].end = job->tasks * (size_t)(r + 1) / (size_t)job->n_shares;
+  }
   if (workers <= 1) {
     worker(job, 0, 1);
   } else {

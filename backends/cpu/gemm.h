@@ -164,6 +164,14 @@ void cpu_gemm_pack_fill(cpu_gemm_packed_t *p, const float *src, int64_t rs,
 // Frees the panels (accepts a zeroed one).
 void cpu_gemm_packed_deinit(cpu_gemm_packed_t *p);
 
+// Whether a product of |m| rows and inner dimension |k| whose epilogue is
+// a bias per row (or none), a residual Z (beta 1, columns contiguous) and
+// activation |act|, with neither virtual columns nor C transposed, may
+// have C in Z's memory: K is one block and the micro-kernels apply the
+// epilogue, so each tile of C is written once, by the kernel or through
+// the edge tile, after its Z is read.
+bool cpu_gemm_z_in_place(int64_t m, int64_t k, cpu_act_kind_t act);
+
 // Computes one product on |pool|; NULL or an out-of-memory error.
 wm_error *cpu_gemm_run(const cpu_gemm_problem_t *p, wm_pool_t *pool,
                        const cpu_gemm_scratch_t *scratch);

@@ -1378,7 +1378,7 @@ static wm_error *pool_run(void *state, const cpu_run_t *run) {
 // --------------------------------------------------------------- table
 
 #define K(name, since, q, p, r, d) \
-  { name, since, WM_IMPL_NATIVE_KERNEL, q, p, r, d, NULL, NULL }
+  { name, since, WM_IMPL_NATIVE_KERNEL, q, p, r, d, NULL, NULL, NULL }
 
 const cpu_kernel_t cpu_kernels_nn[] = {
     K("Softmax", 1, sm_query, sm_plan, sm_run, free),
@@ -1392,11 +1392,11 @@ const cpu_kernel_t cpu_kernels_nn[] = {
     K("GlobalAveragePool", 1, pool_query, pool_plan, pool_run, pool_destroy),
     K("LpPool", 1, pool_query, pool_plan, pool_run, pool_destroy),
     K("GlobalLpPool", 1, pool_query, pool_plan, pool_run, pool_destroy),
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
 // The "wmap" domain's LayerNormalization: ai.onnx's at any opset.
 const cpu_kernel_t cpu_kernels_nn_wmap[] = {
     K("LayerNormalization", 1, ln_query, ln_plan, ln_run, ln_destroy),
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -353,6 +353,6 @@ static wm_error *prog_run(void *state, const cpu_run_t *run) {
 
 const cpu_kernel_t cpu_kernels_program[] = {
     {"Elementwise", 1, WM_IMPL_NATIVE_KERNEL, prog_query, prog_plan, prog_run,
-     free, NULL, NULL},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+     free, NULL, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

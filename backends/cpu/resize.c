@@ -926,8 +926,8 @@ static wm_error *rs_run(void *state, const cpu_run_t *run) {
 
 const cpu_kernel_t cpu_kernels_resize[] = {
     {"Resize", 10, WM_IMPL_NATIVE_KERNEL, rs_query, rs_plan, rs_run, rs_destroy,
-     NULL, NULL},
+     NULL, NULL, NULL},
     {"Upsample", 7, WM_IMPL_NATIVE_KERNEL, rs_query, rs_plan, rs_run,
-     rs_destroy, NULL, NULL},
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+     rs_destroy, NULL, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

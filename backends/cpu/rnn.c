@@ -732,12 +732,12 @@ static wm_error *rnn_run(void *state, const cpu_run_t *run) {
 #define K(name)                                                                \
   {                                                                            \
     name, 1, WM_IMPL_NATIVE_KERNEL, rnn_query, rnn_plan, rnn_run, rnn_destroy, \
-        cpu_gemm_kernel_workspace, NULL                                        \
+        cpu_gemm_kernel_workspace, NULL, NULL                                  \
   }
 
 const cpu_kernel_t cpu_kernels_rnn[] = {
     K("RNN"),
     K("GRU"),
     K("LSTM"),
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

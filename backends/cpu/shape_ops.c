@@ -1544,7 +1544,7 @@ static wm_error *d2s_run(void *state, const cpu_run_t *run) {
 // --------------------------------------------------------------- table
 
 #define K(name, since, q, p, r, d) \
-  { name, since, WM_IMPL_NATIVE_KERNEL, q, p, r, d, NULL, NULL }
+  { name, since, WM_IMPL_NATIVE_KERNEL, q, p, r, d, NULL, NULL, NULL }
 
 const cpu_kernel_t cpu_kernels_shape[] = {
     K("Where", 9, where_query, where_plan, where_run, free),
@@ -1557,5 +1557,5 @@ const cpu_kernel_t cpu_kernels_shape[] = {
     K("Trilu", 14, trilu_query, trilu_plan, trilu_run, free),
     K("DepthToSpace", 1, d2s_query, d2s_plan, d2s_run, free),
     K("SpaceToDepth", 1, d2s_query, d2s_plan, d2s_run, free),
-    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define WM_ABI_MAJOR 0
-#define WM_ABI_MINOR 2
+#define WM_ABI_MINOR 3
 #define WM_ABI_MAX_RANK 8
 
 #define WM_EXPORT __attribute__((visibility("default")))
@@ -291,6 +291,14 @@ typedef struct wm_op_desc {
    * op_run never reads that input: the host may then pass it with a NULL
    * buffer and free its data. */
   uint64_t *captured;
+  /* Since minor 3: host-owned, n_out entries set to -1, or NULL (the host
+   * does not ask). op_plan may set entry j to i when op_run computes output
+   * j correctly with its buffer being input i's (same dtype and byte size,
+   * the same bytes passed as both): each element of input i is read before
+   * the element of output j at its place is written, and not after. The
+   * host may then give output j input i's bytes where nothing reads input
+   * i after this node, saving the memory and the traffic of one tensor. */
+  int32_t *in_place;
 } wm_op_desc;
 
 enum {

@@ -38,6 +38,11 @@ typedef struct wm_session_options {
   // fully known shape and no initializer among them, no subgraphs);
   // otherwise the data stays. For a graph that serves only this session.
   bool release_weights;
+  // Outputs never share an input's bytes: where a backend's plan may write
+  // an output into the bytes of an input nothing reads after it (a
+  // residual added into a convolution's result, an elementwise op), the
+  // memory plan gives it its own bytes all the same (to compare).
+  bool no_in_place;
 } wm_session_options_t;
 
 // The graph passes a session can apply, in the order they run: returns
@@ -84,6 +89,8 @@ typedef struct wm_session_stats {
   uint64_t bytes_copied;           // their bytes
   size_t plans_made;               // plans made since creation (cache misses)
   uint64_t arena_bytes;            // the current plan's arenas, all backends
+  size_t in_place_outputs;         // of its values, those written into an
+                                   // input's bytes (no_in_place: 0)
   uint64_t constant_bytes;         // constants put on backends (since
                                    // creation)
   uint64_t constant_bytes_copied;  // of those, copied: the rest are used

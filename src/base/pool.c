@@ -8,6 +8,13 @@
 // (another process holds it) costs the loop nothing, and one that joins
 // late finds no chunk and leaves. Threads spin briefly for the next loop
 // or for the last chunks before they sleep on a condition variable.
+//
+// Each thread has a home share of every loop: thread t (the caller is 0)
+// takes the chunks of [t n / T, (t + 1) n / T) first, in order, then helps
+// with the others' shares. So when loops over the same data follow each
+// other, each thread works mostly on what it wrote itself: memory written
+// by one core reads three times slower on another (42 against 120-130
+// GB/s here), which matters to loops that stream their data.
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -17,9 +24,22 @@
 
 #include "wmap/base.h"
 
+// A thread's home share of the current loop, on a cache line of its own.
+struct share {
+  _Alignas(64) _Atomic size_t next;  // next unclaimed iteration
+  size_t end;                        // end of the share
+};
+
+// What a worker thread is started with.
+struct worker_arg {
+  struct wm_pool *pool;
+  int32_t index;  // 1 .. threads - 1 (the caller is 0)
+};
+
 struct wm_pool {
-  int32_t threads;      // workers + the caller
-  pthread_t *workers;   // threads - 1 workers
+  int32_t threads;          // workers + the caller
+  pthread_t *workers;       // threads - 1 workers
+  struct worker_arg *args;  // theirs
   bool spin;            // wait by spinning first (no more threads than cores)
   pthread_mutex_t mu;   // guards the sleeping and the waking
   pthread_cond_t wake;  // a new loop or shutdown
@@ -29,7 +49,7 @@ struct wm_pool {
   void (*fn)(void *ctx, size_t begin, size_t end);
   void *ctx;
   size_t n, chunk;
-  _Atomic size_t next;          // next unclaimed iteration
+  struct share *shares;         // per thread: its home share of the loop
   _Atomic size_t done;          // iterations finished
   _Atomic uint64_t generation;  // even: published; odd: being rewritten
   _Atomic int32_t active;       // workers inside the current loop
@@ -109,26 +129,33 @@ static bool none_active(wm_pool_t *pool, uint64_t unused) {
   return atomic_load(&pool->active) == 0;
 }
 
-// Takes chunks of the current loop until none are left.
-static void run_chunks(wm_pool_t *pool) {
-  for (;;) {
-    size_t begin = atomic_fetch_add(&pool->next, pool->chunk);
-    if (begin >= pool->n) {
-      return;
-    }
-    size_t end = begin + pool->chunk < pool->n ? begin + pool->chunk : pool->n;
-    pool->fn(pool->ctx, begin, end);
-    if (atomic_fetch_add(&pool->done, end - begin) + (end - begin) == pool->n &&
-        atomic_load(&pool->caller_waits)) {
-      pthread_mutex_lock(&pool->mu);
-      pthread_cond_signal(&pool->idle);
-      pthread_mutex_unlock(&pool->mu);
+// Takes chunks of the current loop until none are left: those of thread
+// |self|'s share, then of the next threads' shares.
+static void run_chunks(wm_pool_t *pool, int32_t self) {
+  for (int32_t q = 0; q < pool->threads; q++) {
+    struct share *sh = &pool->shares[(self + q) % pool->threads];
+    for (;;) {
+      size_t begin = atomic_fetch_add(&sh->next, pool->chunk);
+      if (begin >= sh->end) {
+        break;
+      }
+      size_t end =
+          begin + pool->chunk < sh->end ? begin + pool->chunk : sh->end;
+      pool->fn(pool->ctx, begin, end);
+      if (atomic_fetch_add(&pool->done, end - begin) + (end - begin) ==
+              pool->n &&
+          atomic_load(&pool->caller_waits)) {
+        pthread_mutex_lock(&pool->mu);
+        pthread_cond_signal(&pool->idle);
+        pthread_mutex_unlock(&pool->mu);
+      }
     }
   }
 }
 
 static void *worker_main(void *arg) {
-  wm_pool_t *pool = arg;
+  wm_pool_t *pool = ((struct worker_arg *)arg)->pool;
+  const int32_t self = ((struct worker_arg *)arg)->index;
   uint64_t seen = 0;
   for (;;) {
     if (!spin_until(pool, loop_posted, seen)) {
@@ -152,7 +179,7 @@ static void *worker_main(void *arg) {
     // active, and once the generation moved on this one is not ours.
     atomic_fetch_add(&pool->active, 1);
     if (atomic_load(&pool->generation) == g) {
-      run_chunks(pool);
+      run_chunks(pool, self);
     }
     atomic_fetch_sub(&pool->active, 1);
   }
@@ -177,12 +204,21 @@ wm_status_t wm_pool_create(int32_t threads, wm_pool_t **out) {
   pthread_cond_init(&pool->wake, NULL);
   pthread_cond_init(&pool->idle, NULL);
   pool->workers = wm_calloc((size_t)threads, sizeof(pthread_t));
-  if (!pool->workers) {
+  pool->args = wm_calloc((size_t)threads, sizeof(struct worker_arg));
+  pool->shares = aligned_alloc(64, (size_t)threads * sizeof(struct share));
+  if (!pool->workers || !pool->args || !pool->shares) {
+    pool->threads = 1;  // none started
     wm_pool_destroy(pool);
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory creating a pool");
   }
+  for (int32_t i = 0; i < threads; i++) {
+    atomic_init(&pool->shares[i].next, 0);
+    pool->shares[i].end = 0;
+  }
   for (int32_t i = 0; i < threads - 1; i++) {
-    if (pthread_create(&pool->workers[i], NULL, worker_main, pool) != 0) {
+    pool->args[i] = (struct worker_arg){pool, i + 1};
+    if (pthread_create(&pool->workers[i], NULL, worker_main, &pool->args[i]) !=
+        0) {
       pool->threads = i + 1;  // only the started ones are joined
       wm_pool_destroy(pool);
       return WM_ERROR(RESOURCE_EXHAUSTED, "cannot start thread %d of %d", i + 1,
@@ -208,6 +244,8 @@ void wm_pool_destroy(wm_pool_t *pool) {
   pthread_cond_destroy(&pool->idle);
   pthread_mutex_destroy(&pool->mu);
   free(pool->workers);
+  free(pool->args);
+  free(pool->shares);
   free(pool);
 }
 
@@ -245,7 +283,10 @@ void wm_pool_for(wm_pool_t *pool, size_t n, size_t grain,
   pool->ctx = ctx;
   pool->n = n;
   pool->chunk = chunk;
-  atomic_store(&pool->next, 0);
+  for (int32_t t = 0; t < threads; t++) {
+    atomic_store(&pool->shares[t].next, n * (size_t)t / (size_t)threads);
+    pool->shares[t].end = n * (size_t)(t + 1) / (size_t)threads;
+  }
   atomic_store(&pool->done, 0);
   // Published under the lock so that a worker going to sleep sees it.
   pthread_mutex_lock(&pool->mu);
@@ -254,7 +295,7 @@ void wm_pool_for(wm_pool_t *pool, size_t n, size_t grain,
     pthread_cond_broadcast(&pool->wake);
   }
   pthread_mutex_unlock(&pool->mu);
-  run_chunks(pool);
+  run_chunks(pool, 0);
   if (!spin_until(pool, loop_done, 0)) {
     pthread_mutex_lock(&pool->mu);
     atomic_store(&pool->caller_waits, true);

@@ -112,6 +112,8 @@ typedef struct rt_step {
   uint64_t ws_offset;      // OP: its place in the slot's arena
   wm_buffer_view ws_view;  // OP: the workspace, patched per run
   uint64_t captured;       // OP: inputs its plan holds its own form of
+  int32_t *in_place;       // OP: per output, the input whose bytes its plan
+                           // may write it into, or -1 (NULL: none)
   int32_t *release;        // values whose last use is this step
   size_t n_release;
   // DYNAMIC: the instance last planned (reused while shapes repeat).
@@ -196,6 +198,7 @@ struct wm_session {
   rt_plan_t *plans[RT_MAX_PLANS];    // cached plans
   size_t n_plans;
   bool release_weights;      // options.release_weights, and it is safe
+  bool in_place;             // !options.no_in_place
   bool *foldable_reader;     // per user value: a reader of it could be
                              // folded (all inputs constant): kept
   rt_plan_t *active;         // the plan of the last run

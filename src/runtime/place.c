@@ -127,6 +127,7 @@ wm_session_stats_t wm_session_stats(const wm_session_t *session) {
   wm_session_stats_t st = session->stats;
   if (session->active) {
     st.partitions = session->active->stats.partitions;
+    st.in_place_outputs = session->active->stats.in_place_outputs;
     st.arena_bytes = 0;
     for (size_t k = 0; k < session->n_slots; k++) {
       st.arena_bytes += session->active->arena_bytes[k];

@@ -347,13 +347,23 @@ static wm_status_t plan_node(builder_t *b, size_t index, wm_op_ctx_t *ctx) {
       st = rt_open_slot(s, (size_t)slot);
     }
     uint64_t ws = 0, captured = 0;
+    int32_t *in_place = NULL;
+    if (!st && ctx->n_out > 0) {
+      in_place = wm_calloc((size_t)ctx->n_out, sizeof(int32_t));
+      st = in_place ? NULL : oom();
+      for (int32_t i = 0; !st && i < ctx->n_out; i++) {
+        in_place[i] = -1;
+      }
+    }
     if (!st) {
       rt_backend_t *be = &s->slots[slot];
       op.captured = &captured;
+      op.in_place = in_place;
       st = rt_slot_error(
           be, be->api->library->op_plan(be->dev, &op, &step->plan, &ws),
           "op_plan");
       op.captured = NULL;
+      op.in_place = NULL;
       if (st) {
         st = wm_status_annotate(st, "node \"%s\" (%s)", ctx->label,
                                 node->op_type);
@@ -363,7 +373,14 @@ static wm_status_t plan_node(builder_t *b, size_t index, wm_op_ctx_t *ctx) {
       step->ws_bytes = ws;
       step->captured = captured;
       release_captured(b, node, captured);
+      for (int32_t i = 0; in_place && i < ctx->n_out; i++) {
+        if (in_place[i] >= 0 && in_place[i] < ctx->n_in) {
+          step->in_place = in_place;  // some output may share an input
+          in_place = NULL;
+        }
+      }
     }
+    free(in_place);
     if (!st) {
       step->n_in = (uint32_t)ctx->n_in;
       step->n_out = (uint32_t)ctx->n_out;
@@ -555,6 +572,67 @@ static void plan_views(builder_t *b) {
     if (st->plan) {
       b->s->slots[st->slot].api->library->op_plan_destroy(st->plan);
       st->plan = NULL;
+    }
+  }
+}
+
+// The value whose region holds |v|'s bytes on slot |k|: |v|, or the value
+// it is a view of.
+static int32_t region_of(const rt_plan_t *p, int32_t v, int32_t k) {
+  return p->pv[v].view_slot == k ? p->pv[v].view_of : v;
+}
+
+// In-place outputs: where a step's plan may write output j into input
+// i's bytes (rt_step_t.in_place) and nothing reads that input after the
+// step (nor any view of its bytes), the output shares the input's region,
+// as a view does, and the step still runs. Bound inputs (the caller's
+// values) and inputs the step reads twice keep their bytes.
+static void plan_in_place(builder_t *b) {
+  rt_plan_t *p = b->p;
+  for (size_t i = 0; i < p->n_steps; i++) {
+    rt_step_t *st = &p->steps[i];
+    if (st->kind != RT_STEP_OP || !st->in_place) {
+      continue;
+    }
+    const int32_t k = st->slot, now = (int32_t)i + 1;
+    for (uint32_t j = 0; j < st->n_out; j++) {
+      const int32_t in = st->in_place[j];
+      if (in < 0 || (uint32_t)in >= st->n_in) {
+        continue;
+      }
+      const int32_t x = st->io[in], y = st->io[st->n_in + j];
+      if (x < 0 || y < 0) {
+        continue;
+      }
+      const int32_t root = region_of(p, x, k);
+      rt_pv_t *pr = &p->pv[root], *px = &p->pv[x], *py = &p->pv[y];
+      bool ok = pr->kind == RT_PV_ARENA && py->kind == RT_PV_ARENA &&
+                px->on[k] && pr->on[k] && py->home == k && py->view_slot < 0 &&
+                pr->first > 0 && pr->last == now &&
+                px->type.dtype == py->type.dtype;
+      for (uint32_t q = 0; ok && q < st->n_in; q++) {
+        ok = q == (uint32_t)in || st->io[q] < 0 ||
+             region_of(p, st->io[q], k) != root;
+      }
+      wm_tensor_desc dx, dy;
+      uint64_t bx, by;
+      if (ok) {
+        dx = wm_tensor_desc_from_type(px->type.dtype, &px->type.shape);
+        dy = wm_tensor_desc_from_type(py->type.dtype, &py->type.shape);
+        ok = rt_desc_bytes(&dx, &bx) && rt_desc_bytes(&dy, &by) && bx == by;
+      }
+      if (!ok) {
+        continue;
+      }
+      p->stats.in_place_outputs++;
+      pr->last = py->last > pr->last ? py->last : pr->last;
+      py->view_of = root;
+      py->view_slot = k;
+      for (size_t v = 0; v < b->g->value_count; v++) {
+        if (p->pv[v].view_slot == k && p->pv[v].view_of == y) {
+          p->pv[v].view_of = root;  // views of the output view the input
+        }
+      }
     }
   }
 }
@@ -819,6 +897,9 @@ wm_status_t rt_plan_build(wm_session_t *s, const wm_type_t *key,
   }
   if (!st) {
     plan_views(&b);
+    if (s->in_place) {
+      plan_in_place(&b);
+    }
     st = plan_memory(&b);
   }
   if (!st) {
@@ -876,6 +957,7 @@ void rt_plan_destroy(wm_session_t *s, rt_plan_t *p) {
     free(st->dyn_key);
     free(st->views);
     free(st->io);
+    free(st->in_place);
     free(st->release);
   }
   for (size_t i = 0; i < p->n_uploads; i++) {

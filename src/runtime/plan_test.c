@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tests/plugins/plugin_common.h"
 #include "../../tests/testing/wm_test.h"
 #include "ref.h"
 #include "wmap/session.h"
@@ -372,6 +373,174 @@ WM_TEST(run_into_writes_the_callers_tensors_and_checks_their_shape) {
   wm_graph_destroy(g);
 }
 
+// "inplace": a backend on host memory that runs Relu and Neg on floats
+// element by element, and says Relu's output may be written into its
+// input's bytes (wm_op_desc.in_place).
+struct wm_op_plan {
+  bool relu;
+};
+
+static wm_error *ip_info(wm_plugin_info *out) {
+  out->name = "inplace";
+  out->vendor = "wmap tests";
+  out->version = "0.0.1";
+  out->n_features = 0;
+  out->features = NULL;
+  out->sanitizer = WM_SANITIZER_NONE;
+  return NULL;
+}
+
+static bool ip_takes(const wm_op_desc *op) {
+  return (!op->domain || !*op->domain) && op->n_in == 1 && op->n_out == 1 &&
+         op->in[0].dtype == WM_DTYPE_FLOAT &&
+         (strcmp(op->op_type, "Relu") == 0 || strcmp(op->op_type, "Neg") == 0);
+}
+
+static wm_error *ip_query(const wm_target_desc *target, const wm_op_desc *op,
+                          wm_op_support *out) {
+  (void)target;
+  bool yes = ip_takes(op);
+  out->level = yes ? WM_SUPPORT_SUPPORTED : WM_SUPPORT_NONE;
+  out->impl = yes ? WM_IMPL_NATIVE_KERNEL : WM_IMPL_NONE;
+  out->reason = yes ? WM_WHY_NONE : WM_WHY_OP;
+  out->rel_cost = -1.0f;
+  out->detail = yes ? NULL : "inplace runs float Relu and Neg only";
+  return NULL;
+}
+
+static wm_error *ip_plan(wm_device *dev, const wm_op_desc *op,
+                         wm_op_plan **out_plan, uint64_t *out_ws) {
+  (void)dev;
+  *out_ws = 0;
+  *out_plan = malloc(sizeof(**out_plan));
+  if (!*out_plan) {
+    return wm_host_error_oom();
+  }
+  (*out_plan)->relu = strcmp(op->op_type, "Relu") == 0;
+  if ((*out_plan)->relu && WM_HAS(op, wm_op_desc, in_place) && op->in_place) {
+    op->in_place[0] = 0;
+  }
+  return NULL;
+}
+
+static wm_error *ip_run(wm_stream *stream, wm_op_plan *plan,
+                        const wm_buffer_view *in, uint32_t n_in,
+                        const wm_buffer_view *out, uint32_t n_out,
+                        const wm_buffer_view *workspace) {
+  (void)stream, (void)n_in, (void)n_out, (void)workspace;
+  void *xp = NULL, *yp = NULL;
+  wm_error *e = wm_host_mem_map(in[0].buffer, &xp);
+  if (!e) {
+    e = wm_host_mem_map(out[0].buffer, &yp);
+  }
+  if (e) {
+    return e;
+  }
+  const float *x = (const float *)((char *)xp + in[0].offset);
+  float *y = (float *)((char *)yp + out[0].offset);
+  uint64_t n = 1;
+  for (uint32_t d = 0; d < out[0].desc.rank; d++) {
+    n *= (uint64_t)out[0].desc.dims[d];
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    float v = x[i];
+    y[i] = plan->relu ? (v > 0 ? v : 0) : -v;
+  }
+  return NULL;
+}
+
+static void ip_destroy(wm_op_plan *plan) {
+  free(plan);
+}
+
+static const wm_device_tier ip_device = {TP_DEVICE_TIER_FIELDS};
+static const wm_library_tier ip_library = {
+    .struct_size = sizeof(wm_library_tier),
+    .op_query = ip_query,
+    .op_plan = ip_plan,
+    .op_run = ip_run,
+    .op_plan_destroy = ip_destroy,
+};
+static wm_plugin_api ip_api = {
+    .get_info = ip_info,
+    .enumerate = tp_enumerate,
+    .device = &ip_device,
+    .library = &ip_library,
+    TP_API_FIELDS,
+};
+static wm_error *ip_query_api(uint32_t major, uint32_t max_minor,
+                              const wm_host_api *host,
+                              const wm_plugin_api **out_api) {
+  (void)host;
+  *out_api = &ip_api;
+  return tp_negotiate(major, max_minor, &ip_api);
+}
+
+// a = -x, b = relu(a), c = relu(b), y = relu(c), f = -b: Relu's output
+// takes its input's bytes where nothing reads the input after it (b into
+// a's, y into c's), not where something does (c: f reads b after); the
+// results are those of the same plan without in-place outputs. Nor is
+// z = relu(x), x's last reader, written into the caller's x.
+WM_TEST(an_output_takes_its_inputs_bytes_where_the_backend_allows) {
+  wm_backend_t *ip = NULL;
+  WM_CHECK_OK(wm_backend_create(ip_query_api, "built-in", &ip));
+  wm_graph_t *g = NULL;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  wm_shape_t shape = {.rank = 2, .dims = {4, 1000}};
+  wm_type_t t = wm_type_tensor(WM_DTYPE_FLOAT, &shape);
+  int32_t id;
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &t, &id));
+  node(g, "Neg", "x", NULL, "a");
+  node(g, "Relu", "a", NULL, "b");
+  node(g, "Relu", "b", NULL, "c");
+  node(g, "Relu", "c", NULL, "y");
+  node(g, "Neg", "b", NULL, "f");
+  node(g, "Relu", "x", NULL, "z");
+  output(g, "y");
+  output(g, "f");
+  output(g, "z");
+  wm_tensor_t *x = ramp(4, 1000);
+  WM_CHECK(x);
+  const char *names[1] = {"x"};
+  uint64_t arena[2] = {0, 0};
+  size_t shared[2] = {9, 9};
+  wm_tensor_t *out[2][3] = {{NULL, NULL, NULL}, {NULL, NULL, NULL}};
+  for (int k = 0; k < 2; k++) {
+    wm_session_options_t o = {.backends = &ip,
+                              .backend_count = 1,
+                              .mode = WM_PLACEMENT_STRICT,
+                              .passes = "",
+                              .no_in_place = k == 1};
+    wm_session_t *s = NULL;
+    WM_CHECK_OK(wm_session_create_placed(g, &o, &s));
+    WM_CHECK_OK(
+        wm_session_run(s, names, (const wm_tensor_t *const *)&x, 1, out[k]));
+    arena[k] = wm_session_stats(s).arena_bytes;
+    shared[k] = wm_session_stats(s).in_place_outputs;
+    wm_session_destroy(s);
+  }
+  WM_CHECK_INT_EQ(shared[0], 2);
+  WM_CHECK_INT_EQ(shared[1], 0);
+  WM_CHECK(arena[0] <= arena[1]);
+  for (int k = 0; k < 2; k++) {
+    WM_CHECK(out[k][0] && out[k][1] && out[k][2]);
+    for (size_t i = 0; out[k][0] && out[k][1] && out[k][2] && i < x->count;
+         i++) {
+      float v = ((float *)x->data)[i], b = v < 0 ? -v : 0;
+      WM_CHECK_DBL_NEAR(((float *)out[k][0]->data)[i], b, 0);
+      WM_CHECK_DBL_NEAR(((float *)out[k][1]->data)[i], -b, 0);
+      WM_CHECK_DBL_NEAR(((float *)out[k][2]->data)[i], v > 0 ? v : 0, 0);
+    }
+    for (int j = 0; j < 3; j++) {
+      wm_tensor_destroy(out[k][j]);
+    }
+  }
+  wm_tensor_destroy(x);
+  wm_graph_destroy(g);
+  wm_backend_destroy(ip);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(a_plan_is_made_once_per_input_shape_and_reused),
@@ -381,6 +550,7 @@ int main(void) {
       WM_CASE(a_reshape_is_a_view_of_its_input_and_copies_nothing),
       WM_CASE(weights_are_used_in_place_on_host_memory_backends),
       WM_CASE(run_into_writes_the_callers_tensors_and_checks_their_shape),
+      WM_CASE(an_output_takes_its_inputs_bytes_where_the_backend_allows),
       {NULL, NULL},
   };
   return wm_test_main(cases);

@@ -376,6 +376,7 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
   if (!st) {
     st = init_bindable(s);
   }
+  s->in_place = !options->no_in_place;
   if (!st && options->release_weights && one_plan_only(s)) {
     st = find_foldable_readers(s);
     s->release_weights = !st;
