@@ -47,6 +47,7 @@ typedef struct inst {
   bool is_weight[MAX_IO];          // or of seeded values (any size)
   double scale[MAX_IO];            // those values' bound
   double cvals[MAX_IO][MAX_INTS];  // initializer values (converted)
+  bool nans;                       // every 37th float input value NaN
 } inst_t;
 
 typedef enum outcome {
@@ -465,6 +466,11 @@ static outcome_t run_instance(const inst_t *in, uint32_t *out_impl) {
       goto done;
     }
     fill_random(xs[n_given]);
+    for (size_t e = 5; in->nans && wm_dtype_is_float(xs[n_given]->dtype) &&
+                       e < xs[n_given]->count;
+         e += 37) {
+      wm_tensor_set_f64(xs[n_given], e, NAN);
+    }
     names[n_given++] = in_names[i];
   }
   s = wm_session_run(sr, names, (const wm_tensor_t *const *)xs, n_given, yr);
@@ -1516,8 +1522,9 @@ WM_TEST(depth_padded_convs_agree_with_ref) {
 }
 
 // Max pools over wide rows (their stride-2 rows split into even and odd
-// floats in vectors, odd widths and kernels of 2 and 3 included) and
-// stride 1, with and without padding.
+// floats in vectors, odd widths and kernels of 2 and 3 included; 2x2 and
+// 3x3 at stride 2 on the AVX-512 kernel where there is one) and stride 1,
+// with and without padding, without and with NaNs among the values.
 WM_TEST(wide_max_pools_agree_with_ref) {
   WM_CHECK(cpu_be != NULL);
   static const struct {
@@ -1525,8 +1532,10 @@ WM_TEST(wide_max_pools_agree_with_ref) {
   } cases[] = {{40, 75, 3, 2, 1}, {9, 130, 3, 2, 1}, {12, 64, 2, 2, 0},
                {11, 99, 3, 2, 0}, {20, 41, 5, 1, 2}, {8, 200, 3, 2, 1}};
   int bad = 0;
-  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+  for (size_t q = 0; q < 2 * sizeof(cases) / sizeof(cases[0]); q++) {
+    const size_t i = q / 2;
     inst_t in = inst_make("MaxPool", 12);
+    in.nans = q % 2;  // NaNs win their windows
     int64_t x[4] = {1, 3, cases[i].h, cases[i].w};
     int64_t k[2] = {cases[i].k, cases[i].k}, st[2] = {cases[i].s, cases[i].s};
     int64_t pads[4] = {cases[i].pad, cases[i].pad, cases[i].pad, cases[i].pad};

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "maxpool.h"
 
 // Answers NONE unless input 0 and output 0 are float32.
 static bool f32_io(const wm_op_desc *op) {
@@ -838,6 +839,8 @@ typedef struct pool_plan {
   int64_t c_lo, c_hi;      // output columns whose taps are all inside
   int32_t nsp;             // spatial dims of the node
   pool_span_t *span[3];    // per output position of each dim
+  bool mp512;              // MaxPool on the AVX-512 kernel (maxpool.h),
+  cpu_mp_plane_t mpg;      // ... with this geometry
 } pool_plan_t;
 
 static void pool_destroy(void *state) {
@@ -1034,6 +1037,12 @@ static wm_error *pool_plan(const wm_op_desc *op, void **out_state) {
   p->kw = kern[2];
   p->sw = str[2];
   p->pw = pads[2];
+  p->mpg = (cpu_mp_plane_t){p->in[1], p->in[2], p->out[1], p->out[2],
+                            pads[1],  pads[2],  kern[2]};
+  p->mp512 = p->kind == POOL_MAX && !p->global && op->n_out < 2 &&
+             p->in[0] == 1 && p->out[0] == 1 && kern[1] == kern[2] &&
+             str[1] == 2 && str[2] == 2 && p->dil[1] == 1 && p->dil[2] == 1 &&
+             cpu_mp512_takes(&p->mpg);
   p->c_lo = p->c_hi = 0;
   for (int64_t c = 0; c < p->out[2]; c++) {
     bool full = p->span[2][c].lo == 0 && p->span[2][c].hi == kern[2];
@@ -1052,8 +1061,25 @@ typedef struct pool_job {
   const pool_plan_t *p;
   const float *x;
   float *y;
-  int64_t *idx;  // MaxPool Indices or NULL
+  int64_t *idx;   // MaxPool Indices or NULL
+  int64_t bands;  // the AVX-512 kernel: bands of output rows per plane
 } pool_job_t;
+
+// Bands [begin, end) of the AVX-512 max pool, band-major (band = u /
+// planes of plane u % planes).
+static void pool_planes_512(void *ctx, size_t begin, size_t end) {
+  const pool_job_t *j = ctx;
+  const pool_plan_t *p = j->p;
+  const int64_t rows = (p->out[1] + j->bands - 1) / j->bands;
+  const size_t in_plane = (size_t)(p->in[1] * p->in[2]);
+  const size_t out_plane = (size_t)(p->out[1] * p->out[2]);
+  for (size_t u = begin; u < end; u++) {
+    const size_t pl = u % p->planes;
+    const int64_t r0 = (int64_t)(u / p->planes) * rows;
+    cpu_mp512_rows(&p->mpg, j->x + pl * in_plane, j->y + pl * out_plane, r0,
+                   r0 + rows);
+  }
+}
 
 // |v| to the power of LpPool's p, in double like the reference.
 static inline double pool_lp_term(double p, float v) {
@@ -1350,7 +1376,7 @@ static wm_error *pool_run(void *state, const cpu_run_t *run) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "pool kernel: tensors do not match the plan");
   }
-  pool_job_t j = {p, run->in[0].data, run->out[0].data, NULL};
+  pool_job_t j = {p, run->in[0].data, run->out[0].data, NULL, 1};
   if (run->n_out > 1 && run->out[1].data) {
     if (run->out[1].dtype != K_INT64 || run->out[1].count != out_count) {
       return cpu_error(WM_ERR_INVALID_ARGUMENT,
@@ -1364,6 +1390,14 @@ static wm_error *pool_run(void *state, const cpu_run_t *run) {
   if (p->global) {
     k_for(run->pool, p->planes, k_row_grain((size_t)p->in[0], K_GRAIN),
           pool_global, &j);
+  } else if (p->mp512 && !j.idx) {
+    // Bands of rows, band-major, as the depthwise kernel (blas.c).
+    const int32_t threads = wm_pool_threads(run->pool);
+    j.bands = threads < p->out[1] / 4 ? threads : p->out[1] / 4;
+    j.bands = j.bands > 1 ? j.bands : 1;
+    size_t work = (size_t)(p->in[1] * p->in[2]) / (size_t)j.bands;
+    k_for(run->pool, p->planes * (size_t)j.bands, k_row_grain(work, K_GRAIN),
+          pool_planes_512, &j);
   } else if (pool_separable(p, j.idx != NULL)) {
     size_t work = (size_t)(p->in[1] * p->out[2] + p->out[1] * p->out[2]) * 4;
     k_for(run->pool, p->planes, k_row_grain(work, K_GRAIN), pool_sep_planes,
