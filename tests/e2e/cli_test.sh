@@ -48,6 +48,19 @@ expect shape_conflicting_dim_is_named 1 '--shape x makes dim "batch" 3, but it i
   "$wmap" map "$dyn" --dim batch=2 --shape x=3x3x4x5
 expect shape_unknown_input_is_named 1 '--shape image: the model has no input named "image"' \
   "$wmap" map "$dyn" --shape image=1x3
+# wmap run without --inputs: generated inputs of the shapes --shape and
+# --dim give, the rest 1 (one note); with --inputs they must agree.
+expect run_generates_inputs_of_the_given_shape 0 "float [2,3,8,4] =" \
+  "$wmap" run "$dyn" --shape x=2x3x8x4
+expect run_binds_unbound_dims_to_1 0 "float [1,3,1,1] =" "$wmap" run "$dyn"
+if [ "$(grep -c "note:" "$tmp/err")" -eq 1 ]; then
+  echo "ok   run_notes_the_unbound_dims_once"; passed=$((passed + 1))
+else
+  echo "FAIL run_notes_the_unbound_dims_once"; head -3 "$tmp/err"
+  failed=$((failed + 1))
+fi
+expect run_shape_unknown_input_is_named 1 '--shape y: the model has no input named "y"' \
+  "$wmap" run "$dyn" --shape y=1x3
 expect shape_bad_syntax_is_usage_error 2 "--shape x wants dims as whole numbers" \
   "$wmap" bench "$dyn" --shape x=2xx3
 expect run_unknown_backend 1 'no backend named "tpu"' "$wmap" run --backend tpu "$src/tests/malformed/truncated.onnx"
@@ -68,8 +81,13 @@ fi
 if [ -d "$data/node/test_add" ]; then
   expect run_test_model_prints_output 0 "sum: float [3,4,5]" \
     "$wmap" run "$data/node/test_add/model.onnx" --inputs "$data/node/test_add/test_data_set_0"
+  mkdir -p "$tmp/noinputs"
   expect run_missing_input_is_named 1 'input "x" is not given' \
+    "$wmap" run "$data/node/test_add/model.onnx" --inputs "$tmp/noinputs"
+  expect run_generated_inputs_of_a_static_model 0 "sum: float [3,4,5]" \
     "$wmap" run "$data/node/test_add/model.onnx"
+  expect run_shape_disagreeing_with_the_model_is_named 1 '--shape x=[1,4,5]: dim 0 of the input is 3' \
+    "$wmap" run "$data/node/test_add/model.onnx" --inputs "$data/node/test_add/test_data_set_0" --shape x=1x4x5
   expect run_wrong_input_shape_is_named 1 'input "y" has shape [5], want float[3,4,5]' \
     "$wmap" run "$data/node/test_add/model.onnx" --inputs "$data/node/test_add_bcast/test_data_set_0"
   expect conform_filter_runs_one_case 0 "1 passed, 0 failed, 0 skipped" \

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "wmap/bench.h"
 #include "wmap/onnx.h"
 #include "wmap/session.h"
 
@@ -14,11 +15,14 @@ static const char run_usage[] =
     "usage: wmap run MODEL [options]\n"
     "\n"
     "Runs the ONNX model MODEL once and prints each output's type, shape\n"
-    "and first values.\n"
+    "and first values. Without --inputs it runs on generated inputs (as\n"
+    "wmap bench makes them) of the shapes --shape and --dim give, every\n"
+    "dim they leave unbound being 1.\n"
     "\n"
     "Options:\n"
     "  --inputs DIR         read inputs from a test_data_set folder\n"
-    "                       (input_K.pb: tensors, sequences, optionals)\n"
+    "                       (input_K.pb: tensors, sequences, "
+    "optionals)\n" WM_CLI_DIM_OPTIONS_USAGE
     "  --backends LIST      backends in order of preference, e.g. cpu,ref\n"
     "                       (default: every loaded backend, ref last);\n"
     "                       --backend NAME is the same with one name\n"
@@ -93,6 +97,39 @@ static wm_status_t report_placement(const wm_session_t *session,
   return s;
 }
 
+// Inputs for a run without --inputs: |dims| applied to |graph| (dims
+// nothing binds are 1, in one note), then wm_bench_make_inputs' values.
+static wm_status_t generated_inputs(wm_graph_t *graph, wm_cli_dims_t *dims,
+                                    wm_cli_dataset_t *ds) {
+  char **names = NULL;
+  wm_tensor_t **tensors = NULL;
+  size_t n = 0;
+  wm_status_t s = wm_cli_dims_apply("run", graph, dims, true, true);
+  if (!s) {
+    s = wm_bench_make_inputs(graph, &names, &tensors, &n);
+  }
+  if (!s) {
+    ds->inputs = wm_calloc(n + 1, sizeof(wm_item_t));
+    s = ds->inputs ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (s) {
+    for (size_t i = 0; i < n; i++) {
+      wm_tensor_destroy(tensors[i]);
+      free(names[i]);
+    }
+    free(names);
+    free(tensors);
+    return s;
+  }
+  for (size_t i = 0; i < n; i++) {
+    ds->inputs[i] = wm_item_tensor_take(tensors[i]);
+  }
+  ds->input_names = names;
+  ds->n_inputs = n;
+  free(tensors);
+  return NULL;
+}
+
 int wm_cli_run(int argc, char **argv) {
   static const struct option opts[] = {
       {"inputs", required_argument, NULL, 'i'},
@@ -106,6 +143,8 @@ int wm_cli_run(int argc, char **argv) {
       {"threads", required_argument, NULL, 'T'},
       {"passes", required_argument, NULL, 'Q'},
       {"no-passes", no_argument, NULL, 'N'},
+      {"dim", required_argument, NULL, 'd'},
+      {"shape", required_argument, NULL, 'z'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *inputs_dir = NULL, *backend_list = NULL, *save_dir = NULL;
@@ -113,6 +152,7 @@ int wm_cli_run(int argc, char **argv) {
   bool strict = false, placement = false;
   long values = 8;
   wm_cli_backend_options_t bo = {.quiet = true};
+  wm_cli_dims_t dims = {0};
   int rc = WM_EXIT_OK;
   optind = 1;
   int c;
@@ -158,8 +198,15 @@ int wm_cli_run(int argc, char **argv) {
       case 'N':
         rc = wm_cli_passes_option("run", NULL, &passes);
         break;
+      case 'd':
+        rc = wm_cli_dim_option("run", optarg, &dims);
+        break;
+      case 'z':
+        rc = wm_cli_shape_option("run", optarg, &dims);
+        break;
       case 'h':
         fputs(run_usage, stdout);
+        wm_cli_dims_deinit(&dims);
         wm_cli_backend_options_deinit(&bo);
         return WM_EXIT_OK;
       default:
@@ -171,6 +218,7 @@ int wm_cli_run(int argc, char **argv) {
                             argc - optind);
   }
   if (rc != WM_EXIT_OK) {
+    wm_cli_dims_deinit(&dims);
     wm_cli_backend_options_deinit(&bo);
     return rc;
   }
@@ -198,7 +246,13 @@ int wm_cli_run(int argc, char **argv) {
     s = wm_onnx_load(model, &graph);
   }
   if (!s && inputs_dir) {
-    s = wm_cli_dataset_load(inputs_dir, graph, &ds);
+    // The values give the shapes; --dim and --shape must agree with them.
+    s = wm_cli_dims_apply("run", graph, &dims, true, false);
+    if (!s) {
+      s = wm_cli_dataset_load(inputs_dir, graph, &ds);
+    }
+  } else if (!s) {
+    s = generated_inputs(graph, &dims, &ds);
   }
   if (!s) {
     s = wm_session_create_placed(graph, &so, &session);
@@ -241,6 +295,7 @@ int wm_cli_run(int argc, char **argv) {
   wm_cli_dataset_deinit(&ds);
   wm_graph_destroy(graph);
   wm_registry_destroy(reg);
+  wm_cli_dims_deinit(&dims);
   wm_cli_backend_options_deinit(&bo);
   return s ? wm_cli_fail(s) : WM_EXIT_OK;
 }
