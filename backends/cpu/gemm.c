@@ -1143,11 +1143,20 @@ static void write_virtual(const cpu_gemm_problem_t *p, const float *blk,
 
 // Writes a block of a product (rows [i0, i0+mc) and columns [j0, j0+nc)
 // at |blk|, row stride |ld|) transposed into C: 8x8 blocks in vectors,
-// the edges one by one; then the epilogue on C's rows [j0, j0+nc).
+// the edges one by one; then the epilogue on C's rows [j0, j0+nc). Without
+// a Z the epilogue runs on the block before (a bias per row of C is one
+// per column of the block): its rows are whole vectors of channels, while
+// C's rows hold the block's few positions each (resnet50's 1x1 384->384 at
+// 13x13 with SiLU, split in tiles of 12 positions: 282 -> 143 us at t2).
 K_CLONES_FMA static void write_transposed(const cpu_gemm_problem_t *p,
-                                          const float *blk, int64_t ld,
-                                          int64_t i0, int64_t mc, int64_t j0,
-                                          int64_t nc) {
+                                          float *blk, int64_t ld, int64_t i0,
+                                          int64_t mc, int64_t j0, int64_t nc) {
+  const bool on_block = !p->epi.z && !epi_is_plain(&p->epi);
+  if (on_block) {
+    cpu_gemm_epi_t eb = p->epi;
+    eb.bias_rows = false;
+    epi_tile(&eb, blk, ld, i0, mc, j0, nc);
+  }
   float *c = p->c + j0 * p->ldc + i0;
   const int64_t m8 = mc / 8 * 8, n8 = nc / 8 * 8;
   for (int64_t j = 0; j < n8; j += 8) {
@@ -1160,7 +1169,7 @@ K_CLONES_FMA static void write_transposed(const cpu_gemm_problem_t *p,
       c[j * p->ldc + i] = blk[i * ld + j];
     }
   }
-  if (!epi_is_plain(&p->epi)) {
+  if (!on_block && !epi_is_plain(&p->epi)) {
     epi_tile(&p->epi, c, p->ldc, j0, nc, i0, mc);
   }
 }
