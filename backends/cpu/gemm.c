@@ -1146,7 +1146,7 @@ static void write_virtual(const cpu_gemm_problem_t *p, const float *blk,
 // the edges one by one; then the epilogue on C's rows [j0, j0+nc). Without
 // a Z the epilogue runs on the block before (a bias per row of C is one
 // per column of the block): its rows are whole vectors of channels, while
-// C's rows hold the block's few positions each (resnet50's 1x1 384->384 at
+// C's rows hold the block's few positions each (ddddocr_det's 1x1 384->384 at
 // 13x13 with SiLU, split in tiles of 12 positions: 282 -> 143 us at t2).
 K_CLONES_FMA static void write_transposed(const cpu_gemm_problem_t *p,
                                           float *blk, int64_t ld, int64_t i0,
