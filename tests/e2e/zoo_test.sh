@@ -25,9 +25,9 @@ expect zoo_unwritable_file 1 'cannot create "'"$tmp"'/no/x.onnx"' \
 expect zoo_export_mlp 0 "669706 parameters" "$wmap" zoo export mlp "$tmp/mlp.onnx"
 expect zoo_export_small_bert 0 "wrote $tmp/bert.onnx" \
   "$wmap" zoo export bert-base:layers=1,seq=8 "$tmp/bert.onnx"
-# The exports load and place; without --inputs the run names the input.
-expect zoo_mlp_loads 1 'input "input" is not given' "$wmap" run "$tmp/mlp.onnx"
-expect zoo_bert_loads 1 'input "input_ids" is not given' \
+# The exports load, place and run (on generated inputs: no --inputs).
+expect zoo_mlp_runs 0 'logits: float [1,10] =' "$wmap" run "$tmp/mlp.onnx"
+expect zoo_bert_runs 0 'last_hidden_state: float [1,8,768] =' \
   "$wmap" run "$tmp/bert.onnx"
 
 echo "$passed passed, $failed failed"
