@@ -5,6 +5,7 @@
 #include "gemm.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -819,19 +820,20 @@ typedef struct job {
   int64_t tm, tn;                 // task tile (multiples of MR, NR)
   int64_t gm, gn;                 // tiles per member along M and N
   size_t tasks;                   // count * gm * gn
+  float *scratch;                 // per-thread buffers
+  size_t slot_floats;             // floats per thread
+  int64_t a_floats;               // offset of the B buffer in a slot
+  int64_t b_floats;               // offset of the edge tile in a slot
+  int64_t c_floats;               // offset of the C block in a slot
+  int32_t n_shares;               // entries of |shares| in use
   // Per scratch slot (up to MAX_SHARES, else all in one): its home share
   // of the tasks, taken first, in order (as wm_pool_for's shares, so that
   // products over the same data follow each other on the same cores).
+  // Last, and left out of the job's zeroing: set for the shares in use.
   struct {
     _Alignas(64) _Atomic size_t next;  // next task to take
     size_t end;                        // end of the share
   } shares[MAX_SHARES];
-  int32_t n_shares;
-  float *scratch;      // per-thread buffers
-  size_t slot_floats;  // floats per thread
-  int64_t a_floats;    // offset of the B buffer in a slot
-  int64_t b_floats;    // offset of the edge tile in a slot
-  int64_t c_floats;    // offset of the C block in a slot
 } job_t;
 
 // Whether the micro-kernels apply activation |kind| (kernel_epi_t).
@@ -1443,7 +1445,7 @@ static wm_error *run_job(job_t *job, const cpu_gemm_problem_t *first,
 wm_error *cpu_gemm_run(const cpu_gemm_problem_t *p, wm_pool_t *pool,
                        const cpu_gemm_scratch_t *scratch) {
   job_t job;
-  memset(&job, 0, sizeof(job));
+  memset(&job, 0, offsetof(job_t, shares));
   job.e = engine();
   job.count = 1;
   job.one = p;
@@ -1462,7 +1464,7 @@ wm_error *cpu_gemm_run_batch(size_t count, cpu_gemm_batch_fn get,
   cpu_gemm_problem_t first;
   get(ctx, 0, &first);
   job_t job;
-  memset(&job, 0, sizeof(job));
+  memset(&job, 0, offsetof(job_t, shares));
   job.e = engine();
   job.count = count;
   job.get = get;
