@@ -16,6 +16,8 @@
 // Blocks of 16 output columns a row may have (wider rows go elsewhere),
 // and the fewest output columns the kernel takes.
 enum { DW_MAX_BLOCKS = 64, DW_MIN_COLS = 48 };
+// Load masks kept per block of output columns (dw_plane).
+enum { DW_MK = 12 };
 
 // A row of zeros as long as any load of a padding row reaches.
 static const float dw_zero_row[DW_MAX_BLOCKS * 32 + 64]
@@ -92,6 +94,40 @@ DW_TARGET static inline __attribute__((always_inline)) __m512 dw_load(
   return _mm512_permutex2var_ps(a, even, b);
 }
 
+// The K tap columns of a stride-2 row from its floats at |r| (the first
+// tap's): three loads, the even and odd floats of the first 32 (taps 0 and
+// 1), and those shifted on into the third vector for taps 2 to 4 (tap 2m
+// + p: lane i holds r[2 (i + m) + p]); zero outside the row where |mk|
+// (dw_plane's masks) says.
+DW_TARGET static inline __attribute__((always_inline)) void dw_taps2(
+    const float *r, const uint16_t *mk, bool masked, __m512 *taps,
+    const int K) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                         22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  __m512 a, b;
+  if (masked) {
+    a = _mm512_maskz_loadu_ps((__mmask16)mk[0], r);
+    b = _mm512_maskz_loadu_ps((__mmask16)mk[1], r + 16);
+  } else {
+    a = _mm512_loadu_ps(r);
+    b = _mm512_loadu_ps(r + 16);
+  }
+  taps[0] = _mm512_permutex2var_ps(a, even, b);
+  taps[1] = _mm512_permutex2var_ps(a, odd, b);
+  if (K > 2) {
+    const __m512 c = _mm512_maskz_loadu_ps((__mmask16)mk[10], r + 32);
+    _Pragma("GCC unroll 3") for (int kw = 2; kw < K; kw++) {
+      const int m = kw / 2, p = kw % 2;
+      int32_t ix[16];
+      for (int i = 0; i < 16; i++) {
+        ix[i] = i + m < 16 ? i + m : 16 + 2 * (i + m - 16) + p;
+      }
+      taps[kw] = _mm512_permutex2var_ps(taps[p], _mm512_loadu_si512(ix), c);
+    }
+  }
+}
+
 // Output columns [j0, j0 + 16) of R consecutive output rows (masked
 // stores past ow) from their (R - 1) * S + K input rows |in| (a zero row
 // in the padding): each input row's K tap columns loaded once and
@@ -109,9 +145,14 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_block(
     acc[i] = vb;
   }
   _Pragma("GCC unroll 16") for (int q = 0; q < (R - 1) * S + K; q++) {
+    __m512 taps[5];
+    if (S == 2) {
+      dw_taps2(in[q] + j0 * 2 - g->pl, mk, masked, taps, K);
+    }
     _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) {
       const __m512 v =
-          dw_load(in[q], j0 * S - g->pl + kw, mk + 2 * kw, masked, S);
+          S == 2 ? taps[kw]
+                 : dw_load(in[q], j0 * S - g->pl + kw, mk + 2 * kw, masked, S);
       _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
         const int kh = q - i * S;
         if (kh >= 0 && kh < K) {
@@ -147,11 +188,11 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_rows(
   float *yr = y + oh * g->ow;
   for (int64_t b = 0; b < nb; b++) {
     if (inside[b]) {
-      dw_block(g, in, wv, vb, act, zr, yr, b * 16, false, mk + 10 * b, om[b], R,
-               K, S);
+      dw_block(g, in, wv, vb, act, zr, yr, b * 16, false, mk + DW_MK * b, om[b],
+               R, K, S);
     } else {
-      dw_block(g, in, wv, vb, act, zr, yr, b * 16, true, mk + 10 * b, om[b], R,
-               K, S);
+      dw_block(g, in, wv, vb, act, zr, yr, b * 16, true, mk + DW_MK * b, om[b],
+               R, K, S);
     }
   }
 }
@@ -171,7 +212,9 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_plane(
   const __m512 vb = _mm512_set1_ps(bias);
   const dw_act_t act = dw_act_of(&g->act);
   bool inside[DW_MAX_BLOCKS];
-  uint16_t mk[DW_MAX_BLOCKS * 10];  // block b, tap column kw: 10 b + 2 kw
+  // Block b's masks: tap column kw's two loads at DW_MK b + 2 kw, then
+  // (stride 2) the third vector of its row at DW_MK b + 10.
+  uint16_t mk[DW_MAX_BLOCKS * DW_MK];
   __mmask16 om[DW_MAX_BLOCKS];
   const int64_t nb = (g->ow + 15) / 16;
   for (int64_t b = 0; b < nb; b++) {
@@ -179,9 +222,13 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_plane(
     const int64_t first = b * 16 * S - g->pl;
     inside[b] = first >= 0 && first + 16 * S + K - 2 < g->iw;
     for (int kw = 0; kw < K; kw++) {
-      mk[10 * b + 2 * kw] = (uint16_t)dw_mask(first + kw, g->iw);
-      mk[10 * b + 2 * kw + 1] = (uint16_t)dw_mask(first + kw + 16, g->iw);
+      mk[DW_MK * b + 2 * kw] = (uint16_t)dw_mask(first + kw, g->iw);
+      mk[DW_MK * b + 2 * kw + 1] = (uint16_t)dw_mask(first + kw + 16, g->iw);
     }
+    // What a row's third vector holds for the taps past the first two:
+    // its first K - 2 floats.
+    mk[DW_MK * b + 10] = (uint16_t)(dw_mask(first + 32, g->iw) &
+                                    ((1u << (K > 2 ? K - 2 : 0)) - 1u));
     om[b] = (__mmask16)dw_mask(b * 16, g->ow);
   }
   // The padding rows: masked loads from them read nothing past the row.
