@@ -209,7 +209,10 @@ void wm_pool_destroy(wm_pool_t *pool);
 int32_t wm_pool_threads(const wm_pool_t *pool);
 // Runs fn(ctx, begin, end) over disjoint ranges covering [0, n), each at
 // least |grain| long (but the last), on the pool's threads and the caller;
-// returns when all are done. A NULL pool runs fn(ctx, 0, n) inline.
+// returns when all are done. A NULL pool runs fn(ctx, 0, n) inline. Thread
+// t of T (the caller is 0) takes the ranges of [t n / T, (t + 1) n / T)
+// first, then helps with the others', so loops over the same data in the
+// same order keep each part of it on the same core.
 void wm_pool_for(wm_pool_t *pool, size_t n, size_t grain,
                  void (*fn)(void *ctx, size_t begin, size_t end), void *ctx);
 
