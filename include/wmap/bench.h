@@ -263,6 +263,8 @@ typedef struct wm_bench_options {
   bool profile;                    // time every node in each config's last
                                    //   block (extra runs, not samples)
   const char *passes;              // graph passes (wm_session_options_t)
+  bool no_in_place;                // outputs never share an input's bytes
+                                   //   (wm_session_options_t)
   const char *const *input_names;  // inputs, or NULL: generated
   const wm_tensor_t *const *inputs;
   size_t n_inputs;

@@ -192,6 +192,7 @@ static wm_status_t child_block(const job_t *j, wm_strbuf_t *out) {
       .fallback = fallback,
       .mode = WM_PLACEMENT_FALLBACK,
       .passes = o->passes,
+      .no_in_place = o->no_in_place,
       // The block's process is the graph's last user: weights the plan
       // packed need not be held twice.
       .release_weights = true,
@@ -666,6 +667,9 @@ wm_status_t wm_bench_run(const wm_bench_options_t *o, wm_baseline_t **out) {
                o->passes ? (o->passes[0] ? o->passes : "none")
                          : wm_strbuf_str(&passes));
     wm_strbuf_deinit(&passes);
+    if (o->no_in_place) {  // recorded only when off, as before it existed
+      wm_env_set(&bl->env, "run.in_place", true, "off");
+    }
     wm_env_finish(&bl->env);
     s = wm_baseline_finish(bl);
   }

@@ -94,6 +94,19 @@ PY
 expect "map --times of another model" 1 "has no node" "$wmap" map --zoo resnet18 --no-probe \
   --times "$tmp/four.json"
 
+# --no-in-place is part of what a baseline ran (recorded only when given).
+"$wmap" bench --zoo mlp --backends cpu --threads 1 --blocks 1 --min-time 0.01 \
+  --no-profile --no-in-place -o "$tmp/noip.json" >/dev/null 2>"$tmp/err" || cat "$tmp/err"
+check "no-in-place is recorded" "$tmp/noip.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["environment"]["critical"]["run.in_place"] == "off", d["environment"]
+PY
+check "in place is not recorded by default" "$tmp/one.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "run.in_place" not in d["environment"]["critical"], d["environment"]
+PY
 expect "bad threads" 2 "--threads wants" "$wmap" bench --zoo mlp --threads x
 expect "bad blocks" 2 "--blocks wants" "$wmap" bench --zoo mlp --blocks 0
 expect "no model" 2 "want one MODEL" "$wmap" bench

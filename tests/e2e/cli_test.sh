@@ -86,6 +86,8 @@ if [ -d "$data/node/test_add" ]; then
     "$wmap" run "$data/node/test_add/model.onnx" --inputs "$tmp/noinputs"
   expect run_generated_inputs_of_a_static_model 0 "sum: float [3,4,5]" \
     "$wmap" run "$data/node/test_add/model.onnx"
+  expect run_no_in_place 0 "sum: float [3,4,5]" \
+    "$wmap" run "$data/node/test_add/model.onnx" --no-in-place
   expect run_shape_disagreeing_with_the_model_is_named 1 '--shape x=[1,4,5]: dim 0 of the input is 3' \
     "$wmap" run "$data/node/test_add/model.onnx" --inputs "$data/node/test_add/test_data_set_0" --shape x=1x4x5
   expect run_wrong_input_shape_is_named 1 'input "y" has shape [5], want float[3,4,5]' \

@@ -53,7 +53,7 @@ static const char bench_usage[] =
     "  --format FORMAT      stdout: text (default) or json\n"
     "  --color WHEN         auto (default: on a terminal), always, never\n"
     "  --backend-path DIR   also look for backends in DIR "
-    "(repeatable)\n" WM_CLI_PASS_OPTIONS_USAGE
+    "(repeatable)\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_IN_PLACE_USAGE
     "  -h, --help           show this help\n";
 
 enum { MAX_LISTS = 16, MAX_THREADS = 16 };
@@ -78,6 +78,7 @@ typedef struct bench_args {
   wm_cli_dims_t dims;
   wm_cli_backend_options_t bo;
   const char *passes;  // --passes / --no-passes, or NULL: all
+  bool no_in_place;    // --no-in-place
 } bench_args_t;
 
 static int parse_threads_list(const char *text, bench_args_t *a) {
@@ -145,6 +146,7 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
       {"backend-path", required_argument, NULL, 'P'},
       {"passes", required_argument, NULL, 'Q'},
       {"no-passes", no_argument, NULL, 'N'},
+      {"no-in-place", no_argument, NULL, 'W'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -232,6 +234,9 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         break;
       case 'N':
         rc = wm_cli_passes_option("bench", NULL, &a->passes);
+        break;
+      case 'W':
+        a->no_in_place = true;
         break;
       case 'h':
         fputs(bench_usage, stdout);
@@ -518,6 +523,7 @@ int wm_cli_bench(int argc, char **argv) {
       .min_iters = a.min_iters,
       .profile = a.profile,
       .passes = a.passes,
+      .no_in_place = a.no_in_place,
       .input_names = a.inputs_dir ? (const char *const *)ds.input_names : NULL,
       .inputs = ins,
       .n_inputs = ds.n_inputs,

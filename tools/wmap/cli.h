@@ -52,6 +52,11 @@ typedef struct wm_cli_backend_options {
   "                       all: fold,dead,conv-bn,transpose,layernorm,\n"      \
   "                       epilogue,eltwise)\n"                                \
   "  --no-passes          run the graph exactly as written\n"
+// Usage text of --no-in-place (wm_session_options_t.no_in_place).
+#define WM_CLI_IN_PLACE_USAGE                                                \
+  "  --no-in-place        never write an output into an input's bytes (as\n" \
+  "                       backends may where nothing reads the input\n"      \
+  "                       after), to compare\n"
 
 // Takes --passes LIST (checked against the passes there are) or, with
 // |list| NULL, --no-passes into *passes (NULL: all, "": none); returns

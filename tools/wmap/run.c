@@ -32,8 +32,8 @@ static const char run_usage[] =
     "                       to FILE as JSON)\n"
     "  --save DIR           write the outputs as DIR/output_K.pb\n"
     "  --values N           values printed per output (default "
-    "8)\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_BACKEND_OPTIONS_USAGE
-    "  -h, --help           show this help\n";
+    "8)\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_IN_PLACE_USAGE
+        WM_CLI_BACKEND_OPTIONS_USAGE "  -h, --help           show this help\n";
 
 static void print_tensor(const char *name, const wm_tensor_t *t, size_t n) {
   char shape[128];
@@ -143,13 +143,14 @@ int wm_cli_run(int argc, char **argv) {
       {"threads", required_argument, NULL, 'T'},
       {"passes", required_argument, NULL, 'Q'},
       {"no-passes", no_argument, NULL, 'N'},
+      {"no-in-place", no_argument, NULL, 'I'},
       {"dim", required_argument, NULL, 'd'},
       {"shape", required_argument, NULL, 'z'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *inputs_dir = NULL, *backend_list = NULL, *save_dir = NULL;
   const char *placement_file = NULL, *passes = NULL;
-  bool strict = false, placement = false;
+  bool strict = false, placement = false, no_in_place = false;
   long values = 8;
   wm_cli_backend_options_t bo = {.quiet = true};
   wm_cli_dims_t dims = {0};
@@ -198,6 +199,9 @@ int wm_cli_run(int argc, char **argv) {
       case 'N':
         rc = wm_cli_passes_option("run", NULL, &passes);
         break;
+      case 'I':
+        no_in_place = true;
+        break;
       case 'd':
         rc = wm_cli_dim_option("run", optarg, &dims);
         break;
@@ -234,6 +238,7 @@ int wm_cli_run(int argc, char **argv) {
       .mode = strict ? WM_PLACEMENT_STRICT : WM_PLACEMENT_FALLBACK,
       .passes = passes,
       .release_weights = true,  // the graph serves this session only
+      .no_in_place = no_in_place,
   };
   wm_status_t s = wm_cli_registry_open(&bo, &reg);
   if (!s) {
