@@ -752,6 +752,17 @@ static bool conv_shifts(const conv_state_t *st) {
          st->out[2] >= 1;
 }
 
+// The shifted form's virtual row width Wv (conv_shifted_plan) where it
+// takes |st| untransposed (its junk columns cost multiply-adds: at most a
+// quarter more), else 0.
+static int64_t conv_sh_plain_width(const conv_state_t *st) {
+  if (!conv_shifts(st)) {
+    return 0;
+  }
+  const int64_t wv = st->out[2] + (st->k[2] - 1) * st->d[2] / st->s[2];
+  return 4 * wv <= 5 * st->out[2] ? wv : 0;
+}
+
 // Whether the GEMMs of |st| compute Y^T = im2col(X)^T · W^T (output
 // positions as rows, channels as columns) rather than Y = W · im2col(X):
 // the engine computes its product's rows exactly but its columns in
@@ -765,14 +776,9 @@ static bool conv_transposed(const conv_state_t *st) {
     return false;
   }
   const int64_t nr = cpu_gemm_tile_cols();
-  int64_t cols = st->outsz;
-  if (conv_shifts(st)) {
-    // The shifted form's positions, junk columns included.
-    int64_t wv = st->out[2] + (st->k[2] - 1) * st->d[2] / st->s[2];
-    if (4 * wv <= 5 * st->out[2]) {
-      cols = (st->out[1] - 1) * wv + st->out[2];
-    }
-  }
+  // The shifted form's positions, junk columns included.
+  const int64_t wv = conv_sh_plain_width(st);
+  const int64_t cols = wv ? (st->out[1] - 1) * wv + st->out[2] : st->outsz;
   double plain = (double)((cols + nr - 1) / nr * nr) / (double)st->outsz;
   double tr = (double)((st->mg + nr - 1) / nr * nr) / (double)st->mg;
   return plain > 1.05 * tr;
@@ -829,17 +835,14 @@ static void conv_destroy(void *state) {
 // positions and nothing to decide about the padding.
 static bool conv_shifted_plan(conv_state_t *st) {
   st->sh = false;
-  if (!conv_shifts(st)) {
+  // Transposed, there are no junk columns.
+  if (!conv_shifts(st) || (!st->tr && !conv_sh_plain_width(st))) {
     return true;
   }
   const int64_t s1 = st->s[1], s2 = st->s[2], d1 = st->d[1], d2 = st->d[2];
   const int64_t k1 = st->k[1], k2 = st->k[2];
   const int64_t wv = st->out[2] + (k2 - 1) * d2 / s2;
   const int64_t rows = st->out[1] + (k1 - 1) * d1 / s1;
-  // Junk columns cost multiply-adds: at most a quarter more.
-  if (!st->tr && 4 * wv > 5 * st->out[2]) {
-    return true;
-  }
   for (int i = 0; i < 16; i++) {
     st->sh_slot[i] = -1;
   }
@@ -2131,40 +2134,32 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
                     .z = st->has_z ? run->in[3].data : NULL,
                     .y = y};
   if (st->mode == CONV_DEPTHWISE && st->dw512) {
-    // Bands of rows, band-major: thread t's share of the bands is about
-    // the rows its share of the pointwise products around it (split
-    // along the positions) wrote and will read.
-    const int32_t threads = wm_pool_threads(run->pool);
-    job.bands = threads < st->out[1] / 4 ? threads : st->out[1] / 4;
-    job.bands = job.bands > 1 ? job.bands : 1;
+    job.bands = k_row_bands(run->pool, st->out[1]);
     size_t work = (size_t)(st->outsz * st->kprod) / (size_t)job.bands;
     wm_pool_for(run->pool, (size_t)(st->n * st->c * job.bands),
-                work >= 32768 ? 1 : 32768 / (work ? work : 1),
-                depthwise_planes_512, &job);
+                k_row_grain(work, 32768), depthwise_planes_512, &job);
     return NULL;
   }
 #if defined(__x86_64__)
   if (st->mode == CONV_DEPTHWISE && st->dw16_band > 0) {
     size_t blocks = (size_t)(st->n * st->c / 16);
     size_t work = (size_t)(16 * st->outsz * st->kprod);
-    wm_pool_for(run->pool, blocks,
-                work >= 32768 ? 1 : 32768 / (work ? work : 1),
-                depthwise_blocks16, &job);
+    wm_pool_for(run->pool, blocks, k_row_grain(work, 32768), depthwise_blocks16,
+                &job);
     return NULL;
   }
 #endif
   if (st->mode == CONV_DEPTHWISE && st->dw8_band > 0) {
     size_t blocks = (size_t)(st->n * st->c / 8);
     size_t work = (size_t)(8 * st->outsz * st->kprod);
-    wm_pool_for(run->pool, blocks,
-                work >= 32768 ? 1 : 32768 / (work ? work : 1),
-                depthwise_blocks8, &job);
+    wm_pool_for(run->pool, blocks, k_row_grain(work, 32768), depthwise_blocks8,
+                &job);
     return NULL;
   }
   if (st->mode == CONV_DEPTHWISE) {
     size_t planes = (size_t)(st->n * st->c);
     size_t work = (size_t)(st->outsz * st->kprod);
-    size_t grain = work >= 32768 ? 1 : 32768 / (work ? work : 1);
+    size_t grain = k_row_grain(work, 32768);
     wm_pool_for(run->pool, planes, grain,
                 st->dw_direct ? depthwise_planes_direct
                 : st->dw_band ? depthwise_planes_bands

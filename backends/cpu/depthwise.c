@@ -1,6 +1,7 @@
 // The direct depthwise kernel for AVX-512 (depthwise.h): each output row
 // 16 columns at a time, every tap a masked load of an input row where it
-// lies (stride 2: two loads and a permute taking the even floats), one
+// lies (stride 2: three loads per input row and permutes of their even
+// and odd floats, dw_taps2), one
 // fused multiply-add per tap, then Z, the bias-carrying accumulator's
 // activation and a masked store.
 #include "depthwise.h"
@@ -73,27 +74,6 @@ DW_TARGET static dw_act_t dw_act_of(const cpu_act_t *act) {
   return a;
 }
 
-// 16 floats of row |r| from column |lo| (stride 2: its even floats of 32),
-// zero outside the row where |m| (the masks of the two loads) says.
-DW_TARGET static inline __attribute__((always_inline)) __m512 dw_load(
-    const float *r, int64_t lo, const uint16_t *m, bool masked, const int S) {
-  if (S == 1) {
-    return masked ? _mm512_maskz_loadu_ps((__mmask16)m[0], r + lo)
-                  : _mm512_loadu_ps(r + lo);
-  }
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
-                                         22, 24, 26, 28, 30);
-  __m512 a, b;
-  if (masked) {
-    a = _mm512_maskz_loadu_ps((__mmask16)m[0], r + lo);
-    b = _mm512_maskz_loadu_ps((__mmask16)m[1], r + lo + 16);
-  } else {
-    a = _mm512_loadu_ps(r + lo);
-    b = _mm512_loadu_ps(r + lo + 16);
-  }
-  return _mm512_permutex2var_ps(a, even, b);
-}
-
 // The K tap columns of a stride-2 row from its floats at |r| (the first
 // tap's): three loads, the even and odd floats of the first 32 (taps 0 and
 // 1), and those shifted on into the third vector for taps 2 to 4 (tap 2m
@@ -150,9 +130,11 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_block(
       dw_taps2(in[q] + j0 * 2 - g->pl, mk, masked, taps, K);
     }
     _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) {
-      const __m512 v =
-          S == 2 ? taps[kw]
-                 : dw_load(in[q], j0 * S - g->pl + kw, mk + 2 * kw, masked, S);
+      const float *r = in[q] + j0 - g->pl + kw;  // stride 1
+      const __m512 v = S == 2 ? taps[kw]
+                       : masked
+                           ? _mm512_maskz_loadu_ps((__mmask16)mk[2 * kw], r)
+                           : _mm512_loadu_ps(r);
       _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
         const int kh = q - i * S;
         if (kh >= 0 && kh < K) {

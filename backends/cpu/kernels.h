@@ -153,6 +153,16 @@ static inline void k_for(wm_pool_t *pool, size_t n, size_t grain,
   wm_pool_for(pool, n, grain, fn, ctx);
 }
 
+// Bands of rows per plane for kernels run band-major over planes of
+// |rows| output rows: one per thread of |pool| (thread t's share of the
+// bands is then about the rows its share of a pointwise product split
+// along the positions wrote), none under 4 rows.
+static inline int64_t k_row_bands(const wm_pool_t *pool, int64_t rows) {
+  const int64_t threads = wm_pool_threads(pool);
+  const int64_t bands = threads < rows / 4 ? threads : rows / 4;
+  return bands > 1 ? bands : 1;
+}
+
 // Grain in rows for row-wise kernels whose rows hold |row| elements.
 static inline size_t k_row_grain(size_t row, size_t elems) {
   size_t g = row ? elems / row : elems;

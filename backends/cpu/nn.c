@@ -1391,10 +1391,7 @@ static wm_error *pool_run(void *state, const cpu_run_t *run) {
     k_for(run->pool, p->planes, k_row_grain((size_t)p->in[0], K_GRAIN),
           pool_global, &j);
   } else if (p->mp512 && !j.idx) {
-    // Bands of rows, band-major, as the depthwise kernel (blas.c).
-    const int32_t threads = wm_pool_threads(run->pool);
-    j.bands = threads < p->out[1] / 4 ? threads : p->out[1] / 4;
-    j.bands = j.bands > 1 ? j.bands : 1;
+    j.bands = k_row_bands(run->pool, p->out[1]);
     size_t work = (size_t)(p->in[1] * p->in[2]) / (size_t)j.bands;
     k_for(run->pool, p->planes * (size_t)j.bands, k_row_grain(work, K_GRAIN),
           pool_planes_512, &j);
