@@ -1353,11 +1353,14 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
                                                         : 6.0;
   const double task_cost = 20000.0;
   const double spread_cost = 150000.0;
-  // A late thread's wait is bounded (a wake-up or a time slice, tens of
-  // microseconds): with it unbounded, 2 threads split a large product into
-  // many thin tiles, each streaming its B panels again (resnet50's layer 3
-  // 3x3s into 22 tiles of 18 rows, not 2 of 102), 3 % slower at t2.
-  const double late_cap = 2e6;
+  // A late thread's wait is bounded by what a spinning pool thread takes
+  // to join (a microsecond or two): with it unbounded, 2 threads split a
+  // large product into many thin tiles, each streaming its B panels again
+  // (resnet50's layer 3 3x3s into 22 tiles of 18 rows, not 2 of 102), 3 %
+  // slower at t2; bounded at 2e6, mobilenetv2's products ran as 10-14
+  // tiles, a task's A packed again for each, where halves run 6 % faster
+  // (2.28 -> 2.13 ms at t2; resnet50, bert and gpt2 unchanged).
+  const double late_cap = 2e5;
   double k = (double)(job->k > 0 ? job->k : 1);
   double best = -1;
   int64_t limit = 8 * (int64_t)threads;
