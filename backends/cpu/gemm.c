@@ -1365,12 +1365,12 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
   double best = -1;
   int64_t limit = 8 * (int64_t)threads;
   // Row tilings: tiles of whole MR-high panels, and, where A is packed by
-  // each task (a tile may then take any rows), one even share per thread
-  // in multiples of 4 rows: resnet50's 3x3 256->256 at 14x14 (196
-  // positions) on 2 threads as 100 + 96 rows rather than 9 + 8 panels of
-  // 12 (108 + 88), 400 -> 430-460 GFLOP/s. (Even shares of 98 rows end in
-  // two 7-row panels: mobilenetv2's 1x1 96->576 at 14x14 then fell from
-  // 390 to 260 GFLOP/s.)
+  // each task (a tile may then take any rows), one even share per thread,
+  // in multiples of 4 rows where that stays even: resnet50's 3x3 256->256
+  // at 14x14 (196 positions) on 2 threads as 100 + 96 rows rather than
+  // 9 + 8 panels of 12 (108 + 88), 400 -> 430-460 GFLOP/s (as 98 + 98
+  // rows, mobilenetv2's 1x1 96->576 at 14x14 fell from 390 to 260-400);
+  // its 1x1 960->160 at 7x7 as 25 + 24 rows, not 28 + 21, 385 -> 440.
   for (int64_t gm = 1, even = 0; gm <= um + threads; gm++) {
     int64_t tm;
     if (gm <= um) {
@@ -1388,7 +1388,9 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
           (job->m % even == 0 && (job->m / even) % mr == 0)) {
         continue;  // panels fixed, or the same as a tiling above
       }
-      tm = ((job->m + even - 1) / even + 3) / 4 * 4;
+      tm = (job->m + even - 1) / even;
+      const int64_t tm4 = (tm + 3) / 4 * 4;
+      tm = job->m - (even - 1) * tm4 >= tm4 - 4 ? tm4 : tm;
     }
     const int64_t tiles_m = even ? even : (job->m + tm - 1) / tm;
     for (int64_t gn = 1; gn <= un && gn <= limit; gn++) {
