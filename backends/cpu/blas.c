@@ -4,8 +4,9 @@
 // live in the plan. 1x1 convolutions multiply the image itself, depthwise
 // ones run a direct kernel, the rest are implicit GEMMs: the engine's B
 // panels are packed straight from the image (no column buffer), by the
-// same tasks that multiply them. The pool runs the GEMMs and the
-// depthwise planes.
+// same tasks that multiply them; 3x3 ones of stride 1 with constant
+// weights, where it pays, run as Winograd products (winograd.h). The pool
+// runs the GEMMs and the depthwise planes.
 #include <float.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "gather.h"
 #include "gemm.h"
 #include "kernels.h"  // K_CLONES_FMA
+#include "winograd.h"
 
 enum { F32 = 1 };  // ONNX dtype of float32
 
@@ -468,6 +470,7 @@ typedef struct conv_state {
   int64_t *sh_off;           // per row of B (cg * kprod): its offset
   bool dw512;                // depthwise: the AVX-512 kernel takes it
   cpu_dw_plane_t dwg;        // ... with this geometry
+  cpu_wino_t *wino;          // 3x3 as Winograd products, or NULL
 } conv_state_t;
 
 // Sets *out to v[0] * v[1] * v[2]; false on overflow.
@@ -799,6 +802,9 @@ static size_t conv_sh_bytes(const conv_state_t *st) {
 
 static size_t conv_workspace(const void *state, int32_t threads) {
   const conv_state_t *st = state;
+  if (st->wino) {
+    return cpu_wino_workspace(st->wino, threads);
+  }
   return conv_sh_bytes(st) + (st->tr || (st->sh && st->sh_wv != st->out[2])
                                   ? cpu_gemm_block_workspace_bytes(threads)
                                   : cpu_gemm_workspace_bytes(threads));
@@ -810,6 +816,10 @@ static void conv_destroy(void *state) {
     free(st->packs);
     free(st->dw);
     free(st->sh_off);
+    if (st->wino) {
+      cpu_wino_deinit(st->wino);
+      free(st->wino);
+    }
     if (st->pw) {
       for (int64_t g = 0; g < st->group; g++) {
         cpu_gemm_packed_deinit(&st->pw[g]);
@@ -889,6 +899,38 @@ static bool conv_shifted_plan(conv_state_t *st) {
   return true;
 }
 
+// Plans st->wino for a 2-D 3x3 convolution of stride and dilation 1 with
+// constant weights where the Winograd form takes it (else leaves it NULL):
+// NULL or an out-of-memory error.
+static wm_error *conv_wino_plan(const wm_op_desc *op, conv_state_t *st) {
+  const float *w = k_const_input(op, 1);
+  if (!w || st->mode != CONV_IMPLICIT || st->group != 1 || st->in[0] != 1 ||
+      st->k[0] != 1 || st->out[0] != 1 || st->pb[0] != 0 || st->k[1] != 3 ||
+      st->k[2] != 3 || st->s[1] != 1 || st->s[2] != 1 || st->d[1] != 1 ||
+      st->d[2] != 1) {
+    return NULL;
+  }
+  cpu_wino_t g = {.n = st->n,
+                  .c = st->c,
+                  .m = st->m,
+                  .ih = st->in[1],
+                  .iw = st->in[2],
+                  .oh = st->out[1],
+                  .ow = st->out[2],
+                  .pt = st->pb[1],
+                  .pl = st->pb[2]};
+  if (!cpu_wino_takes(&g)) {
+    return NULL;
+  }
+  if (!(st->wino = malloc(sizeof(*st->wino)))) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED,
+                     "node \"%s\" (Conv): out of memory",
+                     op->name ? op->name : "");
+  }
+  *st->wino = g;
+  return cpu_wino_plan(st->wino, w);
+}
+
 // Plans a convolution of |op| named |what| followed by |act|; |has_z|
 // when input 3 is a residual added after the bias.
 static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
@@ -911,6 +953,15 @@ static wm_error *conv_plan_act(const wm_op_desc *op, const char *what,
   }
   st->act = *act;
   st->has_z = has_z;
+  wm_error *we = conv_wino_plan(op, st);
+  if (we || st->wino) {
+    if (we) {
+      conv_destroy(st);
+      return we;
+    }
+    *out_state = st;
+    return NULL;
+  }
   st->tr = conv_transposed(st);
   if (!conv_shifted_plan(st)) {
     conv_destroy(st);
@@ -2133,6 +2184,10 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
                     .bias = st->has_bias ? run->in[2].data : NULL,
                     .z = st->has_z ? run->in[3].data : NULL,
                     .y = y};
+  if (st->wino) {
+    return cpu_wino_run(st->wino, job.x, job.bias, job.z, &st->act, y,
+                        run->pool, &ws);
+  }
   if (st->mode == CONV_DEPTHWISE && st->dw512) {
     job.bands = k_row_bands(run->pool, st->out[1]);
     size_t work = (size_t)(st->outsz * st->kprod) / (size_t)job.bands;
@@ -2190,6 +2245,9 @@ static wm_error *conv_run(void *state, const cpu_run_t *run) {
 // written through a block (transposed, virtual columns).
 static int32_t conv_in_place(const void *state, uint32_t out) {
   const conv_state_t *st = state;
+  if (st->wino) {  // each output is written after its Z is read
+    return out == 0 && st->has_z ? 3 : -1;
+  }
   if (out != 0 || !st->has_z || st->mode == CONV_DEPTHWISE || st->tr ||
       (st->sh && st->sh_wv != st->out[2])) {
     return -1;
@@ -2199,7 +2257,8 @@ static int32_t conv_in_place(const void *state, uint32_t out) {
 
 // W (input 1) packed at plan time is never read again.
 static uint64_t conv_captured(const void *state) {
-  return ((const conv_state_t *)state)->pw ? 2u : 0u;
+  const conv_state_t *st = state;
+  return st->pw || st->wino ? 2u : 0u;
 }
 
 static wm_error *conv_plan(const wm_op_desc *op, void **out_state) {

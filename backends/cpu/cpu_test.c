@@ -1495,6 +1495,58 @@ WM_TEST(shifted_convs_agree_with_ref) {
   WM_CHECK_INT_EQ(bad, 0);
 }
 
+// 3x3 convolutions of stride 1 with constant weights, which the cpu
+// backend runs as Winograd products on AVX-512 (winograd.h): odd and even
+// output sizes, pads 0 to 2 and uneven, rows of more than 16 tiles, two
+// images, as Conv and as FusedConv with Z and each kind of activation
+// (those clamped in registers and one applied after), NaNs among the
+// inputs.
+WM_TEST(winograd_convs_agree_with_ref) {
+  WM_CHECK(cpu_be != NULL);
+  static const struct {
+    int64_t n, c, h, w, m, pt, pl, pb, pr;
+  } cases[] = {
+      {1, 16, 56, 56, 16, 1, 1, 1, 1}, {2, 24, 15, 37, 32, 1, 1, 1, 1},
+      {1, 32, 14, 14, 48, 1, 1, 1, 1}, {1, 16, 20, 70, 24, 0, 0, 0, 0},
+      {1, 20, 9, 40, 16, 2, 2, 2, 2},  {1, 16, 17, 33, 16, 1, 0, 2, 1},
+      {1, 48, 30, 30, 40, 1, 1, 1, 1},
+  };
+  static const char *const acts[] = {"Relu", "", "Sigmoid", "Clip"};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const int64_t oh = cases[i].h + cases[i].pt + cases[i].pb - 2;
+    const int64_t ow = cases[i].w + cases[i].pl + cases[i].pr - 2;
+    for (int form = 0; form < 3; form++) {
+      const bool fused = form >= 1;
+      inst_t in = inst_make(fused ? "FusedConv" : "Conv", fused ? 1 : 11);
+      if (fused) {
+        in.domain = "wmap";
+      }
+      in.nans = form == 2;
+      int64_t x[4] = {cases[i].n, cases[i].c, cases[i].h, cases[i].w};
+      int64_t w[4] = {cases[i].m, cases[i].c, 3, 3};
+      int64_t b[1] = {cases[i].m}, z[4] = {cases[i].n, cases[i].m, oh, ow};
+      int64_t pads[4] = {cases[i].pt, cases[i].pl, cases[i].pb, cases[i].pr};
+      inst_input(&in, WM_DTYPE_FLOAT, 4, x);
+      // Small weights: sums of up to 432 products stay within ref's atol
+      // in any order of summation.
+      inst_weight(&in, WM_DTYPE_FLOAT, 4, w, 0.0625);
+      inst_input(&in, WM_DTYPE_FLOAT, 1, b);
+      if (fused) {
+        inst_input(&in, WM_DTYPE_FLOAT, 4, z);
+        attr_string(&in, "activation", acts[(i + (size_t)form) % 4]);
+        if (!strcmp(acts[(i + (size_t)form) % 4], "Clip")) {
+          static const float clip[2] = {-0.5f, 0.75f};
+          attr_floats(&in, "activation_params", 2, clip);
+        }
+      }
+      attr_ints(&in, "pads", 4, pads);
+      bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
+    }
+  }
+  WM_CHECK_INT_EQ(bad, 0);
+}
+
 // 3-D convolutions of one input plane whose depth padding makes more
 // than one output plane (those outside it read only padding): not the
 // shifted form, which takes one plane in and out, whatever the width.
@@ -3142,6 +3194,7 @@ int main(void) {
       WM_CASE(depthwise_bands_agree_with_ref),
       WM_CASE(transposed_convs_agree_with_ref),
       WM_CASE(shifted_convs_agree_with_ref),
+      WM_CASE(winograd_convs_agree_with_ref),
       WM_CASE(depth_padded_convs_agree_with_ref),
       WM_CASE(wide_max_pools_agree_with_ref),
       WM_CASE(wide_depthwise_agree_with_ref),
