@@ -11,25 +11,34 @@
 // tiles to a vector.
 #include "winograd.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
 #include "kernels.h"
 
-// The widest image and output rows: four padded rows live on the stack.
-enum { WINO_MAX_COLS = 2048, WINO_ROW = WINO_MAX_COLS + 64 };
+// The widest image and output rows (the input transform keeps the masks
+// of each vector of tiles on the stack).
+enum { WINO_MAX_COLS = 2048 };
 
 static int64_t wino_round(int64_t v, int64_t to) {
   return (v + to - 1) / to * to;
 }
 
-// Floats of a padded row: the image row at column pl, zeros around, as
-// far as the last vector of tiles reads (three vectors from column 2 tx).
-static int64_t wino_width(const cpu_wino_t *wg) {
-  const int64_t need = 2 * wino_round(wg->tw, 16) + 32;
-  return need > wg->pl + wg->iw ? need : wg->pl + wg->iw;
+// Whether the products run transposed, the tiles as their rows: where
+// the tiles fill the GEMM's NR-wide panels worse than the channels do.
+static bool wino_tr(int64_t tiles, int64_t m) {
+  const int64_t nr = cpu_gemm_tile_cols();
+  return (double)wino_round(tiles, nr) / (double)tiles >
+         1.05 * (double)wino_round(m, nr) / (double)m;
+}
+
+// The products' multiply-adds per pair of channels (wino_tr).
+static double wino_macs(int64_t tiles, int64_t m) {
+  const int64_t nr = cpu_gemm_tile_cols();
+  return wino_tr(tiles, m)
+             ? 16.0 * (double)tiles * (double)wino_round(m, nr) / (double)m
+             : 16.0 * (double)wino_round(tiles, nr);
 }
 
 bool cpu_wino_takes(const cpu_wino_t *wg) {
@@ -48,13 +57,15 @@ bool cpu_wino_takes(const cpu_wino_t *wg) {
       vals > ((int64_t)1 << 28)) {
     return false;
   }
-  // Multiply-adds per channel pair: 16 per tile, the products' columns
-  // computed in whole NR-wide panels, against 9 per output. Below 0.7 the
-  // transforms' passes over memory leave a gain (the 7x7 outputs of
-  // resnet50's last stage, 16 tiles in one 32-wide panel, stay direct).
-  const int64_t nr = cpu_gemm_tile_cols();
-  const double wino = 16.0 * (double)wino_round(tiles, nr);
-  return wino < 0.7 * 9.0 * (double)n * (double)oh * (double)ow;
+  // Per pair of channels: multiply-adds (16 per tile against 9 per
+  // output) plus the filter's floats (16 against 9), each streamed from
+  // memory in about 25 multiply-adds' time. The transforms' passes over
+  // memory want a gain beyond 0.7: resnet50's 3x3s at 56x56, 28x28 and
+  // 14x14 take it (0.45 to 0.6), those at 7x7 over 512 channels, with
+  // 16 MiB of transformed filters, do not.
+  const double wino = wino_macs(tiles, m) + 16.0 * 25.0;
+  const double direct = 9.0 * ((double)(n * oh * ow) + 25.0);
+  return wino < 0.7 * direct;
 #else
   (void)wg;
   return false;
@@ -66,6 +77,7 @@ wm_error *cpu_wino_plan(cpu_wino_t *wg, const float *w) {
   wg->tw = (wg->ow + 1) / 2;
   wg->tiles = wg->n * wg->th * wg->tw;
   wg->ld = wino_round(wg->tiles, 16);
+  wg->tr = wino_tr(wg->tiles, wg->m);
   const int64_t m = wg->m, c = wg->c;
   float *ut = malloc((size_t)(CPU_WINO_VALUES * m * c) * sizeof(float));
   if (!ut) {
@@ -96,8 +108,9 @@ wm_error *cpu_wino_plan(cpu_wino_t *wg, const float *w) {
   }
   wm_error *e = NULL;
   for (int xi = 0; xi < CPU_WINO_VALUES && !e; xi++) {
-    e = cpu_gemm_pack(CPU_GEMM_A, m, c, ut + (size_t)(xi * m * c), c, 1,
-                      &wg->u[xi]);
+    const float *u = ut + (size_t)(xi * m * c);
+    e = wg->tr ? cpu_gemm_pack(CPU_GEMM_B, m, c, u, 1, c, &wg->u[xi])
+               : cpu_gemm_pack(CPU_GEMM_A, m, c, u, c, 1, &wg->u[xi]);
   }
   free(ut);
   return e;
@@ -115,7 +128,9 @@ static size_t wino_floats(const cpu_wino_t *wg) {
 }
 
 size_t cpu_wino_workspace(const cpu_wino_t *wg, int32_t threads) {
-  return wino_floats(wg) * sizeof(float) + cpu_gemm_workspace_bytes(threads);
+  return wino_floats(wg) * sizeof(float) +
+         (wg->tr ? cpu_gemm_block_workspace_bytes(threads)
+                 : cpu_gemm_workspace_bytes(threads));
 }
 
 // One run's buffers and operands.
@@ -128,18 +143,30 @@ typedef struct wino_job {
   float *y;
 } wino_job_t;
 
-// Batch member xi: M_xi = U_xi V_xi, V read in place.
+// Batch member xi: M_xi = U_xi V_xi, V read in place; transposed, M_xi^T
+// = V_xi^T U_xi^T written transposed, so M_xi is laid out alike.
 static void wino_member(const void *ctx, size_t xi, cpu_gemm_problem_t *out) {
   const wino_job_t *j = ctx;
   const cpu_wino_t *wg = j->wg;
+  const float *v = j->v + xi * (size_t)(wg->c * wg->ld);
   memset(out, 0, sizeof(*out));
-  out->m = wg->m;
-  out->n = wg->tiles;
   out->k = wg->c;
-  out->a.packed = &wg->u[xi];
-  out->b.data = j->v + xi * (size_t)(wg->c * wg->ld);
-  out->b.rs = wg->ld;
-  out->b.cs = 1;
+  if (wg->tr) {
+    out->m = wg->tiles;
+    out->n = wg->m;
+    out->a.data = v;
+    out->a.rs = 1;
+    out->a.cs = wg->ld;
+    out->b.packed = &wg->u[xi];
+    out->ct = true;
+  } else {
+    out->m = wg->m;
+    out->n = wg->tiles;
+    out->a.packed = &wg->u[xi];
+    out->b.data = v;
+    out->b.rs = wg->ld;
+    out->b.cs = 1;
+  }
   out->c = j->mm + xi * (size_t)(wg->m * wg->ld);
   out->ldc = wg->ld;
   out->epi = cpu_gemm_epi_plain();
@@ -156,15 +183,23 @@ static inline __mmask16 wino_lanes(int64_t n) {
                   : (__mmask16)((1u << n) - 1u);
 }
 
+// The lanes t of 16 floats from column |lo| whose column lo + t lies in
+// [0, n).
+static inline __mmask16 wino_cols(int64_t lo, int64_t n) {
+  const int64_t start = lo < 0 ? -lo : 0, end = n - lo > 16 ? 16 : n - lo;
+  if (end <= start) {
+    return 0;
+  }
+  return (__mmask16)(((1u << end) - 1u) & ~((1u << start) - 1u));
+}
+
 // Input transform of channels (image * c + channel) [begin, end): per row
-// of tiles, its four padded image rows, then V = B^T d B 16 tiles at a
-// time, the tiles' columns 2 tx .. 2 tx + 3 taken from the even and odd
-// floats of each row.
+// of tiles and 16 tiles at a time, V = B^T d B, the tiles' columns 2 tx
+// .. 2 tx + 3 of each of their four image rows taken from the even and
+// odd floats of three masked loads (zero in the padding).
 WINO_TARGET static void wino_in(void *ctx, size_t begin, size_t end) {
   const wino_job_t *j = ctx;
   const cpu_wino_t *wg = j->wg;
-  _Alignas(64) float rows[4][WINO_ROW];
-  const int64_t width = wino_width(wg);
   const size_t vs = (size_t)(wg->c * wg->ld);
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
                                          22, 24, 26, 28, 30);
@@ -173,28 +208,37 @@ WINO_TARGET static void wino_in(void *ctx, size_t begin, size_t end) {
       _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
   const __m512i next1 =
       _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17);
+  // Per vector of tiles: the masks of its three loads of a row.
+  __mmask16 mk[WINO_MAX_COLS / 32][3];
+  const int64_t nq = (wg->tw + 15) / 16;
+  for (int64_t q = 0; q < nq; q++) {
+    for (int h = 0; h < 3; h++) {
+      mk[q][h] = wino_cols(32 * q - wg->pl + 16 * h, wg->iw);
+    }
+  }
   for (size_t u = begin; u < end; u++) {
     const int64_t img = (int64_t)u / wg->c, ci = (int64_t)u % wg->c;
     const float *xc = j->x + (size_t)(u * (size_t)(wg->ih * wg->iw));
     float *vc = j->v + (size_t)(ci * wg->ld + img * wg->th * wg->tw);
-    memset(rows, 0, sizeof(rows[0]) * 4);
     for (int64_t ty = 0; ty < wg->th; ty++) {
+      const float *row[4];  // NULL: a padding row
       for (int r = 0; r < 4; r++) {
         const int64_t ih = 2 * ty - wg->pt + r;
-        if (ih >= 0 && ih < wg->ih) {
-          memcpy(rows[r] + wg->pl, xc + ih * wg->iw,
-                 (size_t)wg->iw * sizeof(float));
-        } else {
-          memset(rows[r], 0, (size_t)width * sizeof(float));
-        }
+        row[r] = ih >= 0 && ih < wg->ih ? xc + ih * wg->iw - wg->pl : NULL;
       }
       float *dst = vc + ty * wg->tw;
-      for (int64_t tx = 0; tx < wg->tw; tx += 16) {
+      for (int64_t q = 0; q < nq; q++) {
         __m512 t[4][4];
         for (int r = 0; r < 4; r++) {
-          const float *p = rows[r] + 2 * tx;
-          const __m512 a = _mm512_load_ps(p), b = _mm512_load_ps(p + 16);
-          const __m512 cv = _mm512_load_ps(p + 32);
+          if (!row[r]) {
+            t[r][0] = t[r][1] = t[r][2] = t[r][3] = _mm512_setzero_ps();
+            continue;
+          }
+          // Lanes outside the row are masked off (and do not fault).
+          const float *p = row[r] + 32 * q;
+          const __m512 a = _mm512_maskz_loadu_ps(mk[q][0], p);
+          const __m512 b = _mm512_maskz_loadu_ps(mk[q][1], p + 16);
+          const __m512 cv = _mm512_maskz_loadu_ps(mk[q][2], p + 32);
           const __m512 d0 = _mm512_permutex2var_ps(a, even, b);
           const __m512 d1 = _mm512_permutex2var_ps(a, odd, b);
           const __m512 d2 = _mm512_permutex2var_ps(d0, next, cv);
@@ -204,17 +248,20 @@ WINO_TARGET static void wino_in(void *ctx, size_t begin, size_t end) {
           t[r][2] = _mm512_sub_ps(d2, d1);
           t[r][3] = _mm512_sub_ps(d1, d3);
         }
-        const __mmask16 k = wino_lanes(wg->tw - tx);
-        float *o = dst + tx;
-        for (int q = 0; q < 4; q++) {  // B^T (d B)
-          _mm512_mask_storeu_ps(o + (size_t)q * vs, k,
-                                _mm512_sub_ps(t[0][q], t[2][q]));
-          _mm512_mask_storeu_ps(o + (size_t)(4 + q) * vs, k,
-                                _mm512_add_ps(t[1][q], t[2][q]));
-          _mm512_mask_storeu_ps(o + (size_t)(8 + q) * vs, k,
-                                _mm512_sub_ps(t[2][q], t[1][q]));
-          _mm512_mask_storeu_ps(o + (size_t)(12 + q) * vs, k,
-                                _mm512_sub_ps(t[1][q], t[3][q]));
+        // Whole vectors but in an image's last row: lanes past a row
+        // land on the next row's first tiles, written after.
+        const __mmask16 k =
+            ty + 1 < wg->th ? (__mmask16)0xffff : wino_lanes(wg->tw - 16 * q);
+        float *o = dst + 16 * q;
+        for (int c4 = 0; c4 < 4; c4++) {  // B^T (d B)
+          _mm512_mask_storeu_ps(o + (size_t)c4 * vs, k,
+                                _mm512_sub_ps(t[0][c4], t[2][c4]));
+          _mm512_mask_storeu_ps(o + (size_t)(4 + c4) * vs, k,
+                                _mm512_add_ps(t[1][c4], t[2][c4]));
+          _mm512_mask_storeu_ps(o + (size_t)(8 + c4) * vs, k,
+                                _mm512_sub_ps(t[2][c4], t[1][c4]));
+          _mm512_mask_storeu_ps(o + (size_t)(12 + c4) * vs, k,
+                                _mm512_sub_ps(t[1][c4], t[3][c4]));
         }
       }
     }

@@ -28,8 +28,11 @@ typedef struct cpu_wino {
   int64_t tiles;           // n * th * tw: the products' columns
   int64_t ld;              // floats a row of tiles takes (tiles rounded
                            // up to whole vectors)
+  bool tr;                 // products transposed (tiles as their rows):
+                           // fewer tiles than fill the GEMM's panels
   cpu_gemm_packed_t u[CPU_WINO_VALUES];  // per value, the filters (m x c),
-                                         // packed as the products' A
+                                         // packed as the products' A (B
+                                         // transposed)
 } cpu_wino_t;
 
 // Whether this CPU has the kernels and the Winograd form costs less than
