@@ -108,6 +108,26 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_taps2(
   }
 }
 
+// The K tap columns of a stride-1 row from its floats at |r| (the first
+// tap's): a load of the 16 and one of the K - 1 after them, tap kw their
+// concatenation shifted by kw lanes (two loads a row, not K misaligned
+// ones: the 3x3 kernel over 16 planes of 56x56 in L2, 3.5 -> 2.6 ns an output
+// vector); zero
+// outside the row where |mk| (dw_plane's masks) says.
+DW_TARGET static inline __attribute__((always_inline)) void dw_taps1(
+    const float *r, const uint16_t *mk, bool masked, __m512 *taps,
+    const int K) {
+  const __mmask16 tail = (__mmask16)((1u << (K - 1)) - 1u);
+  const __m512i a = _mm512_castps_si512(
+      masked ? _mm512_maskz_loadu_ps((__mmask16)mk[0], r) : _mm512_loadu_ps(r));
+  const __m512i b = _mm512_castps_si512(
+      _mm512_maskz_loadu_ps(masked ? (__mmask16)(mk[1] & tail) : tail, r + 16));
+  taps[0] = _mm512_castsi512_ps(a);
+  _Pragma("GCC unroll 4") for (int kw = 1; kw < K; kw++) {
+    taps[kw] = _mm512_castsi512_ps(_mm512_alignr_epi32(b, a, kw));
+  }
+}
+
 // Output columns [j0, j0 + 16) of R consecutive output rows (masked
 // stores past ow) from their (R - 1) * S + K input rows |in| (a zero row
 // in the padding): each input row's K tap columns loaded once and
@@ -128,13 +148,11 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_block(
     __m512 taps[5];
     if (S == 2) {
       dw_taps2(in[q] + j0 * 2 - g->pl, mk, masked, taps, K);
+    } else {
+      dw_taps1(in[q] + j0 - g->pl, mk, masked, taps, K);
     }
     _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) {
-      const float *r = in[q] + j0 - g->pl + kw;  // stride 1
-      const __m512 v = S == 2 ? taps[kw]
-                       : masked
-                           ? _mm512_maskz_loadu_ps((__mmask16)mk[2 * kw], r)
-                           : _mm512_loadu_ps(r);
+      const __m512 v = taps[kw];
       _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
         const int kh = q - i * S;
         if (kh >= 0 && kh < K) {
