@@ -1341,16 +1341,21 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
   // 1.53 ms; B read in place is not copied, but every task streams its
   // columns of B from L2 or beyond, once for all its rows: at 0 the 3x3
   // 128->128 at 28x28 split into 99 tasks of one A panel each, at 3.0 into
-  // 14 of all rows), the fixed cost of a task, and that of spreading a run
-  // over the pool (a few microseconds: below it a small product is faster
-  // on one thread).
+  // 14 of all rows; B packed once, the weights of a transposed
+  // convolution, is streamed by every task that takes its columns, from
+  // memory where it is large: at 0 resnet50's 3x3 512->512 at 7x7 split
+  // its 49 positions, each thread reading all 9 MiB of W, 850 us at t2;
+  // at 2 its channels, 640-730 us), the fixed cost of a task, and that of
+  // spreading a run over the pool (a few microseconds: below it a small
+  // product is faster on one thread).
   const double pack_a_cost = job->packed_a || job->direct ? 0.0
                              : p->a.pack                  ? 30.0
                                                           : 6.0;
-  const double pack_b_cost = p->b.packed || job->direct ? 0.0
-                             : job->b_in_place          ? 3.0
-                             : p->b.pack                ? 10.0
-                                                        : 6.0;
+  const double pack_b_cost = job->direct       ? 0.0
+                             : p->b.packed     ? 2.0
+                             : job->b_in_place ? 3.0
+                             : p->b.pack       ? 10.0
+                                               : 6.0;
   const double task_cost = 20000.0;
   const double spread_cost = 150000.0;
   // A late thread's wait is bounded by what a spinning pool thread takes
