@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "kernels.h"  // k_lanes16
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -23,17 +25,6 @@ enum { DW_MK = 12 };
 // A row of zeros as long as any load of a padding row reaches.
 static const float dw_zero_row[DW_MAX_BLOCKS * 32 + 64]
     __attribute__((aligned(64))) = {0};
-
-// The lanes t of 16 floats from column |lo| whose column lo + t lies in
-// [0, n).
-static inline uint32_t dw_mask(int64_t lo, int64_t n) {
-  int64_t start = lo < 0 ? -lo : 0, end = n - lo;
-  end = end > 16 ? 16 : end;
-  if (end <= start) {
-    return 0;
-  }
-  return ((1u << end) - 1u) & ~((1u << start) - 1u);
-}
 
 // Whether the activation runs in registers, as min(max(x * sa + sb, lo),
 // hi), times x for HardSwish (the rest over the plane after).
@@ -222,14 +213,14 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_plane(
     const int64_t first = b * 16 * S - g->pl;
     inside[b] = first >= 0 && first + 16 * S + K - 2 < g->iw;
     for (int kw = 0; kw < K; kw++) {
-      mk[DW_MK * b + 2 * kw] = (uint16_t)dw_mask(first + kw, g->iw);
-      mk[DW_MK * b + 2 * kw + 1] = (uint16_t)dw_mask(first + kw + 16, g->iw);
+      mk[DW_MK * b + 2 * kw] = (uint16_t)k_lanes16(first + kw, g->iw);
+      mk[DW_MK * b + 2 * kw + 1] = (uint16_t)k_lanes16(first + kw + 16, g->iw);
     }
     // What a row's third vector holds for the taps past the first two:
     // its first K - 2 floats.
-    mk[DW_MK * b + 10] = (uint16_t)(dw_mask(first + 32, g->iw) &
+    mk[DW_MK * b + 10] = (uint16_t)(k_lanes16(first + 32, g->iw) &
                                     ((1u << (K > 2 ? K - 2 : 0)) - 1u));
-    om[b] = (__mmask16)dw_mask(b * 16, g->ow);
+    om[b] = (__mmask16)k_lanes16(b * 16, g->ow);
   }
   // The padding rows: masked loads from them read nothing past the row.
   // Shared and read-only: zeroing 8 KiB on the stack per call cost the

@@ -135,6 +135,16 @@ static inline size_t k_desc_span(const wm_tensor_desc *d, int32_t from,
   return n;
 }
 
+// The lanes t of 16 floats from column |lo| whose column lo + t lies in
+// [0, n): the load and store masks of vector kernels at a row's borders.
+static inline uint32_t k_lanes16(int64_t lo, int64_t n) {
+  const int64_t start = lo < 0 ? -lo : 0, end = n - lo > 16 ? 16 : n - lo;
+  if (end <= start) {
+    return 0;
+  }
+  return ((1u << end) - 1u) & ~((1u << start) - 1u);
+}
+
 // Runs fn over [0, n) on the pool with chunks of at least |grain|; small
 // ranges run inline on the caller.
 static inline void k_for(wm_pool_t *pool, size_t n, size_t grain,

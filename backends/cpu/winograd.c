@@ -183,16 +183,6 @@ static inline __mmask16 wino_lanes(int64_t n) {
                   : (__mmask16)((1u << n) - 1u);
 }
 
-// The lanes t of 16 floats from column |lo| whose column lo + t lies in
-// [0, n).
-static inline __mmask16 wino_cols(int64_t lo, int64_t n) {
-  const int64_t start = lo < 0 ? -lo : 0, end = n - lo > 16 ? 16 : n - lo;
-  if (end <= start) {
-    return 0;
-  }
-  return (__mmask16)(((1u << end) - 1u) & ~((1u << start) - 1u));
-}
-
 // Input transform of channels (image * c + channel) [begin, end): per row
 // of tiles and 16 tiles at a time, V = B^T d B, the tiles' columns 2 tx
 // .. 2 tx + 3 of each of their four image rows taken from the even and
@@ -213,7 +203,7 @@ WINO_TARGET static void wino_in(void *ctx, size_t begin, size_t end) {
   const int64_t nq = (wg->tw + 15) / 16;
   for (int64_t q = 0; q < nq; q++) {
     for (int h = 0; h < 3; h++) {
-      mk[q][h] = wino_cols(32 * q - wg->pl + 16 * h, wg->iw);
+      mk[q][h] = (__mmask16)k_lanes16(32 * q - wg->pl + 16 * h, wg->iw);
     }
   }
   for (size_t u = begin; u < end; u++) {
