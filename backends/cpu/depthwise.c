@@ -1,9 +1,9 @@
 // The direct depthwise kernel for AVX-512 (depthwise.h): each output row
-// 16 columns at a time, every tap a masked load of an input row where it
-// lies (stride 2: three loads per input row and permutes of their even
-// and odd floats, dw_taps2), one
-// fused multiply-add per tap, then Z, the bias-carrying accumulator's
-// activation and a masked store.
+// 16 columns at a time, each input row's tap columns taken once from two
+// loads and lane shifts (stride 1, dw_taps1) or three loads and permutes
+// of their even and odd floats (stride 2, dw_taps2), masked at the row's
+// borders, one fused multiply-add per tap, then Z, the bias-carrying
+// accumulator's activation and a masked store.
 #include "depthwise.h"
 
 #include <math.h>
@@ -102,9 +102,9 @@ DW_TARGET static inline __attribute__((always_inline)) void dw_taps2(
 // The K tap columns of a stride-1 row from its floats at |r| (the first
 // tap's): a load of the 16 and one of the K - 1 after them, tap kw their
 // concatenation shifted by kw lanes (two loads a row, not K misaligned
-// ones: the 3x3 kernel over 16 planes of 56x56 in L2, 3.5 -> 2.6 ns an output
-// vector); zero
-// outside the row where |mk| (dw_plane's masks) says.
+// ones: the 3x3 kernel over 16 planes of 56x56 in L2, 3.5 -> 2.6 ns an
+// output vector); zero outside the row where |mk| (dw_plane's masks)
+// says.
 DW_TARGET static inline __attribute__((always_inline)) void dw_taps1(
     const float *r, const uint16_t *mk, bool masked, __m512 *taps,
     const int K) {
