@@ -1498,7 +1498,8 @@ WM_TEST(shifted_convs_agree_with_ref) {
 // 3x3 convolutions of stride 1 with constant weights, which the cpu
 // backend runs as Winograd products on AVX-512 (winograd.h), transposed
 // where the tiles are few (14x14 into 64 channels): odd and even output
-// sizes, pads 0 to 2 and uneven, rows of more than 16 tiles, two images,
+// sizes, pads 0 to 2 and uneven, rows of more than 16 tiles and of fewer
+// than 8 (whose vectors of tiles span rows), two and three images,
 // as Conv and as FusedConv with Z and each kind of activation (those
 // clamped in registers and one applied after), NaNs among the inputs.
 WM_TEST(winograd_convs_agree_with_ref) {
@@ -1510,6 +1511,7 @@ WM_TEST(winograd_convs_agree_with_ref) {
       {1, 32, 14, 14, 48, 1, 1, 1, 1}, {1, 16, 20, 70, 24, 0, 0, 0, 0},
       {1, 20, 9, 40, 16, 2, 2, 2, 2},  {1, 16, 17, 33, 16, 1, 0, 2, 1},
       {1, 48, 30, 30, 40, 1, 1, 1, 1}, {1, 32, 14, 14, 64, 1, 1, 1, 1},
+      {2, 32, 14, 14, 32, 1, 1, 1, 1}, {3, 16, 12, 10, 16, 1, 1, 1, 1},
   };
   static const char *const acts[] = {"Relu", "", "Sigmoid", "Clip"};
   int bad = 0;

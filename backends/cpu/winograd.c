@@ -238,10 +238,12 @@ WINO_TARGET static void wino_in(void *ctx, size_t begin, size_t end) {
           t[r][2] = _mm512_sub_ps(d2, d1);
           t[r][3] = _mm512_sub_ps(d1, d3);
         }
-        // Whole vectors but in an image's last row: lanes past a row
-        // land on the next row's first tiles, written after.
-        const __mmask16 k =
-            ty + 1 < wg->th ? (__mmask16)0xffff : wino_lanes(wg->tw - 16 * q);
+        // Whole vectors where the lanes past the row land within the next
+        // row of the image, written after; else only the row's tiles (no
+        // write past the image, which another thread may be filling).
+        const __mmask16 k = ty + 1 < wg->th && 16 * (q + 1) <= 2 * wg->tw
+                                ? (__mmask16)0xffff
+                                : wino_lanes(wg->tw - 16 * q);
         float *o = dst + 16 * q;
         for (int c4 = 0; c4 < 4; c4++) {  // B^T (d B)
           _mm512_mask_storeu_ps(o + (size_t)c4 * vs, k,
