@@ -316,10 +316,13 @@ typedef struct at_pass {
 } at_pass_t;
 
 // Rows [begin, end) of the pass: softcap, bias, softmax in place.
-static void at_rows(void *ctx, size_t begin, size_t end) {
+K_CLONES static void at_rows(void *ctx, size_t begin, size_t end) {
   const at_pass_t *a = ctx;
   const at_plan_t *p = a->p;
   size_t st = p->st;
+  // The bias is the float mask alone: one loop with no decisions per key.
+  const bool plain_bias = !p->causal && p->left < 0 && p->right < 0 &&
+                          !p->has_nonpad && !(p->has_mask && p->mask_bool);
   for (size_t r = begin; r < end; r++) {
     size_t u = a->u0 + r / a->rows, i = a->i0 + r % a->rows;
     size_t b = u / p->hq, h = u % p->hq;
@@ -348,7 +351,24 @@ static void at_rows(void *ctx, size_t begin, size_t end) {
     }
     size_t mbase = b * p->mstr[0] + h * p->mstr[1] + i * p->mstr[2];
     bool all_masked = true;
-    for (size_t c = 0; c < st; c++) {
+    if (plain_bias) {  // a float mask (or none) and no positional masks
+      size_t lim = p->has_mask ? (st < p->mlast ? st : p->mlast) : st;
+      if (p->has_mask) {
+        const float *m = (const float *)a->mask + mbase;
+        int masked = 1;
+        for (size_t c = 0; c < lim; c++) {
+          s[c] += m[c];
+          masked &= m[c] == -INFINITY;
+        }
+        all_masked = masked;
+      } else {
+        all_masked = st == 0;
+      }
+      for (size_t c = lim; c < st; c++) {
+        s[c] = -INFINITY;
+      }
+    }
+    for (size_t c = 0; !plain_bias && c < st; c++) {
       float bias = 0;
       if (p->has_mask) {
         if (c >= p->mlast) {
@@ -375,11 +395,12 @@ static void at_rows(void *ctx, size_t begin, size_t end) {
       memset(s, 0, st * sizeof(float));
     } else {
       float mx = -INFINITY;
-      bool nan = false;
+      int nans = 0;
       for (size_t c = 0; c < st; c++) {
         mx = s[c] > mx ? s[c] : mx;
-        nan = nan || s[c] != s[c];
+        nans |= s[c] != s[c];
       }
+      const bool nan = nans;
       if (nan) {
         for (size_t c = 0; c < st; c++) {
           s[c] = NAN;
@@ -387,12 +408,25 @@ static void at_rows(void *ctx, size_t begin, size_t end) {
       } else {
         float safe = mx == -INFINITY ? 0.0f : mx;
         double sum = 0;
-        for (size_t c = 0; c < st; c++) {
+        size_t c = 0;
+        // Every s - safe <= 0 (or -inf) and none NaN: k_expf8 gives
+        // k_expf's bits, 8 lanes at a time.
+        k_f8 part = {0};
+        for (; c + 8 <= st; c += 8) {
+          k_f8 v = *(const k_f8 *)(s + c) - safe;
+          k_expf8(&v, true);
+          *(k_f8 *)(s + c) = v;
+          part += v;
+        }
+        for (int l = 0; l < 8; l++) {
+          sum += (double)part[l];
+        }
+        for (; c < st; c++) {
           s[c] = k_expf(s[c] - safe);
           sum += (double)s[c];
         }
         float inv = (float)(1.0 / (sum == 0 ? 1.0 : (double)(float)sum));
-        for (size_t c = 0; c < st; c++) {
+        for (c = 0; c < st; c++) {
           s[c] *= inv;
         }
       }
@@ -574,6 +608,14 @@ static wm_error *at_run(void *state, const cpu_run_t *run) {
 
 const cpu_kernel_t cpu_kernels_attention[] = {
     {"Attention", 23, WM_IMPL_NATIVE_KERNEL, at_query, at_plan, at_run,
+     at_destroy, cpu_gemm_kernel_workspace, NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+// The "wmap" domain's Attention (the attention pass's): ai.onnx's of
+// opset 23 at any opset.
+const cpu_kernel_t cpu_kernels_attention_wmap[] = {
+    {"Attention", 1, WM_IMPL_NATIVE_KERNEL, at_query, at_plan, at_run,
      at_destroy, cpu_gemm_kernel_workspace, NULL, NULL},
     {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

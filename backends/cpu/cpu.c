@@ -205,7 +205,8 @@ static const cpu_kernel_t *find_kernel(const wm_op_desc *op, bool *out_any) {
   const cpu_kernel_t *const *search = tables;
   size_t n_tables = sizeof(tables) / sizeof(tables[0]);
   static const cpu_kernel_t *const wmap_tables[] = {
-      cpu_kernels_wmap, cpu_kernels_program, cpu_kernels_nn_wmap};
+      cpu_kernels_wmap, cpu_kernels_program, cpu_kernels_nn_wmap,
+      cpu_kernels_attention_wmap};
   if (!op->op_type) {
     return NULL;
   }

@@ -67,15 +67,16 @@ extern const cpu_kernel_t cpu_kernels_blas[];  // blas.c
 // The fused operators of the "wmap" domain (blas.c, program.c).
 extern const cpu_kernel_t cpu_kernels_wmap[];
 extern const cpu_kernel_t cpu_kernels_program[];
-extern const cpu_kernel_t cpu_kernels_eltwise[];    // eltwise.c
-extern const cpu_kernel_t cpu_kernels_nn[];         // nn.c
-extern const cpu_kernel_t cpu_kernels_nn_wmap[];    // nn.c
-extern const cpu_kernel_t cpu_kernels_data[];       // data.c
-extern const cpu_kernel_t cpu_kernels_shape[];      // shape_ops.c
-extern const cpu_kernel_t cpu_kernels_resize[];     // resize.c
-extern const cpu_kernel_t cpu_kernels_rnn[];        // rnn.c
-extern const cpu_kernel_t cpu_kernels_attention[];  // attention.c
-extern const cpu_kernel_t cpu_kernels_deconv[];     // deconv.c
+extern const cpu_kernel_t cpu_kernels_eltwise[];         // eltwise.c
+extern const cpu_kernel_t cpu_kernels_nn[];              // nn.c
+extern const cpu_kernel_t cpu_kernels_nn_wmap[];         // nn.c
+extern const cpu_kernel_t cpu_kernels_data[];            // data.c
+extern const cpu_kernel_t cpu_kernels_shape[];           // shape_ops.c
+extern const cpu_kernel_t cpu_kernels_resize[];          // resize.c
+extern const cpu_kernel_t cpu_kernels_rnn[];             // rnn.c
+extern const cpu_kernel_t cpu_kernels_attention[];       // attention.c
+extern const cpu_kernel_t cpu_kernels_attention_wmap[];  // attention.c
+extern const cpu_kernel_t cpu_kernels_deconv[];          // deconv.c
 
 // Makes a plugin error (never NULL; a static one when out of memory) with
 // the shared host tier (backends/host/host_tier.h), which also provides

@@ -1372,6 +1372,9 @@ const wm_op_def_t wm_ops_attention[] = {
      attn_cost},
     {"Attention", "", 24, 3, 7, 1, 4, WM_TYPES_FLOAT, attn_infer, attn_run,
      attn_cost},
+    // The attention pass's node: opset 23's operator at any opset.
+    {"Attention", "wmap", 1, 3, 6, 1, 4, WM_TYPES_FLOAT, attn_infer, attn_run,
+     attn_cost},
     {"RotaryEmbedding", "", 23, 3, 4, 1, 1, T_ROPE, rope_infer, rope_run,
      rope_cost},
     {"RMSNormalization", "", 23, 2, 2, 1, 1, WM_TYPES_FLOAT, rms_infer, rms_run,

@@ -483,12 +483,14 @@ wm_status_t rt_prepare(const wm_graph_t *graph, uint32_t mask,
                        rt_prep_t *out) WM_MUST_USE_RESULT;
 void rt_prep_deinit(rt_prep_t *prep);
 
-// fold.c, fuse.c, epilogue.c and eltwise.c: the passes.
+// fold.c, fuse.c, layernorm.c, attention.c, epilogue.c and eltwise.c: the
+// passes.
 wm_status_t rt_pass_fold(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_dead(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_conv_bn(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_transpose(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_layernorm(rt_rw_t *rw) WM_MUST_USE_RESULT;
+wm_status_t rt_pass_attention(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_epilogue(rt_rw_t *rw) WM_MUST_USE_RESULT;
 wm_status_t rt_pass_eltwise(rt_rw_t *rw) WM_MUST_USE_RESULT;
 

@@ -27,6 +27,10 @@ static const rt_pass_t passes[] = {
      "runs LayerNormalization written as ReduceMean, Sub, Pow, Sqrt, Div, "
      "Mul and Add as one node",
      rt_pass_layernorm},
+    {"attention",
+     "runs scaled dot-product attention written as Reshape, Transpose, "
+     "MatMul, Div, Add, Softmax and MatMul as one node",
+     rt_pass_attention},
     {"epilogue",
      "fuses the bias, residual and activation after a Conv, Gemm or MatMul "
      "into it",

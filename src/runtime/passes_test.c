@@ -743,6 +743,118 @@ WM_TEST(layer_norm_forms_run_as_one_node) {
   wm_graph_destroy(g);
 }
 
+// Adds the int64 constant |name| of one dim holding |v|.
+static void ints(wm_graph_t *g, const char *name, size_t n, const int64_t *v) {
+  wm_shape_t shape = {.rank = 1, .dims = {(int64_t)n}};
+  wm_tensor_t *t = NULL;
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_INT64, &shape, &t));
+  if (t) {
+    memcpy(t->data, v, n * sizeof(int64_t));
+    WM_CHECK_OK(wm_graph_add_initializer(g, name, t, NULL));
+  }
+}
+
+// Transpose |in| into |out| with |perm| (rank 4).
+static void transpose4(wm_graph_t *g, const char *in, const int64_t *perm,
+                       const char *out) {
+  int32_t n = -1;
+  node(g, "Transpose", out, &in, 1, out, &n);
+  if (n >= 0) {
+    WM_CHECK_OK(wm_graph_add_attr_ints(g, n, "perm", perm, 4));
+  }
+}
+
+// Multi-head attention over x [2, 5, 8] as PyTorch exports it (2 heads of
+// 4): Q, K and V projections, their heads split by Reshape and Transpose
+// (K's straight to K^T), the scores divided by a constant, a padding
+// mask added (|mask| 1: [2, 1, 1, 5]; 2: one per query row, [1, 1, 5, 5];
+// 0: none), Softmax, the context merged back into y.
+static void attention_graph(wm_graph_t *g, int mask) {
+  static const int64_t heads[4] = {0, 2, 1, 3}, keys[4] = {0, 2, 3, 1};
+  static const int64_t split[4] = {0, 0, 2, 4}, merge[3] = {0, 0, 8};
+  int64_t xd[] = {2, 5, 8}, wd[] = {8, 8}, md[] = {2, 1, 1, 5};
+  if (mask == 2) {
+    md[0] = 1;
+    md[2] = 5;
+  }
+  input(g, "x", 3, xd);
+  weight(g, "wq", 2, wd, 0.1);
+  weight(g, "wk", 2, wd, 0.2);
+  weight(g, "wv", 2, wd, 0.3);
+  ints(g, "split", 4, split);
+  ints(g, "merge", 3, merge);
+  scalar(g, "c", 2.0);
+  wm_tensor_t *m = pattern(4, md, 0.7);
+  WM_CHECK(m);
+  for (size_t i = 0; i < m->count; i++) {  // keys 3 and 4 of image 1 out
+    ((float *)m->data)[i] = i >= 8 ? -1e9f : 0.0f;
+  }
+  WM_CHECK_OK(wm_graph_add_initializer(g, "mask", m, NULL));
+  static const char *const p[3] = {"q", "k", "v"};
+  for (int i = 0; i < 3; i++) {
+    char w[4], r[8], h[8];
+    snprintf(w, sizeof(w), "w%s", p[i]);
+    snprintf(r, sizeof(r), "%s4", p[i]);
+    snprintf(h, sizeof(h), "%sh", p[i]);
+    binary(g, "MatMul", "x", w, p[i]);
+    binary(g, "Reshape", p[i], "split", r);
+    transpose4(g, r, i == 1 ? keys : heads, h);
+  }
+  binary(g, "MatMul", "qh", "kh", "scores");
+  binary(g, "Div", "scores", "c", "scaled");
+  if (mask) {
+    binary(g, "Add", "scaled", "mask", "masked");
+  }
+  const char *in = mask ? "masked" : "scaled";
+  int32_t sm = -1;
+  node(g, "Softmax", "probs", &in, 1, "probs", &sm);
+  if (sm >= 0) {
+    WM_CHECK_OK(wm_graph_add_attr_int(g, sm, "axis", -1));
+  }
+  binary(g, "MatMul", "probs", "vh", "context");
+  transpose4(g, "context", heads, "merged4");
+  binary(g, "Reshape", "merged4", "merge", "y");
+  output(g, "y");
+}
+
+WM_TEST(attention_runs_as_one_node) {
+  int64_t xd[] = {2, 5, 8};
+  wm_tensor_t *x = pattern(3, xd, 0.4);
+  for (int mask = 0; mask < 2; mask++) {
+    wm_graph_t *g = new_graph();
+    WM_CHECK(g);
+    attention_graph(g, mask);
+    wm_session_t *s = NULL;
+    agree(ref, g, x, 1e-5, &s);
+    WM_CHECK(s);
+    // Reshape and Transpose of Q, K and V, the two MatMuls, Div, the
+    // mask's Add, Softmax (the fused node's head), Transpose and Reshape.
+    WM_CHECK_INT_EQ(fused_by(s, "attention"), mask ? 12 : 11);
+    const wm_placement_t *pl = placed(s, "probs");
+    WM_CHECK(pl && pl->runs_as && strcmp(pl->runs_as, "Attention") == 0);
+    wm_session_destroy(s);
+    // Not on a backend without the operator.
+    s = NULL;
+    agree(bare, g, x, 0.0, &s);
+    WM_CHECK(s);
+    WM_CHECK_INT_EQ(fused_by(s, "attention"), 0);
+    wm_session_destroy(s);
+    wm_graph_destroy(g);
+  }
+  // Not with a mask that is not a padding mask (its broadcast as
+  // Attention's attn_mask is left to the unfused nodes).
+  wm_graph_t *g = new_graph();
+  WM_CHECK(g);
+  attention_graph(g, 2);
+  wm_session_t *s = NULL;
+  agree(ref, g, x, 1e-5, &s);
+  WM_CHECK(s);
+  WM_CHECK_INT_EQ(fused_by(s, "attention"), 0);
+  wm_session_destroy(s);
+  wm_graph_destroy(g);
+  wm_tensor_destroy(x);
+}
+
 WM_TEST(long_node_names_are_reported_whole) {
   wm_graph_t *g = new_graph();
   WM_CHECK(g);
@@ -793,6 +905,7 @@ int main(void) {
           a_value_read_elsewhere_or_a_backend_without_fused_ops_stops_fusing),
       WM_CASE(elementwise_chains_run_as_one_node),
       WM_CASE(layer_norm_forms_run_as_one_node),
+      WM_CASE(attention_runs_as_one_node),
       WM_CASE(long_node_names_are_reported_whole),
       {NULL, NULL},
   };
