@@ -112,7 +112,10 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer,
       g->values[probs].type.dtype != WM_DTYPE_FLOAT) {
     return false;
   }
-  const int64_t axis = wm_node_attr_int(soft, "axis", -1);
+  // Before opset 13 Softmax's axis defaults to 1 (over the flattened
+  // trailing dims), not -1.
+  const int64_t axis =
+      wm_node_attr_int(soft, "axis", wm_graph_opset(g, "") >= 13 ? -1 : 1);
   if (axis != -1 && axis != 3) {
     return false;
   }
