@@ -50,7 +50,7 @@ typedef struct wm_cli_backend_options {
 #define WM_CLI_PASS_OPTIONS_USAGE                                             \
   "  --passes LIST        graph passes to apply, comma-separated (default:\n" \
   "                       all: fold,dead,conv-bn,transpose,layernorm,\n"      \
-  "                       epilogue,eltwise)\n"                                \
+  "                       attention,epilogue,eltwise)\n"                      \
   "  --no-passes          run the graph exactly as written\n"
 // Usage text of --no-in-place (wm_session_options_t.no_in_place).
 #define WM_CLI_IN_PLACE_USAGE                                                \
