@@ -34,13 +34,6 @@ typedef struct at {
   float scale;            // of the scores
 } at_t;
 
-// The single reader of |v| (not a graph output), or NULL.
-static const wm_node_t *sole(const rt_rw_t *rw, const int32_t *consumer,
-                             int32_t v, int32_t *out_index) {
-  *out_index = v >= 0 && !rw->pinned[v] ? consumer[v] : -1;
-  return *out_index >= 0 ? &rw->src->nodes[*out_index] : NULL;
-}
-
 // The node writing value |v| (its only output read), or NULL.
 static const wm_node_t *producer(const rt_rw_t *rw, const int32_t *writer,
                                  int32_t v, int32_t *out_index) {
@@ -121,16 +114,18 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer,
   }
   m->nodes[9] = sm;
   // Forward: P V, its Transpose and Reshape.
-  const wm_node_t *pv = sole(rw, consumer, probs, &m->nodes[10]);
+  const wm_node_t *pv = rt_rw_sole_reader(rw, consumer, probs, &m->nodes[10]);
   if (!pv || !rt_is_onnx_op(pv, "MatMul") || pv->input_count != 2 ||
       pv->inputs[0] != probs || pv->output_count != 1) {
     return false;
   }
-  const wm_node_t *merge = sole(rw, consumer, pv->outputs[0], &m->nodes[11]);
+  const wm_node_t *merge =
+      rt_rw_sole_reader(rw, consumer, pv->outputs[0], &m->nodes[11]);
   if (!merge || !transpose_is(merge, heads_perm)) {
     return false;
   }
-  const wm_node_t *flat = sole(rw, consumer, merge->outputs[0], &m->nodes[12]);
+  const wm_node_t *flat =
+      rt_rw_sole_reader(rw, consumer, merge->outputs[0], &m->nodes[12]);
   if (!flat || !rt_is_onnx_op(flat, "Reshape") || flat->output_count != 1 ||
       g->values[flat->outputs[0]].type.shape.rank != 3) {
     return false;
@@ -237,31 +232,10 @@ static void attrs_of(const at_t *m, wm_op_attr out[3], wm_attr_t extra[3]) {
 // Whether the session's first backend implements the fused node of |m|.
 static wm_status_t implemented(const rt_rw_t *rw, const at_t *m,
                                const wm_op_attr *attrs, bool *out) {
-  const wm_graph_t *g = rw->src;
   const int32_t in[4] = {m->q, m->k, m->v, m->mask};
-  const int n_in = m->mask >= 0 ? 4 : 3;
-  wm_tensor_desc descs[5];
-  const void *values[4] = {NULL, NULL, NULL, NULL};
-  for (int i = 0; i < n_in; i++) {
-    const wm_value_t *v = &g->values[in[i]];
-    descs[i] = wm_tensor_desc_from_type(v->type.dtype, &v->type.shape);
-    values[i] = v->initializer && !v->is_input ? v->initializer->data : NULL;
-  }
-  const wm_type_t *yt = &g->values[m->out].type;
-  descs[n_in] = wm_tensor_desc_from_type(yt->dtype, &yt->shape);
-  wm_op_desc op = {.struct_size = sizeof(op),
-                   .domain = "wmap",
-                   .op_type = "Attention",
-                   .opset = 1,
-                   .name = g->nodes[m->nodes[9]].name,
-                   .n_in = (uint32_t)n_in,
-                   .n_out = 1,
-                   .in = descs,
-                   .out = descs + n_in,
-                   .in_values = values,
-                   .n_attr = 3,
-                   .attrs = attrs};
-  return rt_rw_target_implements(rw, &op, out);
+  return rt_rw_implements_node(rw, "Attention",
+                               rw->src->nodes[m->nodes[9]].name, in,
+                               m->mask >= 0 ? 4 : 3, m->out, attrs, 3, out);
 }
 
 wm_status_t rt_pass_attention(rt_rw_t *rw) {

@@ -539,33 +539,8 @@ static wm_status_t implemented(const rt_rw_t *rw, const epi_t *e,
                                  .count = e->n_params,
                                  .floats = e->params};
   }
-  wm_tensor_desc descs[5];
-  const void *values[4];
-  memset(descs, 0, sizeof(descs));
-  for (int32_t i = 0; i < n_in; i++) {
-    descs[i].struct_size = sizeof(descs[i]);
-    values[i] = NULL;
-    if (in[i] >= 0) {
-      const wm_value_t *v = &g->values[in[i]];
-      descs[i] = wm_tensor_desc_from_type(v->type.dtype, &v->type.shape);
-      values[i] = v->initializer && !v->is_input ? v->initializer->data : NULL;
-    }
-  }
-  const wm_type_t *yt = &g->values[e->out].type;
-  descs[n_in] = wm_tensor_desc_from_type(yt->dtype, &yt->shape);
-  wm_op_desc op = {.struct_size = sizeof(op),
-                   .domain = "wmap",
-                   .op_type = e->fused,
-                   .opset = 1,
-                   .name = a->name,
-                   .n_in = (uint32_t)n_in,
-                   .n_out = 1,
-                   .in = descs,
-                   .out = descs + n_in,
-                   .in_values = values,
-                   .n_attr = n_attr,
-                   .attrs = all};
-  wm_status_t s = rt_rw_target_implements(rw, &op, out);
+  wm_status_t s = rt_rw_implements_node(rw, e->fused, a->name, in, n_in, e->out,
+                                        all, n_attr, out);
   free(all);
   wm_node_attrs_deinit(&attrs);
   return s;

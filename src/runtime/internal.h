@@ -467,6 +467,19 @@ const wm_tensor_t *rt_constant(const wm_graph_t *g, int32_t id,
 // true without a target.
 wm_status_t rt_rw_target_implements(const rt_rw_t *rw, const wm_op_desc *op,
                                     bool *out) WM_MUST_USE_RESULT;
+// Whether the session's first backend implements the one-output node
+// |op_type| of the "wmap" domain (opset 1) named |name| over src values
+// |in| (n_in of them, -1 omitted) writing |out_value|, with |attrs|
+// (rt_rw_target_implements).
+wm_status_t rt_rw_implements_node(const rt_rw_t *rw, const char *op_type,
+                                  const char *name, const int32_t *in,
+                                  int32_t n_in, int32_t out_value,
+                                  const wm_op_attr *attrs, uint32_t n_attr,
+                                  bool *out) WM_MUST_USE_RESULT;
+// The single reader of src value |v| (not a graph output) given the
+// rt_rw_sole_consumers array, or NULL; *out_index its index or -1.
+const wm_node_t *rt_rw_sole_reader(const rt_rw_t *rw, const int32_t *consumer,
+                                   int32_t v, int32_t *out_index);
 // True when only output 0 of src node |node| is read.
 bool rt_rw_only_first_output(const rt_rw_t *rw, const wm_node_t *node);
 

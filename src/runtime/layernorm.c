@@ -61,13 +61,6 @@ static bool row_const(const wm_graph_t *g, int32_t id) {
   return t && t->shape.rank == 1;
 }
 
-// The single reader of |v| (not a graph output), or NULL.
-static const wm_node_t *sole(const rt_rw_t *rw, const int32_t *consumer,
-                             int32_t v, int32_t *out_index) {
-  *out_index = v >= 0 && !rw->pinned[v] ? consumer[v] : -1;
-  return *out_index >= 0 ? &rw->src->nodes[*out_index] : NULL;
-}
-
 // Matches the formula from ReduceMean node |r1| into |m|.
 static bool match(const rt_rw_t *rw, const int32_t *consumer, int32_t r1,
                   ln_t *m) {
@@ -80,7 +73,8 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer, int32_t r1,
   }
   m->x = x;
   m->nodes[0] = r1;
-  const wm_node_t *sub = sole(rw, consumer, n->outputs[0], &m->nodes[1]);
+  const wm_node_t *sub =
+      rt_rw_sole_reader(rw, consumer, n->outputs[0], &m->nodes[1]);
   if (!sub || !rt_is_onnx_op(sub, "Sub") || sub->input_count != 2 ||
       sub->inputs[0] != x || sub->inputs[1] != n->outputs[0]) {
     return false;
@@ -116,11 +110,12 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer, int32_t r1,
   }
   m->nodes[2] = sq;
   const wm_node_t *r2 =
-      sole(rw, consumer, g->nodes[sq].outputs[0], &m->nodes[3]);
+      rt_rw_sole_reader(rw, consumer, g->nodes[sq].outputs[0], &m->nodes[3]);
   if (!r2 || !mean_last(g, r2, g->nodes[sq].outputs[0])) {
     return false;
   }
-  const wm_node_t *add = sole(rw, consumer, r2->outputs[0], &m->nodes[4]);
+  const wm_node_t *add =
+      rt_rw_sole_reader(rw, consumer, r2->outputs[0], &m->nodes[4]);
   int32_t eps = add && rt_is_onnx_op(add, "Add")
                     ? rt_other_input(add, r2->outputs[0])
                     : -2;
@@ -129,7 +124,8 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer, int32_t r1,
     return false;
   }
   m->eps = ((const float *)et->data)[0];
-  const wm_node_t *sqrt = sole(rw, consumer, add->outputs[0], &m->nodes[5]);
+  const wm_node_t *sqrt =
+      rt_rw_sole_reader(rw, consumer, add->outputs[0], &m->nodes[5]);
   if (!sqrt || !rt_is_onnx_op(sqrt, "Sqrt") || sqrt->output_count != 1 ||
       consumer[sqrt->outputs[0]] != div || rw->pinned[sqrt->outputs[0]] ||
       g->nodes[div].inputs[1] != sqrt->outputs[0]) {
@@ -137,14 +133,15 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer, int32_t r1,
   }
   m->nodes[6] = div;
   const wm_node_t *mul =
-      sole(rw, consumer, g->nodes[div].outputs[0], &m->nodes[7]);
+      rt_rw_sole_reader(rw, consumer, g->nodes[div].outputs[0], &m->nodes[7]);
   m->gamma = mul && rt_is_onnx_op(mul, "Mul")
                  ? rt_other_input(mul, g->nodes[div].outputs[0])
                  : -2;
   if (!row_const(g, m->gamma)) {
     return false;
   }
-  const wm_node_t *bias = sole(rw, consumer, mul->outputs[0], &m->nodes[8]);
+  const wm_node_t *bias =
+      rt_rw_sole_reader(rw, consumer, mul->outputs[0], &m->nodes[8]);
   m->beta = bias && rt_is_onnx_op(bias, "Add")
                 ? rt_other_input(bias, mul->outputs[0])
                 : -2;
@@ -158,30 +155,10 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer, int32_t r1,
 // Whether the session's first backend implements the fused node of |m|.
 static wm_status_t implemented(const rt_rw_t *rw, const ln_t *m,
                                const wm_op_attr *attrs, bool *out) {
-  const wm_graph_t *g = rw->src;
   const int32_t in[3] = {m->x, m->gamma, m->beta};
-  wm_tensor_desc descs[4];
-  const void *values[3];
-  for (int i = 0; i < 3; i++) {
-    const wm_value_t *v = &g->values[in[i]];
-    descs[i] = wm_tensor_desc_from_type(v->type.dtype, &v->type.shape);
-    values[i] = v->initializer && !v->is_input ? v->initializer->data : NULL;
-  }
-  const wm_type_t *yt = &g->values[m->out].type;
-  descs[3] = wm_tensor_desc_from_type(yt->dtype, &yt->shape);
-  wm_op_desc op = {.struct_size = sizeof(op),
-                   .domain = "wmap",
-                   .op_type = "LayerNormalization",
-                   .opset = 1,
-                   .name = g->nodes[m->nodes[0]].name,
-                   .n_in = 3,
-                   .n_out = 1,
-                   .in = descs,
-                   .out = descs + 3,
-                   .in_values = values,
-                   .n_attr = 2,
-                   .attrs = attrs};
-  return rt_rw_target_implements(rw, &op, out);
+  return rt_rw_implements_node(rw, "LayerNormalization",
+                               rw->src->nodes[m->nodes[0]].name, in, 3, m->out,
+                               attrs, 2, out);
 }
 
 wm_status_t rt_pass_layernorm(rt_rw_t *rw) {

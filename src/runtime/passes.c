@@ -434,6 +434,50 @@ wm_status_t rt_rw_target_implements(const rt_rw_t *rw, const wm_op_desc *op,
   return NULL;
 }
 
+wm_status_t rt_rw_implements_node(const rt_rw_t *rw, const char *op_type,
+                                  const char *name, const int32_t *in,
+                                  int32_t n_in, int32_t out_value,
+                                  const wm_op_attr *attrs, uint32_t n_attr,
+                                  bool *out) {
+  const wm_graph_t *g = rw->src;
+  wm_tensor_desc descs[RT_RW_MAX_IO + 1];
+  const void *values[RT_RW_MAX_IO] = {NULL};
+  if (n_in > RT_RW_MAX_IO) {
+    *out = false;
+    return NULL;
+  }
+  for (int32_t i = 0; i < n_in; i++) {
+    if (in[i] < 0) {  // omitted
+      descs[i] = (wm_tensor_desc){.struct_size = sizeof(descs[i])};
+      continue;
+    }
+    const wm_value_t *v = &g->values[in[i]];
+    descs[i] = wm_tensor_desc_from_type(v->type.dtype, &v->type.shape);
+    values[i] = v->initializer && !v->is_input ? v->initializer->data : NULL;
+  }
+  const wm_type_t *yt = &g->values[out_value].type;
+  descs[n_in] = wm_tensor_desc_from_type(yt->dtype, &yt->shape);
+  wm_op_desc op = {.struct_size = sizeof(op),
+                   .domain = "wmap",
+                   .op_type = op_type,
+                   .opset = 1,
+                   .name = name,
+                   .n_in = (uint32_t)n_in,
+                   .n_out = 1,
+                   .in = descs,
+                   .out = descs + n_in,
+                   .in_values = values,
+                   .n_attr = n_attr,
+                   .attrs = attrs};
+  return rt_rw_target_implements(rw, &op, out);
+}
+
+const wm_node_t *rt_rw_sole_reader(const rt_rw_t *rw, const int32_t *consumer,
+                                   int32_t v, int32_t *out_index) {
+  *out_index = v >= 0 && !rw->pinned[v] ? consumer[v] : -1;
+  return *out_index >= 0 ? &rw->src->nodes[*out_index] : NULL;
+}
+
 bool rt_rw_only_first_output(const rt_rw_t *rw, const wm_node_t *node) {
   for (int32_t i = 1; i < node->output_count; i++) {
     int32_t id = node->outputs[i];
