@@ -580,8 +580,6 @@ static inline __attribute__((always_inline)) bool epi_rows_bias(
 }
 #undef EPI_ROWS_BIAS
 
-// The epilogue on a tile: its rows in whole vectors (of a constant count
-// for full tiles).
 typedef float epi_f16 __attribute__((vector_size(64), aligned(4)));
 typedef int32_t epi_i16 __attribute__((vector_size(64)));
 #define EPI_SEL16(m, a, b) \
@@ -635,6 +633,8 @@ static inline __attribute__((always_inline)) bool epi_cols_bias(
 }
 #undef EPI_SEL16
 
+// The epilogue on a tile: its rows in whole vectors (of a constant count
+// for full tiles).
 K_CLONES_FMA static void epi_tile(const cpu_gemm_epi_t *e, float *c,
                                   int64_t ldc, int64_t i0, int64_t mr,
                                   int64_t j0, int64_t nr) {
