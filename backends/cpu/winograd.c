@@ -177,12 +177,6 @@ static void wino_member(const void *ctx, size_t xi, cpu_gemm_problem_t *out) {
 
 #define WINO_TARGET __attribute__((target("avx512f,avx512vl,fma")))
 
-static inline __mmask16 wino_lanes(int64_t n) {
-  return n >= 16  ? (__mmask16)0xffff
-         : n <= 0 ? (__mmask16)0
-                  : (__mmask16)((1u << n) - 1u);
-}
-
 // Input transform of channels (image * c + channel) [begin, end): per row
 // of tiles and 16 tiles at a time, V = B^T d B, the tiles' columns 2 tx
 // .. 2 tx + 3 of each of their four image rows taken from the even and
@@ -243,7 +237,7 @@ WINO_TARGET static void wino_in(void *ctx, size_t begin, size_t end) {
         // write past the image, which another thread may be filling).
         const __mmask16 k = ty + 1 < wg->th && 16 * (q + 1) <= 2 * wg->tw
                                 ? (__mmask16)0xffff
-                                : wino_lanes(wg->tw - 16 * q);
+                                : (__mmask16)k_lanes16(16 * q, wg->tw);
         float *o = dst + 16 * q;
         for (int c4 = 0; c4 < 4; c4++) {  // B^T (d B)
           _mm512_mask_storeu_ps(o + (size_t)c4 * vs, k,
@@ -276,7 +270,8 @@ WINO_TARGET static inline void wino_store_row(__m512 e, __m512 o, __m512 bias,
   const __m512i first =
       _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(8));
-  const __mmask16 k0 = wino_lanes(n), k1 = wino_lanes(n - 16);
+  const __mmask16 k0 = (__mmask16)k_lanes16(0, n),
+                  k1 = (__mmask16)k_lanes16(16, n);
   __m512 v[2] = {_mm512_add_ps(_mm512_permutex2var_ps(e, first, o), bias),
                  _mm512_add_ps(_mm512_permutex2var_ps(e, second, o), bias)};
   for (int h = 0; h < 2; h++) {
@@ -312,7 +307,7 @@ WINO_TARGET static void wino_out(void *ctx, size_t begin, size_t end) {
     const __m512 bias = _mm512_set1_ps(j->bias ? j->bias[k] : 0.0f);
     for (int64_t ty = 0; ty < wg->th; ty++) {
       for (int64_t tx = 0; tx < wg->tw; tx += 16) {
-        const __mmask16 lanes = wino_lanes(wg->tw - tx);
+        const __mmask16 lanes = (__mmask16)k_lanes16(tx, wg->tw);
         const float *src = mk + ty * wg->tw + tx;
         __m512 s[2][4];
         for (int q = 0; q < 4; q++) {  // A^T M
