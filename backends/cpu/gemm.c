@@ -1371,18 +1371,91 @@ static void choose_kernel(job_t *job, const cpu_gemm_problem_t *p) {
        (p->b.cs == 1 && (job->m <= IN_PLACE_ROWS || rows_spread(p->b.rs))));
 }
 
+// The split's cost model for one job (choose_split).
+typedef struct split_model {
+  double k;               // inner dimension
+  double pack_a, pack_b;  // multiply-adds a packed float costs
+  int32_t threads;        // of the pool
+  int64_t un, limit;      // NR-wide column units; most tiles a side
+} split_model_t;
+
+// Task cost of the fixed cost of a task, and of spreading a run over the
+// pool (choose_split).
+enum { SPLIT_TASK = 20000, SPLIT_SPREAD = 150000 };
+
+// A late thread's wait is bounded by what a spinning pool thread takes
+// to join (a microsecond or two): with it unbounded, 2 threads split a
+// large product into many thin tiles, each streaming its B panels again
+// (resnet50's layer 3 3x3s into 22 tiles of 18 rows, not 2 of 102), 3 %
+// slower at t2; bounded at 2e6, mobilenetv2's products ran as 10-14
+// tiles, a task's A packed again for each, where halves run 6 % faster
+// (2.28 -> 2.13 ms at t2; resnet50, bert and gpt2 unchanged).
+static const double split_late_cap = 2e5;
+
+// Tries tiles of |tm| rows (|tiles_m| of them a member) against every
+// column split, keeping the cheapest in |job| (*best its cost, < 0: none).
+static void split_try_rows(const split_model_t *sm, job_t *job, int64_t tm,
+                           int64_t tiles_m, double *best) {
+  const int64_t nr = job->e->nr;
+  for (int64_t gn = 1; gn <= sm->un && gn <= sm->limit; gn++) {
+    int64_t tn_u = (sm->un + gn - 1) / gn;
+    if (gn > 1 && (sm->un + tn_u - 1) / tn_u != gn) {
+      continue;  // same tiles as a smaller gn
+    }
+    // The last panel's kernel is as high as its rows.
+    double rows = (double)(tm < job->m ? tm : job->m);
+    double cols = (double)(tn_u * nr);
+    double per_task = rows * cols * sm->k + sm->pack_a * rows * sm->k +
+                      sm->pack_b * cols * sm->k + SPLIT_TASK;
+    double tasks = (double)job->count * (double)(tiles_m * gn);
+    // The calling thread alone runs whole members; the pool shares
+    // tiles.
+    const int32_t choices[2] = {1, sm->threads};
+    for (int c = tiles_m * gn > 1 ? 1 : 0; c < 2; c++) {
+      int32_t w = choices[c];
+      double rounds = tasks < w ? 1.0 : (tasks + w - 1) / w;
+      // On the pool a thread may start late or be slowed by others on
+      // its core: a quarter of a task's time, up to late_cap, is the
+      // expected wait for the last one, so that tiles the threads take
+      // one by one balance where that costs no packing twice.
+      double late =
+          0.25 * per_task < split_late_cap ? 0.25 * per_task : split_late_cap;
+      double cost = (double)(int64_t)rounds * per_task +
+                    (w > 1 && tasks > 1 ? SPLIT_SPREAD + late : 0.0);
+      if (*best < 0 || cost < *best) {
+        *best = cost;
+        job->gm = tiles_m;
+        job->gn = gn;
+        job->tm = tm;
+        job->tn = tn_u * nr;
+        job->workers = w;
+      }
+    }
+  }
+}
+
+// The rows of one of |even| equal shares of the job's rows, in multiples
+// of 4 where that stays even; 0 where A's panels are prepacked (tiles
+// take whole MR-high panels) or the shares are whole panels already.
+static int64_t split_even_rows(const job_t *job, int64_t even) {
+  const int64_t mr = job->e->mr;
+  if (job->packed_a || job->direct ||
+      (job->m % even == 0 && (job->m / even) % mr == 0)) {
+    return 0;
+  }
+  const int64_t tm = (job->m + even - 1) / even, tm4 = (tm + 3) / 4 * 4;
+  return job->m - (even - 1) * tm4 >= tm4 - 4 ? tm4 : tm;
+}
+
 // Chooses the task tile and the workers: the split of each member into
 // gm x gn tiles whose estimated makespan on |threads| (padded
 // multiply-adds plus the packing each tile repeats, plus the cost of
 // waking the pool) is smallest, or all of it on the calling thread.
 static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
                          int32_t threads) {
-  const engine_t *e = job->e;
-  const int64_t mr = e->mr;
+  const int64_t mr = job->e->mr;
   int64_t um = (job->m + mr - 1) / mr;
-  int64_t un = (job->n + e->nr - 1) / e->nr;
-  um = um > 0 ? um : 1;
-  un = un > 0 ? un : 1;
+  int64_t un = (job->n + job->e->nr - 1) / job->e->nr;
   // Multiply-adds one packed float costs (a packing callback on the A
   // side is the transposed convolution's gather, a few cycles a float:
   // with 10 the 3x3 256->256 at 14x14 split its channels, each thread
@@ -1397,27 +1470,20 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
   // at 2 its channels, 640-730 us), the fixed cost of a task, and that of
   // spreading a run over the pool (a few microseconds: below it a small
   // product is faster on one thread).
-  const double pack_a_cost = job->packed_a || job->direct ? 0.0
-                             : p->a.pack                  ? 30.0
-                                                          : 6.0;
-  const double pack_b_cost = job->direct       ? 0.0
-                             : p->b.packed     ? 2.0
-                             : job->b_in_place ? 3.0
-                             : p->b.pack       ? 10.0
-                                               : 6.0;
-  const double task_cost = 20000.0;
-  const double spread_cost = 150000.0;
-  // A late thread's wait is bounded by what a spinning pool thread takes
-  // to join (a microsecond or two): with it unbounded, 2 threads split a
-  // large product into many thin tiles, each streaming its B panels again
-  // (resnet50's layer 3 3x3s into 22 tiles of 18 rows, not 2 of 102), 3 %
-  // slower at t2; bounded at 2e6, mobilenetv2's products ran as 10-14
-  // tiles, a task's A packed again for each, where halves run 6 % faster
-  // (2.28 -> 2.13 ms at t2; resnet50, bert and gpt2 unchanged).
-  const double late_cap = 2e5;
-  double k = (double)(job->k > 0 ? job->k : 1);
+  const split_model_t sm = {.k = (double)(job->k > 0 ? job->k : 1),
+                            .pack_a = job->packed_a || job->direct ? 0.0
+                                      : p->a.pack                  ? 30.0
+                                                                   : 6.0,
+                            .pack_b = job->direct       ? 0.0
+                                      : p->b.packed     ? 2.0
+                                      : job->b_in_place ? 3.0
+                                      : p->b.pack       ? 10.0
+                                                        : 6.0,
+                            .threads = threads,
+                            .un = un > 0 ? un : 1,
+                            .limit = 8 * (int64_t)threads};
+  um = um > 0 ? um : 1;
   double best = -1;
-  int64_t limit = 8 * (int64_t)threads;
   // Row tilings: tiles of whole MR-high panels, and, where A is packed by
   // each task (a tile may then take any rows), one even share per thread,
   // in multiples of 4 rows where that stays even: resnet50's 3x3 256->256
@@ -1425,61 +1491,16 @@ static void choose_split(job_t *job, const cpu_gemm_problem_t *p,
   // 9 + 8 panels of 12 (108 + 88), 400 -> 430-460 GFLOP/s (as 98 + 98
   // rows, mobilenetv2's 1x1 96->576 at 14x14 fell from 390 to 260-400);
   // its 1x1 960->160 at 7x7 as 25 + 24 rows, not 28 + 21, 385 -> 440.
-  for (int64_t gm = 1, even = 0; gm <= um + threads; gm++) {
-    int64_t tm;
-    if (gm <= um) {
-      if (gm > limit) {
-        continue;
-      }
-      int64_t tm_u = (um + gm - 1) / gm;
-      if (gm > 1 && (um + tm_u - 1) / tm_u != gm) {
-        continue;  // same tiles as a smaller gm
-      }
-      tm = tm_u * mr;
-    } else {
-      even = gm - um + 1;  // 2 .. threads
-      if (job->packed_a || job->direct || even > threads ||
-          (job->m % even == 0 && (job->m / even) % mr == 0)) {
-        continue;  // panels fixed, or the same as a tiling above
-      }
-      tm = (job->m + even - 1) / even;
-      const int64_t tm4 = (tm + 3) / 4 * 4;
-      tm = job->m - (even - 1) * tm4 >= tm4 - 4 ? tm4 : tm;
+  for (int64_t gm = 1; gm <= um && gm <= sm.limit; gm++) {
+    int64_t tm_u = (um + gm - 1) / gm;
+    if (gm == 1 || (um + tm_u - 1) / tm_u == gm) {  // else as a smaller gm
+      split_try_rows(&sm, job, tm_u * mr, gm, &best);
     }
-    const int64_t tiles_m = even ? even : (job->m + tm - 1) / tm;
-    for (int64_t gn = 1; gn <= un && gn <= limit; gn++) {
-      int64_t tn_u = (un + gn - 1) / gn;
-      if (gn > 1 && (un + tn_u - 1) / tn_u != gn) {
-        continue;
-      }
-      // The last panel's kernel is as high as its rows.
-      double rows = (double)(tm < job->m ? tm : job->m);
-      double cols = (double)(tn_u * e->nr);
-      double per_task = rows * cols * k + pack_a_cost * rows * k +
-                        pack_b_cost * cols * k + task_cost;
-      double tasks = (double)job->count * (double)(tiles_m * gn);
-      // The calling thread alone runs whole members; the pool shares
-      // tiles.
-      const int32_t choices[2] = {1, threads};
-      for (int c = tiles_m * gn > 1 ? 1 : 0; c < 2; c++) {
-        int32_t w = choices[c];
-        double rounds = tasks < w ? 1.0 : (tasks + w - 1) / w;
-        // On the pool a thread may start late or be slowed by others on
-        // its core: a quarter of a task's time, up to late_cap, is the
-        // expected wait for the last one, so that tiles the threads take
-        // one by one balance where that costs no packing twice.
-        double late = 0.25 * per_task < late_cap ? 0.25 * per_task : late_cap;
-        double cost = (double)(int64_t)rounds * per_task +
-                      (w > 1 && tasks > 1 ? spread_cost + late : 0.0);
-        if (best < 0 || cost < best) {
-          best = cost;
-          job->gm = tiles_m;
-          job->gn = gn;
-          job->tm = tm;
-          job->tn = tn_u * e->nr;
-          job->workers = w;
-        }
-      }
+  }
+  for (int64_t even = 2; even <= threads; even++) {
+    const int64_t tm = split_even_rows(job, even);
+    if (tm > 0) {
+      split_try_rows(&sm, job, tm, even, &best);
     }
   }
 }
