@@ -1379,8 +1379,8 @@ typedef struct split_model {
   int64_t un, limit;      // NR-wide column units; most tiles a side
 } split_model_t;
 
-// Task cost of the fixed cost of a task, and of spreading a run over the
-// pool (choose_split).
+// The fixed cost of a task, and that of spreading a run over the pool, in
+// multiply-adds (choose_split).
 enum { SPLIT_TASK = 20000, SPLIT_SPREAD = 150000 };
 
 // A late thread's wait is bounded by what a spinning pool thread takes

@@ -18,13 +18,7 @@ static wm_backend_t *bare;  // memory and no operators
 // "bare": a device tier on host memory and no library tier, as a device
 // plugin starts out; it implements no operator, fused ones included.
 static wm_error *bare_info(wm_plugin_info *out) {
-  out->name = "bare";
-  out->vendor = "wmap tests";
-  out->version = "0.0.1";
-  out->n_features = 0;
-  out->features = NULL;
-  out->sanitizer = WM_SANITIZER_NONE;
-  return NULL;
+  return tp_info(out, "bare");
 }
 static const wm_device_tier bare_device = {TP_DEVICE_TIER_FIELDS};
 static wm_plugin_api bare_api = {
@@ -37,8 +31,7 @@ static wm_error *bare_query(uint32_t major, uint32_t max_minor,
                             const wm_host_api *host,
                             const wm_plugin_api **out_api) {
   (void)host;
-  *out_api = &bare_api;
-  return tp_negotiate(major, max_minor, &bare_api);
+  return tp_hand_out(&bare_api, major, max_minor, out_api);
 }
 
 // A float tensor of |shape| holding a deterministic pattern from |seed|.

@@ -381,13 +381,7 @@ struct wm_op_plan {
 };
 
 static wm_error *ip_info(wm_plugin_info *out) {
-  out->name = "inplace";
-  out->vendor = "wmap tests";
-  out->version = "0.0.1";
-  out->n_features = 0;
-  out->features = NULL;
-  out->sanitizer = WM_SANITIZER_NONE;
-  return NULL;
+  return tp_info(out, "inplace");
 }
 
 static bool ip_takes(const wm_op_desc *op) {
@@ -472,8 +466,7 @@ static wm_error *ip_query_api(uint32_t major, uint32_t max_minor,
                               const wm_host_api *host,
                               const wm_plugin_api **out_api) {
   (void)host;
-  *out_api = &ip_api;
-  return tp_negotiate(major, max_minor, &ip_api);
+  return tp_hand_out(&ip_api, major, max_minor, out_api);
 }
 
 // a = -x, b = relu(a), c = relu(b), y = relu(c), f = -b: Relu's output

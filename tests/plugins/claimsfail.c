@@ -8,13 +8,7 @@ struct wm_op_plan {
 };
 
 static wm_error *get_info(wm_plugin_info *out_info) {
-  out_info->name = "claimsfail";
-  out_info->vendor = "wmap tests";
-  out_info->version = "0.0.1";
-  out_info->n_features = 0;
-  out_info->features = NULL;
-  out_info->sanitizer = WM_SANITIZER_NONE;
-  return NULL;
+  return tp_info(out_info, "claimsfail");
 }
 
 static wm_error *op_query(const wm_target_desc *target, const wm_op_desc *op,

@@ -82,6 +82,26 @@ static inline wm_error *tp_negotiate(uint32_t host_major,
   .struct_size = sizeof(wm_plugin_api), .device_open = tp_device_open, \
   WM_HOST_ERROR_FIELDS
 
+// A query function's body: hands out |api| (a plugin's static
+// wm_plugin_api) and negotiates.
+static inline wm_error *tp_hand_out(wm_plugin_api *api, uint32_t host_major,
+                                    uint32_t host_max_minor,
+                                    const wm_plugin_api **out_api) {
+  *out_api = api;
+  return tp_negotiate(host_major, host_max_minor, api);
+}
+
+// A get_info's body for a plugin named |name| with no features.
+static inline wm_error *tp_info(wm_plugin_info *out, const char *name) {
+  out->name = name;
+  out->vendor = "wmap tests";
+  out->version = "0.0.1";
+  out->n_features = 0;
+  out->features = NULL;
+  out->sanitizer = WM_SANITIZER_NONE;
+  return NULL;
+}
+
 // Defines the exported wm_plugin_query: hands out |api| (the plugin's
 // static wm_plugin_api) and negotiates.
 #define TP_PLUGIN_QUERY(api)                                              \
@@ -89,8 +109,7 @@ static inline wm_error *tp_negotiate(uint32_t host_major,
                             const wm_host_api *host,                      \
                             const wm_plugin_api **out_api) {              \
     (void)host;                                                           \
-    *out_api = &(api);                                                    \
-    return tp_negotiate(host_major, host_max_minor, &(api));              \
+    return tp_hand_out(&(api), host_major, host_max_minor, out_api);      \
   }
 
 #endif  // WMAP_TESTS_PLUGINS_PLUGIN_COMMON_H_
