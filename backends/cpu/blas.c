@@ -479,8 +479,8 @@ static bool product3(const int64_t *v, int64_t *out) {
          wm_checked_mul_i64(*out, v[2], out);
 }
 
-// Derives the Conv geometry of |op| as the reference does; false with a
-// reason otherwise.
+// Reads the Conv geometry of |op| from its shapes and the host's resolved
+// parameters; false with a reason otherwise.
 static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
                         const char **detail) {
   memset(st, 0, sizeof(*st));
@@ -509,7 +509,11 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
   st->n = x->dims[0];
   st->c = x->dims[1];
   st->m = w->dims[0];
-  st->group = cpu_attr_int(op, "group", 1);
+  cpu_window_t win;
+  if (!cpu_window_params(op, nsp, &win, why, detail) ||
+      !cpu_param_int(op, "group", &st->group)) {
+    return false;
+  }
   if (st->group < 1 || st->c % st->group != 0 || st->m % st->group != 0 ||
       w->dims[1] * st->group != st->c) {
     cpu_refuse(why, detail, WM_WHY_ATTR, "Conv group does not divide channels");
@@ -521,37 +525,6 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
     cpu_refuse(why, detail, WM_WHY_SHAPE, "Conv bias length is not M");
     return false;
   }
-  const char *ap = cpu_attr_string(op, "auto_pad", "NOTSET");
-  int auto_pad;  // 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID
-  if (strcmp(ap, "NOTSET") == 0) {
-    auto_pad = 0;
-  } else if (strcmp(ap, "SAME_UPPER") == 0) {
-    auto_pad = 1;
-  } else if (strcmp(ap, "SAME_LOWER") == 0) {
-    auto_pad = 2;
-  } else if (strcmp(ap, "VALID") == 0) {
-    auto_pad = 3;
-  } else {
-    cpu_refuse(why, detail, WM_WHY_ATTR, "Conv auto_pad value is unknown");
-    return false;
-  }
-  const int64_t *ks = NULL, *ss = NULL, *ds = NULL, *ps = NULL;
-  size_t nk = 0, ns = 0, nd = 0, np = 0;
-  bool has_k = cpu_attr_ints(op, "kernel_shape", &ks, &nk);
-  bool has_s = cpu_attr_ints(op, "strides", &ss, &ns);
-  bool has_d = cpu_attr_ints(op, "dilations", &ds, &nd);
-  bool has_p = cpu_attr_ints(op, "pads", &ps, &np);
-  if ((cpu_attr(op, "kernel_shape") && !has_k) ||
-      (cpu_attr(op, "strides") && !has_s) ||
-      (cpu_attr(op, "dilations") && !has_d) ||
-      (cpu_attr(op, "pads") && !has_p) || (has_k && nk != (size_t)nsp) ||
-      (has_s && ns != (size_t)nsp) || (has_d && nd != (size_t)nsp) ||
-      (has_p && np != 2 * (size_t)nsp)) {
-    cpu_refuse(
-        why, detail, WM_WHY_ATTR,
-        "Conv kernel_shape, strides, dilations or pads have a bad length");
-    return false;
-  }
   int64_t pe[3] = {0, 0, 0};
   for (int32_t i = 0; i < 3; i++) {
     st->in[i] = st->out[i] = st->k[i] = st->s[i] = st->d[i] = 1;
@@ -560,46 +533,16 @@ static bool conv_shapes(const wm_op_desc *op, conv_state_t *st, uint32_t *why,
     int32_t j = 3 - nsp + i;
     st->in[j] = x->dims[2 + i];
     st->k[j] = w->dims[2 + i];
-    st->s[j] = has_s ? ss[i] : 1;
-    st->d[j] = has_d ? ds[i] : 1;
-    if (st->k[j] < 1 || (has_k && ks[i] != st->k[j]) || st->s[j] < 1 ||
-        st->d[j] < 1 || st->s[j] > INT32_MAX || st->d[j] > INT32_MAX ||
-        st->k[j] > INT32_MAX) {
+    st->s[j] = win.strides[i];
+    st->d[j] = win.dilations[i];
+    st->pb[j] = win.pads[i];
+    st->out[j] = y->dims[2 + i];
+    pe[j] = win.pads[nsp + i];
+    if (win.kernel[i] != st->k[j] || st->k[j] > INT32_MAX ||
+        st->s[j] > INT32_MAX || st->d[j] > INT32_MAX || st->pb[j] < 0 ||
+        pe[j] < 0 || st->pb[j] > INT32_MAX || pe[j] > INT32_MAX) {
       cpu_refuse(why, detail, WM_WHY_ATTR,
-                 "Conv kernel, strides or dilations are out of range");
-      return false;
-    }
-    int64_t ext = (st->k[j] - 1) * st->d[j] + 1;
-    int64_t o;
-    if (auto_pad == 1 || auto_pad == 2) {
-      o = st->in[j] / st->s[j] + (st->in[j] % st->s[j] != 0);
-      int64_t total = (o > 0 ? o - 1 : 0) * st->s[j] + ext - st->in[j];
-      if (total < 0) {
-        total = 0;
-      }
-      st->pb[j] = auto_pad == 1 ? total / 2 : total - total / 2;
-      pe[j] = total - st->pb[j];
-    } else {
-      if (auto_pad == 0 && has_p) {
-        st->pb[j] = ps[i];
-        pe[j] = ps[nsp + i];
-      }
-      if (st->pb[j] < 0 || pe[j] < 0 || st->pb[j] > INT32_MAX ||
-          pe[j] > INT32_MAX) {
-        cpu_refuse(why, detail, WM_WHY_ATTR, "Conv pads are out of range");
-        return false;
-      }
-      int64_t padded = st->in[j] + st->pb[j] + pe[j];
-      if (padded < ext) {
-        cpu_refuse(why, detail, WM_WHY_SHAPE,
-                   "Conv kernel exceeds padded input");
-        return false;
-      }
-      o = (padded - ext) / st->s[j] + 1;
-    }
-    st->out[j] = o;
-    if (y->dims[2 + i] != o) {
-      cpu_refuse(why, detail, WM_WHY_SHAPE, "Conv output dims do not match");
+                 "Conv kernel, strides, dilations or pads are out of range");
       return false;
     }
   }

@@ -92,6 +92,31 @@ const char *cpu_attr_string(const wm_op_desc *op, const char *name,
 bool cpu_attr_ints(const wm_op_desc *op, const char *name,
                    const int64_t **out_values, size_t *out_count);
 
+// The host's resolved parameters of |op| (ABI minor 4): entry |name|, or
+// NULL when absent (an older host, or an instance whose shapes it did
+// not know).
+const wm_op_attr *cpu_param(const wm_op_desc *op, const char *name);
+// Copies the INTS entry |name| into out[0..n): false unless it has |n|
+// values.
+bool cpu_param_ints(const wm_op_desc *op, const char *name, size_t n,
+                    int64_t *out);
+// The INT entry |name| into *out: false when absent.
+bool cpu_param_int(const wm_op_desc *op, const char *name, int64_t *out);
+
+// The resolved window of Conv, ConvTranspose and the pools: per spatial
+// dim, kernel taps, stride, dilation, begin and end pads.
+typedef struct cpu_window {
+  int64_t kernel[CPU_MAX_RANK];
+  int64_t strides[CPU_MAX_RANK];
+  int64_t dilations[CPU_MAX_RANK];
+  int64_t pads[2 * CPU_MAX_RANK];  // begins, then ends
+} cpu_window_t;
+// Reads the window of |op| for |nsp| spatial dims from its resolved
+// parameters: false (with the reason) when the host resolved none, which
+// is not final: WM_WHY_SHAPE.
+bool cpu_window_params(const wm_op_desc *op, int32_t nsp, cpu_window_t *w,
+                       uint32_t *why, const char **detail);
+
 // Sets the reason a query refuses (*why, a WM_WHY_*, and the static
 // |text|); returns WM_SUPPORT_NONE.
 uint32_t cpu_refuse(uint32_t *why, const char **detail, uint32_t reason,

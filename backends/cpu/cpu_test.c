@@ -571,7 +571,8 @@ WM_TEST(plugin_describes_itself_and_the_host) {
 static wm_op_support query_desc(const char *op_type, uint32_t n_in,
                                 const wm_tensor_desc *in,
                                 const wm_tensor_desc *out, uint32_t n_attr,
-                                const wm_op_attr *attrs) {
+                                const wm_op_attr *attrs, uint32_t n_param,
+                                const wm_op_attr *params) {
   wm_op_desc op;
   memset(&op, 0, sizeof(op));
   op.struct_size = sizeof(op);
@@ -585,6 +586,8 @@ static wm_op_support query_desc(const char *op_type, uint32_t n_in,
   op.out = out;
   op.n_attr = n_attr;
   op.attrs = attrs;
+  op.n_param = n_param;
+  op.params = params;
   wm_op_support sup;
   memset(&sup, 0, sizeof(sup));
   sup.struct_size = sizeof(sup);
@@ -613,47 +616,60 @@ WM_TEST(query_refuses_with_reasons) {
   wm_tensor_desc mm[2] = {desc(WM_DTYPE_DOUBLE, 2, d34),
                           desc(WM_DTYPE_DOUBLE, 2, d45)};
   wm_tensor_desc mo = desc(WM_DTYPE_DOUBLE, 2, d35);
-  wm_op_support s = query_desc("MatMul", 2, mm, &mo, 0, NULL);
+  wm_op_support s = query_desc("MatMul", 2, mm, &mo, 0, NULL, 0, NULL);
   WM_CHECK_INT_EQ(s.level, WM_SUPPORT_NONE);
   WM_CHECK_INT_EQ(s.reason, WM_WHY_DTYPE);
   mm[0] = desc(WM_DTYPE_INT32, 2, d34);
   mm[1] = desc(WM_DTYPE_INT32, 2, d45);
   mo = desc(WM_DTYPE_INT32, 2, d35);
-  s = query_desc("Gemm", 2, mm, &mo, 0, NULL);
+  s = query_desc("Gemm", 2, mm, &mo, 0, NULL, 0, NULL);
   WM_CHECK_INT_EQ(s.reason, WM_WHY_DTYPE);
   mm[0] = desc(WM_DTYPE_FLOAT, 2, d34);
   mm[1] = desc(WM_DTYPE_FLOAT, 2, d55);
   mo = desc(WM_DTYPE_FLOAT, 2, d35);
-  s = query_desc("MatMul", 2, mm, &mo, 0, NULL);
+  s = query_desc("MatMul", 2, mm, &mo, 0, NULL, 0, NULL);
   WM_CHECK_INT_EQ(s.level, WM_SUPPORT_NONE);
   WM_CHECK_INT_EQ(s.reason, WM_WHY_SHAPE);
   mm[1] = desc(WM_DTYPE_FLOAT, 2, d45);
-  s = query_desc("MatMul", 2, mm, &mo, 0, NULL);
+  s = query_desc("MatMul", 2, mm, &mo, 0, NULL, 0, NULL);
   WM_CHECK_INT_EQ(s.level, WM_SUPPORT_SUPPORTED);
   WM_CHECK_INT_EQ(s.impl, WM_IMPL_NATIVE_KERNEL);
-  s = query_desc("Frobnicate", 2, mm, &mo, 0, NULL);
+  s = query_desc("Frobnicate", 2, mm, &mo, 0, NULL, 0, NULL);
   WM_CHECK_INT_EQ(s.reason, WM_WHY_OP);
   int64_t xd[] = {1, 2, 5, 5}, wd[] = {3, 2, 3, 3}, yd[] = {1, 3, 3, 3};
   wm_tensor_desc cv[2] = {desc(WM_DTYPE_FLOAT, 4, xd),
                           desc(WM_DTYPE_FLOAT, 4, wd)};
   wm_tensor_desc co = desc(WM_DTYPE_FLOAT, 4, yd);
-  s = query_desc("Conv", 2, cv, &co, 0, NULL);
+  // The window comes from the host's resolved parameters: without them
+  // (shapes partly known) the refusal is WM_WHY_SHAPE, which is not final.
+  s = query_desc("Conv", 2, cv, &co, 0, NULL, 0, NULL);
+  WM_CHECK_INT_EQ(s.level, WM_SUPPORT_NONE);
+  WM_CHECK_INT_EQ(s.reason, WM_WHY_SHAPE);
+  static const int64_t k33[2] = {3, 3}, ones[2] = {1, 1},
+                       zeros[4] = {0, 0, 0, 0}, neg[4] = {-1, 0, 0, 0};
+  wm_op_attr win[5];
+  memset(win, 0, sizeof(win));
+  const char *names[4] = {"kernel_shape", "strides", "dilations", "pads"};
+  const int64_t *lists[4] = {k33, ones, ones, zeros};
+  for (int k = 0; k < 5; k++) {
+    win[k].struct_size = sizeof(win[k]);
+    win[k].name = k < 4 ? names[k] : "group";
+    win[k].type = k < 4 ? WM_ATTR_INTS : WM_ATTR_INT;
+    win[k].count = k < 4 ? (k == 3 ? 4 : 2) : 0;
+    win[k].ints = k < 4 ? lists[k] : NULL;
+    win[k].i = 1;
+  }
+  s = query_desc("Conv", 2, cv, &co, 0, NULL, 5, win);
   WM_CHECK_INT_EQ(s.level, WM_SUPPORT_SUPPORTED);
-  wm_op_attr pad;
-  memset(&pad, 0, sizeof(pad));
-  pad.struct_size = sizeof(pad);
-  pad.name = "auto_pad";
-  pad.type = WM_ATTR_STRING;
-  pad.s = "SAME_MIDDLE";
-  pad.s_len = strlen(pad.s);
-  s = query_desc("Conv", 2, cv, &co, 1, &pad);
+  win[3].ints = neg;  // negative pads: not this kernel's
+  s = query_desc("Conv", 2, cv, &co, 0, NULL, 5, win);
   WM_CHECK_INT_EQ(s.level, WM_SUPPORT_NONE);
   WM_CHECK_INT_EQ(s.reason, WM_WHY_ATTR);
   int64_t x6[] = {1, 1, 2, 2, 2, 2}, w6[] = {1, 1, 1, 1, 1, 1};
   cv[0] = desc(WM_DTYPE_FLOAT, 6, x6);
   cv[1] = desc(WM_DTYPE_FLOAT, 6, w6);
   co = desc(WM_DTYPE_FLOAT, 6, x6);
-  s = query_desc("Conv", 2, cv, &co, 0, NULL);
+  s = query_desc("Conv", 2, cv, &co, 0, NULL, 0, NULL);
   WM_CHECK_INT_EQ(s.reason, WM_WHY_RANK);
 }
 
@@ -1765,15 +1781,36 @@ WM_TEST(random_conv_transposes_agree_with_ref) {
     bad += !expect_claimed(&in, WM_IMPL_NATIVE_KERNEL);
   }
   WM_CHECK_INT_EQ(bad, 0);
-  // Padding derived from auto_pad SAME or output_shape: left to ref.
-  int64_t x[4] = {1, 2, 4, 4}, w[4] = {2, 3, 3, 3}, two[2] = {2, 2};
-  inst_t same = inst_make("ConvTranspose", 11);
-  inst_input(&same, WM_DTYPE_FLOAT, 4, x);
-  inst_input(&same, WM_DTYPE_FLOAT, 4, w);
-  attr_ints(&same, "strides", 2, two);
-  attr_string(&same, "auto_pad", "SAME_UPPER");
+  // Padding derived from auto_pad SAME or output_shape: resolved by the
+  // host, claimed. An output_shape beyond the full result needs negative
+  // pads: left to ref.
+  int64_t x[4] = {1, 2, 4, 4}, w[4] = {2, 3, 3, 3}, two[2] = {2, 2},
+          o7[2] = {7, 8}, o8[2] = {8, 8}, o11[2] = {11, 11};
+  const char *modes[2] = {"SAME_UPPER", "SAME_LOWER"};
+  for (int k = 0; k < 2; k++) {
+    inst_t same = inst_make("ConvTranspose", 11);
+    inst_input(&same, WM_DTYPE_FLOAT, 4, x);
+    inst_input(&same, WM_DTYPE_FLOAT, 4, w);
+    attr_ints(&same, "strides", 2, two);
+    attr_string(&same, "auto_pad", modes[k]);
+    WM_CHECK(expect_claimed(&same, WM_IMPL_NATIVE_KERNEL));
+  }
+  const int64_t *shapes[2] = {o7, o8};
+  for (int k = 0; k < 2; k++) {
+    inst_t os = inst_make("ConvTranspose", 11);
+    inst_input(&os, WM_DTYPE_FLOAT, 4, x);
+    inst_weight(&os, WM_DTYPE_FLOAT, 4, w, 1.0);
+    attr_ints(&os, "strides", 2, two);
+    attr_ints(&os, "output_shape", 2, shapes[k]);
+    WM_CHECK(expect_claimed(&os, WM_IMPL_NATIVE_KERNEL));
+  }
+  inst_t wide = inst_make("ConvTranspose", 11);
+  inst_input(&wide, WM_DTYPE_FLOAT, 4, x);
+  inst_input(&wide, WM_DTYPE_FLOAT, 4, w);
+  attr_ints(&wide, "strides", 2, two);
+  attr_ints(&wide, "output_shape", 2, o11);
   uint32_t impl;
-  WM_CHECK_INT_EQ(run_instance(&same, &impl), OUT_REFUSED);
+  WM_CHECK_INT_EQ(run_instance(&wide, &impl), OUT_REFUSED);
 }
 
 // ------------------------------------------------- every table's entries
@@ -3164,6 +3201,138 @@ WM_TEST(host_thread_count_is_used) {
   api->error_destroy(e);
 }
 
+// Two nodes the plan can place only while running, each run twice with
+// inputs of the same shapes and new values: y = A · float(NonZero(x))
+// (the cpu MatMul must not keep B, packed from the first run's values)
+// and s = Slice(v, st, st + 3) (its resolved starts change with st).
+static wm_graph_t *build_value_dependent(void) {
+  wm_graph_t *g = NULL;
+  int32_t id, n;
+  wm_status_t s = wm_graph_create("g", NULL, &g);
+  if (!s) {
+    s = wm_graph_set_opset(g, "", 17);
+  }
+  wm_shape_t xs = {.rank = 2, .dims = {2, 3}}, as = {.rank = 2, .dims = {3, 2}},
+             vs = {.rank = 1, .dims = {8}}, ss = {.rank = 1, .dims = {1}};
+  wm_type_t xt = wm_type_tensor(WM_DTYPE_FLOAT, &xs),
+            at = wm_type_tensor(WM_DTYPE_FLOAT, &as),
+            vt = wm_type_tensor(WM_DTYPE_FLOAT, &vs),
+            st = wm_type_tensor(WM_DTYPE_INT64, &ss);
+  const char *nz_in = "x", *nz_out = "nz", *c_in = "nz", *c_out = "b";
+  const char *mm_in[2] = {"a", "b"}, *mm_out = "y";
+  const char *add_in[2] = {"st", "three"}, *add_out = "en";
+  const char *sl_in[3] = {"v", "st", "en"}, *sl_out = "s";
+  static const int64_t one = 1;
+  wm_tensor_t *three = NULL;
+  wm_shape_t one_d = wm_shape_make(1, &one);
+  if (!s) {
+    s = wm_tensor_create(WM_DTYPE_INT64, &one_d, &three);
+  }
+  if (!s) {
+    ((int64_t *)three->data)[0] = 3;
+    s = wm_graph_add_initializer(g, "three", three, &id);
+  }
+  if (!s) {
+    s = wm_graph_add_input(g, "x", &xt, &id);
+  }
+  if (!s) {
+    s = wm_graph_add_input(g, "a", &at, &id);
+  }
+  if (!s) {
+    s = wm_graph_add_input(g, "v", &vt, &id);
+  }
+  if (!s) {
+    s = wm_graph_add_input(g, "st", &st, &id);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "NonZero", "", "nz", &nz_in, 1, &nz_out, 1, &n);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "Cast", "", "cast", &c_in, 1, &c_out, 1, &n);
+  }
+  if (!s) {
+    s = wm_graph_add_attr_int(g, n, "to", WM_DTYPE_FLOAT);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "MatMul", "", "mm", mm_in, 2, &mm_out, 1, &n);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "Add", "", "end", add_in, 2, &add_out, 1, &n);
+  }
+  if (!s) {
+    s = wm_graph_add_node(g, "Slice", "", "sl", sl_in, 3, &sl_out, 1, &n);
+  }
+  if (!s) {
+    s = wm_graph_add_output(g, "y", NULL, &id);
+  }
+  if (!s) {
+    s = wm_graph_add_output(g, "s", NULL, &id);
+  }
+  if (s) {
+    printf("  cannot build the graph: %s\n", wm_status_message(s));
+    wm_status_free(s);
+    wm_graph_destroy(g);
+    return NULL;
+  }
+  return g;
+}
+
+WM_TEST(value_dependent_instances_are_planned_for_their_values) {
+  WM_CHECK(cpu_be != NULL);
+  wm_graph_t *g = build_value_dependent();
+  WM_CHECK(g);
+  wm_session_options_t o = {
+      .backends = &cpu_be, .backend_count = 1, .fallback = ref_be};
+  wm_session_t *ss = NULL;
+  WM_CHECK_OK(wm_session_create_placed(g, &o, &ss));
+  static const float xv[2][6] = {{1, 0, 0, 0, 1, 0}, {0, 0, 1, 1, 0, 0}};
+  static const float av[6] = {1, 2, 3, 4, 5, 6};
+  // A · [[r0, r1], [c0, c1]] for the nonzeros (r, c) of x.
+  static const float want_y[2][6] = {{0, 3, 0, 7, 0, 11}, {4, 1, 8, 3, 12, 5}};
+  static const int64_t starts[2] = {1, 4};
+  wm_shape_t xs = {.rank = 2, .dims = {2, 3}}, as = {.rank = 2, .dims = {3, 2}},
+             vs = {.rank = 1, .dims = {8}}, sts = {.rank = 1, .dims = {1}};
+  for (int r = 0; r < 2; r++) {
+    wm_tensor_t *in[4] = {NULL}, *out[2] = {NULL};
+    WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &xs, &in[0]));
+    WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &as, &in[1]));
+    WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &vs, &in[2]));
+    WM_CHECK_OK(wm_tensor_create(WM_DTYPE_INT64, &sts, &in[3]));
+    memcpy(in[0]->data, xv[r], sizeof(xv[r]));
+    memcpy(in[1]->data, av, sizeof(av));
+    for (int k = 0; k < 8; k++) {
+      ((float *)in[2]->data)[k] = (float)(10 * k);
+    }
+    ((int64_t *)in[3]->data)[0] = starts[r];
+    const char *names[4] = {"x", "a", "v", "st"};
+    WM_CHECK_OK(
+        wm_session_run(ss, names, (const wm_tensor_t *const *)in, 4, out));
+    WM_CHECK_INT_EQ(out[0]->count, 6);
+    for (int k = 0; k < 6; k++) {
+      WM_CHECK_DBL_NEAR(((float *)out[0]->data)[k], want_y[r][k], 0);
+    }
+    WM_CHECK_INT_EQ(out[1]->count, 3);
+    for (int k = 0; k < 3; k++) {
+      WM_CHECK_DBL_NEAR(((float *)out[1]->data)[k], 10.0 * (starts[r] + k), 0);
+    }
+    // Both run on cpu, planned while running.
+    for (size_t i = 0; i < wm_session_node_count(ss); i++) {
+      const wm_placement_t *p = wm_session_placement(ss, i);
+      if (strcmp(p->op_type, "MatMul") == 0 ||
+          strcmp(p->op_type, "Slice") == 0) {
+        WM_CHECK_STR_EQ(p->backend, "cpu");
+      }
+    }
+    for (int k = 0; k < 4; k++) {
+      wm_tensor_destroy(in[k]);
+    }
+    wm_tensor_destroy(out[0]);
+    wm_tensor_destroy(out[1]);
+  }
+  wm_session_destroy(ss);
+  wm_graph_destroy(g);
+}
+
 WM_TEST(summary) {
   for (size_t t = 0; t < N_TABLES; t++) {
     for (const cpu_kernel_t *k = all_tables[t]; k->op_type; k++) {
@@ -3208,6 +3377,7 @@ int main(void) {
       WM_CASE(elementwise_programs_agree_with_ref),
       WM_CASE(host_thread_count_is_used),
       WM_CASE(depthwise_channel_blocks_agree_with_ref),
+      WM_CASE(value_dependent_instances_are_planned_for_their_values),
       WM_CASE(summary),
       {NULL, NULL}};
   int rc = wm_test_main(cases);

@@ -528,103 +528,6 @@ static wm_error *concat_run(void *state, const cpu_run_t *run) {
 
 // ---------------------------------------------------------------- Slice
 
-typedef struct slice_plan {
-  size_t es;                       // element size
-  int32_t rank;                    // input rank
-  int64_t in_dims[CPU_MAX_RANK];   // input dims
-  size_t in_count;                 // input elements
-  bool legacy;                     // opset < 10: lists are attributes
-  int64_t lists[3][CPU_MAX_RANK];  // legacy starts, ends, axes
-  int32_t counts[3];               // their lengths (-1 = absent)
-} slice_plan_t;
-
-// Reads legacy attribute list |k| (starts, ends, axes) into |v|; *out_n
-// is -1 when absent; false when longer than CPU_MAX_RANK.
-static bool slice_list_attr(const wm_op_desc *op, int32_t k, int64_t *v,
-                            int32_t *out_n) {
-  static const char *const names[] = {"starts", "ends", "axes"};
-  const int64_t *a = NULL;
-  size_t n = 0;
-  *out_n = -1;
-  if (!cpu_attr_ints(op, names[k], &a, &n)) {
-    return true;
-  }
-  if (n > CPU_MAX_RANK) {
-    return false;
-  }
-  if (n) {
-    memcpy(v, a, n * sizeof(int64_t));
-  }
-  *out_n = (int32_t)n;
-  return true;
-}
-
-static uint32_t slice_query(const wm_op_desc *op, uint32_t *why,
-                            const char **detail) {
-  uint32_t level = plain_dtype(op, why, detail);
-  if (level == WM_SUPPORT_NONE) {
-    return level;
-  }
-  if (op->opset < 10) {
-    int64_t v[CPU_MAX_RANK];
-    int32_t n;
-    for (int32_t k = 0; k < 3; k++) {
-      if (!slice_list_attr(op, k, v, &n) || (k < 2 && n < 0)) {
-        return k_none(why, detail, WM_WHY_ATTR,
-                      "starts and ends required, at most 8 entries");
-      }
-    }
-    return WM_SUPPORT_SUPPORTED;
-  }
-  if (op->n_in < 3) {
-    return k_none(why, detail, WM_WHY_OTHER, "starts and ends are required");
-  }
-  for (uint32_t k = 1; k < op->n_in && k <= 4; k++) {
-    const wm_tensor_desc *d = &op->in[k];
-    if (d->dtype == 0) {
-      continue;
-    }
-    if ((d->dtype != K_INT32 && d->dtype != K_INT64) || d->rank != 1 ||
-        d->dims[0] > CPU_MAX_RANK) {
-      return k_none(why, detail, WM_WHY_DTYPE,
-                    "starts, ends, axes and steps must be 1-D int32/int64 "
-                    "of at most 8");
-    }
-  }
-  return WM_SUPPORT_SUPPORTED;
-}
-
-static wm_error *slice_plan(const wm_op_desc *op, void **out_state) {
-  *out_state = NULL;
-  const wm_tensor_desc *x = &op->in[0];
-  if (!k_dims_known(x)) {
-    return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                     "node \"%s\" (Slice): unknown input dims", op->name);
-  }
-  slice_plan_t *p = calloc(1, sizeof(*p));
-  if (!p) {
-    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  p->es = k_dtype_size(x->dtype);
-  p->rank = (int32_t)x->rank;
-  for (int32_t d = 0; d < p->rank; d++) {
-    p->in_dims[d] = x->dims[d];
-  }
-  p->in_count = cpu_desc_count(x);
-  p->legacy = op->opset < 10;
-  for (int32_t k = 0; k < 3; k++) {
-    p->counts[k] = -1;
-    if (p->legacy && !slice_list_attr(op, k, p->lists[k], &p->counts[k])) {
-      free(p);
-      return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                       "node \"%s\" (Slice): more than 8 entries in a list",
-                       op->name);
-    }
-  }
-  *out_state = p;
-  return NULL;
-}
-
 typedef struct slice_geo {
   int32_t rank;
   int64_t base;  // input offset every row adds
@@ -634,98 +537,52 @@ typedef struct slice_geo {
   int64_t istr[CPU_MAX_RANK];
 } slice_geo_t;
 
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
-  return v < lo ? lo : v > hi ? hi : v;
-}
+typedef struct slice_plan {
+  size_t es;        // element size
+  size_t in_count;  // input elements
+  slice_geo_t g;    // the slice, coalesced
+} slice_plan_t;
 
-// One sliced dim of length |dim| per the ONNX clamping rules.
-static void slice_dim(int64_t start, int64_t end, int64_t step, int64_t dim,
-                      int64_t *out_start, int64_t *out_len) {
-  if (dim == 0) {
-    *out_start = 0;
-    *out_len = 0;
-    return;
-  }
-  start = start < 0 ? start + dim : start;
-  end = end < 0 ? end + dim : end;
-  uint64_t mag, span;
-  if (step > 0) {
-    start = clamp64(start, 0, dim);
-    end = clamp64(end, 0, dim);
-    mag = (uint64_t)step;
-    span = end > start ? (uint64_t)(end - start) : 0;
-  } else {
-    start = clamp64(start, 0, dim - 1);
-    end = clamp64(end, -1, dim - 1);
-    mag = (uint64_t)(-(step + 1)) + 1;
-    span = start > end ? (uint64_t)(start - end) : 0;
-  }
-  *out_start = start;
-  *out_len = span ? (int64_t)((span - 1) / mag + 1) : 0;
-}
-
-// Reads input list |k| of Slice (opset >= 10) into |v|; *out_n is -1 when
-// the input is absent.
-static wm_error *slice_list_input(const cpu_run_t *run, uint32_t k, int64_t *v,
-                                  int32_t *out_n) {
-  *out_n = -1;
-  if (k >= run->n_in || run->in[k].dtype == 0 || !run->in[k].data) {
-    return NULL;
-  }
-  const cpu_tensor_t *t = &run->in[k];
-  if ((t->dtype != K_INT32 && t->dtype != K_INT64) || t->count > CPU_MAX_RANK) {
-    return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                     "Slice: input %u has %zu elements of dtype %u, want at "
-                     "most 8 int32/int64",
-                     k, t->count, t->dtype);
-  }
-  for (size_t i = 0; i < t->count; i++) {
-    v[i] = k_load_index(t->data, t->dtype, i);
-  }
-  *out_n = (int32_t)t->count;
-  return NULL;
-}
-
-static wm_error *slice_geometry(const slice_plan_t *p, int32_t rank,
-                                int64_t (*lists)[CPU_MAX_RANK],
-                                const int32_t *counts, slice_geo_t *g) {
-  int32_t n = counts[0];
-  if (n < 0 || counts[1] != n || (counts[2] >= 0 && counts[2] != n) ||
-      (counts[3] >= 0 && counts[3] != n) || n > rank) {
-    return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                     "Slice: %d starts, %d ends, %d axes and %d steps do not "
-                     "fit rank %d",
-                     counts[0], counts[1], counts[2], counts[3], rank);
+// The slice of |op| from the host's resolved starts and steps and the
+// output dims (the counts taken); false when the host resolved none.
+static bool slice_geometry(const wm_op_desc *op, slice_geo_t *g) {
+  const wm_tensor_desc *x = &op->in[0], *y = &op->out[0];
+  int32_t rank = (int32_t)x->rank;
+  if (!k_dims_known(x) || !k_dims_known(y) || y->rank != x->rank ||
+      !cpu_param_ints(op, "starts", (size_t)rank, g->start) ||
+      !cpu_param_ints(op, "steps", (size_t)rank, g->step)) {
+    return false;
   }
   g->rank = rank;
   g->base = 0;
   int64_t s = 1;
   for (int32_t d = rank - 1; d >= 0; d--) {
-    g->start[d] = 0;
-    g->step[d] = 1;
-    g->len[d] = p->in_dims[d];
+    g->len[d] = y->dims[d];
     g->istr[d] = s;
-    s *= p->in_dims[d];
-  }
-  bool seen[CPU_MAX_RANK] = {false};
-  for (int32_t i = 0; i < n; i++) {
-    int32_t a = i;
-    if (counts[2] >= 0 && !k_axis(lists[2][i], rank, &a)) {
-      return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                       "Slice: axis %lld is outside rank %d",
-                       (long long)lists[2][i], rank);
+    s *= x->dims[d];
+    // Every element taken lies inside the input (the host clamped).
+    int64_t last = g->start[d] + (g->len[d] - 1) * g->step[d];
+    if (g->len[d] > 0 && (g->start[d] < 0 || g->start[d] >= x->dims[d] ||
+                          last < 0 || last >= x->dims[d])) {
+      return false;
     }
-    int64_t step = counts[3] >= 0 ? lists[3][i] : 1;
-    if (seen[a] || step == 0) {
-      return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                       "Slice: axis %d is sliced twice or has step 0", a);
-    }
-    seen[a] = true;
-    g->step[a] = step;
-    slice_dim(lists[0][i], lists[1][i], step, p->in_dims[a], &g->start[a],
-              &g->len[a]);
   }
-  return NULL;
+  return true;
+}
+
+static uint32_t slice_query(const wm_op_desc *op, uint32_t *why,
+                            const char **detail) {
+  uint32_t level = plain_dtype(op, why, detail);
+  if (level == WM_SUPPORT_NONE) {
+    return level;
+  }
+  slice_geo_t g;
+  if (!slice_geometry(op, &g)) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the slice is resolved by the host for known shapes and "
+                  "bounds");
+  }
+  return WM_SUPPORT_SUPPORTED;
 }
 
 // The same slice over fewer dims: dims of length 1 go (their start into
@@ -822,52 +679,44 @@ static void slice_chunk(void *ctx, size_t begin, size_t end) {
   }
 }
 
+static wm_error *slice_plan(const wm_op_desc *op, void **out_state) {
+  *out_state = NULL;
+  slice_plan_t *p = calloc(1, sizeof(*p));
+  if (!p) {
+    return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (!slice_geometry(op, &p->g)) {
+    free(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (Slice): no resolved starts and steps for "
+                     "these shapes",
+                     op->name);
+  }
+  p->es = k_dtype_size(op->in[0].dtype);
+  p->in_count = cpu_desc_count(&op->in[0]);
+  if (p->g.rank > 0) {
+    slice_coalesce(&p->g);
+  }
+  *out_state = p;
+  return NULL;
+}
+
 static wm_error *slice_run(void *state, const cpu_run_t *run) {
   const slice_plan_t *p = state;
-  int64_t lists[4][CPU_MAX_RANK];
-  int32_t counts[4] = {-1, -1, -1, -1};
-  int32_t rank = p->rank;
-  if (p->legacy) {
-    for (int32_t k = 0; k < 3; k++) {
-      memcpy(lists[k], p->lists[k], sizeof(lists[k]));
-      counts[k] = p->counts[k];
-    }
-  } else {
-    for (uint32_t k = 0; k < 4; k++) {
-      wm_error *e = slice_list_input(run, k + 1, lists[k], &counts[k]);
-      if (e) {
-        return e;
-      }
-    }
-  }
+  const cpu_tensor_t *y = &run->out[0];
   if (run->in[0].count != p->in_count) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "Slice kernel: input does not match the plan");
   }
-  slice_geo_t g;
-  wm_error *e = slice_geometry(p, rank, lists, counts, &g);
-  if (e) {
-    return e;
-  }
-  const cpu_tensor_t *y = &run->out[0];
-  bool ok = y->rank == rank;
-  for (int32_t d = 0; ok && d < rank; d++) {
-    ok = y->dims[d] == g.len[d];
-  }
-  if (!ok) {
-    return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                     "Slice kernel: output shape does not match the slice");
-  }
   if (y->count == 0) {
     return NULL;
   }
-  if (rank == 0) {
+  if (p->g.rank == 0) {
     memcpy(y->data, run->in[0].data, p->es);
     return NULL;
   }
-  slice_coalesce(&g);
-  slice_job_t j = {&g, p->es, run->in[0].data, y->data};
-  size_t inner = (size_t)g.len[g.rank - 1];
+  slice_job_t j = {&p->g, p->es, run->in[0].data, y->data};
+  size_t inner = (size_t)p->g.len[p->g.rank - 1];
   k_for(run->pool, y->count / inner, k_row_grain(inner, K_GRAIN), slice_chunk,
         &j);
   return NULL;

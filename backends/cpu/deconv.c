@@ -1,11 +1,10 @@
-// ConvTranspose (1-D to 3-D, float32, groups, dilations, strides, explicit
-// pads and output_padding) as one GEMM-engine product per image and group,
-// col = W_g^T · X_g (W_g read transposed through its strides, packed once
-// when it is a constant), then col2im: every column tap added into the
-// output window it lands in, split over output channels on the pool.
-// Padding rules that depend on auto_pad or output_shape are left to ref
-// (the output dims of the plan come from the shape rule; only the explicit
-// pads say where the window starts).
+// ConvTranspose (1-D to 3-D, float32, groups, dilations, strides) as one
+// GEMM-engine product per image and group, col = W_g^T · X_g (W_g read
+// transposed through its strides, packed once when it is a constant),
+// then col2im: every column tap added into the output window it lands in,
+// split over output channels on the pool. The window comes resolved from
+// the host (pads from auto_pad, output_shape or the attribute); the
+// output dims, output_padding included, come from the shape rule.
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,19 +53,14 @@ static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
                "cpu ConvTranspose takes 1-D to 3-D convolutions");
     return false;
   }
-  const char *ap = cpu_attr_string(op, "auto_pad", "NOTSET");
-  if ((strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) ||
-      cpu_attr(op, "output_shape")) {
-    cpu_refuse(why, detail, WM_WHY_ATTR,
-               "cpu ConvTranspose takes explicit pads (no SAME auto_pad, no "
-               "output_shape)");
+  int32_t nsp = (int32_t)x->rank - 2;
+  cpu_window_t win;
+  if (!cpu_window_params(op, nsp, &win, why, detail) ||
+      !cpu_param_int(op, "group", &st->group)) {
     return false;
   }
-  bool valid = strcmp(ap, "VALID") == 0;
-  int32_t nsp = (int32_t)x->rank - 2;
   st->n = x->dims[0];
   st->c = x->dims[1];
-  st->group = cpu_attr_int(op, "group", 1);
   if (st->group < 1 || st->c % st->group != 0 || w->dims[0] != st->c) {
     cpu_refuse(why, detail, WM_WHY_ATTR,
                "ConvTranspose group does not divide channels");
@@ -81,21 +75,6 @@ static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
                "ConvTranspose output or bias channels are not M");
     return false;
   }
-  const int64_t *ks = NULL, *ss = NULL, *ds = NULL, *ps = NULL, *op_ = NULL;
-  size_t nk = 0, ns = 0, nd = 0, np = 0, no = 0;
-  bool has_k = cpu_attr_ints(op, "kernel_shape", &ks, &nk);
-  bool has_s = cpu_attr_ints(op, "strides", &ss, &ns);
-  bool has_d = cpu_attr_ints(op, "dilations", &ds, &nd);
-  bool has_p = cpu_attr_ints(op, "pads", &ps, &np);
-  bool has_o = cpu_attr_ints(op, "output_padding", &op_, &no);
-  if ((has_k && nk != (size_t)nsp) || (has_s && ns != (size_t)nsp) ||
-      (has_d && nd != (size_t)nsp) || (has_p && np != 2 * (size_t)nsp) ||
-      (has_o && no != (size_t)nsp)) {
-    cpu_refuse(why, detail, WM_WHY_ATTR,
-               "ConvTranspose kernel_shape, strides, dilations, pads or "
-               "output_padding have a bad length");
-    return false;
-  }
   for (int32_t i = 0; i < 3; i++) {
     st->in[i] = st->out[i] = st->k[i] = st->s[i] = st->d[i] = 1;
   }
@@ -104,23 +83,14 @@ static bool deconv_shapes(const wm_op_desc *op, deconv_state_t *st,
     st->in[j] = x->dims[2 + i];
     st->out[j] = y->dims[2 + i];
     st->k[j] = w->dims[2 + i];
-    st->s[j] = has_s ? ss[i] : 1;
-    st->d[j] = has_d ? ds[i] : 1;
-    st->pb[j] = has_p && !valid ? ps[i] : 0;
-    int64_t pe = has_p && !valid ? ps[nsp + i] : 0;
-    int64_t opad = has_o ? op_[i] : 0;
-    if ((has_k && ks[i] != st->k[j]) || st->s[j] < 1 || st->d[j] < 1 ||
-        st->pb[j] < 0 || pe < 0 || opad < 0 || st->in[j] < 1) {
+    st->s[j] = win.strides[i];
+    st->d[j] = win.dilations[i];
+    st->pb[j] = win.pads[i];
+    if (win.kernel[i] != st->k[j] || st->pb[j] < 0 || win.pads[nsp + i] < 0 ||
+        st->in[j] < 1) {
       cpu_refuse(why, detail, WM_WHY_ATTR,
-                 "ConvTranspose attributes out of the range this kernel takes");
-      return false;
-    }
-    // The plan's output dims must be those of the explicit pads.
-    int64_t full = st->s[j] * (st->in[j] - 1) + opad +
-                   (st->k[j] - 1) * st->d[j] + 1 - st->pb[j] - pe;
-    if (full != st->out[j]) {
-      cpu_refuse(why, detail, WM_WHY_SHAPE,
-                 "ConvTranspose output dims are not those of its pads");
+                 "ConvTranspose pads are negative (an output_shape beyond "
+                 "the full result)");
       return false;
     }
   }

@@ -857,14 +857,11 @@ static int pool_kind(const char *op_type) {
                                  : POOL_AVG;
 }
 
-// LpPool's exponent: a float attribute in opset 1, an int since; 0 when
-// it is not a positive finite number.
+// The exponent of LpPool and GlobalLpPool as the host resolved it; 0
+// when it did not.
 static double pool_lp_p(const wm_op_desc *op) {
-  const wm_op_attr *a = cpu_attr(op, "p");
-  double p = a && a->type == 1   ? (double)a->f
-             : a && a->type == 2 ? (double)a->i
-                                 : 2.0;
-  return p > 0 && isfinite(p) ? p : 0;
+  const wm_op_attr *a = cpu_param(op, "p");
+  return a && a->type == 1 ? (double)a->f : 0;
 }
 
 static uint32_t pool_query(const wm_op_desc *op, uint32_t *why,
@@ -876,7 +873,8 @@ static uint32_t pool_query(const wm_op_desc *op, uint32_t *why,
   int kind = pool_kind(op->op_type);
   uint32_t rank = op->in[0].rank;
   if (kind == POOL_LP && pool_lp_p(op) == 0) {
-    return k_none(why, detail, WM_WHY_ATTR, "p must be positive");
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "p is resolved by the host for known shapes");
   }
   if (global) {
     if (rank < 2) {
@@ -895,39 +893,18 @@ static uint32_t pool_query(const wm_op_desc *op, uint32_t *why,
                     "only MaxPool's int64 Indices output");
     }
   }
-  int64_t order = cpu_attr_int(op, "storage_order", 0);
-  if (order != 0 && order != 1) {
-    return k_none(why, detail, WM_WHY_ATTR, "storage_order must be 0 or 1");
+  int32_t nsp = (int32_t)rank - 2;
+  cpu_window_t w;
+  if (!cpu_window_params(op, nsp, &w, why, detail)) {
+    return WM_SUPPORT_NONE;
   }
-  size_t nsp = rank - 2, n;
-  const int64_t *v;
-  if (!cpu_attr_ints(op, "kernel_shape", &v, &n) || n != nsp) {
-    return k_none(why, detail, WM_WHY_ATTR, "kernel_shape missing or wrong");
-  }
-  for (size_t i = 0; i < n; i++) {
-    if (v[i] < 1 || v[i] > INT32_MAX) {
-      return k_none(why, detail, WM_WHY_ATTR, "kernel_shape out of range");
+  for (int32_t i = 0; i < nsp; i++) {
+    if (w.kernel[i] > INT32_MAX || w.strides[i] > INT32_MAX ||
+        w.dilations[i] > INT32_MAX || w.pads[i] < 0 || w.pads[nsp + i] < 0 ||
+        w.pads[i] > INT32_MAX || w.pads[nsp + i] > INT32_MAX) {
+      return k_none(why, detail, WM_WHY_ATTR,
+                    "kernel, strides, dilations or pads out of range");
     }
-  }
-  static const char *const lists[] = {"strides", "dilations", "pads"};
-  for (int k = 0; k < 3; k++) {
-    if (cpu_attr_ints(op, lists[k], &v, &n)) {
-      if (n != (k == 2 ? 2 * nsp : nsp)) {
-        return k_none(why, detail, WM_WHY_ATTR,
-                      "strides, dilations or pads of the wrong length");
-      }
-      for (size_t i = 0; i < n; i++) {
-        if (v[i] < (k == 2 ? 0 : 1) || v[i] > INT32_MAX) {
-          return k_none(why, detail, WM_WHY_ATTR,
-                        "strides, dilations or pads out of range");
-        }
-      }
-    }
-  }
-  const char *ap = cpu_attr_string(op, "auto_pad", "NOTSET");
-  if (*ap && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0 &&
-      strcmp(ap, "SAME_UPPER") != 0 && strcmp(ap, "SAME_LOWER") != 0) {
-    return k_none(why, detail, WM_WHY_ATTR, "unknown auto_pad");
   }
   return WM_SUPPORT_SUPPORTED;
 }
@@ -983,7 +960,18 @@ static wm_error *pool_plan(const wm_op_desc *op, void **out_state) {
   int32_t nsp = rank - 2;
   int32_t off = 3 - nsp;  // spatial dim i fills slot off + i
   p->nsp = nsp;
-  p->col_major = cpu_attr_int(op, "storage_order", 0) == 1;
+  int64_t order = 0, cip = 0;
+  p->col_major = cpu_param_int(op, "storage_order", &order) && order == 1;
+  p->count_include_pad =
+      cpu_param_int(op, "count_include_pad", &cip) && cip != 0;
+  cpu_window_t w;
+  uint32_t why;
+  const char *detail = NULL;
+  if (!cpu_window_params(op, nsp, &w, &why, &detail)) {
+    pool_destroy(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (%s): %s", op->name,
+                     op->op_type, detail);
+  }
   int64_t kern[3] = {1, 1, 1}, str[3] = {1, 1, 1};
   int64_t pads[6] = {0, 0, 0, 0, 0, 0};
   for (int32_t i = 0; i < 3; i++) {
@@ -991,37 +979,13 @@ static wm_error *pool_plan(const wm_op_desc *op, void **out_state) {
     p->out[i] = i >= off ? y->dims[2 + i - off] : 1;
     p->dil[i] = 1;
   }
-  const int64_t *v;
-  size_t n;
-  static const char *const lists[] = {"kernel_shape", "strides", "dilations"};
-  int64_t *dst[] = {kern, str, p->dil};
-  for (int k = 0; k < 3; k++) {
-    if (cpu_attr_ints(op, lists[k], &v, &n)) {
-      for (int32_t i = 0; i < nsp && (size_t)i < n; i++) {
-        dst[k][off + i] = v[i];
-      }
-    }
+  for (int32_t i = 0; i < nsp; i++) {
+    kern[off + i] = w.kernel[i];
+    str[off + i] = w.strides[i];
+    p->dil[off + i] = w.dilations[i];
+    pads[off + i] = w.pads[i];
+    pads[3 + off + i] = w.pads[nsp + i];
   }
-  const char *ap = cpu_attr_string(op, "auto_pad", "NOTSET");
-  if (strncmp(ap, "SAME_", 5) == 0) {
-    for (int32_t i = off; i < 3; i++) {
-      int64_t o = p->in[i] / str[i] + (p->in[i] % str[i] != 0);
-      int64_t ext = (kern[i] - 1) * p->dil[i] + 1;
-      int64_t total = (o > 0 ? o - 1 : 0) * str[i] - p->in[i] + ext;
-      total = total < 0 ? 0 : total;
-      int64_t begin =
-          strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
-      pads[i] = begin;
-      pads[3 + i] = total - begin;
-    }
-  } else if (strcmp(ap, "VALID") != 0 && cpu_attr_ints(op, "pads", &v, &n) &&
-             n == 2 * (size_t)nsp) {
-    for (int32_t i = 0; i < nsp; i++) {
-      pads[off + i] = v[i];
-      pads[3 + off + i] = v[nsp + i];
-    }
-  }
-  p->count_include_pad = cpu_attr_int(op, "count_include_pad", 0) != 0;
   size_t total = (size_t)(p->out[0] + p->out[1] + p->out[2]) + 1;
   p->span[0] = calloc(total, sizeof(pool_span_t));
   if (!p->span[0]) {

@@ -775,7 +775,7 @@ typedef struct pad_plan {
                                // row contiguously
   size_t es;                   // element size
   bool value_input;            // the constant is input 2 (opset >= 11)
-  unsigned char value[8];      // the constant (from the attribute)
+  unsigned char value[8];      // the constant (resolved "value" before)
   size_t rows;                 // output rows (all dims but the last)
   size_t count[2];             // elements of input and output
 } pad_plan_t;
@@ -788,8 +788,10 @@ static void pad_destroy(void *state) {
   }
 }
 
+// The mode the host resolved; -1 when it resolved none.
 static int pad_mode(const wm_op_desc *op) {
-  const char *m = cpu_attr_string(op, "mode", "constant");
+  const wm_op_attr *a = cpu_param(op, "mode");
+  const char *m = a && a->type == 3 && a->s ? a->s : "";
   return strcmp(m, "constant") == 0  ? PAD_CONSTANT
          : strcmp(m, "reflect") == 0 ? PAD_REFLECT
          : strcmp(m, "edge") == 0    ? PAD_EDGE
@@ -797,71 +799,19 @@ static int pad_mode(const wm_op_desc *op) {
                                      : -1;
 }
 
-// Reads the begin and end pads of every dim of |op| into |begin|, |end|;
-// the static text of the problem otherwise.
-static const char *pad_amounts(const wm_op_desc *op, int64_t *begin,
-                               int64_t *end) {
-  int32_t rank = (int32_t)op->in[0].rank;
-  for (int32_t d = 0; d < CPU_MAX_RANK; d++) {
-    begin[d] = end[d] = 0;
-  }
+// The begin and end pads of every dim of |op| as the host resolved them;
+// false when it resolved none.
+static bool pad_amounts(const wm_op_desc *op, int64_t *begin, int64_t *end) {
+  size_t rank = op->in[0].rank;
   int64_t pads[2 * CPU_MAX_RANK];
-  size_t n = 0;
-  if (op->opset < 11) {
-    const int64_t *v;
-    if (!cpu_attr_ints(op, op->opset < 2 ? "paddings" : "pads", &v, &n)) {
-      return "pads are required";
-    }
-    if (n > 2 * CPU_MAX_RANK) {
-      return "too many pads";
-    }
-    memcpy(pads, v, n * sizeof(int64_t));
-  } else {
-    const void *v = k_const_input(op, 1);
-    if (!v) {
-      return "pads must be a constant input";
-    }
-    const wm_tensor_desc *d = &op->in[1];
-    n = cpu_desc_count(d);
-    if (!k_is_int(d->dtype) || d->rank != 1 || n > 2 * CPU_MAX_RANK) {
-      return "pads must be a 1-D integer tensor";
-    }
-    for (size_t i = 0; i < n; i++) {
-      pads[i] = k_load_int(v, d->dtype, i);
-    }
+  if (rank > CPU_MAX_RANK || !cpu_param_ints(op, "pads", 2 * rank, pads)) {
+    return false;
   }
-  int32_t axes[CPU_MAX_RANK];
-  size_t n_axes = (size_t)rank;
-  for (int32_t d = 0; d < rank; d++) {
-    axes[d] = d;
+  for (size_t d = 0; d < rank; d++) {
+    begin[d] = pads[d];
+    end[d] = pads[rank + d];
   }
-  if (op->opset >= 18 && cpu_has_input(op, 3)) {
-    const void *v = k_const_input(op, 3);
-    const wm_tensor_desc *d = &op->in[3];
-    if (!v) {
-      return "axes must be a constant input";
-    }
-    n_axes = cpu_desc_count(d);
-    if (!k_is_int(d->dtype) || d->rank != 1 || n_axes > (size_t)rank) {
-      return "axes must be a 1-D integer tensor of at most rank entries";
-    }
-    bool seen[CPU_MAX_RANK] = {false};
-    for (size_t i = 0; i < n_axes; i++) {
-      if (!k_axis(k_load_int(v, d->dtype, i), rank, &axes[i]) ||
-          seen[axes[i]]) {
-        return "axes out of range or repeated";
-      }
-      seen[axes[i]] = true;
-    }
-  }
-  if (n != 2 * n_axes) {
-    return "pads do not have two entries per axis";
-  }
-  for (size_t i = 0; i < n_axes; i++) {
-    begin[axes[i]] = pads[i];
-    end[axes[i]] = pads[n_axes + i];
-  }
-  return NULL;
+  return true;
 }
 
 // Maps output coordinate |c| (already shifted by the begin pad) into
@@ -911,22 +861,20 @@ static uint32_t pad_query(const wm_op_desc *op, uint32_t *why,
     return k_none(why, detail, WM_WHY_RANK, "output rank differs");
   }
   int mode = pad_mode(op);
-  if (mode < 0) {
-    return k_none(why, detail, WM_WHY_ATTR, "unknown mode");
+  int64_t begin[CPU_MAX_RANK], end[CPU_MAX_RANK];
+  if (mode < 0 || !pad_amounts(op, begin, end)) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "mode and pads are resolved by the host for known shapes "
+                  "and pads");
   }
-  if (op->opset < 11 && mode == PAD_CONSTANT &&
+  if (cpu_param(op, "value") && mode == PAD_CONSTANT &&
       !cast_find(K_DOUBLE, op->in[0].dtype)) {
     return k_none(why, detail, WM_WHY_DTYPE, "no conversion of the value");
   }
-  if (op->opset >= 11 && cpu_has_input(op, 2) &&
+  if (!cpu_param(op, "value") && cpu_has_input(op, 2) &&
       op->in[2].dtype != op->in[0].dtype) {
     return k_none(why, detail, WM_WHY_DTYPE,
                   "constant_value must have the input's dtype");
-  }
-  int64_t begin[CPU_MAX_RANK], end[CPU_MAX_RANK];
-  const char *bad = pad_amounts(op, begin, end);
-  if (bad) {
-    return k_none(why, detail, WM_WHY_ATTR, bad);
   }
   for (uint32_t d = 0; d < op->in[0].rank; d++) {
     int64_t len = op->in[0].dims[d];
@@ -945,10 +893,11 @@ static uint32_t pad_query(const wm_op_desc *op, uint32_t *why,
 static wm_error *pad_plan(const wm_op_desc *op, void **out_state) {
   *out_state = NULL;
   int64_t begin[CPU_MAX_RANK], end[CPU_MAX_RANK];
-  const char *bad = pad_amounts(op, begin, end);
-  if (bad) {
-    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (Pad): %s", op->name,
-                     bad);
+  if (!pad_amounts(op, begin, end) || pad_mode(op) < 0) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (Pad): no resolved mode and pads for these "
+                     "shapes",
+                     op->name);
   }
   pad_plan_t *p = calloc(1, sizeof(*p));
   if (!p) {
@@ -988,10 +937,10 @@ static wm_error *pad_plan(const wm_op_desc *op, void **out_state) {
   p->hi = p->hi < p->out[last] ? p->hi : p->out[last];
   p->hi = p->hi > p->lo ? p->hi : p->lo;
   p->es = k_dtype_size(x->dtype);
-  p->value_input = op->opset >= 11;
-  if (!p->value_input && p->mode == PAD_CONSTANT) {
-    pad_store_value(x->dtype, (double)cpu_attr_float(op, "value", 0.0f),
-                    p->value);
+  const wm_op_attr *value = cpu_param(op, "value");
+  p->value_input = !value;
+  if (value && p->mode == PAD_CONSTANT) {
+    pad_store_value(x->dtype, (double)value->f, p->value);
   }
   p->rows = 1;
   for (int32_t d = 0; d < last; d++) {

@@ -53,6 +53,55 @@ bool cpu_attr_ints(const wm_op_desc *op, const char *name,
   return true;
 }
 
+const wm_op_attr *cpu_param(const wm_op_desc *op, const char *name) {
+  if (!WM_HAS(op, wm_op_desc, params) || !op->params) {
+    return NULL;
+  }
+  for (uint32_t i = 0; i < op->n_param; i++) {
+    if (op->params[i].name && strcmp(op->params[i].name, name) == 0) {
+      return &op->params[i];
+    }
+  }
+  return NULL;
+}
+
+bool cpu_param_ints(const wm_op_desc *op, const char *name, size_t n,
+                    int64_t *out) {
+  const wm_op_attr *a = cpu_param(op, name);
+  if (!a || a->type != 7 || a->count != n || (n && !a->ints)) {
+    return false;
+  }
+  if (n) {
+    memcpy(out, a->ints, n * sizeof(int64_t));
+  }
+  return true;
+}
+
+bool cpu_param_int(const wm_op_desc *op, const char *name, int64_t *out) {
+  const wm_op_attr *a = cpu_param(op, name);
+  if (!a || a->type != 2) {
+    return false;
+  }
+  *out = a->i;
+  return true;
+}
+
+bool cpu_window_params(const wm_op_desc *op, int32_t nsp, cpu_window_t *w,
+                       uint32_t *why, const char **detail) {
+  memset(w, 0, sizeof(*w));
+  size_t n = (size_t)nsp;
+  if (nsp < 0 || nsp > CPU_MAX_RANK ||
+      !cpu_param_ints(op, "kernel_shape", n, w->kernel) ||
+      !cpu_param_ints(op, "strides", n, w->strides) ||
+      !cpu_param_ints(op, "dilations", n, w->dilations) ||
+      !cpu_param_ints(op, "pads", 2 * n, w->pads)) {
+    cpu_refuse(why, detail, WM_WHY_SHAPE,
+               "the window is resolved by the host for known shapes");
+    return false;
+  }
+  return true;
+}
+
 bool cpu_has_input(const wm_op_desc *op, uint32_t i) {
   return i < op->n_in && op->in[i].dtype != 0;
 }

@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define WM_ABI_MAJOR 0
-#define WM_ABI_MINOR 3
+#define WM_ABI_MINOR 4
 #define WM_ABI_MAX_RANK 8
 
 #define WM_EXPORT __attribute__((visibility("default")))
@@ -299,6 +299,17 @@ typedef struct wm_op_desc {
    * host may then give output j input i's bytes where nothing reads input
    * i after this node, saving the memory and the traffic of one tensor. */
   int32_t *in_place;
+  /* Since minor 4: the instance's resolved parameters (n_param 0 when the
+   * operator has none, or when the host describes an instance whose shapes
+   * are not all known). The host applies ONNX's rules once, for these
+   * shapes and input values: defaults given explicitly, pads derived from
+   * auto_pad or output_shape, Slice bounds clamped, axes listed on every
+   * dim. Kinds as in attrs; the entries per operator are listed in
+   * docs/backend-abi.md. A backend that reads them re-derives none of
+   * those rules; where an entry and an attribute share a name, the entry
+   * is the one that holds. */
+  uint32_t n_param;
+  const wm_op_attr *params;
 } wm_op_desc;
 
 enum {

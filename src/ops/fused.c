@@ -269,6 +269,14 @@ static void fused_cost(const wm_op_ctx_t *ctx, const base_t *b,
   out->transcendentals += (double)n * act_transcendentals(act.kind);
 }
 
+// Parameters: the base operator's (FusedConv: Conv's window and group).
+static wm_status_t fused_conv_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  wm_op_ctx_t sub;
+  const wm_op_def_t *def;
+  WM_RETURN_IF_ERROR(base_ctx(ctx, &kConv, &sub, &def));
+  return def->resolve(&sub, out);
+}
+
 static wm_status_t fused_conv_infer(wm_op_ctx_t *ctx) {
   return fused_infer(ctx, &kConv, 3, false);
 }
@@ -299,7 +307,7 @@ static void fused_matmul_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 
 const wm_op_def_t wm_ops_fused[] = {
     {"FusedConv", "wmap", 1, 2, 4, 1, 1, WM_T(FLOAT), fused_conv_infer,
-     fused_conv_run, fused_conv_cost},
+     fused_conv_run, fused_conv_cost, 0, fused_conv_resolve},
     {"FusedGemm", "wmap", 1, 2, 3, 1, 1, WM_T(FLOAT), fused_gemm_infer,
      fused_gemm_run, fused_gemm_cost},
     {"FusedMatMul", "wmap", 1, 2, 3, 1, 1, WM_T(FLOAT), fused_matmul_infer,

@@ -237,6 +237,25 @@ static wm_status_t slice_run(wm_op_ctx_t *ctx) {
                             out->shape.dims);
 }
 
+// Parameters: per input axis, the first element taken (starts) and the
+// step between taken elements (steps), the ONNX clamping applied: axes
+// not sliced start at 0 with step 1; the output's dims are the counts.
+static wm_status_t slice_params(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  slice_view_t view;
+  bool known = false;
+  if (in->rank >= 0) {
+    WM_RETURN_IF_ERROR(slice_resolve(ctx, in, &view, &known));
+  }
+  out->pending = !known;
+  if (!known) {
+    return NULL;
+  }
+  WM_RETURN_IF_ERROR(
+      wm_op_param_ints(ctx, out, "starts", view.start, in->rank));
+  return wm_op_param_ints(ctx, out, "steps", view.step, in->rank);
+}
+
 // ---------------------------------------------------------------- Gather
 
 static wm_status_t gather_infer(wm_op_ctx_t *ctx) {
@@ -1130,7 +1149,8 @@ static wm_status_t nonzero_run(wm_op_ctx_t *ctx) {
   { name, "", since, min_in, max_in, 1, 1, 0, infer, run, wm_op_cost_zero }
 
 const wm_op_def_t wm_ops_index[] = {
-    INDEX_OP("Slice", 1, 1, 5, slice_infer, slice_run),
+    {"Slice", "", 1, 1, 5, 1, 1, 0, slice_infer, slice_run, wm_op_cost_zero, 0,
+     slice_params},
     INDEX_OP("Gather", 1, 2, 2, gather_infer, gather_run),
     INDEX_OP("GatherElements", 11, 2, 2, gather_elements_infer,
              gather_elements_run),

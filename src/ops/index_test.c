@@ -386,7 +386,42 @@ WM_TEST(nonzero_lists_coordinates_for_floats_strings_and_scalars) {
   WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
 }
 
+// The resolve slot: starts and steps on every axis, clamped; bounds the
+// graph computes leave the parameters pending.
+WM_TEST(slice_resolves_clamped_starts_and_steps) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  int64_t dx[3] = {3, 4, 2};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, dx));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "st", 2, (const int64_t[]){100, -1}));
+  WM_CHECK_OK(
+      wm_op_fixture_add_ints(&f, "en", 2, (const int64_t[]){-100, INT64_MIN}));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "ax", 2, (const int64_t[]){0, -2}));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "sp", 2, (const int64_t[]){-2, -3}));
+  const char *in[5] = {"x", "st", "en", "ax", "sp"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Slice", in, 5, 1));
+  wm_op_params_t p;
+  wm_status_t s = wm_op_fixture_resolve(&f, &p);
+  bool ok = !s && !p.pending &&
+            wm_op_fixture_param_ints_are(&p, "starts",
+                                         (const int64_t[]){2, 3, 0}, 3) &&
+            wm_op_fixture_param_ints_are(&p, "steps",
+                                         (const int64_t[]){-2, -3, 1}, 3);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  int64_t two = 2;
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, dx));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "st", WM_DTYPE_INT64, 1, &two));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "en", 2, (const int64_t[]){3, 3}));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Slice", in, 3, 1));
+  s = wm_op_fixture_resolve(&f, &p);
+  ok = !s && p.pending;
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
 static const wm_test_case_t cases[] = {
+    WM_CASE(slice_resolves_clamped_starts_and_steps),
     WM_CASE(static_shapes_with_unknown_index_values),
     WM_CASE(slice_negative_steps_and_clamping),
     WM_CASE(slice_before_opset_10_reads_attributes),

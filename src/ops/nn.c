@@ -323,6 +323,18 @@ static wm_status_t window_forward(const wm_op_ctx_t *ctx, window_t *w,
   return NULL;
 }
 
+// The resolved window: kernel_shape, strides, dilations and pads (begins,
+// then ends) all explicit, auto_pad applied.
+static wm_status_t window_params(wm_op_ctx_t *ctx, const window_t *w,
+                                 wm_op_params_t *out) {
+  WM_RETURN_IF_ERROR(
+      wm_op_param_ints(ctx, out, "kernel_shape", w->kernel, w->nsp));
+  WM_RETURN_IF_ERROR(wm_op_param_ints(ctx, out, "strides", w->strides, w->nsp));
+  WM_RETURN_IF_ERROR(
+      wm_op_param_ints(ctx, out, "dilations", w->dilations, w->nsp));
+  return wm_op_param_ints(ctx, out, "pads", w->pads, 2 * w->nsp);
+}
+
 // Offsets of every kernel tap (coordinate times dilation), nsp per tap.
 static wm_status_t window_taps(const wm_op_ctx_t *ctx, const window_t *w,
                                int64_t **out_taps, size_t *out_count) {
@@ -591,6 +603,18 @@ static void conv_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   out->flops = 2 * out->macs + (wm_op_has_input(ctx, 2) ? outs : 0);
 }
 
+// Parameters: the window and group.
+static wm_status_t conv_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  window_t w;
+  int64_t in_sp[MAX_SPATIAL], out_sp[MAX_SPATIAL], group;
+  bool known;
+  WM_RETURN_IF_ERROR(conv_setup(ctx, &w, in_sp, out_sp, &known));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "group", 1, &group));
+  out->pending = !known;
+  WM_RETURN_IF_ERROR(window_params(ctx, &w, out));
+  return wm_op_param_int(ctx, out, "group", group);
+}
+
 // --------------------------------------------------------- ConvTranspose
 
 // Shapes of ConvTranspose: X [N, C, D...], W [C, M/group, K...], B [M].
@@ -801,6 +825,20 @@ static void convt_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   if (wm_op_has_input(ctx, 2) && outs > 0) {
     out->flops += outs;
   }
+}
+
+// Parameters: the window (pads from auto_pad or output_shape, which may
+// then be negative where the output is longer than the full result) and
+// group.
+static wm_status_t convt_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  window_t w;
+  int64_t in_sp[MAX_SPATIAL], out_sp[MAX_SPATIAL], m, group;
+  bool known;
+  WM_RETURN_IF_ERROR(convt_setup(ctx, &w, in_sp, out_sp, &m, &known));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "group", 1, &group));
+  out->pending = !known;
+  WM_RETURN_IF_ERROR(window_params(ctx, &w, out));
+  return wm_op_param_int(ctx, out, "group", group);
 }
 
 // --------------------------------------------------------------- pooling
@@ -1032,6 +1070,39 @@ static void pool_cost(const wm_op_ctx_t *ctx, pool_kind_t kind, bool global,
   } else if (kind == POOL_AVG) {
     out->flops += outs;  // the division
   }
+}
+
+// Parameters of the windowed pools: the window (ceil_mode applied: the
+// output dims and end pads say where windows stop), and count_include_pad
+// (AveragePool), storage_order (MaxPool) or p (LpPool); GlobalLpPool's p.
+static wm_status_t pool_resolve(wm_op_ctx_t *ctx, pool_kind_t kind, bool global,
+                                wm_op_params_t *out) {
+  pool_t pl;
+  WM_RETURN_IF_ERROR(pool_setup(ctx, kind, global, &pl));
+  out->pending = !pl.known_rank;
+  if (global) {
+    return wm_op_param_float(ctx, out, "p", pl.p);
+  }
+  WM_RETURN_IF_ERROR(window_params(ctx, &pl.w, out));
+  if (kind == POOL_AVG) {
+    return wm_op_param_int(ctx, out, "count_include_pad", pl.count_include_pad);
+  }
+  if (kind == POOL_MAX) {
+    return wm_op_param_int(ctx, out, "storage_order", pl.storage_order);
+  }
+  return wm_op_param_float(ctx, out, "p", pl.p);
+}
+static wm_status_t maxpool_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  return pool_resolve(ctx, POOL_MAX, false, out);
+}
+static wm_status_t avgpool_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  return pool_resolve(ctx, POOL_AVG, false, out);
+}
+static wm_status_t lppool_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  return pool_resolve(ctx, POOL_LP, false, out);
+}
+static wm_status_t glppool_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  return pool_resolve(ctx, POOL_LP, true, out);
 }
 
 #define POOL_FNS(NAME, KIND, GLOBAL)                                   \
@@ -2483,22 +2554,22 @@ static void dc_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 #define T_MAXPOOL (WM_TYPES_FLOAT | WM_T(INT8) | WM_T(UINT8))
 
 const wm_op_def_t wm_ops_nn[] = {
-    {"Conv", "", 1, 2, 3, 1, 1, WM_TYPES_FLOAT, conv_infer, conv_run,
-     conv_cost},
+    {"Conv", "", 1, 2, 3, 1, 1, WM_TYPES_FLOAT, conv_infer, conv_run, conv_cost,
+     0, conv_resolve},
     {"ConvTranspose", "", 1, 2, 3, 1, 1, WM_TYPES_FLOAT, convt_infer, convt_run,
-     convt_cost},
+     convt_cost, 0, convt_resolve},
     {"MaxPool", "", 1, 1, 1, 1, 2, T_MAXPOOL, maxpool_infer, maxpool_run,
-     maxpool_cost},
+     maxpool_cost, 0, maxpool_resolve},
     {"AveragePool", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, avgpool_infer,
-     avgpool_run, avgpool_cost},
+     avgpool_run, avgpool_cost, 0, avgpool_resolve},
     {"LpPool", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, lppool_infer, lppool_run,
-     lppool_cost},
+     lppool_cost, 0, lppool_resolve},
     {"GlobalMaxPool", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, gmaxpool_infer,
      gmaxpool_run, gmaxpool_cost},
     {"GlobalAveragePool", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, gavgpool_infer,
      gavgpool_run, gavgpool_cost},
     {"GlobalLpPool", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, glppool_infer,
-     glppool_run, glppool_cost},
+     glppool_run, glppool_cost, 0, glppool_resolve},
     {"LRN", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, lrn_infer, lrn_run, lrn_cost},
     {"BatchNormalization", "", 1, 5, 5, 1, 5, WM_TYPES_FLOAT, bn_infer, bn_run,
      bn_cost},

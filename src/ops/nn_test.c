@@ -701,6 +701,76 @@ WM_TEST(deformconv_rejects_offset_of_the_wrong_shape) {
                "input 2 (offset) has shape [1,18,3,3], want [N, 36,");
 }
 
+// The resolve slot: SAME padding (UPPER puts the odd pad at the end,
+// LOWER at the begin), the kernel taken from the weight, every default
+// explicit.
+WM_TEST(conv_resolves_same_padding_and_defaults) {
+  static const char *const modes[2] = {"SAME_UPPER", "SAME_LOWER"};
+  static const int64_t want[2][4] = {{1, 1, 2, 2}, {2, 2, 1, 1}};
+  for (int k = 0; k < 2; k++) {
+    wm_op_fixture_t f;
+    WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+    int64_t dx[4] = {1, 1, 5, 5}, dw[4] = {1, 1, 4, 4};
+    WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 4, dx));
+    WM_CHECK_OK(wm_op_fixture_add_input(&f, "w", WM_DTYPE_FLOAT, 4, dw));
+    const char *in[2] = {"x", "w"};
+    WM_CHECK_OK(wm_op_fixture_add_node(&f, "Conv", in, 2, 1));
+    WM_CHECK_OK(wm_op_fixture_attr_string(&f, "auto_pad", modes[k]));
+    WM_CHECK_OK(
+        wm_op_fixture_attr_ints(&f, "strides", (const int64_t[]){2, 2}, 2));
+    wm_op_params_t p;
+    wm_status_t s = wm_op_fixture_resolve(&f, &p);
+    bool ok = !s && !p.pending &&
+              wm_op_fixture_param_ints_are(&p, "kernel_shape",
+                                           (const int64_t[]){4, 4}, 2) &&
+              wm_op_fixture_param_ints_are(&p, "strides",
+                                           (const int64_t[]){2, 2}, 2) &&
+              wm_op_fixture_param_ints_are(&p, "dilations",
+                                           (const int64_t[]){1, 1}, 2) &&
+              wm_op_fixture_param_ints_are(&p, "pads", want[k], 4) &&
+              wm_op_fixture_param_int_is(&p, "group", 1);
+    WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  }
+}
+
+// ConvTranspose with output_shape: the total padding goes to the begin
+// (NOTSET takes the larger half first); AveragePool's SAME pads and its
+// count_include_pad default.
+WM_TEST(convtranspose_and_pools_resolve_their_pads) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  int64_t dx[4] = {1, 1, 4, 4}, dw[4] = {1, 1, 3, 3};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 4, dx));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "w", WM_DTYPE_FLOAT, 4, dw));
+  const char *in[2] = {"x", "w"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "ConvTranspose", in, 2, 1));
+  WM_CHECK_OK(
+      wm_op_fixture_attr_ints(&f, "strides", (const int64_t[]){2, 2}, 2));
+  WM_CHECK_OK(
+      wm_op_fixture_attr_ints(&f, "output_shape", (const int64_t[]){8, 7}, 2));
+  wm_op_params_t p;
+  wm_status_t s = wm_op_fixture_resolve(&f, &p);
+  bool ok = !s && wm_op_fixture_param_ints_are(
+                      &p, "pads", (const int64_t[]){1, 1, 0, 1}, 4);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+
+  WM_CHECK_OK(wm_op_fixture_init(&f, 11));
+  int64_t d5[4] = {1, 1, 5, 5};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 4, d5));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "AveragePool", in, 1, 1));
+  WM_CHECK_OK(
+      wm_op_fixture_attr_ints(&f, "kernel_shape", (const int64_t[]){3, 3}, 2));
+  WM_CHECK_OK(
+      wm_op_fixture_attr_ints(&f, "strides", (const int64_t[]){2, 2}, 2));
+  WM_CHECK_OK(wm_op_fixture_attr_string(&f, "auto_pad", "SAME_UPPER"));
+  s = wm_op_fixture_resolve(&f, &p);
+  ok = !s &&
+       wm_op_fixture_param_ints_are(&p, "pads", (const int64_t[]){1, 1, 1, 1},
+                                    4) &&
+       wm_op_fixture_param_int_is(&p, "count_include_pad", 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
 static const wm_test_case_t cases[] = {
     WM_CASE(conv_2d_matches_hand_computed_in_each_float_dtype),
     WM_CASE(conv_rejects_channel_mismatch),
@@ -708,6 +778,8 @@ static const wm_test_case_t cases[] = {
     WM_CASE(conv_rejects_bad_pads_length),
     WM_CASE(conv_static_shape_keeps_unknown_dims),
     WM_CASE(conv_cost_counts_grouped_macs_and_bias),
+    WM_CASE(conv_resolves_same_padding_and_defaults),
+    WM_CASE(convtranspose_and_pools_resolve_their_pads),
     WM_CASE(convtranspose_rejects_huge_output_shape),
     WM_CASE(convtranspose_output_padding_extends_the_end),
     WM_CASE(maxpool_indices_follow_storage_order),

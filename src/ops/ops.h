@@ -43,6 +43,32 @@ typedef struct wm_op_cost {
   double transcendentals;  // exp/log/trig/sqrt... evaluations
 } wm_op_cost_t;
 
+// The resolved parameters of one instance (wm_op_def_t.resolve): the
+// node's attributes with ONNX's rules applied for its concrete input types
+// and input values, so that no backend re-derives them: every default
+// given explicitly, axes normalised to [0, rank), padding derived from
+// auto_pad or output_shape, Slice bounds clamped. Entries are named like
+// the attributes they stand for (docs/abi.md lists them per operator).
+// Storage is inline: filling one allocates nothing.
+#define WM_OP_MAX_PARAMS 16     // entries
+#define WM_OP_PARAM_VALUES 128  // list values of each kind, all entries
+typedef struct wm_op_param {
+  const char *name;     // static storage
+  wm_attr_type_t type;  // INT, FLOAT, STRING, INTS or FLOATS
+  int64_t i;            // INT
+  float f;              // FLOAT
+  const char *s;        // STRING: static or the node's storage
+  int32_t at, count;    // INTS / FLOATS: values [at, at + count)
+} wm_op_param_t;
+typedef struct wm_op_params {
+  int32_t count;                      // entries in p
+  bool pending;                       // needs input values not known
+  wm_op_param_t p[WM_OP_MAX_PARAMS];  // the entries
+  int32_t n_ints, n_floats;           // list values used
+  int64_t ints[WM_OP_PARAM_VALUES];   // INTS values
+  float floats[WM_OP_PARAM_VALUES];   // FLOATS values
+} wm_op_params_t;
+
 // An operator definition. An entry serves opsets [since_version, the next
 // entry's since_version) of its domain; most operators have one entry and
 // branch on ctx->opset for version differences.
@@ -63,6 +89,11 @@ typedef struct wm_op_def {
   // one FLOP per output element.
   void (*cost)(const wm_op_ctx_t *ctx, wm_op_cost_t *out);
   uint32_t flags;  // WM_OP_* properties
+  // Resolves the instance's parameters into |out| (zeroed) from concrete
+  // input types, output types and whatever input values ctx->in holds;
+  // sets out->pending when one it needs is not known (the instance then
+  // depends on data). NULL: the operator has nothing to resolve.
+  wm_status_t (*resolve)(wm_op_ctx_t *ctx, wm_op_params_t *out);
 } wm_op_def_t;
 
 // Properties of an operator (wm_op_def_t.flags).
@@ -87,7 +118,7 @@ enum {
 // A family file (src/ops/<family>.c) exports one table ending with an
 // entry whose name is NULL.
 #define WM_OPS_END \
-  { NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0 }
+  { NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, NULL }
 
 // ------------------------------------------------------------- registry
 
@@ -162,7 +193,32 @@ wm_status_t wm_op_execute(const wm_op_def_t *def,
 void wm_op_cost(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
                 wm_op_cost_t *out);
 
+// Resolves the parameters of a node whose ctx has concrete types (see
+// wm_op_params_t): *out is zeroed, then filled by |def|'s resolve slot
+// when it has one (count 0 otherwise).
+wm_status_t wm_op_resolve(const wm_op_def_t *def, wm_op_ctx_t *ctx,
+                          wm_op_params_t *out) WM_MUST_USE_RESULT;
+// Entry |name| of |params|, or NULL.
+const wm_op_param_t *wm_op_param_find(const wm_op_params_t *params,
+                                      const char *name);
+
 // ------------------------------------------------- helpers for op files
+
+// Appends one resolved parameter to |out| (|name| in static storage); a
+// full |out| is an INTERNAL error naming the node.
+wm_status_t wm_op_param_int(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                            const char *name, int64_t v) WM_MUST_USE_RESULT;
+wm_status_t wm_op_param_float(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                              const char *name, double v) WM_MUST_USE_RESULT;
+wm_status_t wm_op_param_string(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                               const char *name,
+                               const char *v) WM_MUST_USE_RESULT;
+wm_status_t wm_op_param_ints(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                             const char *name, const int64_t *v,
+                             int32_t n) WM_MUST_USE_RESULT;
+wm_status_t wm_op_param_floats(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                               const char *name, const double *v,
+                               int32_t n) WM_MUST_USE_RESULT;
 
 // Cost function for pure data movement (Reshape, Transpose...): no work.
 void wm_op_cost_zero(const wm_op_ctx_t *ctx, wm_op_cost_t *out);

@@ -1010,6 +1010,35 @@ static wm_status_t pad_infer(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// Parameters: mode, pads (begins, then ends, for every dim: axes
+// applied) and, before opset 11 where it is an attribute, the constant
+// value (from opset 11 it is input 2).
+static wm_status_t pad_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  static const char *const kModes[] = {"constant", "reflect", "edge", "wrap"};
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  pad_params_t p;
+  bool known = false;
+  if (in->rank >= 0) {
+    WM_RETURN_IF_ERROR(pad_params(ctx, in->rank, &p, &known));
+  }
+  out->pending = !known;
+  if (!known) {
+    return NULL;
+  }
+  int64_t pads[2 * WM_MAX_RANK];
+  for (int32_t d = 0; d < in->rank; d++) {
+    pads[d] = p.begin[d];
+    pads[in->rank + d] = p.end[d];
+  }
+  WM_RETURN_IF_ERROR(wm_op_param_string(ctx, out, "mode", kModes[p.mode]));
+  WM_RETURN_IF_ERROR(wm_op_param_ints(ctx, out, "pads", pads, 2 * in->rank));
+  if (ctx->opset >= 11) {
+    return NULL;
+  }
+  return wm_op_param_float(ctx, out, "value",
+                           wm_node_attr_float(ctx->node, "value", 0));
+}
+
 // Maps coordinate |c| outside [0, len) back inside for |mode|.
 static int64_t pad_source(enum pad_mode mode, int64_t c, int64_t len) {
   if (c >= 0 && c < len) {
@@ -1744,7 +1773,8 @@ const wm_op_def_t wm_ops_tensor[] = {
     MOVE("Split", 1, 1, 2, 1, -1, split_infer, split_run),
     MOVE("Expand", 8, 2, 2, 1, 1, expand_infer, expand_run),
     MOVE("Tile", 6, 2, 2, 1, 1, tile_infer, tile_run),
-    MOVE("Pad", 1, 1, 4, 1, 1, pad_infer, pad_run),
+    {"Pad", "", 1, 1, 4, 1, 1, 0, pad_infer, pad_run, wm_op_cost_zero, 0,
+     pad_resolve},
     MOVE("Shape", 1, 1, 1, 1, 1, shape_infer, shape_run),
     MOVE("Size", 1, 1, 1, 1, 1, size_infer, size_run),
     MOVE("Identity", 1, 1, 1, 1, 1, wm_op_infer_same, run_copy),

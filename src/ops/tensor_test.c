@@ -3,6 +3,7 @@
 // values on several dtypes, static shape rules with unknown inputs, and
 // error messages.
 #include <stdlib.h>
+#include <string.h>
 
 #include "op_fixture.h"
 #include "wm_test.h"
@@ -797,7 +798,29 @@ WM_TEST(bit_cast_rejects_other_sizes_strings_and_unknown_types) {
   WM_CHECK(ok);
 }
 
+// The resolve slot: Pad's pads on every dim with axes applied, its mode.
+WM_TEST(pad_resolves_pads_on_every_dim) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 18));
+  int64_t dx[2] = {2, 3};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 2, dx));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "pads", 2, (const int64_t[]){1, 2}));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "axes", 1, (const int64_t[]){-1}));
+  const char *in[4] = {"x", "pads", "", "axes"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Pad", in, 4, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_string(&f, "mode", "reflect"));
+  wm_op_params_t p;
+  wm_status_t s = wm_op_fixture_resolve(&f, &p);
+  const wm_op_param_t *mode = s ? NULL : wm_op_param_find(&p, "mode");
+  bool ok = !s && mode && strcmp(mode->s, "reflect") == 0 &&
+            !wm_op_param_find(&p, "value") &&
+            wm_op_fixture_param_ints_are(&p, "pads",
+                                         (const int64_t[]){0, 1, 0, 2}, 4);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
 static const wm_test_case_t cases[] = {
+    WM_CASE(pad_resolves_pads_on_every_dim),
     WM_CASE(tile_and_pad_reject_impossible_sizes),
     WM_CASE(reshape_copies_zero_dims_and_infers_minus_one),
     WM_CASE(reshape_rejects_wrong_element_count),

@@ -393,3 +393,88 @@ wm_status_t wm_op_set_out_checked(wm_op_ctx_t *ctx, int32_t i, wm_dtype_t dtype,
   wm_op_set_out(ctx, i, dtype, shape);
   return NULL;
 }
+
+// ---------------------------------------------------- resolved parameters
+
+wm_status_t wm_op_resolve(const wm_op_def_t *def, wm_op_ctx_t *ctx,
+                          wm_op_params_t *out) {
+  memset(out, 0, sizeof(*out));
+  return def && def->resolve ? def->resolve(ctx, out) : NULL;
+}
+
+const wm_op_param_t *wm_op_param_find(const wm_op_params_t *params,
+                                      const char *name) {
+  for (int32_t i = 0; i < params->count; i++) {
+    if (strcmp(params->p[i].name, name) == 0) {
+      return &params->p[i];
+    }
+  }
+  return NULL;
+}
+
+// A new entry of |out|, or an error when it is full or |n| list values of
+// the kind do not fit.
+static wm_status_t param_add(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                             const char *name, wm_attr_type_t type, int32_t n,
+                             wm_op_param_t **entry) {
+  int32_t used = type == WM_ATTR_FLOATS ? out->n_floats : out->n_ints;
+  if (out->count >= WM_OP_MAX_PARAMS || n < 0 ||
+      n > WM_OP_PARAM_VALUES - used) {
+    return WM_OP_ERROR(ctx, INTERNAL,
+                       "resolved parameter %s does not fit (%d entries, %d "
+                       "values)",
+                       name, (int)out->count, (int)(used + n));
+  }
+  wm_op_param_t *e = &out->p[out->count++];
+  memset(e, 0, sizeof(*e));
+  e->name = name;
+  e->type = type;
+  e->at = used;
+  e->count = n;
+  *entry = e;
+  return NULL;
+}
+
+wm_status_t wm_op_param_int(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                            const char *name, int64_t v) {
+  wm_op_param_t *e = NULL;
+  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_INT, 0, &e));
+  e->i = v;
+  return NULL;
+}
+
+wm_status_t wm_op_param_float(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                              const char *name, double v) {
+  wm_op_param_t *e = NULL;
+  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_FLOAT, 0, &e));
+  e->f = (float)v;
+  return NULL;
+}
+
+wm_status_t wm_op_param_string(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                               const char *name, const char *v) {
+  wm_op_param_t *e = NULL;
+  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_STRING, 0, &e));
+  e->s = v;
+  return NULL;
+}
+
+wm_status_t wm_op_param_ints(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                             const char *name, const int64_t *v, int32_t n) {
+  wm_op_param_t *e = NULL;
+  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_INTS, n, &e));
+  for (int32_t k = 0; k < n; k++) {
+    out->ints[out->n_ints++] = v[k];
+  }
+  return NULL;
+}
+
+wm_status_t wm_op_param_floats(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                               const char *name, const double *v, int32_t n) {
+  wm_op_param_t *e = NULL;
+  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_FLOATS, n, &e));
+  for (int32_t k = 0; k < n; k++) {
+    out->floats[out->n_floats++] = (float)v[k];
+  }
+  return NULL;
+}

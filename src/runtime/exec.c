@@ -356,9 +356,11 @@ static bool descs_equal(const wm_tensor_desc *a, const wm_tensor_desc *b,
 // Places and plans the instance of a dynamic step unless the last one
 // fits.
 static wm_status_t dyn_plan(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
-                            const wm_op_desc *op, const wm_tensor_desc *descs) {
+                            const wm_op_desc *op, const wm_tensor_desc *descs,
+                            const wm_op_params_t *params) {
   size_t n = op->n_in + op->n_out;
-  if (st->dyn_plan && descs_equal(st->dyn_key, descs, n)) {
+  if (st->dyn_plan && descs_equal(st->dyn_key, descs, n) &&
+      memcmp(st->dyn_params, params, sizeof(*params)) == 0) {
     return NULL;
   }
   if (st->dyn_plan) {
@@ -368,6 +370,7 @@ static wm_status_t dyn_plan(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
   int32_t slot;
   wm_placement_t *pl = &p->placement[st->node];
   WM_RETURN_IF_ERROR(rt_place(s, pl, op, &slot));
+  rt_user_placement_fill(s, p);  // the report shows where it runs now
   if (slot < 0) {
     wm_strbuf_t why;
     wm_strbuf_init(&why);
@@ -385,7 +388,8 @@ static wm_status_t dyn_plan(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
   }
   if (!st->dyn_key) {
     st->dyn_key = wm_calloc(n + 1, sizeof(wm_tensor_desc));
-    if (!st->dyn_key) {
+    st->dyn_params = wm_calloc(1, sizeof(wm_op_params_t));
+    if (!st->dyn_key || !st->dyn_params) {
       return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     }
   }
@@ -397,6 +401,7 @@ static wm_status_t dyn_plan(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
   st->dyn_slot = slot;
   st->ws_bytes = ws;
   memcpy(st->dyn_key, descs, n * sizeof(wm_tensor_desc));
+  memcpy(st->dyn_params, params, sizeof(*params));
   return NULL;
 }
 
@@ -457,8 +462,18 @@ static wm_status_t run_dynamic(wm_session_t *s, rt_plan_t *p, rt_step_t *st) {
   }
   wm_op_desc op;
   if (!e) {
-    wm_node_op_desc(node, &ctx, &attrs, descs, values, &op);
-    e = dyn_plan(s, p, st, &op, descs);
+    e = wm_node_op_desc(node, &ctx, &attrs, descs, values, &op);
+  }
+  if (!e) {
+    // Values computed by the graph were used to resolve the parameters;
+    // the plan may keep only constants' (a plan is reused while the
+    // shapes and the parameters stay the same).
+    for (int32_t i = 0; i < ctx.n_in; i++) {
+      if (node->inputs[i] >= 0 && !constant_of(s, node->inputs[i])) {
+        values[i] = NULL;
+      }
+    }
+    e = dyn_plan(s, p, st, &op, descs, &attrs.params);
   }
   size_t slot = e ? 0 : (size_t)st->dyn_slot;
   for (int32_t i = 0; !e && i < ctx.n_in; i++) {

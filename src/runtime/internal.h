@@ -117,9 +117,10 @@ typedef struct rt_step {
   int32_t *release;        // values whose last use is this step
   size_t n_release;
   // DYNAMIC: the instance last planned (reused while shapes repeat).
-  int32_t dyn_slot;         // slot it ran on, -1 before the first run
-  wm_op_plan *dyn_plan;     // its plan
-  wm_tensor_desc *dyn_key;  // the descriptions it was planned for
+  int32_t dyn_slot;            // slot it ran on, -1 before the first run
+  wm_op_plan *dyn_plan;        // its plan
+  wm_tensor_desc *dyn_key;     // the descriptions it was planned for
+  wm_op_params_t *dyn_params;  // and the resolved parameters
 } rt_step_t;
 
 // How a value is held while a plan runs.
@@ -281,6 +282,12 @@ wm_status_t rt_assign_offsets(rt_region_t *regions, size_t n,
 wm_status_t rt_plan_build(wm_session_t *s, const wm_type_t *key,
                           const bool *given,
                           rt_plan_t **out_plan) WM_MUST_USE_RESULT;
+// Fills |p|'s placement report in terms of the user's nodes from its
+// placement of the prepared graph's: a node the passes removed has backend
+// "-" and the pass; one fused into another carries that node's placement,
+// the pass, and what it runs in and as. Called again when a node placed
+// while running moves.
+void rt_user_placement_fill(const wm_session_t *s, rt_plan_t *p);
 // Places |op| by the rule (listed backends, then the fallback), filling
 // |pl| (its refusals storage holds RT_MAX_SLOTS entries); *out_slot is -1
 // when nothing takes it.

@@ -81,9 +81,52 @@ void wm_node_attrs_deinit(wm_node_attrs_t *attrs) {
   memset(attrs, 0, sizeof(*attrs));
 }
 
-void wm_node_op_desc(const wm_node_t *node, const wm_op_ctx_t *ctx,
-                     const wm_node_attrs_t *attrs, wm_tensor_desc *descs,
-                     const void **values, wm_op_desc *op) {
+static bool type_is_concrete(const wm_type_t *t) {
+  return t->kind == WM_TYPE_TENSOR && wm_dtype_is_valid(t->dtype) &&
+         t->dtype != WM_DTYPE_UNDEFINED && wm_shape_is_known(&t->shape);
+}
+
+bool wm_op_ctx_is_concrete(const wm_op_ctx_t *ctx) {
+  for (int32_t i = 0; i < ctx->n_in; i++) {
+    if (wm_op_has_input(ctx, i) && !type_is_concrete(&ctx->in_types[i])) {
+      return false;
+    }
+  }
+  for (int32_t i = 0; i < ctx->n_out; i++) {
+    if (wm_op_has_output(ctx, i) && !type_is_concrete(&ctx->out_types[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The ABI view of the resolved parameters in |attrs|.
+static void params_view(wm_node_attrs_t *attrs) {
+  const wm_op_params_t *p = &attrs->params;
+  for (int32_t k = 0; k < p->count; k++) {
+    const wm_op_param_t *e = &p->p[k];
+    wm_op_attr *o = &attrs->param_attrs[k];
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->name = e->name;
+    o->type = (uint32_t)e->type;
+    o->i = e->i;
+    o->f = e->f;
+    o->s = e->s;
+    o->s_len = e->s ? strlen(e->s) : 0;
+    if (e->type == WM_ATTR_INTS) {
+      o->count = (uint64_t)e->count;
+      o->ints = p->ints + e->at;
+    } else if (e->type == WM_ATTR_FLOATS) {
+      o->count = (uint64_t)e->count;
+      o->floats = p->floats + e->at;
+    }
+  }
+}
+
+wm_status_t wm_node_op_desc(const wm_node_t *node, wm_op_ctx_t *ctx,
+                            wm_node_attrs_t *attrs, wm_tensor_desc *descs,
+                            const void **values, wm_op_desc *op) {
   for (int32_t i = 0; i < ctx->n_in; i++) {
     memset(&descs[i], 0, sizeof(descs[i]));
     descs[i].struct_size = sizeof(descs[i]);
@@ -116,6 +159,19 @@ void wm_node_op_desc(const wm_node_t *node, const wm_op_ctx_t *ctx,
   op->in_values = values;
   op->n_attr = attrs->n_attr;
   op->attrs = attrs->attrs;
+  memset(&attrs->params, 0, sizeof(attrs->params));
+  if (!wm_op_ctx_is_concrete(ctx)) {
+    return NULL;
+  }
+  const wm_op_def_t *def;
+  WM_RETURN_IF_ERROR(wm_op_find_def(ctx, &def));
+  WM_RETURN_IF_ERROR(wm_op_resolve(def, ctx, &attrs->params));
+  if (!attrs->params.pending) {
+    params_view(attrs);
+    op->n_param = (uint32_t)attrs->params.count;
+    op->params = attrs->param_attrs;
+  }
+  return NULL;
 }
 
 wm_status_t wm_backend_op_query(const wm_backend_t *backend,

@@ -7,12 +7,15 @@
 #include "wmap/backend.h"
 #include "wmap/plugin.h"
 
-// A node's attributes as the ABI sees them (owned arrays).
+// A node's attributes as the ABI sees them (owned arrays), and its
+// resolved parameters once wm_node_op_desc has made them.
 typedef struct wm_node_attrs {
   wm_op_attr *attrs;           // one per attribute
   uint32_t n_attr;             // number of attributes
   wm_tensor_desc *attr_descs;  // layouts of tensor attributes
   uint64_t **string_lens;      // per attribute, lengths of STRINGS
+  wm_op_params_t params;       // resolved parameters (count 0: none)
+  wm_op_attr param_attrs[WM_OP_MAX_PARAMS];  // their ABI view
 } wm_node_attrs_t;
 
 // Builds the ABI view of |node|'s attributes; release with
@@ -26,12 +29,20 @@ void wm_node_attrs_deinit(wm_node_attrs_t *attrs);
 wm_tensor_desc wm_tensor_desc_from_type(wm_dtype_t dtype,
                                         const wm_shape_t *shape);
 
+// True when every present input and output of |ctx| has a known dtype
+// and shape.
+bool wm_op_ctx_is_concrete(const wm_op_ctx_t *ctx);
+
 // Fills |op| for |node| from |ctx|'s types: |descs| (n_in + n_out
 // entries, inputs then outputs) and |values| (n_in entries: host data of
-// constant inputs) are caller storage.
-void wm_node_op_desc(const wm_node_t *node, const wm_op_ctx_t *ctx,
-                     const wm_node_attrs_t *attrs, wm_tensor_desc *descs,
-                     const void **values, wm_op_desc *op);
+// ctx's input values) are caller storage. When |ctx| is concrete, the
+// operator's parameters are resolved into |attrs| and op->params points
+// at them; attrs->params.pending tells that they need input values |ctx|
+// does not hold (op->n_param is then 0).
+wm_status_t wm_node_op_desc(const wm_node_t *node, wm_op_ctx_t *ctx,
+                            wm_node_attrs_t *attrs, wm_tensor_desc *descs,
+                            const void **values,
+                            wm_op_desc *op) WM_MUST_USE_RESULT;
 
 // Asks |backend| (target 0) about |op|: a backend without a library tier
 // answers NONE (operator); a level above PREFERRED is an error.

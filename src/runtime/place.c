@@ -61,9 +61,11 @@ wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
   if (!st && (!descs || !vals)) {
     st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
+  wm_op_desc op;
   if (!st) {
-    wm_op_desc op;
-    wm_node_op_desc(node, &ctx, &attrs, descs, vals, &op);
+    st = wm_node_op_desc(node, &ctx, &attrs, descs, vals, &op);
+  }
+  if (!st) {
     st = wm_backend_op_query(backend, &op, out);
   }
   free(descs);

@@ -242,22 +242,6 @@ static wm_status_t plan_host(builder_t *b, size_t index) {
   return NULL;
 }
 
-// True when every present input and output of |ctx| has a concrete
-// tensor type.
-static bool ctx_is_concrete(const wm_op_ctx_t *ctx) {
-  for (int32_t i = 0; i < ctx->n_in; i++) {
-    if (wm_op_has_input(ctx, i) && !type_is_concrete(&ctx->in_types[i])) {
-      return false;
-    }
-  }
-  for (int32_t i = 0; i < ctx->n_out; i++) {
-    if (wm_op_has_output(ctx, i) && !type_is_concrete(&ctx->out_types[i])) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // Frees the data of weight |v| (release_weights): every reader's plan
 // holds its own form of it. Its owner is a tensor of the passes or an
 // initializer of the user's graph; the prepared graph borrows it.
@@ -310,7 +294,6 @@ static void release_captured(builder_t *b, const wm_node_t *node,
 static wm_status_t plan_node(builder_t *b, size_t index, wm_op_ctx_t *ctx) {
   wm_session_t *s = b->s;
   const wm_node_t *node = &b->g->nodes[index];
-  bool concrete = ctx_is_concrete(ctx);
   wm_node_attrs_t attrs;
   wm_status_t st = wm_node_attrs_init(&attrs, node);
   size_t n = (size_t)(ctx->n_in + ctx->n_out) + 1;
@@ -322,7 +305,12 @@ static wm_status_t plan_node(builder_t *b, size_t index, wm_op_ctx_t *ctx) {
   wm_op_desc op;
   int32_t slot = -1;
   if (!st) {
-    wm_node_op_desc(node, ctx, &attrs, descs, vals, &op);
+    st = wm_node_op_desc(node, ctx, &attrs, descs, vals, &op);
+  }
+  // An instance whose parameters need values known only while running
+  // (a Slice's bounds computed by the graph) is planned then.
+  bool concrete = wm_op_ctx_is_concrete(ctx) && !attrs.params.pending;
+  if (!st) {
     st = rt_place(s, entry(b, index), &op, &slot);
   }
   if (!st && slot < 0 && concrete) {
@@ -782,15 +770,8 @@ static void plan_homeless_inputs(builder_t *b) {
   }
 }
 
-// The placement report in terms of the user's nodes: a node the passes
-// removed has backend "-" and the pass; one fused into another carries
-// that node's placement, the pass, and what it runs in and as.
-static wm_status_t user_placement(wm_session_t *s, rt_plan_t *p) {
+void rt_user_placement_fill(const wm_session_t *s, rt_plan_t *p) {
   const wm_graph_t *user = s->user;
-  p->user_placement = wm_calloc(user->node_count + 1, sizeof(wm_placement_t));
-  if (!p->user_placement) {
-    return oom();
-  }
   for (size_t u = 0; u < user->node_count; u++) {
     wm_placement_t *up = &p->user_placement[u];
     const wm_node_t *node = &user->nodes[u];
@@ -817,6 +798,16 @@ static wm_status_t user_placement(wm_session_t *s, rt_plan_t *p) {
     up->op_type = node->op_type;
     up->domain = node->domain;
   }
+}
+
+// The placement report in terms of the user's nodes.
+static wm_status_t user_placement(wm_session_t *s, rt_plan_t *p) {
+  p->user_placement =
+      wm_calloc(s->user->node_count + 1, sizeof(wm_placement_t));
+  if (!p->user_placement) {
+    return oom();
+  }
+  rt_user_placement_fill(s, p);
   return NULL;
 }
 
@@ -955,6 +946,7 @@ void rt_plan_destroy(wm_session_t *s, rt_plan_t *p) {
       s->slots[st->dyn_slot].api->library->op_plan_destroy(st->dyn_plan);
     }
     free(st->dyn_key);
+    free(st->dyn_params);
     free(st->views);
     free(st->io);
     free(st->in_place);

@@ -176,6 +176,54 @@ wm_status_t wm_op_fixture_cost(wm_op_fixture_t *f, wm_type_t *out_type,
   return s;
 }
 
+wm_status_t wm_op_fixture_resolve(wm_op_fixture_t *f, wm_op_params_t *out) {
+  memset(out, 0, sizeof(*out));
+  wm_op_ctx_t ctx;
+  WM_RETURN_IF_ERROR(wm_op_ctx_init(&ctx, f->graph, (size_t)f->node));
+  const wm_op_def_t *def;
+  wm_status_t s = wm_op_find_def(&ctx, &def);
+  if (!s) {
+    s = def->infer(&ctx);
+  }
+  if (!s) {
+    s = wm_op_resolve(def, &ctx, out);
+  }
+  wm_op_ctx_deinit(&ctx);
+  return s;
+}
+
+bool wm_op_fixture_param_ints_are(const wm_op_params_t *p, const char *name,
+                                  const int64_t *want, int32_t n) {
+  const wm_op_param_t *e = wm_op_param_find(p, name);
+  bool ok = e && e->type == WM_ATTR_INTS && e->count == n;
+  for (int32_t k = 0; ok && k < n; k++) {
+    ok = p->ints[e->at + k] == want[k];
+  }
+  if (!ok) {
+    fprintf(stderr, "parameter %s:", name);
+    for (int32_t k = 0; e && e->type == WM_ATTR_INTS && k < e->count; k++) {
+      fprintf(stderr, " %lld", (long long)p->ints[e->at + k]);
+    }
+    fprintf(stderr, "%s, want", e ? "" : " absent");
+    for (int32_t k = 0; k < n; k++) {
+      fprintf(stderr, " %lld", (long long)want[k]);
+    }
+    fprintf(stderr, "\n");
+  }
+  return ok;
+}
+
+bool wm_op_fixture_param_int_is(const wm_op_params_t *p, const char *name,
+                                int64_t want) {
+  const wm_op_param_t *e = wm_op_param_find(p, name);
+  if (!e || e->type != WM_ATTR_INT || e->i != want) {
+    fprintf(stderr, "parameter %s: %lld%s, want %lld\n", name,
+            e ? (long long)e->i : 0LL, e ? "" : " (absent)", (long long)want);
+    return false;
+  }
+  return true;
+}
+
 bool wm_op_fixture_values_near(const wm_tensor_t *t, const double *want,
                                size_t n, double tol) {
   if (!t || t->count != n) {

@@ -88,6 +88,17 @@ wm_status_t wm_op_fixture_infer(wm_op_fixture_t *f,
 wm_status_t wm_op_fixture_cost(wm_op_fixture_t *f, wm_type_t *out_type,
                                wm_op_cost_t *out_cost) WM_MUST_USE_RESULT;
 
+// Infers the node's types from its inputs (constants and typed inputs)
+// and resolves its parameters into |out| (wm_op_resolve).
+wm_status_t wm_op_fixture_resolve(wm_op_fixture_t *f,
+                                  wm_op_params_t *out) WM_MUST_USE_RESULT;
+// Returns true when |p| has the INTS entry |name| holding the |n| values
+// |want|; prints what it has otherwise.
+bool wm_op_fixture_param_ints_are(const wm_op_params_t *p, const char *name,
+                                  const int64_t *want, int32_t n);
+// Returns true when |p| has the INT entry |name| equal to |want|.
+bool wm_op_fixture_param_int_is(const wm_op_params_t *p, const char *name,
+                                int64_t want);
 // Returns true when |t| holds the |n| values |want| within |tol|; prints
 // the first difference otherwise.
 bool wm_op_fixture_values_near(const wm_tensor_t *t, const double *want,
