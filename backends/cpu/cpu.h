@@ -100,6 +100,10 @@ const wm_op_attr *cpu_param(const wm_op_desc *op, const char *name);
 // values.
 bool cpu_param_ints(const wm_op_desc *op, const char *name, size_t n,
                     int64_t *out);
+// Copies the 1-D double TENSOR entry |name| into out[0..n): false unless
+// it has |n| values.
+bool cpu_param_reals(const wm_op_desc *op, const char *name, size_t n,
+                     double *out);
 // The INT entry |name| into *out: false when absent.
 bool cpu_param_int(const wm_op_desc *op, const char *name, int64_t *out);
 

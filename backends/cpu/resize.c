@@ -53,7 +53,7 @@ typedef struct rs_params {
 } rs_params_t;
 
 static int32_t lookup(const char *s, const char *const *names, int32_t n) {
-  for (int32_t i = 0; i < n; i++) {
+  for (int32_t i = 0; s && i < n; i++) {
     if (strcmp(s, names[i]) == 0) {
       return i;
     }
@@ -61,12 +61,18 @@ static int32_t lookup(const char *s, const char *const *names, int32_t n) {
   return -1;
 }
 
-static bool is_upsample(const wm_op_desc *op) {
-  return strcmp(op->op_type, "Upsample") == 0;
+// The string entry |name| of the resolved parameters mapped through
+// |names|; -1 when absent or unknown.
+static int32_t rs_choice(const wm_op_desc *op, const char *name,
+                         const char *const *names, int32_t n) {
+  const wm_op_attr *a = cpu_param(op, name);
+  return lookup(a && a->type == 3 ? a->s : NULL, names, n);
 }
 
-// Reads the string attributes; the static text of the problem otherwise.
-static const char *rs_modes(const wm_op_desc *op, rs_params_t *p) {
+// The node's parameters as the host resolved them (modes by name, scales
+// and roi per dim), the output dims from its description; false when the
+// host resolved none.
+static bool rs_params(const wm_op_desc *op, rs_params_t *p) {
   static const char *const modes[] = {"nearest", "linear", "cubic"};
   static const char *const coords[] = {
       "half_pixel",        "half_pixel_symmetric", "pytorch_half_pixel",
@@ -74,208 +80,34 @@ static const char *rs_modes(const wm_op_desc *op, rs_params_t *p) {
       "tf_crop_and_resize"};
   static const char *const nearests[] = {"round_prefer_floor",
                                          "round_prefer_ceil", "floor", "ceil"};
-  const char *mode = cpu_attr_string(op, "mode", "nearest");
-  bool legacy = is_upsample(op) || op->opset < 11;
-  int32_t m = lookup(mode, modes, legacy ? 2 : 3);
-  if (m < 0 && legacy && strcmp(mode, "bilinear") == 0) {
-    m = MODE_LINEAR;
-  }
-  if (m < 0) {
-    return "unknown mode";
-  }
-  p->mode = m;
-  p->cubic_a = -0.75;
-  if (legacy) {
-    p->coord = COORD_ASYMMETRIC;
-    p->nearest = NEAREST_FLOOR;
-    return NULL;
-  }
-  const char *coord =
-      cpu_attr_string(op, "coordinate_transformation_mode", "half_pixel");
-  int32_t c = lookup(coord, coords, 7);
-  if (c < 0 || (c == COORD_HALF_PIXEL_SYMMETRIC && op->opset < 19)) {
-    return "unknown coordinate_transformation_mode";
-  }
-  p->coord = c;
-  int32_t k = lookup(cpu_attr_string(op, "nearest_mode", "round_prefer_floor"),
-                     nearests, 4);
-  if (k < 0) {
-    return "unknown nearest_mode";
-  }
-  p->nearest = k;
-  p->cubic_a = (double)cpu_attr_float(op, "cubic_coeff_a", -0.75f);
-  p->exclude_outside = cpu_attr_int(op, "exclude_outside", 0) != 0;
-  p->extrapolation = cpu_attr_float(op, "extrapolation_value", 0.0f);
-  p->antialias = op->opset >= 18 && p->mode != MODE_NEAREST &&
-                 cpu_attr_int(op, "antialias", 0) != 0;
-  return NULL;
-}
-
-// Input |i| as the reference reads it: NULL when absent or empty (it then
-// counts as not given), *pending when present but not constant.
-static const void *rs_input(const wm_op_desc *op, uint32_t i, bool *pending) {
-  if (!cpu_has_input(op, i) || cpu_desc_count(&op->in[i]) == 0) {
-    return NULL;
-  }
-  const void *v = k_const_input(op, i);
-  *pending = *pending || !v;
-  return v;
-}
-
-// Element |i| of a float tensor of |dtype| (float32 or double).
-static double rs_load_float(const void *v, uint32_t dtype, size_t i) {
-  if (dtype == K_DOUBLE) {
-    double d;
-    memcpy(&d, (const char *)v + 8 * i, 8);
-    return d;
-  }
-  float f;
-  memcpy(&f, (const char *)v + 4 * i, 4);
-  return f;
-}
-
-// Resolves every parameter of |op|; the static text of the problem
-// otherwise (also when a needed input is not constant).
-static const char *rs_params(const wm_op_desc *op, rs_params_t *p) {
   memset(p, 0, sizeof(*p));
-  const char *bad = rs_modes(op, p);
-  if (bad) {
-    return bad;
-  }
-  const wm_tensor_desc *x = &op->in[0];
+  const wm_tensor_desc *x = &op->in[0], *y = &op->out[0];
   p->rank = (int32_t)x->rank;
-  if (p->rank < 1 || p->rank > CPU_MAX_RANK) {
-    return "rank 1 to 8 only";
+  const wm_op_attr *a = cpu_param(op, "cubic_coeff_a");
+  const wm_op_attr *e = cpu_param(op, "extrapolation_value");
+  double roi[2 * CPU_MAX_RANK];
+  int64_t excl = 0, anti = 0;
+  p->mode = rs_choice(op, "mode", modes, 3);
+  p->coord = rs_choice(op, "coordinate_transformation_mode", coords, 7);
+  p->nearest = rs_choice(op, "nearest_mode", nearests, 4);
+  if (p->rank < 1 || p->rank > CPU_MAX_RANK || y->rank != x->rank ||
+      p->mode < 0 || p->coord < 0 || p->nearest < 0 || !a || a->type != 1 ||
+      !e || e->type != 1 || !cpu_param_int(op, "exclude_outside", &excl) ||
+      !cpu_param_int(op, "antialias", &anti) ||
+      !cpu_param_reals(op, "scales", (size_t)p->rank, p->scale) ||
+      !cpu_param_reals(op, "roi", 2 * (size_t)p->rank, roi)) {
+    return false;
   }
+  p->cubic_a = a->f;
+  p->extrapolation = e->f;
+  p->exclude_outside = excl != 0;
+  p->antialias = anti != 0;
   for (int32_t d = 0; d < p->rank; d++) {
-    p->scale[d] = 1;
-    p->out_dims[d] = x->dims[d];
-    p->roi_end[d] = 1;
+    p->out_dims[d] = y->dims[d];
+    p->roi_start[d] = roi[d];
+    p->roi_end[d] = roi[p->rank + d];
   }
-  int32_t axes[CPU_MAX_RANK], n_axes = p->rank;
-  for (int32_t d = 0; d < p->rank; d++) {
-    axes[d] = d;
-  }
-  const int64_t *av;
-  size_t an;
-  if (!is_upsample(op) && op->opset >= 18 &&
-      cpu_attr_ints(op, "axes", &av, &an)) {
-    if (an > (size_t)p->rank) {
-      return "more axes than dims";
-    }
-    bool seen[CPU_MAX_RANK] = {false};
-    for (size_t i = 0; i < an; i++) {
-      if (!k_axis(av[i], p->rank, &axes[i]) || seen[axes[i]]) {
-        return "axes out of range or repeated";
-      }
-      seen[axes[i]] = true;
-    }
-    n_axes = (int32_t)an;
-  }
-  float sv[CPU_MAX_RANK];
-  size_t sn = 0;
-  bool have_scales = false, pending = false;
-  const void *sizes = NULL;
-  if (is_upsample(op) && op->opset < 9) {
-    const wm_op_attr *a = cpu_attr(op, "scales");
-    if (!a || a->type != 6 || a->count > CPU_MAX_RANK ||
-        (a->count && !a->floats)) {
-      return "attribute scales is required";
-    }
-    sn = (size_t)a->count;
-    memcpy(sv, a->floats, sn * sizeof(float));
-    have_scales = true;
-  } else {
-    bool legacy = is_upsample(op) || op->opset < 11;
-    uint32_t at = legacy ? 1 : 2;
-    const void *sc = rs_input(op, at, &pending);
-    sizes = legacy ? NULL : rs_input(op, 3, &pending);
-    const void *roi = NULL;
-    if (!legacy && p->coord == COORD_TF_CROP_AND_RESIZE) {
-      roi = rs_input(op, 1, &pending);
-    }
-    if (pending) {
-      return "scales, sizes and roi must be constant inputs";
-    }
-    if (cpu_has_input(op, at) && cpu_desc_count(&op->in[at]) > 0) {
-      have_scales = true;
-      uint32_t dt = op->in[at].dtype;
-      sn = cpu_desc_count(&op->in[at]);
-      if ((dt != K_FLOAT && dt != K_DOUBLE) || sn > CPU_MAX_RANK) {
-        return "scales must be float or double";
-      }
-      for (size_t i = 0; i < sn; i++) {
-        sv[i] = (float)rs_load_float(sc, dt, i);
-      }
-    }
-    if (have_scales == (sizes != NULL)) {
-      return "exactly one of scales and sizes must be given";
-    }
-    if (roi) {
-      uint32_t dt = op->in[1].dtype;
-      if ((dt != K_FLOAT && dt != K_DOUBLE) ||
-          cpu_desc_count(&op->in[1]) != 2 * (size_t)n_axes) {
-        return "roi must hold two floats per axis";
-      }
-      for (int32_t i = 0; i < n_axes; i++) {
-        p->roi_start[axes[i]] = rs_load_float(roi, dt, (size_t)i);
-        p->roi_end[axes[i]] = rs_load_float(roi, dt, (size_t)(n_axes + i));
-      }
-    }
-  }
-  if (have_scales) {
-    if (sn != (size_t)n_axes) {
-      return "scales does not have one entry per axis";
-    }
-    for (int32_t i = 0; i < n_axes; i++) {
-      int32_t d = axes[i];
-      if (!(sv[i] > 0) || !isfinite(sv[i])) {
-        return "scales must be positive";
-      }
-      p->scale[d] = sv[i];
-      float out = floorf(sv[i] * (float)x->dims[d]);
-      if (!(out < 9.0e15f)) {
-        return "scale too large";
-      }
-      p->out_dims[d] = (int64_t)out;
-    }
-    return NULL;
-  }
-  const wm_tensor_desc *sd = &op->in[3];
-  if (!k_is_int(sd->dtype) || cpu_desc_count(sd) != (size_t)n_axes) {
-    return "sizes must hold one integer per axis";
-  }
-  for (int32_t i = 0; i < n_axes; i++) {
-    int64_t v = k_load_int(sizes, sd->dtype, (size_t)i);
-    if (v < 0) {
-      return "negative size";
-    }
-    int64_t len = x->dims[axes[i]];
-    p->out_dims[axes[i]] = v;
-    p->scale[axes[i]] = len > 0 ? (double)v / (double)len : 1.0;
-  }
-  const char *policy =
-      op->opset >= 18
-          ? cpu_attr_string(op, "keep_aspect_ratio_policy", "stretch")
-          : "stretch";
-  if (strcmp(policy, "stretch") == 0) {
-    return NULL;
-  }
-  bool larger = strcmp(policy, "not_smaller") == 0;
-  if (!larger && strcmp(policy, "not_larger") != 0) {
-    return "unknown keep_aspect_ratio_policy";
-  }
-  double s = larger ? 0 : INFINITY;
-  for (int32_t i = 0; i < n_axes; i++) {
-    double r = p->scale[axes[i]];
-    s = larger ? fmax(s, r) : fmin(s, r);
-  }
-  for (int32_t i = 0; i < n_axes; i++) {
-    int32_t d = axes[i];
-    p->scale[d] = s;
-    p->out_dims[d] = (int64_t)floor(s * (double)x->dims[d] + 0.5);
-  }
-  return NULL;
+  return true;
 }
 
 // ------------------------------------------------------------------ taps
@@ -486,9 +318,10 @@ static uint32_t rs_query(const wm_op_desc *op, uint32_t *why,
     return k_none(why, detail, WM_WHY_DTYPE, "output dtype differs");
   }
   rs_params_t p;
-  const char *bad = rs_params(op, &p);
-  if (bad) {
-    return k_none(why, detail, WM_WHY_ATTR, bad);
+  if (!rs_params(op, &p)) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the resize is resolved by the host for known shapes, "
+                  "scales and sizes");
   }
   size_t es = k_dtype_size(op->in[0].dtype);
   if (p.mode == MODE_NEAREST ? (es != 1 && es != 2 && es != 4 && es != 8)
@@ -507,10 +340,6 @@ static uint32_t rs_query(const wm_op_desc *op, uint32_t *why,
   }
   bool empty_out = false, empty_in = false;
   for (int32_t d = 0; d < p.rank; d++) {
-    if (y->dims[d] != p.out_dims[d]) {
-      return k_none(why, detail, WM_WHY_SHAPE,
-                    "output dims differ from the resize's");
-    }
     empty_out = empty_out || y->dims[d] == 0;
     empty_in = empty_in || x->dims[d] == 0;
     if (x->dims[d] > INT32_MAX || rs_width(&p, d) > RS_MAX_WIDTH) {
@@ -527,10 +356,11 @@ static uint32_t rs_query(const wm_op_desc *op, uint32_t *why,
 static wm_error *rs_plan(const wm_op_desc *op, void **out_state) {
   *out_state = NULL;
   rs_params_t prm;
-  const char *bad = rs_params(op, &prm);
-  if (bad) {
-    return cpu_error(WM_ERR_INVALID_ARGUMENT, "node \"%s\" (%s): %s", op->name,
-                     op->op_type, bad);
+  if (!rs_params(op, &prm)) {
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): no resolved parameters for these "
+                     "shapes",
+                     op->name, op->op_type);
   }
   rs_plan_t *p = calloc(1, sizeof(*p));
   if (!p) {

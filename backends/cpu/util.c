@@ -77,6 +77,20 @@ bool cpu_param_ints(const wm_op_desc *op, const char *name, size_t n,
   return true;
 }
 
+bool cpu_param_reals(const wm_op_desc *op, const char *name, size_t n,
+                     double *out) {
+  const wm_op_attr *a = cpu_param(op, name);
+  const wm_tensor_desc *d = a && a->type == 4 ? a->tensor : NULL;
+  if (!d || d->dtype != 11 || d->rank != 1 || d->dims[0] != (int64_t)n ||
+      (n && !a->tensor_data)) {
+    return false;
+  }
+  if (n) {
+    memcpy(out, a->tensor_data, n * sizeof(double));
+  }
+  return true;
+}
+
 bool cpu_param_int(const wm_op_desc *op, const char *name, int64_t *out) {
   const wm_op_attr *a = cpu_param(op, name);
   if (!a || a->type != 2) {

@@ -54,19 +54,20 @@ typedef struct wm_op_cost {
 #define WM_OP_PARAM_VALUES 128  // list values of each kind, all entries
 typedef struct wm_op_param {
   const char *name;     // static storage
-  wm_attr_type_t type;  // INT, FLOAT, STRING, INTS or FLOATS
+  wm_attr_type_t type;  // INT, FLOAT, STRING, INTS, FLOATS or TENSOR
   int64_t i;            // INT
   float f;              // FLOAT
   const char *s;        // STRING: static or the node's storage
-  int32_t at, count;    // INTS / FLOATS: values [at, at + count)
+  int32_t at, count;    // INTS / FLOATS / TENSOR: values [at, at + count)
 } wm_op_param_t;
 typedef struct wm_op_params {
   int32_t count;                      // entries in p
   bool pending;                       // needs input values not known
   wm_op_param_t p[WM_OP_MAX_PARAMS];  // the entries
-  int32_t n_ints, n_floats;           // list values used
+  int32_t n_ints, n_floats, n_reals;  // list values used
   int64_t ints[WM_OP_PARAM_VALUES];   // INTS values
   float floats[WM_OP_PARAM_VALUES];   // FLOATS values
+  double reals[WM_OP_PARAM_VALUES];   // TENSOR values: 1-D double
 } wm_op_params_t;
 
 // An operator definition. An entry serves opsets [since_version, the next
@@ -219,6 +220,10 @@ wm_status_t wm_op_param_ints(const wm_op_ctx_t *ctx, wm_op_params_t *out,
 wm_status_t wm_op_param_floats(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                                const char *name, const double *v,
                                int32_t n) WM_MUST_USE_RESULT;
+// Values that float would round (ratios of sizes): a 1-D double TENSOR.
+wm_status_t wm_op_param_reals(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                              const char *name, const double *v,
+                              int32_t n) WM_MUST_USE_RESULT;
 
 // Cost function for pure data movement (Reshape, Transpose...): no work.
 void wm_op_cost_zero(const wm_op_ctx_t *ctx, wm_op_cost_t *out);

@@ -325,6 +325,51 @@ static wm_status_t resize_params(const wm_op_ctx_t *ctx, const wm_shape_t *in,
   return st;
 }
 
+// Parameters, for Resize and Upsample of any opset alike: the three
+// modes by name (Upsample and Resize-10: asymmetric, floor), cubic_coeff_a,
+// exclude_outside, extrapolation_value, antialias (0 where the operator
+// has none or for nearest), and per dim of the input the scale (output /
+// input, 1 on dims not resized; from sizes, the aspect-ratio policy
+// applied) and the roi (starts, then ends), both 1-D double tensors.
+static wm_status_t resize_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  static const char *const modes[] = {"nearest", "linear", "cubic"};
+  static const char *const coords[] = {
+      "half_pixel",        "half_pixel_symmetric", "pytorch_half_pixel",
+      "align_corners",     "asymmetric",           "tf_half_pixel_for_nn",
+      "tf_crop_and_resize"};
+  static const char *const nearests[] = {"round_prefer_floor",
+                                         "round_prefer_ceil", "floor", "ceil"};
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  resize_params_t p;
+  if (in->rank < 0) {
+    out->pending = true;
+    return NULL;
+  }
+  WM_RETURN_IF_ERROR(resize_params(ctx, in, &p));
+  out->pending = !p.known;
+  if (!p.known) {
+    return NULL;
+  }
+  double roi[2 * WM_MAX_RANK];
+  for (int32_t d = 0; d < p.rank; d++) {
+    roi[d] = p.roi_start[d];
+    roi[p.rank + d] = p.roi_end[d];
+  }
+  WM_RETURN_IF_ERROR(wm_op_param_string(ctx, out, "mode", modes[p.mode]));
+  WM_RETURN_IF_ERROR(wm_op_param_string(
+      ctx, out, "coordinate_transformation_mode", coords[p.coord]));
+  WM_RETURN_IF_ERROR(
+      wm_op_param_string(ctx, out, "nearest_mode", nearests[p.nearest]));
+  WM_RETURN_IF_ERROR(wm_op_param_float(ctx, out, "cubic_coeff_a", p.cubic_a));
+  WM_RETURN_IF_ERROR(
+      wm_op_param_int(ctx, out, "exclude_outside", p.exclude_outside));
+  WM_RETURN_IF_ERROR(
+      wm_op_param_float(ctx, out, "extrapolation_value", p.extrapolation));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "antialias", p.antialias));
+  WM_RETURN_IF_ERROR(wm_op_param_reals(ctx, out, "scales", p.scale, p.rank));
+  return wm_op_param_reals(ctx, out, "roi", roi, 2 * p.rank);
+}
+
 static wm_status_t resize_infer(wm_op_ctx_t *ctx) {
   const wm_shape_t *in = wm_op_in_shape(ctx, 0);
   wm_dtype_t dtype = wm_op_in_dtype(ctx, 0);
@@ -712,7 +757,9 @@ static void resize_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 }
 
 const wm_op_def_t wm_ops_resize[] = {
-    {"Resize", "", 10, 1, 4, 1, 1, 0, resize_infer, resize_run, resize_cost},
-    {"Upsample", "", 7, 1, 2, 1, 1, 0, resize_infer, resize_run, resize_cost},
+    {"Resize", "", 10, 1, 4, 1, 1, 0, resize_infer, resize_run, resize_cost, 0,
+     resize_resolve},
+    {"Upsample", "", 7, 1, 2, 1, 1, 0, resize_infer, resize_run, resize_cost, 0,
+     resize_resolve},
     WM_OPS_END,
 };

@@ -417,7 +417,9 @@ const wm_op_param_t *wm_op_param_find(const wm_op_params_t *params,
 static wm_status_t param_add(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                              const char *name, wm_attr_type_t type, int32_t n,
                              wm_op_param_t **entry) {
-  int32_t used = type == WM_ATTR_FLOATS ? out->n_floats : out->n_ints;
+  int32_t used = type == WM_ATTR_FLOATS   ? out->n_floats
+                 : type == WM_ATTR_TENSOR ? out->n_reals
+                                          : out->n_ints;
   if (out->count >= WM_OP_MAX_PARAMS || n < 0 ||
       n > WM_OP_PARAM_VALUES - used) {
     return WM_OP_ERROR(ctx, INTERNAL,
@@ -475,6 +477,16 @@ wm_status_t wm_op_param_floats(const wm_op_ctx_t *ctx, wm_op_params_t *out,
   WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_FLOATS, n, &e));
   for (int32_t k = 0; k < n; k++) {
     out->floats[out->n_floats++] = (float)v[k];
+  }
+  return NULL;
+}
+
+wm_status_t wm_op_param_reals(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                              const char *name, const double *v, int32_t n) {
+  wm_op_param_t *e = NULL;
+  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_TENSOR, n, &e));
+  for (int32_t k = 0; k < n; k++) {
+    out->reals[out->n_reals++] = v[k];
   }
   return NULL;
 }

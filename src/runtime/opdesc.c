@@ -120,6 +120,11 @@ static void params_view(wm_node_attrs_t *attrs) {
     } else if (e->type == WM_ATTR_FLOATS) {
       o->count = (uint64_t)e->count;
       o->floats = p->floats + e->at;
+    } else if (e->type == WM_ATTR_TENSOR) {
+      wm_shape_t shape = {.rank = 1, .dims = {e->count}};
+      attrs->param_descs[k] = wm_tensor_desc_from_type(WM_DTYPE_DOUBLE, &shape);
+      o->tensor = &attrs->param_descs[k];
+      o->tensor_data = p->reals + e->at;
     }
   }
 }

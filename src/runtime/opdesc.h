@@ -15,7 +15,8 @@ typedef struct wm_node_attrs {
   wm_tensor_desc *attr_descs;  // layouts of tensor attributes
   uint64_t **string_lens;      // per attribute, lengths of STRINGS
   wm_op_params_t params;       // resolved parameters (count 0: none)
-  wm_op_attr param_attrs[WM_OP_MAX_PARAMS];  // their ABI view
+  wm_op_attr param_attrs[WM_OP_MAX_PARAMS];      // their ABI view
+  wm_tensor_desc param_descs[WM_OP_MAX_PARAMS];  // of TENSOR entries
 } wm_node_attrs_t;
 
 // Builds the ABI view of |node|'s attributes; release with
