@@ -853,13 +853,10 @@ enum {
 
 typedef struct red_plan {
   int kind;                    // RED_*
-  bool axes_input;             // axes come from input 1
   bool keepdims;               // keep reduced dims
-  bool noop;                   // noop_with_empty_axes
   int32_t rank;                // input rank
   int64_t dims[CPU_MAX_RANK];  // input dims
-  int64_t axes[CPU_MAX_RANK];  // attribute axes
-  int32_t n_axes;              // their number
+  bool red[CPU_MAX_RANK];      // dim d is reduced
   size_t in_count;             // input elements
 } red_plan_t;
 
@@ -876,9 +873,26 @@ static int red_kind(const char *name) {
   return -1;
 }
 
-// Opset from which the axes are input 1.
-static uint64_t red_axes_input_since(int kind) {
-  return kind == RED_SUM ? 13 : 18;
+// The reduced dims and keepdims of |op| as the host resolved them; false
+// when it resolved none.
+static bool red_axes(const wm_op_desc *op, red_plan_t *p) {
+  const wm_op_attr *a = cpu_param(op, "axes");
+  int64_t keep;
+  int32_t rank = (int32_t)op->in[0].rank;
+  if (!a || a->type != 7 || a->count > (uint64_t)rank ||
+      (a->count && !a->ints) || rank > CPU_MAX_RANK ||
+      !cpu_param_int(op, "keepdims", &keep)) {
+    return false;
+  }
+  memset(p->red, 0, sizeof(p->red));
+  for (uint64_t i = 0; i < a->count; i++) {
+    if (a->ints[i] < 0 || a->ints[i] >= rank) {
+      return false;
+    }
+    p->red[a->ints[i]] = true;
+  }
+  p->keepdims = keep != 0;
+  return true;
 }
 
 static uint32_t red_query(const wm_op_desc *op, uint32_t *why,
@@ -894,23 +908,11 @@ static uint32_t red_query(const wm_op_desc *op, uint32_t *why,
   if (op->in[0].rank > CPU_MAX_RANK) {
     return k_none(why, detail, WM_WHY_RANK, "rank above 8");
   }
-  if (op->opset >= red_axes_input_since(kind)) {
-    if (op->n_in > 1 && op->in[1].dtype != 0) {
-      const wm_tensor_desc *a = &op->in[1];
-      bool empty = a->rank == 1 && a->dims[0] == 0;
-      if (a->dtype != K_INT64 || a->rank != 1 ||
-          (!empty && a->dims[0] > CPU_MAX_RANK)) {
-        return k_none(why, detail, WM_WHY_DTYPE,
-                      "axes must be 1-D int64 with at most 8 entries");
-      }
-    }
-  } else if (op->n_in != 1) {
-    return k_none(why, detail, WM_WHY_OTHER, "one input expected");
-  }
-  const int64_t *axes = NULL;
-  size_t n = 0;
-  if (cpu_attr_ints(op, "axes", &axes, &n) && n > CPU_MAX_RANK) {
-    return k_none(why, detail, WM_WHY_ATTR, "more than 8 axes");
+  red_plan_t p;
+  if (!red_axes(op, &p)) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the axes are resolved by the host for known shapes and "
+                  "axes");
   }
   return WM_SUPPORT_SUPPORTED;
 }
@@ -919,36 +921,23 @@ static wm_error *red_plan(const wm_op_desc *op, void **out_state) {
   *out_state = NULL;
   const wm_tensor_desc *x = &op->in[0];
   int kind = red_kind(op->op_type);
-  if (kind < 0 || !k_dims_known(x)) {
-    return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                     "node \"%s\" (%s): unknown input dims", op->name,
-                     op->op_type);
-  }
   red_plan_t *p = calloc(1, sizeof(*p));
   if (!p) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
   }
+  if (kind < 0 || !k_dims_known(x) || !red_axes(op, p)) {
+    free(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): unknown input dims or no resolved "
+                     "axes",
+                     op->name, op->op_type);
+  }
   p->kind = kind;
-  p->axes_input = op->opset >= red_axes_input_since(kind);
-  p->keepdims = cpu_attr_int(op, "keepdims", 1) != 0;
-  p->noop = cpu_attr_int(op, "noop_with_empty_axes", 0) != 0;
   p->rank = (int32_t)x->rank;
   for (int32_t d = 0; d < p->rank; d++) {
     p->dims[d] = x->dims[d];
   }
   p->in_count = cpu_desc_count(x);
-  const int64_t *axes = NULL;
-  size_t n = 0;
-  if (!p->axes_input && cpu_attr_ints(op, "axes", &axes, &n)) {
-    if (n > CPU_MAX_RANK) {
-      free(p);
-      return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                       "node \"%s\" (%s): %zu axes, want at most 8", op->name,
-                       op->op_type, n);
-    }
-    memcpy(p->axes, axes, n * sizeof(int64_t));
-    p->n_axes = (int32_t)n;
-  }
   *out_state = p;
   return NULL;
 }
@@ -1253,42 +1242,10 @@ static wm_error *red_general(const red_plan_t *p, const int64_t *dims,
 static wm_error *red_run(void *state, const cpu_run_t *run) {
   const red_plan_t *p = state;
   int32_t rank = p->rank;
-  const int64_t *axes = p->axes;
-  int32_t n_axes = p->n_axes;
-  int64_t in_axes[CPU_MAX_RANK];
-  if (p->axes_input && run->n_in > 1 && run->in[1].dtype != 0 &&
-      run->in[1].data) {
-    const cpu_tensor_t *t = &run->in[1];
-    if (t->dtype != K_INT64 || t->count > CPU_MAX_RANK) {
-      return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                       "Reduce: axes has %zu elements of dtype %u, want at "
-                       "most 8 int64",
-                       t->count, t->dtype);
-    }
-    for (size_t i = 0; i < t->count; i++) {
-      in_axes[i] = k_load_index(t->data, K_INT64, i);
-    }
-    axes = in_axes;
-    n_axes = (int32_t)t->count;
-  }
+  const bool *red = p->red;
   if (run->in[0].count != p->in_count) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "Reduce kernel: input does not match the plan");
-  }
-  bool red[CPU_MAX_RANK] = {false};
-  for (int32_t i = 0; i < n_axes; i++) {
-    int32_t a;
-    if (!k_axis(axes[i], rank, &a) || red[a]) {
-      return cpu_error(WM_ERR_INVALID_ARGUMENT,
-                       "Reduce: axis %lld is outside rank %d or repeated",
-                       (long long)axes[i], rank);
-    }
-    red[a] = true;
-  }
-  if (n_axes == 0) {
-    for (int32_t d = 0; d < rank; d++) {
-      red[d] = !p->noop;
-    }
   }
   // Output shape check.
   const cpu_tensor_t *y = &run->out[0];

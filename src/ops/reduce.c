@@ -233,6 +233,31 @@ done:
   return s;
 }
 
+// Parameters: axes, the dims reduced in ascending order (every dim when
+// none is listed, none with noop_with_empty_axes), and keepdims.
+static wm_status_t reduce_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  const reduce_op_t *op = reduce_op_of(ctx);
+  if (!op) {
+    return WM_OP_ERROR(ctx, INTERNAL, "no reduction named %s",
+                       ctx->node->op_type);
+  }
+  reduce_plan_t p;
+  WM_RETURN_IF_ERROR(reduce_plan(ctx, op, &p));
+  out->pending = !p.rank_known || !p.axes_known;
+  if (out->pending) {
+    return NULL;
+  }
+  int64_t axes[WM_MAX_RANK];
+  int32_t n = 0;
+  for (int32_t d = 0; d < wm_op_in_shape(ctx, 0)->rank; d++) {
+    if (p.reduced[d]) {
+      axes[n++] = d;
+    }
+  }
+  WM_RETURN_IF_ERROR(wm_op_param_ints(ctx, out, "axes", axes, n));
+  return wm_op_param_int(ctx, out, "keepdims", p.keepdims);
+}
+
 static wm_status_t reduce_infer(wm_op_ctx_t *ctx) {
   const reduce_op_t *op = reduce_op_of(ctx);
   if (!op) {
@@ -795,11 +820,22 @@ static wm_status_t cumsum_run(wm_op_ctx_t *ctx) {
 #define CUMPROD_TYPES \
   (WM_TYPES_FLOAT | WM_T(INT32) | WM_T(INT64) | WM_T(UINT32) | WM_T(UINT64))
 #define REDUCE(name, axes_since)                                              \
-  {name,         "",           1,          1,          1, 1, 1,               \
-   REDUCE_TYPES, reduce_infer, reduce_run, reduce_cost},                      \
+  {name,                                                                      \
+   "",                                                                        \
+   1,                                                                         \
+   1,                                                                         \
+   1,                                                                         \
+   1,                                                                         \
+   1,                                                                         \
+   REDUCE_TYPES,                                                              \
+   reduce_infer,                                                              \
+   reduce_run,                                                                \
+   reduce_cost,                                                               \
+   0,                                                                         \
+   reduce_resolve},                                                           \
   {                                                                           \
     name, "", axes_since, 1, 2, 1, 1, REDUCE_TYPES, reduce_infer, reduce_run, \
-        reduce_cost                                                           \
+        reduce_cost, 0, reduce_resolve                                        \
   }
 
 const wm_op_def_t wm_ops_reduce[] = {
@@ -807,10 +843,10 @@ const wm_op_def_t wm_ops_reduce[] = {
     REDUCE("ReduceMean", 18),
     REDUCE("ReduceMax", 18),
     {"ReduceMax", "", 20, 1, 2, 1, 1, REDUCE_TYPES | WM_T(BOOL), reduce_infer,
-     reduce_run, reduce_cost},
+     reduce_run, reduce_cost, 0, reduce_resolve},
     REDUCE("ReduceMin", 18),
     {"ReduceMin", "", 20, 1, 2, 1, 1, REDUCE_TYPES | WM_T(BOOL), reduce_infer,
-     reduce_run, reduce_cost},
+     reduce_run, reduce_cost, 0, reduce_resolve},
     REDUCE("ReduceProd", 18),
     REDUCE("ReduceL1", 18),
     REDUCE("ReduceL2", 18),

@@ -386,7 +386,33 @@ WM_TEST(reduce_max_and_min_take_bool_from_opset_20) {
   WM_CHECK(ok);
 }
 
+// The resolve slot: the reduced dims in ascending order (negative axes
+// normalised, every dim when none is listed, none with
+// noop_with_empty_axes) and keepdims.
+WM_TEST(reduce_resolves_the_reduced_dims) {
+  static const int64_t all[3] = {0, 1, 2};
+  for (int k = 0; k < 3; k++) {
+    wm_op_fixture_t f;
+    WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+    int64_t dx[3] = {2, 3, 4};
+    WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, dx));
+    WM_CHECK_OK(wm_op_fixture_add_ints(&f, "ax", 2, (const int64_t[]){-1, 0}));
+    const char *in[2] = {"x", "ax"};
+    WM_CHECK_OK(wm_op_fixture_add_node(&f, "ReduceSum", in, k == 0 ? 2 : 1, 1));
+    WM_CHECK_OK(wm_op_fixture_attr_int(&f, "keepdims", 0));
+    WM_CHECK_OK(wm_op_fixture_attr_int(&f, "noop_with_empty_axes", k == 2));
+    wm_op_params_t p;
+    wm_status_t s = wm_op_fixture_resolve(&f, &p);
+    const int64_t *want = k == 0 ? (const int64_t[]){0, 2} : all;
+    int32_t n = k == 0 ? 2 : k == 1 ? 3 : 0;
+    bool ok = !s && wm_op_fixture_param_ints_are(&p, "axes", want, n) &&
+              wm_op_fixture_param_int_is(&p, "keepdims", 0);
+    WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  }
+}
+
 static const wm_test_case_t cases[] = {
+    WM_CASE(reduce_resolves_the_reduced_dims),
     WM_CASE(reduce_family_matches_hand_computed_values),
     WM_CASE(reduce_over_empty_set_gives_identity_values),
     WM_CASE(reduce_sum_of_int64_is_exact),
