@@ -104,6 +104,9 @@ bool cpu_param_ints(const wm_op_desc *op, const char *name, size_t n,
 // it has |n| values.
 bool cpu_param_reals(const wm_op_desc *op, const char *name, size_t n,
                      double *out);
+// The resolved "axis" of |op| in [0, rank of input 0): false when
+// absent.
+bool cpu_param_axis(const wm_op_desc *op, int32_t *out);
 // The INT entry |name| into *out: false when absent.
 bool cpu_param_int(const wm_op_desc *op, const char *name, int64_t *out);
 

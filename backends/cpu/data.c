@@ -171,26 +171,14 @@ typedef struct tr_plan {
   size_t tiles;              // tiles of dim j per plane
 } tr_plan_t;
 
+// The permutation the host resolved; false when it resolved none.
 static bool tr_perm(const wm_op_desc *op, int32_t rank, int32_t *perm) {
-  const int64_t *v = NULL;
-  size_t n = 0;
-  if (!cpu_attr_ints(op, "perm", &v, &n)) {
-    for (int32_t d = 0; d < rank; d++) {
-      perm[d] = rank - 1 - d;
-    }
-    return true;
-  }
-  bool seen[CPU_MAX_RANK] = {false};
-  if (n != (size_t)rank) {
+  int64_t v[CPU_MAX_RANK];
+  if (rank > CPU_MAX_RANK || !cpu_param_ints(op, "perm", (size_t)rank, v)) {
     return false;
   }
   for (int32_t d = 0; d < rank; d++) {
-    int32_t a;
-    if (!k_axis(v[d], rank, &a) || seen[a]) {
-      return false;
-    }
-    seen[a] = true;
-    perm[d] = a;
+    perm[d] = (int32_t)v[d];
   }
   return true;
 }
@@ -203,7 +191,8 @@ static uint32_t tr_query(const wm_op_desc *op, uint32_t *why,
   }
   int32_t perm[CPU_MAX_RANK];
   if (!tr_perm(op, (int32_t)op->in[0].rank, perm)) {
-    return k_none(why, detail, WM_WHY_ATTR, "perm is not a permutation");
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "perm is resolved by the host for known shapes");
   }
   switch (k_dtype_size(op->in[0].dtype)) {
     case 1:
@@ -397,11 +386,6 @@ static void concat_destroy(void *state) {
   }
 }
 
-// The axis attribute (1 when absent before opset 4).
-static int64_t concat_axis(const wm_op_desc *op) {
-  return cpu_attr_int(op, "axis", op->opset < 4 ? 1 : 0);
-}
-
 static uint32_t concat_query(const wm_op_desc *op, uint32_t *why,
                              const char **detail) {
   uint32_t level = plain_dtype(op, why, detail);
@@ -416,9 +400,9 @@ static uint32_t concat_query(const wm_op_desc *op, uint32_t *why,
     }
   }
   int32_t axis;
-  if ((!cpu_attr(op, "axis") && op->opset >= 4) ||
-      !k_axis(concat_axis(op), (int32_t)op->in[0].rank, &axis)) {
-    return k_none(why, detail, WM_WHY_ATTR, "axis missing or out of range");
+  if (!cpu_param_axis(op, &axis)) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the axis is resolved by the host for known shapes");
   }
   return WM_SUPPORT_SUPPORTED;
 }
@@ -426,7 +410,7 @@ static uint32_t concat_query(const wm_op_desc *op, uint32_t *why,
 static wm_error *concat_plan(const wm_op_desc *op, void **out_state) {
   *out_state = NULL;
   int32_t rank = (int32_t)op->out[0].rank, axis;
-  if (!k_axis(concat_axis(op), rank, &axis) || !k_dims_known(&op->out[0])) {
+  if (!cpu_param_axis(op, &axis) || !k_dims_known(&op->out[0])) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "node \"%s\" (Concat): bad axis or unknown dims",
                      op->name);
@@ -744,8 +728,9 @@ static uint32_t gather_query(const wm_op_desc *op, uint32_t *why,
     return k_none(why, detail, WM_WHY_DTYPE, "indices must be int32/int64");
   }
   int32_t axis;
-  if (!k_axis(cpu_attr_int(op, "axis", 0), (int32_t)op->in[0].rank, &axis)) {
-    return k_none(why, detail, WM_WHY_ATTR, "axis out of range");
+  if (!cpu_param_axis(op, &axis)) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the axis is resolved by the host for known shapes");
   }
   return WM_SUPPORT_SUPPORTED;
 }
@@ -754,8 +739,8 @@ static wm_error *gather_plan(const wm_op_desc *op, void **out_state) {
   *out_state = NULL;
   const wm_tensor_desc *x = &op->in[0], *ix = &op->in[1];
   int32_t rank = (int32_t)x->rank, axis;
-  if (!k_axis(cpu_attr_int(op, "axis", 0), rank, &axis) || !k_dims_known(x) ||
-      !k_dims_known(ix) || !k_dims_known(&op->out[0])) {
+  if (!cpu_param_axis(op, &axis) || !k_dims_known(x) || !k_dims_known(ix) ||
+      !k_dims_known(&op->out[0])) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "node \"%s\" (Gather): bad axis or unknown dims",
                      op->name);
@@ -1348,9 +1333,9 @@ static uint32_t arg_query(const wm_op_desc *op, uint32_t *why,
                   "float, double and integer inputs only");
   }
   int32_t axis;
-  if (op->in[0].rank == 0 ||
-      !k_axis(cpu_attr_int(op, "axis", 0), (int32_t)op->in[0].rank, &axis)) {
-    return k_none(why, detail, WM_WHY_ATTR, "axis outside the rank");
+  if (!cpu_param_axis(op, &axis)) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the axis is resolved by the host for known shapes");
   }
   if (op->in[0].dims[axis] == 0) {
     return k_none(why, detail, WM_WHY_SHAPE, "empty axis");
@@ -1362,9 +1347,9 @@ static wm_error *arg_plan(const wm_op_desc *op, void **out_state) {
   *out_state = NULL;
   const wm_tensor_desc *x = &op->in[0];
   int32_t axis;
-  if (x->rank == 0 ||
-      !k_axis(cpu_attr_int(op, "axis", 0), (int32_t)x->rank, &axis) ||
-      x->dims[axis] == 0) {
+  int64_t last = 0;
+  if (!cpu_param_axis(op, &axis) || x->dims[axis] == 0 ||
+      !cpu_param_int(op, "select_last_index", &last)) {
     return cpu_error(WM_ERR_INVALID_ARGUMENT,
                      "node \"%s\" (%s): axis outside the rank or empty",
                      op->name, op->op_type);
@@ -1374,7 +1359,7 @@ static wm_error *arg_plan(const wm_op_desc *op, void **out_state) {
     return cpu_error(WM_ERR_RESOURCE_EXHAUSTED, "out of memory");
   }
   p->is_max = strcmp(op->op_type, "ArgMax") == 0;
-  p->last = op->opset >= 12 && cpu_attr_int(op, "select_last_index", 0) != 0;
+  p->last = last != 0;
   p->dtype = x->dtype;
   p->outer = k_desc_span(x, 0, axis);
   p->n = (size_t)x->dims[axis];

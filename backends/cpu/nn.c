@@ -34,8 +34,8 @@ typedef struct sm_plan {
 static bool sm_shape(const wm_op_desc *op, sm_plan_t *p) {
   const wm_tensor_desc *x = &op->in[0];
   int32_t rank = (int32_t)x->rank, axis;
-  bool legacy = op->opset < 13;
-  if (!k_axis(cpu_attr_int(op, "axis", legacy ? 1 : -1), rank, &axis)) {
+  int64_t legacy;
+  if (!cpu_param_axis(op, &axis) || !cpu_param_int(op, "flatten", &legacy)) {
     return false;
   }
   p->outer = k_desc_span(x, 0, axis);
@@ -52,7 +52,8 @@ static uint32_t sm_query(const wm_op_desc *op, uint32_t *why,
   }
   sm_plan_t p;
   if (op->in[0].rank == 0 || !sm_shape(op, &p)) {
-    return k_none(why, detail, WM_WHY_ATTR, "axis outside the rank");
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the axis is resolved by the host for known shapes");
   }
   return WM_SUPPORT_SUPPORTED;
 }
@@ -399,18 +400,19 @@ static uint32_t ln_query(const wm_op_desc *op, uint32_t *why,
       (op->n_in > 2 && op->in[2].dtype != 0 && op->in[2].dtype != K_FLOAT)) {
     return k_none(why, detail, WM_WHY_DTYPE, "float32 only");
   }
-  if (cpu_attr_int(op, "stash_type", K_FLOAT) != K_FLOAT) {
+  int64_t stash;
+  int32_t axis;
+  if (!cpu_param_int(op, "stash_type", &stash) || !cpu_param_axis(op, &axis)) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the axis is resolved by the host for known shapes");
+  }
+  if (stash != K_FLOAT) {
     return k_none(why, detail, WM_WHY_ATTR, "stash_type float32 only");
   }
   for (uint32_t i = 1; i < op->n_out; i++) {
     if (op->out[i].dtype != 0 && op->out[i].dtype != K_FLOAT) {
       return k_none(why, detail, WM_WHY_DTYPE, "float32 statistics only");
     }
-  }
-  int32_t axis;
-  if (op->in[0].rank == 0 ||
-      !k_axis(cpu_attr_int(op, "axis", -1), (int32_t)op->in[0].rank, &axis)) {
-    return k_none(why, detail, WM_WHY_ATTR, "axis outside the rank");
   }
   if (!ln_param_kind(&op->in[1], &op->in[0], axis) ||
       (op->n_in > 2 && op->in[2].dtype != 0 &&
@@ -427,8 +429,9 @@ static wm_error *ln_plan(const wm_op_desc *op, void **out_state) {
   int32_t axis;
   int ks = 0, kb = 0;
   bool has_bias = op->n_in > 2 && op->in[2].dtype != 0;
-  if (k_dims_known(x) && x->rank > 0 &&
-      k_axis(cpu_attr_int(op, "axis", -1), (int32_t)x->rank, &axis)) {
+  const wm_op_attr *eps = cpu_param(op, "epsilon");
+  if (k_dims_known(x) && x->rank > 0 && cpu_param_axis(op, &axis) && eps &&
+      eps->type == 1) {
     ks = ln_param_kind(&op->in[1], x, axis);
     kb = has_bias ? ln_param_kind(&op->in[2], x, axis) : 1;
   }
@@ -444,7 +447,7 @@ static wm_error *ln_plan(const wm_op_desc *op, void **out_state) {
   }
   p->outer = k_desc_span(x, 0, axis);
   p->inner = k_desc_span(x, axis, (int32_t)x->rank);
-  p->eps = cpu_attr_float(op, "epsilon", 1e-5f);
+  p->eps = eps->f;
   p->scale_scalar = ks == 2;
   p->has_bias = has_bias;
   p->bias_scalar = kb == 2;

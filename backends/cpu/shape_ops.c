@@ -1058,66 +1058,19 @@ static void split_destroy(void *state) {
 // of the problem otherwise.
 static const char *split_sizes(const wm_op_desc *op, int32_t axis,
                                int64_t *sizes) {
-  uint32_t n = op->n_out;
-  int64_t dim = op->in[0].dims[axis];
-  bool all = true;
-  for (uint32_t i = 0; i < n; i++) {
-    all = all && k_has_output(op, i);
-  }
-  if (all) {
-    int64_t sum = 0;
-    for (uint32_t i = 0; i < n; i++) {
-      if (op->out[i].rank != op->in[0].rank) {
-        return "outputs must have the input's rank";
-      }
-      sizes[i] = op->out[i].dims[axis];
-      sum += sizes[i];
-    }
-    return sum == dim ? NULL : "output sizes do not add up to the axis";
-  }
-  const int64_t *v = NULL;
-  size_t count = 0;
-  int64_t buf[64];
-  if (op->opset < 13 && cpu_attr_ints(op, "split", &v, &count)) {
-    if (count != n) {
-      return "split does not have one entry per output";
-    }
-    memcpy(sizes, v, n * sizeof(int64_t));
-  } else if (op->opset >= 13 && cpu_has_input(op, 1)) {
-    const void *data = k_const_input(op, 1);
-    const wm_tensor_desc *d = &op->in[1];
-    if (!data) {
-      return "split must be a constant input when outputs are omitted";
-    }
-    count = cpu_desc_count(d);
-    if (!k_is_int(d->dtype) || count != n || count > 64) {
-      return "split does not have one integer per output";
-    }
-    for (size_t i = 0; i < count; i++) {
-      buf[i] = k_load_int(data, d->dtype, i);
-    }
-    memcpy(sizes, buf, n * sizeof(int64_t));
-  } else {
-    if (op->opset < 18 && dim % (int64_t)n != 0) {
-      return "the axis does not split evenly";
-    }
-    int64_t chunk = (dim + (int64_t)n - 1) / (int64_t)n, left = dim;
-    for (uint32_t i = 0; i < n; i++) {
-      sizes[i] = left < chunk ? left : chunk;
-      left -= sizes[i];
-    }
-  }
   int64_t sum = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    if (sizes[i] < 0) {
-      return "negative split";
+  for (uint32_t i = 0; i < op->n_out; i++) {
+    if (!k_has_output(op, i)) {
+      return "every output must be given";
     }
+    if (op->out[i].rank != op->in[0].rank) {
+      return "outputs must have the input's rank";
+    }
+    sizes[i] = op->out[i].dims[axis];
     sum += sizes[i];
-    if (k_has_output(op, i) && op->out[i].dims[axis] != sizes[i]) {
-      return "output sizes differ from the split";
-    }
   }
-  return sum == dim ? NULL : "split does not add up to the axis";
+  return sum == op->in[0].dims[axis] ? NULL
+                                     : "output sizes do not add up to the axis";
 }
 
 static uint32_t split_query(const wm_op_desc *op, uint32_t *why,
@@ -1136,9 +1089,9 @@ static uint32_t split_query(const wm_op_desc *op, uint32_t *why,
     }
   }
   int32_t axis;
-  if (op->in[0].rank == 0 ||
-      !k_axis(cpu_attr_int(op, "axis", 0), (int32_t)op->in[0].rank, &axis)) {
-    return k_none(why, detail, WM_WHY_ATTR, "axis out of range");
+  if (!cpu_param_axis(op, &axis)) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the axis is resolved by the host for known shapes");
   }
   int64_t sizes[64];
   const char *bad = split_sizes(op, axis, sizes);
@@ -1154,8 +1107,7 @@ static wm_error *split_plan(const wm_op_desc *op, void **out_state) {
   int32_t axis;
   int64_t sizes[64];
   const char *bad = NULL;
-  if (op->n_out < 1 || op->n_out > 64 || x->rank == 0 ||
-      !k_axis(cpu_attr_int(op, "axis", 0), (int32_t)x->rank, &axis)) {
+  if (op->n_out < 1 || op->n_out > 64 || !cpu_param_axis(op, &axis)) {
     bad = "bad axis or output count";
   } else {
     bad = split_sizes(op, axis, sizes);

@@ -91,6 +91,16 @@ bool cpu_param_reals(const wm_op_desc *op, const char *name, size_t n,
   return true;
 }
 
+bool cpu_param_axis(const wm_op_desc *op, int32_t *out) {
+  int64_t a;
+  if (op->n_in < 1 || !cpu_param_int(op, "axis", &a) || a < 0 ||
+      a >= (int64_t)op->in[0].rank) {
+    return false;
+  }
+  *out = (int32_t)a;
+  return true;
+}
+
 bool cpu_param_int(const wm_op_desc *op, const char *name, int64_t *out) {
   const wm_op_attr *a = cpu_param(op, name);
   if (!a || a->type != 2) {

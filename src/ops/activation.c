@@ -366,6 +366,23 @@ static wm_status_t softmax_rows(const wm_op_ctx_t *ctx, const wm_shape_t *s,
   return NULL;
 }
 
+// Parameters: axis (default 1 before opset 13, -1 since) normalised, and
+// flatten: 1 before opset 13, where a row is every dim from axis on.
+static wm_status_t resolve_softmax(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  const wm_shape_t *s = wm_op_in_shape(ctx, 0);
+  bool legacy = ctx->opset < 13;
+  int32_t axis;
+  out->pending = s->rank < 0;
+  if (out->pending) {
+    return NULL;
+  }
+  WM_RETURN_IF_ERROR(
+      wm_op_axis(ctx, wm_node_attr_int(ctx->node, "axis", legacy ? 1 : -1),
+                 s->rank, "axis", &axis));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "axis", axis));
+  return wm_op_param_int(ctx, out, "flatten", legacy);
+}
+
 static wm_status_t infer_softmax(wm_op_ctx_t *ctx) {
   WM_RETURN_IF_ERROR(check_input(ctx, false));
   const wm_shape_t *s = wm_op_in_shape(ctx, 0);
@@ -486,7 +503,7 @@ static void cost_softmax(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 #define SOFTMAX(name)                                                    \
   {                                                                      \
     name, "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, infer_softmax, run_softmax, \
-        cost_softmax                                                     \
+        cost_softmax, 0, resolve_softmax                                 \
   }
 
 const wm_op_def_t wm_ops_activation[] = {

@@ -258,6 +258,16 @@ static wm_status_t slice_params(wm_op_ctx_t *ctx, wm_op_params_t *out) {
 
 // ---------------------------------------------------------------- Gather
 
+// Parameters: axis normalised.
+static wm_status_t gather_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  int32_t rank = wm_op_in_shape(ctx, 0)->rank;
+  out->pending = rank < 0;
+  return out->pending
+             ? NULL
+             : wm_op_param_axis(ctx, out,
+                                wm_node_attr_int(ctx->node, "axis", 0), rank);
+}
+
 static wm_status_t gather_infer(wm_op_ctx_t *ctx) {
   const wm_shape_t *data = wm_op_in_shape(ctx, 0);
   const wm_shape_t *ind = wm_op_in_shape(ctx, 1);
@@ -1151,7 +1161,8 @@ static wm_status_t nonzero_run(wm_op_ctx_t *ctx) {
 const wm_op_def_t wm_ops_index[] = {
     {"Slice", "", 1, 1, 5, 1, 1, 0, slice_infer, slice_run, wm_op_cost_zero, 0,
      slice_params},
-    INDEX_OP("Gather", 1, 2, 2, gather_infer, gather_run),
+    {"Gather", "", 1, 2, 2, 1, 1, 0, gather_infer, gather_run, wm_op_cost_zero,
+     0, gather_resolve},
     INDEX_OP("GatherElements", 11, 2, 2, gather_elements_infer,
              gather_elements_run),
     INDEX_OP("GatherND", 11, 2, 2, gather_nd_infer, gather_nd_run),

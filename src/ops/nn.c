@@ -1439,6 +1439,20 @@ static wm_status_t ln_setup(wm_op_ctx_t *ctx, int32_t *out_axis) {
   return NULL;
 }
 
+// Parameters: axis normalised, epsilon and stash_type.
+static wm_status_t ln_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  int32_t axis;
+  int64_t stash;
+  double eps;
+  WM_RETURN_IF_ERROR(ln_setup(ctx, &axis));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "epsilon", 1e-5, &eps));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "stash_type", WM_DTYPE_FLOAT, &stash));
+  out->pending = axis < 0;
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "axis", axis));
+  WM_RETURN_IF_ERROR(wm_op_param_float(ctx, out, "epsilon", eps));
+  return wm_op_param_int(ctx, out, "stash_type", stash);
+}
+
 static wm_status_t ln_infer(wm_op_ctx_t *ctx) {
   int32_t axis = 0;
   WM_RETURN_IF_ERROR(ln_setup(ctx, &axis));
@@ -2576,11 +2590,11 @@ const wm_op_def_t wm_ops_nn[] = {
     {"BatchNormalization", "", 14, 5, 5, 1, 3, WM_TYPES_FLOAT, bn_infer, bn_run,
      bn_cost},
     {"LayerNormalization", "", 17, 2, 3, 1, 3, WM_TYPES_FLOAT, ln_infer, ln_run,
-     ln_cost},
+     ln_cost, 0, ln_resolve},
     // The same operator at any opset: what the layernorm pass writes for
     // the nodes exporters spell it with before opset 17.
     {"LayerNormalization", "wmap", 1, 2, 3, 1, 3, WM_TYPES_FLOAT, ln_infer,
-     ln_run, ln_cost},
+     ln_run, ln_cost, 0, ln_resolve},
     {"LpNormalization", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, lpn_infer, lpn_run,
      lpn_cost},
     {"GroupNormalization", "", 18, 3, 3, 1, 1, WM_TYPES_FLOAT, gn_infer, gn_run,

@@ -220,6 +220,10 @@ wm_status_t wm_op_param_ints(const wm_op_ctx_t *ctx, wm_op_params_t *out,
 wm_status_t wm_op_param_floats(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                                const char *name, const double *v,
                                int32_t n) WM_MUST_USE_RESULT;
+// |axis| of a tensor of |rank| normalised to [0, rank) as entry "axis";
+// out of range is an error naming it.
+wm_status_t wm_op_param_axis(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                             int64_t axis, int32_t rank) WM_MUST_USE_RESULT;
 // Values that float would round (ratios of sizes): a 1-D double TENSOR.
 wm_status_t wm_op_param_reals(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                               const char *name, const double *v,

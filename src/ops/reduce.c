@@ -525,6 +525,22 @@ static wm_status_t arg_plan(const wm_op_ctx_t *ctx, int32_t *out_axis,
   return NULL;
 }
 
+// Parameters: axis normalised, keepdims and select_last_index (0 before
+// opset 12).
+static wm_status_t arg_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  int32_t axis;
+  wm_shape_t y;
+  WM_RETURN_IF_ERROR(arg_plan(ctx, &axis, &y));
+  out->pending = y.rank < 0;
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "axis", axis));
+  WM_RETURN_IF_ERROR(wm_op_param_int(
+      ctx, out, "keepdims", wm_node_attr_int(ctx->node, "keepdims", 1) != 0));
+  return wm_op_param_int(
+      ctx, out, "select_last_index",
+      ctx->opset >= 12 &&
+          wm_node_attr_int(ctx->node, "select_last_index", 0) != 0);
+}
+
 static wm_status_t arg_infer(wm_op_ctx_t *ctx) {
   int32_t axis;
   wm_shape_t y;
@@ -854,9 +870,9 @@ const wm_op_def_t wm_ops_reduce[] = {
     REDUCE("ReduceLogSumExp", 18),
     REDUCE("ReduceSumSquare", 18),
     {"ArgMax", "", 1, 1, 1, 1, 1, WM_TYPES_NUMERIC, arg_infer, arg_run,
-     arg_cost},
+     arg_cost, 0, arg_resolve},
     {"ArgMin", "", 1, 1, 1, 1, 1, WM_TYPES_NUMERIC, arg_infer, arg_run,
-     arg_cost},
+     arg_cost, 0, arg_resolve},
     {"TopK", "", 1, 1, 1, 2, 2, WM_TYPES_NUMERIC, topk_infer, topk_run,
      topk_cost},
     {"TopK", "", 10, 2, 2, 2, 2, WM_TYPES_NUMERIC, topk_infer, topk_run,

@@ -405,6 +405,22 @@ static wm_status_t transpose_perm(const wm_op_ctx_t *ctx, int32_t rank,
   return NULL;
 }
 
+// Parameters: perm (the reversed dims when absent).
+static wm_status_t transpose_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  int32_t perm[WM_MAX_RANK];
+  int64_t p[WM_MAX_RANK];
+  out->pending = in->rank < 0;
+  if (out->pending) {
+    return NULL;
+  }
+  WM_RETURN_IF_ERROR(transpose_perm(ctx, in->rank, perm));
+  for (int32_t d = 0; d < in->rank; d++) {
+    p[d] = perm[d];
+  }
+  return wm_op_param_ints(ctx, out, "perm", p, in->rank);
+}
+
 static wm_status_t transpose_infer(wm_op_ctx_t *ctx) {
   const wm_shape_t *in = wm_op_in_shape(ctx, 0);
   wm_dtype_t dtype = wm_op_in_dtype(ctx, 0);
@@ -567,6 +583,15 @@ static wm_status_t concat_axis(const wm_op_ctx_t *ctx, int64_t *out) {
   return NULL;
 }
 
+// Parameters: axis (default 1 before opset 4) normalised.
+static wm_status_t concat_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  int64_t axis = 0;
+  WM_RETURN_IF_ERROR(concat_axis(ctx, &axis));
+  int32_t rank = wm_op_in_shape(ctx, 0)->rank;
+  out->pending = rank < 0;
+  return out->pending ? NULL : wm_op_param_axis(ctx, out, axis, rank);
+}
+
 static wm_status_t concat_infer(wm_op_ctx_t *ctx) {
   wm_dtype_t dtype = wm_op_in_dtype(ctx, 0);
   int64_t axis = 0;
@@ -709,6 +734,16 @@ static wm_status_t split_sizes(const wm_op_ctx_t *ctx, int64_t dim,
     left -= sizes[i];
   }
   return NULL;
+}
+
+// Parameters: axis normalised (the outputs' dims there are the split).
+static wm_status_t split_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  int32_t rank = wm_op_in_shape(ctx, 0)->rank;
+  out->pending = rank < 0;
+  return out->pending
+             ? NULL
+             : wm_op_param_axis(ctx, out,
+                                wm_node_attr_int(ctx->node, "axis", 0), rank);
 }
 
 static wm_status_t split_infer(wm_op_ctx_t *ctx) {
@@ -1766,11 +1801,14 @@ static wm_status_t bit_cast_run(wm_op_ctx_t *ctx) {
 const wm_op_def_t wm_ops_tensor[] = {
     MOVE("Reshape", 1, 1, 2, 1, 1, reshape_infer, run_copy),
     MOVE("Flatten", 1, 1, 1, 1, 1, flatten_infer, run_copy),
-    MOVE("Transpose", 1, 1, 1, 1, 1, transpose_infer, transpose_run),
+    {"Transpose", "", 1, 1, 1, 1, 1, 0, transpose_infer, transpose_run,
+     wm_op_cost_zero, 0, transpose_resolve},
     MOVE("Squeeze", 1, 1, 2, 1, 1, squeeze_infer, run_copy),
     MOVE("Unsqueeze", 1, 1, 2, 1, 1, unsqueeze_infer, run_copy),
-    MOVE("Concat", 1, 1, -1, 1, 1, concat_infer, concat_run),
-    MOVE("Split", 1, 1, 2, 1, -1, split_infer, split_run),
+    {"Concat", "", 1, 1, -1, 1, 1, 0, concat_infer, concat_run, wm_op_cost_zero,
+     0, concat_resolve},
+    {"Split", "", 1, 1, 2, 1, -1, 0, split_infer, split_run, wm_op_cost_zero, 0,
+     split_resolve},
     MOVE("Expand", 8, 2, 2, 1, 1, expand_infer, expand_run),
     MOVE("Tile", 6, 2, 2, 1, 1, tile_infer, tile_run),
     {"Pad", "", 1, 1, 4, 1, 1, 0, pad_infer, pad_run, wm_op_cost_zero, 0,

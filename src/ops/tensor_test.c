@@ -819,7 +819,34 @@ WM_TEST(pad_resolves_pads_on_every_dim) {
   WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
 }
 
+// The resolve slot: Transpose's default perm reverses the dims; Concat's
+// and Split's axes are normalised.
+WM_TEST(transpose_concat_and_split_resolve_perm_and_axis) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  int64_t dx[3] = {2, 3, 4};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, dx));
+  const char *in[2] = {"x", "x"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Transpose", in, 1, 1));
+  wm_op_params_t p;
+  wm_status_t s = wm_op_fixture_resolve(&f, &p);
+  bool ok = !s && wm_op_fixture_param_ints_are(&p, "perm",
+                                               (const int64_t[]){2, 1, 0}, 3);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  static const char *const ops[2] = {"Concat", "Split"};
+  for (int k = 0; k < 2; k++) {
+    WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+    WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, dx));
+    WM_CHECK_OK(wm_op_fixture_add_node(&f, ops[k], in, k ? 1 : 2, k ? 2 : 1));
+    WM_CHECK_OK(wm_op_fixture_attr_int(&f, "axis", -1));
+    s = wm_op_fixture_resolve(&f, &p);
+    ok = !s && wm_op_fixture_param_int_is(&p, "axis", 2);
+    WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  }
+}
+
 static const wm_test_case_t cases[] = {
+    WM_CASE(transpose_concat_and_split_resolve_perm_and_axis),
     WM_CASE(pad_resolves_pads_on_every_dim),
     WM_CASE(tile_and_pad_reject_impossible_sizes),
     WM_CASE(reshape_copies_zero_dims_and_infers_minus_one),

@@ -490,3 +490,10 @@ wm_status_t wm_op_param_reals(const wm_op_ctx_t *ctx, wm_op_params_t *out,
   }
   return NULL;
 }
+
+wm_status_t wm_op_param_axis(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                             int64_t axis, int32_t rank) {
+  int32_t a = 0;
+  WM_RETURN_IF_ERROR(wm_op_axis(ctx, axis, rank, "axis", &a));
+  return wm_op_param_int(ctx, out, "axis", a);
+}
