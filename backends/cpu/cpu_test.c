@@ -874,6 +874,45 @@ WM_TEST(bad_values_in_tensors_are_errors) {
   void *ld[6] = {x, w, r, NULL, lens, yl};
   uint64_t lb[6] = {8, 16, 16, 0, 4, 8};
   wm_op_desc lstm = op_make("LSTM", 14, 5, li, 1, &lo);
+  // The parameters the host resolves for it: ONNX's defaults.
+  static const char *const acts[3] = {"Sigmoid", "Tanh", "Tanh"};
+  static const uint64_t act_lens[3] = {7, 4, 4};
+  static const float zeros[3] = {0, 0, 0};
+  const wm_op_attr lp[8] = {{.struct_size = sizeof(wm_op_attr),
+                             .name = "direction",
+                             .type = WM_ATTR_STRING,
+                             .s = "forward",
+                             .s_len = 7},
+                            {.struct_size = sizeof(wm_op_attr),
+                             .name = "layout",
+                             .type = WM_ATTR_INT},
+                            {.struct_size = sizeof(wm_op_attr),
+                             .name = "clip",
+                             .type = WM_ATTR_FLOAT},
+                            {.struct_size = sizeof(wm_op_attr),
+                             .name = "input_forget",
+                             .type = WM_ATTR_INT},
+                            {.struct_size = sizeof(wm_op_attr),
+                             .name = "linear_before_reset",
+                             .type = WM_ATTR_INT},
+                            {.struct_size = sizeof(wm_op_attr),
+                             .name = "activations",
+                             .type = WM_ATTR_STRINGS,
+                             .count = 3,
+                             .strings = acts,
+                             .string_lens = act_lens},
+                            {.struct_size = sizeof(wm_op_attr),
+                             .name = "activation_alpha",
+                             .type = WM_ATTR_FLOATS,
+                             .count = 3,
+                             .floats = zeros},
+                            {.struct_size = sizeof(wm_op_attr),
+                             .name = "activation_beta",
+                             .type = WM_ATTR_FLOATS,
+                             .count = 3,
+                             .floats = zeros}};
+  lstm.n_param = 8;
+  lstm.params = lp;
   WM_CHECK_INT_EQ(run_by_hand(&lstm, ld, lb), WM_ERR_OUT_OF_RANGE);
   lens[0] = -1;
   WM_CHECK_INT_EQ(run_by_hand(&lstm, ld, lb), WM_ERR_OUT_OF_RANGE);

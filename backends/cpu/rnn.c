@@ -202,76 +202,55 @@ static int rnn_cell(const char *op_type) {
                                        : CELL_RNN;
 }
 
-// Reads the attributes into |p|; the static text of the problem otherwise.
+// What rnn_attrs answers for a description without resolved parameters.
+static const char kUnresolved[] =
+    "the recurrence is resolved by the host for known shapes";
+
+// Reads the host's resolved parameters into |p|; the static text of the
+// problem otherwise (kUnresolved when there are none).
 static const char *rnn_attrs(const wm_op_desc *op, rnn_plan_t *p) {
   p->cell = rnn_cell(op->op_type);
   p->gates = p->cell == CELL_LSTM ? 4 : p->cell == CELL_GRU ? 3 : 1;
   int32_t nacts = p->cell == CELL_LSTM ? 3 : p->cell == CELL_GRU ? 2 : 1;
-  const char *dir = cpu_attr_string(op, "direction", "forward");
-  if (strcmp(dir, "forward") == 0 || strcmp(dir, "reverse") == 0) {
-    p->ndir = 1;
-    p->reverse = dir[0] == 'r';
-  } else if (strcmp(dir, "bidirectional") == 0) {
-    p->ndir = 2;
-  } else {
-    return "unknown direction";
+  const wm_op_attr *d = cpu_param(op, "direction");
+  const wm_op_attr *clip = cpu_param(op, "clip");
+  const wm_op_attr *names = cpu_param(op, "activations");
+  const wm_op_attr *alphas = cpu_param(op, "activation_alpha");
+  const wm_op_attr *betas = cpu_param(op, "activation_beta");
+  int64_t layout, input_forget, lbr;
+  if (!d || d->type != 3 || !d->s || !clip || clip->type != 1 || !names ||
+      names->type != 8 || !alphas || alphas->type != 6 || !betas ||
+      betas->type != 6 || !cpu_param_int(op, "layout", &layout) ||
+      !cpu_param_int(op, "input_forget", &input_forget) ||
+      !cpu_param_int(op, "linear_before_reset", &lbr)) {
+    return kUnresolved;
   }
-  int64_t layout = cpu_attr_int(op, "layout", 0);
-  if (layout != 0 && (layout != 1 || op->opset < 14)) {
-    return "layout must be 0, or 1 from opset 14";
-  }
+  p->ndir = strcmp(d->s, "bidirectional") == 0 ? 2 : 1;
+  p->reverse = strcmp(d->s, "reverse") == 0;
   p->layout = layout == 1;
-  const wm_op_attr *clip = cpu_attr(op, "clip");
-  if (clip) {
-    if (clip->type != 1 || !(clip->f > 0)) {
-      return "clip must be a positive float";
-    }
-    p->has_clip = true;
-    p->clip = clip->f;
+  p->has_clip = clip->f > 0;
+  p->clip = clip->f;
+  p->input_forget = input_forget != 0;
+  p->lbr = lbr != 0;
+  size_t total = (size_t)nacts * (size_t)p->ndir;
+  if (names->count != total || alphas->count != total ||
+      betas->count != total) {
+    return "activations do not cover every direction";
   }
-  p->input_forget =
-      p->cell == CELL_LSTM && cpu_attr_int(op, "input_forget", 0) != 0;
-  p->lbr = p->cell == CELL_GRU && cpu_attr_int(op, "linear_before_reset", 0);
-  static const char *const defaults[3][3] = {{"Tanh", NULL, NULL},
-                                             {"Sigmoid", "Tanh", NULL},
-                                             {"Sigmoid", "Tanh", "Tanh"}};
-  const wm_op_attr *names = cpu_attr(op, "activations");
-  const wm_op_attr *alphas = cpu_attr(op, "activation_alpha");
-  const wm_op_attr *betas = cpu_attr(op, "activation_beta");
-  if ((names && (names->type != 8 || (names->count && !names->strings))) ||
-      (alphas && (alphas->type != 6 || (alphas->count && !alphas->floats))) ||
-      (betas && (betas->type != 6 || (betas->count && !betas->floats)))) {
-    return "activation attributes of the wrong kind";
-  }
-  size_t per = (size_t)nacts, total = per * (size_t)p->ndir;
-  size_t n = names ? (size_t)names->count : per;
-  if (n != per && n != total) {
-    return "activations has the wrong number of entries";
-  }
-  act_t given[MAX_DIRS * MAX_ACTS];
-  size_t na = 0, nb = 0;
-  for (size_t i = 0; i < n; i++) {
-    const char *name = names ? names->strings[i] : defaults[p->cell][i];
+  for (size_t i = 0; i < total; i++) {
     const act_info_t *info = NULL;
-    for (size_t k = 0; name && k < sizeof(act_table) / sizeof(act_table[0]);
-         k++) {
-      if (same_name(name, act_table[k].name)) {
+    for (size_t k = 0; k < sizeof(act_table) / sizeof(act_table[0]); k++) {
+      if (same_name(names->strings[i], act_table[k].name)) {
         info = &act_table[k];
       }
     }
     if (!info) {
       return "unknown activation";
     }
-    given[i].kind = info->kind;
-    given[i].alpha = info->uses_alpha && alphas && na < alphas->count
-                         ? alphas->floats[na++]
-                         : info->alpha;
-    given[i].beta = info->uses_beta && betas && nb < betas->count
-                        ? betas->floats[nb++]
-                        : info->beta;
-  }
-  for (size_t i = 0; i < total; i++) {
-    p->acts[i / per][i % per] = given[i % n];
+    act_t *a = &p->acts[i / (size_t)nacts][i % (size_t)nacts];
+    a->kind = info->kind;
+    a->alpha = alphas->floats[i];
+    a->beta = betas->floats[i];
   }
   return NULL;
 }
@@ -360,7 +339,8 @@ static uint32_t rnn_query(const wm_op_desc *op, uint32_t *why,
   memset(&p, 0, sizeof(p));
   const char *bad = rnn_attrs(op, &p);
   if (bad) {
-    return k_none(why, detail, WM_WHY_ATTR, bad);
+    return k_none(why, detail, bad == kUnresolved ? WM_WHY_SHAPE : WM_WHY_ATTR,
+                  bad);
   }
   bad = rnn_shapes(op, &p);
   if (bad) {

@@ -54,20 +54,21 @@ typedef struct wm_op_cost {
 #define WM_OP_PARAM_VALUES 128  // list values of each kind, all entries
 typedef struct wm_op_param {
   const char *name;     // static storage
-  wm_attr_type_t type;  // INT, FLOAT, STRING, INTS, FLOATS or TENSOR
+  wm_attr_type_t type;  // INT, FLOAT, STRING, INTS, FLOATS, STRINGS, TENSOR
   int64_t i;            // INT
   float f;              // FLOAT
   const char *s;        // STRING: static or the node's storage
-  int32_t at, count;    // INTS / FLOATS / TENSOR: values [at, at + count)
+  int32_t at, count;    // lists: values [at, at + count) of their kind
 } wm_op_param_t;
 typedef struct wm_op_params {
-  int32_t count;                      // entries in p
-  bool pending;                       // needs input values not known
-  wm_op_param_t p[WM_OP_MAX_PARAMS];  // the entries
-  int32_t n_ints, n_floats, n_reals;  // list values used
-  int64_t ints[WM_OP_PARAM_VALUES];   // INTS values
-  float floats[WM_OP_PARAM_VALUES];   // FLOATS values
-  double reals[WM_OP_PARAM_VALUES];   // TENSOR values: 1-D double
+  int32_t count;                                 // entries in p
+  bool pending;                                  // needs input values not known
+  wm_op_param_t p[WM_OP_MAX_PARAMS];             // the entries
+  int32_t n_ints, n_floats, n_reals, n_strings;  // list values used
+  int64_t ints[WM_OP_PARAM_VALUES];              // INTS values
+  float floats[WM_OP_PARAM_VALUES];              // FLOATS values
+  double reals[WM_OP_PARAM_VALUES];              // TENSOR values: 1-D double
+  const char *strings[WM_OP_PARAM_VALUES];       // STRINGS values (static)
 } wm_op_params_t;
 
 // An operator definition. An entry serves opsets [since_version, the next
@@ -224,6 +225,9 @@ wm_status_t wm_op_param_floats(const wm_op_ctx_t *ctx, wm_op_params_t *out,
 // out of range is an error naming it.
 wm_status_t wm_op_param_axis(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                              int64_t axis, int32_t rank) WM_MUST_USE_RESULT;
+wm_status_t wm_op_param_strings(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                                const char *name, const char *const *v,
+                                int32_t n) WM_MUST_USE_RESULT;
 // Values that float would round (ratios of sizes): a 1-D double TENSOR.
 wm_status_t wm_op_param_reals(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                               const char *name, const double *v,

@@ -855,17 +855,57 @@ static void rnn_cost_cell(const wm_op_ctx_t *ctx, const cell_def_t *cell,
   }
 }
 
+// ------------------------------------------------------------ parameters
+
+// Parameters: direction, layout, clip (0: none), input_forget (LSTM),
+// linear_before_reset (GRU), and for every direction its activations by
+// name with their alpha and beta, defaults applied and a list given once
+// repeated for the second direction.
+static wm_status_t rnn_resolve_cell(wm_op_ctx_t *ctx, const cell_def_t *cell,
+                                    wm_op_params_t *out) {
+  rnn_cfg_t cfg;
+  WM_RETURN_IF_ERROR(parse_cfg(ctx, cell, &cfg));
+  const char *names[MAX_DIRS * MAX_ACTS];
+  double alphas[MAX_DIRS * MAX_ACTS], betas[MAX_DIRS * MAX_ACTS];
+  int32_t n = 0;
+  for (int32_t dir = 0; dir < cfg.ndir; dir++) {
+    for (int32_t k = 0; k < cell->nacts; k++, n++) {
+      names[n] = cfg.acts[dir][k].info->name;
+      alphas[n] = cfg.acts[dir][k].alpha;
+      betas[n] = cfg.acts[dir][k].beta;
+    }
+  }
+  const char *dir = cfg.ndir == 2 ? "bidirectional"
+                    : cfg.reverse ? "reverse"
+                                  : "forward";
+  WM_RETURN_IF_ERROR(wm_op_param_string(ctx, out, "direction", dir));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "layout", cfg.layout));
+  WM_RETURN_IF_ERROR(
+      wm_op_param_float(ctx, out, "clip", cfg.has_clip ? cfg.clip : 0));
+  WM_RETURN_IF_ERROR(
+      wm_op_param_int(ctx, out, "input_forget", cfg.input_forget));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "linear_before_reset",
+                                     cfg.linear_before_reset));
+  WM_RETURN_IF_ERROR(wm_op_param_strings(ctx, out, "activations", names, n));
+  WM_RETURN_IF_ERROR(
+      wm_op_param_floats(ctx, out, "activation_alpha", alphas, n));
+  return wm_op_param_floats(ctx, out, "activation_beta", betas, n);
+}
+
 // ----------------------------------------------------------- definitions
 
-#define CELL_OPS(NAME, DEF)                                            \
-  static wm_status_t NAME##_infer(wm_op_ctx_t *ctx) {                  \
-    return rnn_infer_cell(ctx, &DEF);                                  \
-  }                                                                    \
-  static wm_status_t NAME##_run(wm_op_ctx_t *ctx) {                    \
-    return rnn_run_cell(ctx, &DEF);                                    \
-  }                                                                    \
-  static void NAME##_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) { \
-    rnn_cost_cell(ctx, &DEF, out);                                     \
+#define CELL_OPS(NAME, DEF)                                                  \
+  static wm_status_t NAME##_infer(wm_op_ctx_t *ctx) {                        \
+    return rnn_infer_cell(ctx, &DEF);                                        \
+  }                                                                          \
+  static wm_status_t NAME##_run(wm_op_ctx_t *ctx) {                          \
+    return rnn_run_cell(ctx, &DEF);                                          \
+  }                                                                          \
+  static void NAME##_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {       \
+    rnn_cost_cell(ctx, &DEF, out);                                           \
+  }                                                                          \
+  static wm_status_t NAME##_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) { \
+    return rnn_resolve_cell(ctx, &DEF, out);                                 \
   }
 
 CELL_OPS(rnn, cell_rnn)
@@ -877,12 +917,17 @@ CELL_OPS(lstm, cell_lstm)
 // layout, which the shape rule rejects before opset 14. Opset 22 adds
 // bfloat16.
 const wm_op_def_t wm_ops_rnn[] = {
-    {"RNN", "", 1, 3, 6, 0, 2, T_RNN, rnn_infer, rnn_run, rnn_cost},
-    {"RNN", "", 22, 3, 6, 0, 2, WM_TYPES_FLOAT, rnn_infer, rnn_run, rnn_cost},
-    {"GRU", "", 1, 3, 6, 0, 2, T_RNN, gru_infer, gru_run, gru_cost},
-    {"GRU", "", 22, 3, 6, 0, 2, WM_TYPES_FLOAT, gru_infer, gru_run, gru_cost},
-    {"LSTM", "", 1, 3, 8, 0, 3, T_RNN, lstm_infer, lstm_run, lstm_cost},
+    {"RNN", "", 1, 3, 6, 0, 2, T_RNN, rnn_infer, rnn_run, rnn_cost, 0,
+     rnn_resolve},
+    {"RNN", "", 22, 3, 6, 0, 2, WM_TYPES_FLOAT, rnn_infer, rnn_run, rnn_cost, 0,
+     rnn_resolve},
+    {"GRU", "", 1, 3, 6, 0, 2, T_RNN, gru_infer, gru_run, gru_cost, 0,
+     gru_resolve},
+    {"GRU", "", 22, 3, 6, 0, 2, WM_TYPES_FLOAT, gru_infer, gru_run, gru_cost, 0,
+     gru_resolve},
+    {"LSTM", "", 1, 3, 8, 0, 3, T_RNN, lstm_infer, lstm_run, lstm_cost, 0,
+     lstm_resolve},
     {"LSTM", "", 22, 3, 8, 0, 3, WM_TYPES_FLOAT, lstm_infer, lstm_run,
-     lstm_cost},
+     lstm_cost, 0, lstm_resolve},
     WM_OPS_END,
 };

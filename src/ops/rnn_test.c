@@ -5,6 +5,7 @@
 // attributes, shapes and sequence lengths.
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "op_fixture.h"
 #include "wm_test.h"
@@ -561,7 +562,38 @@ WM_TEST(rnn_rejects_missing_weights_and_float_sequence_lens) {
                "input 4 (sequence_lens) has dtype float, want int32");
 }
 
+// The resolve slot: a bidirectional GRU's activations, given once with one
+// alpha, repeat for the second direction with every default explicit.
+WM_TEST(gru_resolves_activations_for_every_direction) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 14));
+  int64_t dx[3] = {2, 1, 3}, dw[3] = {2, 12, 3}, dr[3] = {2, 12, 4};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, dx));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "w", WM_DTYPE_FLOAT, 3, dw));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "r", WM_DTYPE_FLOAT, 3, dr));
+  const char *in[3] = {"x", "w", "r"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "GRU", in, 3, 1));
+  WM_CHECK_OK(wm_op_fixture_attr_string(&f, "direction", "bidirectional"));
+  WM_CHECK_OK(wm_op_fixture_attr_int(&f, "hidden_size", 4));
+  static const char *const acts[2] = {"leakyrelu", "Tanh"};
+  WM_CHECK_OK(wm_op_fixture_attr_strings(&f, "activations", acts, 2));
+  wm_op_params_t p;
+  wm_status_t s = wm_op_fixture_resolve(&f, &p);
+  const wm_op_param_t *names = s ? NULL : wm_op_param_find(&p, "activations");
+  const wm_op_param_t *alpha =
+      s ? NULL : wm_op_param_find(&p, "activation_alpha");
+  const wm_op_param_t *dir = s ? NULL : wm_op_param_find(&p, "direction");
+  bool ok = names && names->count == 4 && alpha && alpha->count == 4 && dir &&
+            strcmp(dir->s, "bidirectional") == 0 &&
+            strcmp(p.strings[names->at + 2], "LeakyRelu") == 0 &&
+            strcmp(p.strings[names->at + 3], "Tanh") == 0 &&
+            p.floats[alpha->at + 2] == 0.01f &&
+            wm_op_fixture_param_int_is(&p, "linear_before_reset", 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
 static const wm_test_case_t cases[] = {
+    WM_CASE(gru_resolves_activations_for_every_direction),
     WM_CASE(rnn_matches_hand_computed_in_each_float_dtype),
     WM_CASE(rnn_each_activation_matches_its_formula),
     WM_CASE(rnn_activation_defaults_follow_onnx_operators),

@@ -417,9 +417,10 @@ const wm_op_param_t *wm_op_param_find(const wm_op_params_t *params,
 static wm_status_t param_add(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                              const char *name, wm_attr_type_t type, int32_t n,
                              wm_op_param_t **entry) {
-  int32_t used = type == WM_ATTR_FLOATS   ? out->n_floats
-                 : type == WM_ATTR_TENSOR ? out->n_reals
-                                          : out->n_ints;
+  int32_t used = type == WM_ATTR_FLOATS    ? out->n_floats
+                 : type == WM_ATTR_TENSOR  ? out->n_reals
+                 : type == WM_ATTR_STRINGS ? out->n_strings
+                                           : out->n_ints;
   if (out->count >= WM_OP_MAX_PARAMS || n < 0 ||
       n > WM_OP_PARAM_VALUES - used) {
     return WM_OP_ERROR(ctx, INTERNAL,
@@ -496,4 +497,15 @@ wm_status_t wm_op_param_axis(const wm_op_ctx_t *ctx, wm_op_params_t *out,
   int32_t a = 0;
   WM_RETURN_IF_ERROR(wm_op_axis(ctx, axis, rank, "axis", &a));
   return wm_op_param_int(ctx, out, "axis", a);
+}
+
+wm_status_t wm_op_param_strings(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                                const char *name, const char *const *v,
+                                int32_t n) {
+  wm_op_param_t *e = NULL;
+  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_STRINGS, n, &e));
+  for (int32_t k = 0; k < n; k++) {
+    out->strings[out->n_strings++] = v[k];
+  }
+  return NULL;
 }

@@ -120,6 +120,13 @@ static void params_view(wm_node_attrs_t *attrs) {
     } else if (e->type == WM_ATTR_FLOATS) {
       o->count = (uint64_t)e->count;
       o->floats = p->floats + e->at;
+    } else if (e->type == WM_ATTR_STRINGS) {
+      o->count = (uint64_t)e->count;
+      o->strings = p->strings + e->at;
+      o->string_lens = attrs->param_lens + e->at;
+      for (int32_t i = 0; i < e->count; i++) {
+        attrs->param_lens[e->at + i] = strlen(p->strings[e->at + i]);
+      }
     } else if (e->type == WM_ATTR_TENSOR) {
       wm_shape_t shape = {.rank = 1, .dims = {e->count}};
       attrs->param_descs[k] = wm_tensor_desc_from_type(WM_DTYPE_DOUBLE, &shape);

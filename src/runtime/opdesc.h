@@ -17,6 +17,7 @@ typedef struct wm_node_attrs {
   wm_op_params_t params;       // resolved parameters (count 0: none)
   wm_op_attr param_attrs[WM_OP_MAX_PARAMS];      // their ABI view
   wm_tensor_desc param_descs[WM_OP_MAX_PARAMS];  // of TENSOR entries
+  uint64_t param_lens[WM_OP_PARAM_VALUES];       // of STRINGS values
 } wm_node_attrs_t;
 
 // Builds the ABI view of |node|'s attributes; release with
