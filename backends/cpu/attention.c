@@ -82,8 +82,12 @@ static bool at_is(const wm_tensor_desc *d, uint32_t rank, const size_t *dims) {
   return true;
 }
 
-// Resolves every size and attribute of |op|; the static text of the
-// problem otherwise.
+// What at_setup answers for a description without resolved parameters.
+static const char kUnresolved[] =
+    "the attention is resolved by the host for known shapes";
+
+// Reads every size of |op| and the host's resolved parameters; the static
+// text of the problem otherwise.
 static const char *at_setup(const wm_op_desc *op, at_plan_t *p) {
   memset(p, 0, sizeof(*p));
   if (op->n_in < 3 || op->n_in > 7 || op->n_out < 1 || op->n_out > 4) {
@@ -107,15 +111,20 @@ static const char *at_setup(const wm_op_desc *op, at_plan_t *p) {
   if (!k_has_output(op, OUT_Y)) {
     return "output Y is required";
   }
-  int64_t causal = cpu_attr_int(op, "is_causal", 0);
-  p->mode = cpu_attr_int(op, "qk_matmul_output_mode", 0);
-  float softcap = cpu_attr_float(op, "softcap", 0.0f);
-  int64_t prec = cpu_attr_int(op, "softmax_precision", K_FLOAT);
-  p->left = p->right = -1;
-  if (op->opset >= 25) {
-    p->left = cpu_attr_int(op, "left_window_size", -1);
-    p->right = cpu_attr_int(op, "right_window_size", -1);
+  int64_t causal, prec, qh, kvh;
+  double scale;
+  const wm_op_attr *cap = cpu_param(op, "softcap");
+  if (!cpu_param_int(op, "is_causal", &causal) ||
+      !cpu_param_int(op, "qk_matmul_output_mode", &p->mode) ||
+      !cpu_param_int(op, "softmax_precision", &prec) ||
+      !cpu_param_int(op, "left_window_size", &p->left) ||
+      !cpu_param_int(op, "right_window_size", &p->right) ||
+      !cpu_param_int(op, "q_num_heads", &qh) ||
+      !cpu_param_int(op, "kv_num_heads", &kvh) || !cap || cap->type != 1 ||
+      !cpu_param_reals(op, "scale", 1, &scale)) {
+    return kUnresolved;
   }
+  float softcap = cap->f;
   if ((causal != 0 && causal != 1) || p->mode < 0 || p->mode > 3 ||
       p->left < -1 || p->right < -1 || !(softcap >= 0)) {
     return "is_causal, qk_matmul_output_mode, windows or softcap out of "
@@ -133,14 +142,10 @@ static const char *at_setup(const wm_op_desc *op, at_plan_t *p) {
     return "Q, K and V must all have rank 3 or all rank 4";
   }
   p->rank = (int32_t)q->rank;
-  bool qh_set = cpu_attr(op, "q_num_heads") != NULL;
-  bool kvh_set = cpu_attr(op, "kv_num_heads") != NULL;
-  int64_t qh = cpu_attr_int(op, "q_num_heads", 0);
-  int64_t kvh = cpu_attr_int(op, "kv_num_heads", 0);
   p->b = (size_t)q->dims[0];
   if (p->rank == 3) {
-    if (!qh_set || !kvh_set || qh <= 0 || kvh <= 0 || q->dims[2] % qh != 0 ||
-        k->dims[2] % kvh != 0 || v->dims[2] % kvh != 0) {
+    if (qh <= 0 || kvh <= 0 || q->dims[2] % qh != 0 || k->dims[2] % kvh != 0 ||
+        v->dims[2] % kvh != 0) {
       return "3-D inputs need positive q_num_heads and kv_num_heads that "
              "divide the hidden sizes";
     }
@@ -155,9 +160,6 @@ static const char *at_setup(const wm_op_desc *op, at_plan_t *p) {
       return "Q, K and V do not fit each other";
     }
   } else {
-    if ((qh_set || kvh_set) && op->opset >= 25) {
-      return "head counts must not be given for 4-D inputs";
-    }
     p->hq = (size_t)q->dims[1];
     p->hkv = (size_t)k->dims[1];
     p->sq = (size_t)q->dims[2];
@@ -166,8 +168,8 @@ static const char *at_setup(const wm_op_desc *op, at_plan_t *p) {
     p->dv = (size_t)v->dims[3];
     if (k->dims[0] != q->dims[0] || v->dims[0] != q->dims[0] ||
         v->dims[1] != k->dims[1] || v->dims[2] != k->dims[2] ||
-        k->dims[3] != q->dims[3] || (qh_set && (size_t)qh != p->hq) ||
-        (kvh_set && (size_t)kvh != p->hkv)) {
+        k->dims[3] != q->dims[3] || (size_t)qh != p->hq ||
+        (size_t)kvh != p->hkv) {
       return "Q, K and V do not fit each other";
     }
   }
@@ -233,10 +235,7 @@ static const char *at_setup(const wm_op_desc *op, at_plan_t *p) {
       (op->n_out > 3 && k_has_output(op, 3) && !at_is(&op->out[3], 4, qk))) {
     return "outputs have wrong shapes";
   }
-  const wm_op_attr *sa = cpu_attr(op, "scale");
-  double scale = sa && sa->type == 1 ? (double)sa->f
-                                     : 1.0 / sqrt((double)(p->dq ? p->dq : 0));
-  if (sa && !(isfinite(scale) && scale >= 0)) {
+  if (!(isfinite(scale) && scale >= 0)) {
     return "scale must be finite and not negative";
   }
   float sc = (float)sqrt(scale);

@@ -382,6 +382,33 @@ static int64_t mul_dim(int64_t a, int64_t b) {
   return r;
 }
 
+// Parameters: is_causal, qk_matmul_output_mode, softmax_precision (Q's
+// dtype when absent), left_window_size and right_window_size (-1 where the
+// opset has none), q_num_heads and kv_num_heads (from the shapes of 4-D
+// inputs), softcap, and scale (1/sqrt(head size) when absent) as a 1-D
+// double tensor of one value.
+static wm_status_t attn_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  attn_t a;
+  WM_RETURN_IF_ERROR(attn_setup(ctx, &a));
+  out->pending = a.hq < 0 || a.hkv < 0 || isnan(a.scale);
+  if (out->pending) {
+    return NULL;
+  }
+  wm_dtype_t prec = a.precision != WM_DTYPE_UNDEFINED
+                        ? a.precision
+                        : wm_op_in_dtype(ctx, IN_Q);
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "is_causal", a.is_causal));
+  WM_RETURN_IF_ERROR(
+      wm_op_param_int(ctx, out, "qk_matmul_output_mode", a.mode));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "softmax_precision", prec));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "left_window_size", a.left));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "right_window_size", a.right));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "q_num_heads", a.hq));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "kv_num_heads", a.hkv));
+  WM_RETURN_IF_ERROR(wm_op_param_float(ctx, out, "softcap", a.softcap));
+  return wm_op_param_reals(ctx, out, "scale", &a.scale, 1);
+}
+
 static wm_status_t attn_infer(wm_op_ctx_t *ctx) {
   attn_t a;
   WM_RETURN_IF_ERROR(attn_setup(ctx, &a));
@@ -1369,12 +1396,12 @@ static void flex_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 
 const wm_op_def_t wm_ops_attention[] = {
     {"Attention", "", 23, 3, 6, 1, 4, WM_TYPES_FLOAT, attn_infer, attn_run,
-     attn_cost},
+     attn_cost, 0, attn_resolve},
     {"Attention", "", 24, 3, 7, 1, 4, WM_TYPES_FLOAT, attn_infer, attn_run,
-     attn_cost},
+     attn_cost, 0, attn_resolve},
     // The attention pass's node: opset 23's operator at any opset.
     {"Attention", "wmap", 1, 3, 6, 1, 4, WM_TYPES_FLOAT, attn_infer, attn_run,
-     attn_cost},
+     attn_cost, 0, attn_resolve},
     {"RotaryEmbedding", "", 23, 3, 4, 1, 1, T_ROPE, rope_infer, rope_run,
      rope_cost},
     {"RMSNormalization", "", 23, 2, 2, 1, 1, WM_TYPES_FLOAT, rms_infer, rms_run,
