@@ -1005,48 +1005,43 @@ static void int_limits(uint32_t dtype, unsigned char *lo, unsigned char *hi) {
   }
 }
 
-// One unary operator: loop, attributes read into p0/p1 and their
-// defaults, and whether its loop is heavy (transcendental).
+// One unary operator: loop, the resolved parameters read into p0/p1, and
+// whether its loop is heavy (transcendental).
 typedef struct un_op {
   const char *name;
   un_fn fn;
-  const char *attrs[2];
-  float defs[2];
+  const char *params[2];
   bool heavy;
 } un_op_t;
 
 static const un_op_t un_ops[] = {
-    {"Neg", un_neg, {NULL, NULL}, {0, 0}, false},
-    {"Abs", un_abs, {NULL, NULL}, {0, 0}, false},
-    {"Sqrt", un_sqrt, {NULL, NULL}, {0, 0}, false},
-    {"Exp", un_exp, {NULL, NULL}, {0, 0}, true},
-    {"Log", un_log, {NULL, NULL}, {0, 0}, true},
-    {"Reciprocal", un_recip, {NULL, NULL}, {0, 0}, false},
-    {"Floor", un_floor, {NULL, NULL}, {0, 0}, false},
-    {"Ceil", un_ceil, {NULL, NULL}, {0, 0}, false},
-    {"Relu", un_relu, {NULL, NULL}, {0, 0}, false},
-    {"LeakyRelu", un_leaky, {"alpha", NULL}, {0.01f, 0}, false},
-    {"Sigmoid", un_sigmoid, {NULL, NULL}, {0, 0}, true},
-    {"Tanh", un_tanh, {NULL, NULL}, {0, 0}, true},
-    {"Elu", un_elu, {"alpha", NULL}, {1.0f, 0}, true},
-    {"Selu",
-     un_selu,
-     {"alpha", "gamma"},
-     {1.67326319217681884765625f, 1.05070102214813232421875f},
-     true},
-    {"HardSigmoid", un_hsig, {"alpha", "beta"}, {0.2f, 0.5f}, false},
-    {"HardSwish", un_hswish, {NULL, NULL}, {0, 0}, false},
-    {"Softplus", un_softplus, {NULL, NULL}, {0, 0}, true},
-    {"Softsign", un_softsign, {NULL, NULL}, {0, 0}, false},
-    {"Erf", un_erf, {NULL, NULL}, {0, 0}, true},
-    {"Gelu", un_gelu, {NULL, NULL}, {0, 0}, true},
-    {"Sign", un_sign, {NULL, NULL}, {0, 0}, false},
-    {"Round", un_round, {NULL, NULL}, {0, 0}, false},
-    {"Sin", un_sin, {NULL, NULL}, {0, 0}, true},
-    {"Cos", un_cos, {NULL, NULL}, {0, 0}, true},
-    {"Not", NULL, {NULL, NULL}, {0, 0}, false},
-    {"Clip", un_clip, {"min", "max"}, {-INFINITY, INFINITY}, false},
-    {NULL, NULL, {NULL, NULL}, {0, 0}, false},
+    {"Neg", un_neg, {NULL, NULL}, false},
+    {"Abs", un_abs, {NULL, NULL}, false},
+    {"Sqrt", un_sqrt, {NULL, NULL}, false},
+    {"Exp", un_exp, {NULL, NULL}, true},
+    {"Log", un_log, {NULL, NULL}, true},
+    {"Reciprocal", un_recip, {NULL, NULL}, false},
+    {"Floor", un_floor, {NULL, NULL}, false},
+    {"Ceil", un_ceil, {NULL, NULL}, false},
+    {"Relu", un_relu, {NULL, NULL}, false},
+    {"LeakyRelu", un_leaky, {"alpha", NULL}, false},
+    {"Sigmoid", un_sigmoid, {NULL, NULL}, true},
+    {"Tanh", un_tanh, {NULL, NULL}, true},
+    {"Elu", un_elu, {"alpha", NULL}, true},
+    {"Selu", un_selu, {"alpha", "gamma"}, true},
+    {"HardSigmoid", un_hsig, {"alpha", "beta"}, false},
+    {"HardSwish", un_hswish, {NULL, NULL}, false},
+    {"Softplus", un_softplus, {NULL, NULL}, true},
+    {"Softsign", un_softsign, {NULL, NULL}, false},
+    {"Erf", un_erf, {NULL, NULL}, true},
+    {"Gelu", un_gelu, {NULL, NULL}, true},
+    {"Sign", un_sign, {NULL, NULL}, false},
+    {"Round", un_round, {NULL, NULL}, false},
+    {"Sin", un_sin, {NULL, NULL}, true},
+    {"Cos", un_cos, {NULL, NULL}, true},
+    {"Not", NULL, {NULL, NULL}, false},
+    {"Clip", un_clip, {"min", "max"}, false},
+    {NULL, NULL, {NULL, NULL}, false},
 };
 
 static const un_op_t *un_find(const char *name) {
@@ -1069,6 +1064,31 @@ typedef struct un_plan {
   size_t count;      // elements
 } un_plan_t;
 
+// Reads the resolved parameters |u| takes into p[0], p[1] (Clip's bounds
+// only before opset 11, where they are attributes) and whether Gelu
+// approximates with tanh; false when the host resolved none.
+static bool un_params(const wm_op_desc *op, const un_op_t *u, float *p,
+                      bool *out_tanh) {
+  bool clip_inputs = strcmp(u->name, "Clip") == 0 && op->opset >= 11;
+  for (int k = 0; k < 2; k++) {
+    const wm_op_attr *a =
+        u->params[k] && !clip_inputs ? cpu_param(op, u->params[k]) : NULL;
+    if (u->params[k] && !clip_inputs && (!a || a->type != 1)) {
+      return false;
+    }
+    p[k] = a ? a->f : 0.0f;
+  }
+  *out_tanh = false;
+  if (strcmp(u->name, "Gelu") == 0) {
+    const wm_op_attr *a = cpu_param(op, "approximate");
+    if (!a || a->type != 3 || !a->s) {
+      return false;
+    }
+    *out_tanh = strcmp(a->s, "tanh") == 0;
+  }
+  return true;
+}
+
 static uint32_t un_query(const wm_op_desc *op, uint32_t *why,
                          const char **detail) {
   if (!un_find(op->op_type)) {
@@ -1079,12 +1099,11 @@ static uint32_t un_query(const wm_op_desc *op, uint32_t *why,
   if (!un_find(op->op_type)->fn && dt == K_FLOAT) {
     return k_none(why, detail, WM_WHY_DTYPE, "bool only");
   }
-  if (strcmp(op->op_type, "Gelu") == 0) {
-    const char *a = cpu_attr_string(op, "approximate", "none");
-    if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0) {
-      return k_none(why, detail, WM_WHY_ATTR,
-                    "approximate must be \"none\" or \"tanh\"");
-    }
+  float params[2];
+  bool gelu_tanh;
+  if (!un_params(op, un_find(op->op_type), params, &gelu_tanh)) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the parameters are resolved by the host for known shapes");
   }
   if ((dt != K_FLOAT &&
        !(int_un_find(op->op_type, dt) && (!clip || op->opset >= 12))) ||
@@ -1118,15 +1137,17 @@ static wm_error *un_plan(const wm_op_desc *op, void **out_state) {
                      "node \"%s\" (%s): no kernel for this instance", op->name,
                      op->op_type);
   }
-  p->fn = p->op->fn;
-  if (strcmp(p->op->name, "Gelu") == 0 &&
-      strcmp(cpu_attr_string(op, "approximate", "none"), "tanh") == 0) {
-    p->fn = un_gelu_tanh;
+  float params[2];
+  bool gelu_tanh;
+  if (!un_params(op, p->op, params, &gelu_tanh)) {
+    free(p);
+    return cpu_error(WM_ERR_INVALID_ARGUMENT,
+                     "node \"%s\" (%s): no resolved parameters", op->name,
+                     op->op_type);
   }
-  p->p0 = p->op->attrs[0] ? cpu_attr_float(op, p->op->attrs[0], p->op->defs[0])
-                          : 0.0f;
-  p->p1 = p->op->attrs[1] ? cpu_attr_float(op, p->op->attrs[1], p->op->defs[1])
-                          : 0.0f;
+  p->fn = gelu_tanh ? un_gelu_tanh : p->op->fn;
+  p->p0 = params[0];
+  p->p1 = params[1];
   p->es = k_dtype_size(op->in[0].dtype);
   if (op->in[0].dtype != K_FLOAT) {
     p->ifn = int_un_find(op->op_type, op->in[0].dtype);

@@ -630,10 +630,17 @@ static uint32_t bn_query(const wm_op_desc *op, uint32_t *why,
                     "training statistics outputs are not implemented");
     }
   }
-  if (op->opset >= 14 && cpu_attr_int(op, "training_mode", 0) != 0) {
+  int64_t training, spatial;
+  const wm_op_attr *eps = cpu_param(op, "epsilon");
+  if (!cpu_param_int(op, "training_mode", &training) ||
+      !cpu_param_int(op, "spatial", &spatial) || !eps || eps->type != 1) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "the parameters are resolved by the host for known shapes");
+  }
+  if (training != 0) {
     return k_none(why, detail, WM_WHY_ATTR, "training mode");
   }
-  if (op->opset < 9 && cpu_attr_int(op, "spatial", 1) != 1) {
+  if (spatial != 1) {
     return k_none(why, detail, WM_WHY_ATTR, "spatial=0");
   }
   return WM_SUPPORT_SUPPORTED;
@@ -654,7 +661,7 @@ static wm_error *bn_plan(const wm_op_desc *op, void **out_state) {
   p->n = (size_t)x->dims[0];
   p->c = (size_t)x->dims[1];
   p->inner = k_desc_span(x, 2, (int32_t)x->rank);
-  p->eps = cpu_attr_float(op, "epsilon", 1e-5f);
+  p->eps = cpu_param(op, "epsilon")->f;  // the query saw it
   *out_state = p;
   return NULL;
 }
@@ -735,6 +742,11 @@ static uint32_t in_query(const wm_op_desc *op, uint32_t *why,
                     "scale and B must be 1-D of the channel count");
     }
   }
+  const wm_op_attr *eps = cpu_param(op, "epsilon");
+  if (!eps || eps->type != 1) {
+    return k_none(why, detail, WM_WHY_SHAPE,
+                  "epsilon is resolved by the host for known shapes");
+  }
   return WM_SUPPORT_SUPPORTED;
 }
 
@@ -753,7 +765,7 @@ static wm_error *in_plan(const wm_op_desc *op, void **out_state) {
   p->n = (size_t)x->dims[0];
   p->c = (size_t)x->dims[1];
   p->inner = k_desc_span(x, 2, (int32_t)x->rank);
-  p->eps = cpu_attr_float(op, "epsilon", 1e-5f);
+  p->eps = cpu_param(op, "epsilon")->f;  // the query saw it
   *out_state = p;
   return NULL;
 }

@@ -170,6 +170,26 @@ static wm_status_t act_params(const wm_op_ctx_t *ctx, const act_op_t *op,
   return NULL;
 }
 
+// Parameters: the operator's float attributes by name, defaults applied;
+// Gelu's approximate ("none" or "tanh").
+static wm_status_t resolve_act(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  const act_op_t *op = find_act(ctx->node->op_type);
+  if (!op) {
+    return WM_OP_ERROR(ctx, INTERNAL, "no activation kernel");
+  }
+  double p[2];
+  WM_RETURN_IF_ERROR(act_params(ctx, op, p));
+  for (int k = 0; k < 2; k++) {
+    if (op->attrs[k]) {
+      WM_RETURN_IF_ERROR(wm_op_param_float(ctx, out, op->attrs[k], p[k]));
+    }
+  }
+  if (strcmp(op->name, "Gelu") == 0) {
+    return wm_op_param_string(ctx, out, "approximate", p[0] ? "tanh" : "none");
+  }
+  return NULL;
+}
+
 static wm_status_t infer_act(wm_op_ctx_t *ctx) {
   const act_op_t *op = find_act(ctx->node->op_type);
   if (!op) {
@@ -498,8 +518,11 @@ static void cost_softmax(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 // its integer path works on int64 values.
 #define SHRINK_TYPES (WM_TYPES_NUMERIC & ~WM_T(UINT64))
 
-#define ACT(name, since, types) \
-  { name, "", since, 1, 1, 1, 1, types, infer_act, run_act, cost_act }
+#define ACT(name, since, types)                                          \
+  {                                                                      \
+    name, "", since, 1, 1, 1, 1, types, infer_act, run_act, cost_act, 0, \
+        resolve_act                                                      \
+  }
 #define SOFTMAX(name)                                                    \
   {                                                                      \
     name, "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, infer_softmax, run_softmax, \

@@ -753,6 +753,18 @@ static wm_status_t clip_bounds(const wm_op_ctx_t *ctx, dom_t dom, num_t *lo,
   return NULL;
 }
 
+// Parameters before opset 11, where the bounds are attributes: min and
+// max (the float range when absent); from 11 they are inputs 1 and 2.
+static wm_status_t resolve_clip(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  if (ctx->opset >= 11) {
+    return NULL;
+  }
+  WM_RETURN_IF_ERROR(wm_op_param_float(
+      ctx, out, "min", wm_node_attr_float(ctx->node, "min", -INFINITY)));
+  return wm_op_param_float(ctx, out, "max",
+                           wm_node_attr_float(ctx->node, "max", INFINITY));
+}
+
 static wm_status_t infer_clip(wm_op_ctx_t *ctx) {
   wm_dtype_t dt = wm_op_in_dtype(ctx, 0);
   if (ctx->opset < 11 && dt != WM_DTYPE_UNDEFINED && !wm_dtype_is_float(dt)) {
@@ -1110,7 +1122,8 @@ const wm_op_def_t wm_ops_math[] = {
      NULL},
     {"Where", "", 9, 3, 3, 1, 1, WM_T(BOOL), infer_where, run_where,
      wm_op_cost_zero},
-    {"Clip", "", 1, 1, 3, 1, 1, WM_TYPES_NUMERIC, infer_clip, run_clip, NULL},
+    {"Clip", "", 1, 1, 3, 1, 1, WM_TYPES_NUMERIC, infer_clip, run_clip, NULL, 0,
+     resolve_clip},
     {"Cast", "", 1, 1, 1, 1, 1, CASTABLE, infer_cast, run_cast,
      wm_op_cost_zero},
     {"CastLike", "", 15, 2, 2, 1, 1, CASTABLE, infer_cast, run_cast,

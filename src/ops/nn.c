@@ -1264,6 +1264,21 @@ static wm_status_t bn_setup(wm_op_ctx_t *ctx, bool *out_training,
   return NULL;
 }
 
+// Parameters: training_mode (before opset 14 whether the statistics
+// outputs are requested, is_test before 7 applied), spatial (1 from opset
+// 9), epsilon and momentum.
+static wm_status_t bn_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  bool training, spatial;
+  double eps, momentum;
+  WM_RETURN_IF_ERROR(bn_setup(ctx, &training, &spatial));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "epsilon", 1e-5, &eps));
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "momentum", 0.9, &momentum));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "training_mode", training));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "spatial", spatial));
+  WM_RETURN_IF_ERROR(wm_op_param_float(ctx, out, "epsilon", eps));
+  return wm_op_param_float(ctx, out, "momentum", momentum);
+}
+
 static wm_status_t bn_infer(wm_op_ctx_t *ctx) {
   bool training = false, spatial = true;
   WM_RETURN_IF_ERROR(bn_setup(ctx, &training, &spatial));
@@ -1562,6 +1577,13 @@ static void ln_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 }
 
 // ------------------------------------------------- InstanceNormalization
+
+// Parameters: epsilon.
+static wm_status_t in_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  double eps;
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "epsilon", 1e-5, &eps));
+  return wm_op_param_float(ctx, out, "epsilon", eps);
+}
 
 static wm_status_t in_infer(wm_op_ctx_t *ctx) {
   WM_RETURN_IF_ERROR(check_rank(ctx, 0, 2, WM_MAX_RANK));
@@ -2586,9 +2608,9 @@ const wm_op_def_t wm_ops_nn[] = {
      glppool_run, glppool_cost, 0, glppool_resolve},
     {"LRN", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, lrn_infer, lrn_run, lrn_cost},
     {"BatchNormalization", "", 1, 5, 5, 1, 5, WM_TYPES_FLOAT, bn_infer, bn_run,
-     bn_cost},
+     bn_cost, 0, bn_resolve},
     {"BatchNormalization", "", 14, 5, 5, 1, 3, WM_TYPES_FLOAT, bn_infer, bn_run,
-     bn_cost},
+     bn_cost, 0, bn_resolve},
     {"LayerNormalization", "", 17, 2, 3, 1, 3, WM_TYPES_FLOAT, ln_infer, ln_run,
      ln_cost, 0, ln_resolve},
     // The same operator at any opset: what the layernorm pass writes for
@@ -2604,7 +2626,7 @@ const wm_op_def_t wm_ops_nn[] = {
     {"DeformConv", "", 19, 3, 5, 1, 1, WM_TYPES_FLOAT, dc_infer, dc_run,
      dc_cost},
     {"InstanceNormalization", "", 1, 3, 3, 1, 1, WM_TYPES_FLOAT, in_infer,
-     in_run, in_cost},
+     in_run, in_cost, 0, in_resolve},
     {"MeanVarianceNormalization", "", 9, 1, 1, 1, 1, WM_TYPES_FLOAT, mvn_infer,
      mvn_run, mvn_cost},
     {"Dropout", "", 1, 1, 1, 1, 2, WM_TYPES_FLOAT, dropout_infer, dropout_run,

@@ -105,11 +105,10 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer,
       g->values[probs].type.dtype != WM_DTYPE_FLOAT) {
     return false;
   }
-  // Before opset 13 Softmax's axis defaults to 1 (over the flattened
-  // trailing dims), not -1.
-  const int64_t axis =
-      wm_node_attr_int(soft, "axis", wm_graph_opset(g, "") >= 13 ? -1 : 1);
-  if (axis != -1 && axis != 3) {
+  // Over the last dim (before opset 13 the axis defaults to 1, over the
+  // flattened trailing dims).
+  wm_op_param_t axis;
+  if (!rt_rw_resolved(g, sm, "axis", WM_ATTR_INT, &axis) || axis.i != 3) {
     return false;
   }
   m->nodes[9] = sm;

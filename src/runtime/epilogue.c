@@ -207,17 +207,29 @@ static int32_t gelu_tanh(const match_t *m, epi_t *e, int32_t x, int32_t p) {
   return gelu_tail(m, e, node(m, a)->outputs[0], x, half_of(m, x));
 }
 
+// The FLOAT parameter |name| of node |n| as its definition resolves it.
+static bool resolved_float(const match_t *m, int32_t n, const char *name,
+                           float *out) {
+  wm_op_param_t e;
+  if (!rt_rw_resolved(m->g, n, name, WM_ATTR_FLOAT, &e)) {
+    return false;
+  }
+  *out = e.f;
+  return true;
+}
+
 // x·relu6(x + 3)/6 (|a| adds 3), or x·hardsigmoid(x) with alpha 1/6 and
 // beta 1/2 (|a| is the HardSigmoid).
 static int32_t hard_swish(const match_t *m, epi_t *e, int32_t x, int32_t a) {
   int32_t gate;
   if (is(m, a, "HardSigmoid") && node(m, a)->inputs[0] == x) {
-    const wm_node_t *h = node(m, a);
-    if (!near(wm_node_attr_float(h, "alpha", 0.2f), 1.0 / 6) ||
-        !near(wm_node_attr_float(h, "beta", 0.5f), 0.5) || !add_node(e, a)) {
+    float alpha, beta;
+    if (!resolved_float(m, a, "alpha", &alpha) ||
+        !resolved_float(m, a, "beta", &beta) || !near(alpha, 1.0 / 6) ||
+        !near(beta, 0.5) || !add_node(e, a)) {
       return -1;
     }
-    gate = h->outputs[0];
+    gate = node(m, a)->outputs[0];
   } else {
     if (!is(m, a, "Add") ||
         !scalar_is(m->g, rt_other_input(node(m, a), x), 3.0)) {
@@ -273,18 +285,24 @@ static bool single_act(const match_t *m, int32_t n, epi_t *e) {
     e->act = op;
   } else if (strcmp(op, "LeakyRelu") == 0) {
     e->act = op;
-    e->params[0] = wm_node_attr_float(a, "alpha", 0.01f);
     e->n_params = 1;
+    if (!resolved_float(m, n, "alpha", &e->params[0])) {
+      return false;
+    }
   } else if (strcmp(op, "HardSigmoid") == 0) {
     e->act = op;
-    e->params[0] = wm_node_attr_float(a, "alpha", 0.2f);
-    e->params[1] = wm_node_attr_float(a, "beta", 0.5f);
     e->n_params = 2;
+    if (!resolved_float(m, n, "alpha", &e->params[0]) ||
+        !resolved_float(m, n, "beta", &e->params[1])) {
+      return false;
+    }
   } else if (strcmp(op, "Clip") == 0) {
     float lo = -FLT_MAX, hi = FLT_MAX;
     if (wm_graph_opset(m->g, "") < 11) {
-      lo = wm_node_attr_float(a, "min", lo);
-      hi = wm_node_attr_float(a, "max", hi);
+      if (!resolved_float(m, n, "min", &lo) ||
+          !resolved_float(m, n, "max", &hi)) {
+        return false;
+      }
     } else {
       int32_t lo_id = a->input_count > 1 ? a->inputs[1] : -1;
       int32_t hi_id = a->input_count > 2 ? a->inputs[2] : -1;
@@ -298,11 +316,11 @@ static bool single_act(const match_t *m, int32_t n, epi_t *e) {
     e->params[1] = hi;
     e->n_params = 2;
   } else if (strcmp(op, "Gelu") == 0) {
-    const char *approx = wm_node_attr_string(a, "approximate", "none");
-    if (strcmp(approx, "none") != 0 && strcmp(approx, "tanh") != 0) {
+    wm_op_param_t approx;
+    if (!rt_rw_resolved(m->g, n, "approximate", WM_ATTR_STRING, &approx)) {
       return false;
     }
-    e->act = strcmp(approx, "tanh") == 0 ? "GeluTanh" : "Gelu";
+    e->act = strcmp(approx.s, "tanh") == 0 ? "GeluTanh" : "Gelu";
   } else {
     return false;
   }

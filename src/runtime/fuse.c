@@ -79,11 +79,15 @@ static int32_t affine_after(const rt_rw_t *rw, const int32_t *consumer,
     *kind = div ? AFFINE_DIV : AFFINE_MUL;
     return consumer[y];
   }
+  wm_op_param_t training, spatial, eps;
   if (!rt_is_onnx_op(n, "BatchNormalization") || n->input_count != 5 ||
       n->inputs[0] != y || !rt_rw_only_first_output(rw, n) ||
-      wm_node_attr_int(n, "training_mode", 0) != 0 ||
-      wm_graph_opset(g, "") < 9) {
-    return -1;  // before opset 9 the spatial attribute changes the meaning
+      !rt_rw_resolved(g, consumer[y], "training_mode", WM_ATTR_INT,
+                      &training) ||
+      !rt_rw_resolved(g, consumer[y], "spatial", WM_ATTR_INT, &spatial) ||
+      !rt_rw_resolved(g, consumer[y], "epsilon", WM_ATTR_FLOAT, &eps) ||
+      training.i != 0 || spatial.i != 1) {
+    return -1;
   }
   for (int32_t i = 1; i < 5; i++) {
     const wm_tensor_t *p = rt_constant(g, n->inputs[i], WM_DTYPE_FLOAT);
@@ -95,17 +99,17 @@ static int32_t affine_after(const rt_rw_t *rw, const int32_t *consumer,
   return consumer[y];
 }
 
-// Channel |o|'s scale and shift of affine node |n| of |kind|.
+// Channel |o|'s scale and shift of affine node |n| of |kind| (|eps|: a
+// BatchNormalization's resolved epsilon).
 static void affine_of(const wm_graph_t *g, const wm_node_t *n,
-                      affine_kind_t kind, int32_t y, size_t o, double *scale,
-                      double *shift) {
+                      affine_kind_t kind, double eps, int32_t y, size_t o,
+                      double *scale, double *shift) {
   *shift = 0;
   if (kind == AFFINE_BN) {
     const float *gamma = rt_constant(g, n->inputs[1], WM_DTYPE_FLOAT)->data;
     const float *beta = rt_constant(g, n->inputs[2], WM_DTYPE_FLOAT)->data;
     const float *mean = rt_constant(g, n->inputs[3], WM_DTYPE_FLOAT)->data;
     const float *var = rt_constant(g, n->inputs[4], WM_DTYPE_FLOAT)->data;
-    double eps = wm_node_attr_float(n, "epsilon", 1e-5f);
     *scale = (double)gamma[o] / sqrt((double)var[o] + eps);
     *shift = (double)beta[o] - (double)mean[o] * *scale;
     return;
@@ -140,6 +144,14 @@ static wm_status_t fold_affine(rt_rw_t *rw, size_t conv, const int32_t *chain,
   }
   const float *wv = w->data, *bv = b ? b->data : NULL;
   float *nwv = nw->data, *nbv = nb->data;
+  double eps[AFFINE_MAX];
+  for (size_t i = 0; i < n; i++) {
+    wm_op_param_t e;  // affine_after saw a BatchNormalization's resolve
+    eps[i] = kinds[i] == AFFINE_BN &&
+                     rt_rw_resolved(g, chain[i], "epsilon", WM_ATTR_FLOAT, &e)
+                 ? (double)e.f
+                 : 0;
+  }
   for (size_t o = 0; o < m; o++) {
     // y = scale * conv + shift, composed node by node.
     double scale = 1.0, shift = 0.0;
@@ -147,7 +159,7 @@ static wm_status_t fold_affine(rt_rw_t *rw, size_t conv, const int32_t *chain,
     for (size_t i = 0; i < n; i++) {
       const wm_node_t *a = &g->nodes[chain[i]];
       double sc, sh;
-      affine_of(g, a, kinds[i], y, o, &sc, &sh);
+      affine_of(g, a, kinds[i], eps[i], y, o, &sc, &sh);
       scale *= sc;
       shift = shift * sc + sh;
       y = a->outputs[0];

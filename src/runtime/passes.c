@@ -472,6 +472,30 @@ wm_status_t rt_rw_implements_node(const rt_rw_t *rw, const char *op_type,
   return rt_rw_target_implements(rw, &op, out);
 }
 
+bool rt_rw_resolved(const wm_graph_t *g, int32_t n, const char *name,
+                    wm_attr_type_t type, wm_op_param_t *out) {
+  wm_op_ctx_t ctx;
+  wm_status_t s = wm_op_ctx_init(&ctx, g, (size_t)n);
+  if (s) {
+    wm_status_free(s);
+    return false;
+  }
+  const wm_op_def_t *def;
+  wm_op_params_t p;
+  s = wm_op_find_def(&ctx, &def);
+  if (!s) {
+    s = wm_op_resolve(def, &ctx, &p);
+  }
+  const wm_op_param_t *e = s ? NULL : wm_op_param_find(&p, name);
+  bool ok = e && e->type == type && !p.pending;
+  if (ok) {
+    *out = *e;
+  }
+  wm_status_free(s);
+  wm_op_ctx_deinit(&ctx);
+  return ok;
+}
+
 const wm_node_t *rt_rw_sole_reader(const rt_rw_t *rw, const int32_t *consumer,
                                    int32_t v, int32_t *out_index) {
   *out_index = v >= 0 && !rw->pinned[v] ? consumer[v] : -1;
