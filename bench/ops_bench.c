@@ -22,6 +22,7 @@
 #include "wmap/backend.h"
 #include "wmap/base.h"
 #include "wmap/graph.h"
+#include "wmap/plan.h"
 #include "wmap/plugin.h"
 #include "wmap/session.h"
 
@@ -233,34 +234,6 @@ static void spec_attr_ints(op_spec_t *sp, const char *name, const int64_t *v,
   a->count = n;
 }
 
-static wm_op_desc op_desc_of(const op_spec_t *sp, wm_tensor_desc *in,
-                             wm_tensor_desc *out) {
-  for (uint32_t i = 0; i < sp->n_in; i++) {
-    in[i] = desc_of(&sp->in_shape[i]);
-  }
-  *out = desc_of(&sp->out_shape);
-  wm_op_desc op;
-  memset(&op, 0, sizeof(op));
-  op.struct_size = sizeof(op);
-  op.domain = "";
-  op.op_type = sp->op;
-  op.opset = (uint64_t)sp->opset;
-  op.name = "bench";
-  op.n_in = sp->n_in;
-  op.n_out = 1;
-  op.in = in;
-  op.out = out;
-  // Input 1 (B of MatMul, W of Conv) is a constant, as weights are in
-  // models: the plugin may pack it when the plan is made.
-  static const void *values[MAX_IN];
-  memset(values, 0, sizeof(values));
-  values[1] = sp->n_in > 1 ? sp->in_data[1] : NULL;
-  op.in_values = values;
-  op.n_attr = sp->n_attr;
-  op.attrs = sp->attrs;
-  return op;
-}
-
 // ------------------------------------------------------------ direct
 
 static void direct_deinit(direct_t *d) {
@@ -298,8 +271,39 @@ static wm_status_t alloc_view(direct_t *d, wm_device *dev,
 
 // Queries, plans and uploads |sp| on |dev|; the output is allocated and
 // touched once by the warm-up run.
+typedef struct plan_env {
+  direct_t *d;
+  wm_device *dev;
+  const char *op;
+  uint64_t ws;
+} plan_env_t;
+
+// Queries and plans the node described by |op| (as the session would).
+static wm_status_t plan_desc(void *env, const wm_op_desc *op) {
+  plan_env_t *e = env;
+  direct_t *d = e->d;
+  wm_op_support sup;
+  memset(&sup, 0, sizeof(sup));
+  sup.struct_size = sizeof(sup);
+  WM_RETURN_IF_ERROR(wm_backend_error(
+      d->be, d->api->library->op_query(wm_backend_target(d->be, 0), op, &sup),
+      "op_query"));
+  if (sup.level == WM_SUPPORT_NONE) {
+    return WM_ERROR(UNIMPLEMENTED, "backend \"%s\" refuses %s: %s",
+                    wm_backend_name(d->be), e->op,
+                    sup.detail ? sup.detail : wm_why_name(sup.reason));
+  }
+  return wm_backend_error(
+      d->be, d->api->library->op_plan(e->dev, op, &d->plan, &e->ws), "op_plan");
+}
+
+// Plans node 0 of |g| (the checked one-node graph of |sp|) through the ABI
+// with input 1 (B of MatMul, W of Conv) a constant, as weights are in
+// models: the plugin may pack it when the plan is made; its inputs and
+// output are buffers of the device, filled here.
 static wm_status_t direct_init(direct_t *d, wm_backend_t *be, wm_device *dev,
-                               wm_stream *stream, const op_spec_t *sp) {
+                               wm_stream *stream, const op_spec_t *sp,
+                               const wm_graph_t *g) {
   memset(d, 0, sizeof(*d));
   d->be = be;
   d->api = wm_backend_api(be);
@@ -309,22 +313,19 @@ static wm_status_t direct_init(direct_t *d, wm_backend_t *be, wm_device *dev,
     return WM_ERROR(UNIMPLEMENTED, "backend \"%s\" has no library tier",
                     wm_backend_name(be));
   }
-  wm_tensor_desc in[MAX_IN], out;
-  wm_op_desc op = op_desc_of(sp, in, &out);
-  wm_op_support sup;
-  memset(&sup, 0, sizeof(sup));
-  sup.struct_size = sizeof(sup);
-  WM_RETURN_IF_ERROR(wm_backend_error(
-      be, d->api->library->op_query(wm_backend_target(be, 0), &op, &sup),
-      "op_query"));
-  if (sup.level == WM_SUPPORT_NONE) {
-    return WM_ERROR(UNIMPLEMENTED, "backend \"%s\" refuses %s: %s",
-                    wm_backend_name(be), sp->op,
-                    sup.detail ? sup.detail : wm_why_name(sup.reason));
+  const wm_tensor_t **values = calloc(g->value_count + 1, sizeof(*values));
+  if (!values) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
-  uint64_t ws = 0;
-  WM_RETURN_IF_ERROR(wm_backend_error(
-      be, d->api->library->op_plan(dev, &op, &d->plan, &ws), "op_plan"));
+  int32_t w = sp->n_in > 1 ? g->nodes[0].inputs[1] : -1;
+  if (w >= 0) {
+    values[w] = g->values[w].initializer;
+  }
+  plan_env_t env = {d, dev, sp->op, 0};
+  wm_status_t st = wm_node_describe(g, 0, NULL, values, plan_desc, &env);
+  free(values);
+  WM_RETURN_IF_ERROR(st);
+  uint64_t ws = env.ws;
   for (uint32_t i = 0; i < sp->n_in; i++) {
     WM_RETURN_IF_ERROR(
         alloc_view(d, dev, &sp->in_shape[i], &d->bufs[i], &d->views[i]));
@@ -519,9 +520,12 @@ static wm_status_t run_case(const bench_env_t *env, const char *name,
   direct_t d;
   sess_t s;
   memset(&s, 0, sizeof(s));
-  wm_status_t st = direct_init(&d, env->be, env->dev, env->stream, sp);
-  if (!st && with_sess) {
-    st = sess_init(&s, env->be, sp);
+  memset(&d, 0, sizeof(d));
+  // The session checks the one-node graph (types inferred) that the
+  // direct variant is planned from.
+  wm_status_t st = sess_init(&s, env->be, sp);
+  if (!st) {
+    st = direct_init(&d, env->be, env->dev, env->stream, sp, s.graph);
   }
   variant_t vs[MAX_VARIANTS];
   size_t n = 0;

@@ -274,10 +274,19 @@ static bool gemm_shapes(const wm_op_desc *op, gemm_state_t *st, uint32_t *why,
                "Gemm needs 2-D A, B, Y and C of rank <= 2");
     return false;
   }
-  st->ta = cpu_attr_int(op, "transA", 0) != 0;
-  st->tb = cpu_attr_int(op, "transB", 0) != 0;
-  st->alpha = cpu_attr_float(op, "alpha", 1.0f);
-  st->beta = cpu_attr_float(op, "beta", 1.0f);
+  int64_t ta, tb;
+  const wm_op_attr *alpha = cpu_param(op, "alpha"),
+                   *beta = cpu_param(op, "beta");
+  if (!cpu_param_int(op, "transA", &ta) || !cpu_param_int(op, "transB", &tb) ||
+      !alpha || alpha->type != 1 || !beta || beta->type != 1) {
+    cpu_refuse(why, detail, WM_WHY_SHAPE,
+               "Gemm is resolved by the host for known shapes");
+    return false;
+  }
+  st->ta = ta != 0;
+  st->tb = tb != 0;
+  st->alpha = alpha->f;
+  st->beta = beta->f;
   st->m = a->dims[st->ta ? 1 : 0];
   st->k = a->dims[st->ta ? 0 : 1];
   int64_t kb = b->dims[st->tb ? 1 : 0];

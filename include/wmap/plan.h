@@ -11,6 +11,18 @@
 extern "C" {
 #endif
 
+// Describes node |index| of |graph| as a backend sees it (wm_op_desc:
+// input and output types from |types|, per value id, NULL for the graph's
+// own; host data of the inputs in |values|, per value id, NULL for the
+// graph's initializers; the operator's resolved parameters when every
+// type is known) and calls |fn| with it. The description lives for the
+// call only. Returns |fn|'s result, or the error of making it.
+typedef wm_status_t (*wm_node_desc_fn)(void *env, const wm_op_desc *op);
+wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
+                             const wm_type_t *types,
+                             const wm_tensor_t *const *values,
+                             wm_node_desc_fn fn, void *env) WM_MUST_USE_RESULT;
+
 // Asks |backend| (target 0) about node |index| of |graph| as an instance:
 // input and output types from |types| (per value id; NULL: the graph's
 // own value types) and constant inputs from |values| (per value id, NULL

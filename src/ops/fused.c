@@ -269,12 +269,20 @@ static void fused_cost(const wm_op_ctx_t *ctx, const base_t *b,
   out->transcendentals += (double)n * act_transcendentals(act.kind);
 }
 
-// Parameters: the base operator's (FusedConv: Conv's window and group).
-static wm_status_t fused_conv_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+// Parameters: the base operator's (FusedConv: Conv's window and group;
+// FusedGemm: Gemm's transposes and scales).
+static wm_status_t fused_resolve(wm_op_ctx_t *ctx, const base_t *b,
+                                 wm_op_params_t *out) {
   wm_op_ctx_t sub;
   const wm_op_def_t *def;
-  WM_RETURN_IF_ERROR(base_ctx(ctx, &kConv, &sub, &def));
+  WM_RETURN_IF_ERROR(base_ctx(ctx, b, &sub, &def));
   return def->resolve(&sub, out);
+}
+static wm_status_t fused_conv_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  return fused_resolve(ctx, &kConv, out);
+}
+static wm_status_t fused_gemm_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  return fused_resolve(ctx, &kGemm, out);
 }
 
 static wm_status_t fused_conv_infer(wm_op_ctx_t *ctx) {
@@ -309,7 +317,7 @@ const wm_op_def_t wm_ops_fused[] = {
     {"FusedConv", "wmap", 1, 2, 4, 1, 1, WM_T(FLOAT), fused_conv_infer,
      fused_conv_run, fused_conv_cost, 0, fused_conv_resolve},
     {"FusedGemm", "wmap", 1, 2, 3, 1, 1, WM_T(FLOAT), fused_gemm_infer,
-     fused_gemm_run, fused_gemm_cost},
+     fused_gemm_run, fused_gemm_cost, 0, fused_gemm_resolve},
     {"FusedMatMul", "wmap", 1, 2, 3, 1, 1, WM_T(FLOAT), fused_matmul_infer,
      fused_matmul_run, fused_matmul_cost},
     WM_OPS_END,

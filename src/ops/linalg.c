@@ -118,6 +118,18 @@ static wm_status_t gemm_dims(const wm_op_ctx_t *ctx, gemm_dims_t *out) {
   return NULL;
 }
 
+// Parameters: transA, transB, alpha and beta, defaults applied.
+static wm_status_t gemm_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
+  const wm_node_t *n = ctx->node;
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "transA",
+                                     wm_node_attr_int(n, "transA", 0) != 0));
+  WM_RETURN_IF_ERROR(wm_op_param_int(ctx, out, "transB",
+                                     wm_node_attr_int(n, "transB", 0) != 0));
+  WM_RETURN_IF_ERROR(
+      wm_op_param_float(ctx, out, "alpha", wm_node_attr_float(n, "alpha", 1)));
+  return wm_op_param_float(ctx, out, "beta", wm_node_attr_float(n, "beta", 1));
+}
+
 static wm_status_t gemm_infer(wm_op_ctx_t *ctx) {
   WM_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1));
   if (wm_op_has_input(ctx, 2)) {
@@ -935,8 +947,10 @@ static void det_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   (WM_TYPES_FLOAT | WM_T(INT32) | WM_T(INT64) | WM_T(UINT32) | WM_T(UINT64))
 
 const wm_op_def_t wm_ops_linalg[] = {
-    {"Gemm", "", 1, 3, 3, 1, 1, GEMM_TYPES, gemm_infer, gemm_run, gemm_cost},
-    {"Gemm", "", 11, 2, 3, 1, 1, GEMM_TYPES, gemm_infer, gemm_run, gemm_cost},
+    {"Gemm", "", 1, 3, 3, 1, 1, GEMM_TYPES, gemm_infer, gemm_run, gemm_cost, 0,
+     gemm_resolve},
+    {"Gemm", "", 11, 2, 3, 1, 1, GEMM_TYPES, gemm_infer, gemm_run, gemm_cost, 0,
+     gemm_resolve},
     {"MatMul", "", 1, 2, 2, 1, 1, GEMM_TYPES, matmul_infer, matmul_run,
      matmul_cost},
     {"Einsum", "", 12, 1, -1, 1, 1, WM_TYPES_NUMERIC, einsum_infer, einsum_run,

@@ -38,12 +38,10 @@ int32_t wm_place_choose(const wm_op_support *answers, size_t n) {
   return chosen;
 }
 
-wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
-                          const wm_type_t *types,
-                          const wm_tensor_t *const *values,
-                          const wm_backend_t *backend, wm_op_support *out) {
-  memset(out, 0, sizeof(*out));
-  out->struct_size = sizeof(*out);
+wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
+                             const wm_type_t *types,
+                             const wm_tensor_t *const *values,
+                             wm_node_desc_fn fn, void *env) {
   const wm_node_t *node = &graph->nodes[index];
   wm_op_ctx_t ctx;
   WM_RETURN_IF_ERROR(wm_op_ctx_init_with(&ctx, graph, index, types, values));
@@ -66,13 +64,33 @@ wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
     st = wm_node_op_desc(node, &ctx, &attrs, descs, vals, &op);
   }
   if (!st) {
-    st = wm_backend_op_query(backend, &op, out);
+    st = fn(env, &op);
   }
   free(descs);
   free(vals);
   wm_node_attrs_deinit(&attrs);
   wm_op_ctx_deinit(&ctx);
   return st;
+}
+
+typedef struct query_env {
+  const wm_backend_t *backend;
+  wm_op_support *out;
+} query_env_t;
+
+static wm_status_t query_desc(void *env, const wm_op_desc *op) {
+  const query_env_t *q = env;
+  return wm_backend_op_query(q->backend, op, q->out);
+}
+
+wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
+                          const wm_type_t *types,
+                          const wm_tensor_t *const *values,
+                          const wm_backend_t *backend, wm_op_support *out) {
+  memset(out, 0, sizeof(*out));
+  out->struct_size = sizeof(*out);
+  query_env_t q = {backend, out};
+  return wm_node_describe(graph, index, types, values, query_desc, &q);
 }
 
 // ------------------------------------------------------------- report
