@@ -3,15 +3,19 @@
 //   Qh = Transpose(Reshape(Q, [b, s, H, D]), [0, 2, 1, 3]),
 //   Kt = Transpose(Reshape(K, [b, s, H, D]), [0, 2, 3, 1]),
 //   Vh = Transpose(Reshape(V, [b, s, H, D]), [0, 2, 1, 3]),
-//   P = Softmax(MatMul(Qh, Kt) / c (or * c) [+ mask], axis -1),
+//   P = Softmax(masked(MatMul(Qh, Kt) / c (or * c)), axis -1),
 //   Y = Reshape(Transpose(MatMul(P, Vh), [0, 2, 1, 3]), [b, s, H * D]),
-// with Q, K and V of shape [B, S, H * D], becomes one wmap.Attention
-// (ai.onnx's Attention of opset 23 at any opset, src/ops/attention.c) on
-// the 3-D Q, K and V with q_num_heads = kv_num_heads = H, scale 1 / c (or
-// c) and the mask as its float attn_mask: the scores never leave the
-// kernel's blocks. Only where the session's first backend implements it.
-// (Attention gives a row whose mask is -inf throughout zeros, where
-// Softmax gives NaN.)
+// with Q, K and V of shape [B, S, H * D] (Q, K and V may come from one
+// Split), where masked(x) is x, x + M for a float padding mask M of
+// [B or 1, 1, 1, S] (BERT), or Where(C, x, f) for a bool mask C whose
+// leading dims are 1 and a constant f <= -1e4 (GPT-2's causal mask: f adds
+// nothing after the softmax, whose terms e^(f - max) underflow to zero),
+// becomes one wmap.Attention (ai.onnx's Attention of opset 23 at any
+// opset, src/ops/attention.c) on the 3-D Q, K and V with q_num_heads =
+// kv_num_heads = H, scale 1 / c (or c) and M or C as its attn_mask: the
+// scores never leave the kernel's blocks. Only where the session's first
+// backend implements it. (Attention gives a row whose mask is -inf
+// throughout zeros, where Softmax gives NaN.)
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +26,8 @@ static wm_status_t oom(void) {
 }
 
 // The nodes of one match: Reshape and Transpose of Q, K and V, the scores'
-// MatMul, the scaling, the mask's Add (or -1), Softmax, the context's
-// MatMul, Transpose and Reshape.
+// MatMul, the scaling, the mask's Add or Where (or -1), Softmax, the
+// context's MatMul, Transpose and Reshape.
 enum { AT_NODES = 13, AT_ADD = 8 };
 
 typedef struct at {
@@ -90,6 +94,28 @@ static int64_t split_heads(const wm_graph_t *g, const wm_node_t *n,
   }
   *x = n->inputs[0];
   return heads;
+}
+
+// Whether Where node |n| masks the scaled scores (its input 1, rank 4) as
+// Attention's bool attn_mask does: its condition is bool, of rank 2 to 4
+// with leading dims 1, the query dim 1 or the scores', the key dim the
+// scores'; its other choice a constant scalar at most -1e4.
+static bool masks_as_attention(const wm_graph_t *g, const wm_node_t *n) {
+  const wm_type_t *ct = &g->values[n->inputs[0]].type;
+  const wm_type_t *st = &g->values[n->inputs[1]].type;
+  const wm_tensor_t *f = rt_constant(g, n->inputs[2], WM_DTYPE_FLOAT);
+  const int32_t r = ct->shape.rank;
+  if (ct->dtype != WM_DTYPE_BOOL || r < 2 || r > 4 || st->shape.rank != 4 ||
+      !f || f->count != 1 || !(((const float *)f->data)[0] <= -1e4f)) {
+    return false;
+  }
+  for (int32_t d = 0; d + 2 < r; d++) {
+    if (ct->shape.dims[d] != 1) {
+      return false;
+    }
+  }
+  return (ct->shape.dims[r - 2] == 1 || dim_same(ct, r - 2, st, 2)) &&
+         dim_same(ct, r - 1, st, 3);
 }
 
 // Matches the pattern from Softmax node |sm| into |m|.
@@ -161,6 +187,13 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer,
         !dim_same(mt, 3, st, 3)) {
       return false;
     }
+  } else if (n && rt_is_onnx_op(n, "Where") && n->input_count == 3 &&
+             n->output_count == 1) {
+    if (consumer[at] != sm || rw->pinned[at] || !masks_as_attention(g, n)) {
+      return false;
+    }
+    m->mask = n->inputs[0];
+    at = n->inputs[1];
   } else {
     m->nodes[AT_ADD] = -1;
   }

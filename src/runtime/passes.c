@@ -29,7 +29,7 @@ static const rt_pass_t passes[] = {
      rt_pass_layernorm},
     {"attention",
      "runs scaled dot-product attention written as Reshape, Transpose, "
-     "MatMul, Div, Add, Softmax and MatMul as one node",
+     "MatMul, Div, Add or a causal Where, Softmax and MatMul as one node",
      rt_pass_attention},
     {"epilogue",
      "fuses the bias, residual and activation after a Conv, Gemm or MatMul "

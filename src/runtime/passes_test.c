@@ -762,6 +762,9 @@ static void transpose4(wm_graph_t *g, const char *in, const int64_t *perm,
 // (K's straight to K^T), the scores divided by a constant, a padding
 // mask added (|mask| 1: [2, 1, 1, 5]; 2: one per query row, [1, 1, 5, 5];
 // 0: none), Softmax, the context merged back into y.
+// The attention pattern on x [2, 5, 8]: |mask| 0 none, 1 a padding mask
+// added, 2 an added mask that is not a padding mask, 3 GPT-2's causal
+// Where (a bool [5, 5] and -1e4), 4 a Where whose other choice is -1.
 static void attention_graph(wm_graph_t *g, int mask) {
   static const int64_t heads[4] = {0, 2, 1, 3}, keys[4] = {0, 2, 3, 1};
   static const int64_t split[4] = {0, 0, 2, 4}, merge[3] = {0, 0, 8};
@@ -795,8 +798,20 @@ static void attention_graph(wm_graph_t *g, int mask) {
   }
   binary(g, "MatMul", "qh", "kh", "scores");
   binary(g, "Div", "scores", "c", "scaled");
-  if (mask) {
+  if (mask == 1 || mask == 2) {
     binary(g, "Add", "scaled", "mask", "masked");
+  } else if (mask >= 3) {
+    int64_t cd[2] = {5, 5};
+    wm_shape_t cs = wm_shape_make(2, cd);
+    wm_tensor_t *c = NULL;
+    WM_CHECK_OK(wm_tensor_create(WM_DTYPE_BOOL, &cs, &c));
+    for (int64_t i = 0; c && i < 25; i++) {
+      ((uint8_t *)c->data)[i] = i % 5 <= i / 5;
+    }
+    WM_CHECK_OK(wm_graph_add_initializer(g, "causal", c, NULL));
+    scalar(g, "fill", mask == 3 ? -1e4 : -1.0);
+    const char *w[3] = {"causal", "scaled", "fill"};
+    node(g, "Where", "masked", w, 3, "masked", NULL);
   }
   const char *in = mask ? "masked" : "scaled";
   int32_t sm = -1;
@@ -813,7 +828,9 @@ static void attention_graph(wm_graph_t *g, int mask) {
 WM_TEST(attention_runs_as_one_node) {
   int64_t xd[] = {2, 5, 8};
   wm_tensor_t *x = pattern(3, xd, 0.4);
-  for (int mask = 0; mask < 2; mask++) {
+  static const int masks[3] = {0, 1, 3};
+  for (int k = 0; k < 3; k++) {
+    int mask = masks[k];
     wm_graph_t *g = new_graph();
     WM_CHECK(g);
     attention_graph(g, mask);
@@ -821,7 +838,8 @@ WM_TEST(attention_runs_as_one_node) {
     agree(ref, g, x, 1e-5, &s);
     WM_CHECK(s);
     // Reshape and Transpose of Q, K and V, the two MatMuls, Div, the
-    // mask's Add, Softmax (the fused node's head), Transpose and Reshape.
+    // mask's Add or Where, Softmax (the fused node's head), Transpose and
+    // Reshape.
     WM_CHECK_INT_EQ(fused_by(s, "attention"), mask ? 12 : 11);
     const wm_placement_t *pl = placed(s, "probs");
     WM_CHECK(pl && pl->runs_as && strcmp(pl->runs_as, "Attention") == 0);
@@ -834,17 +852,20 @@ WM_TEST(attention_runs_as_one_node) {
     wm_session_destroy(s);
     wm_graph_destroy(g);
   }
-  // Not with a mask that is not a padding mask (its broadcast as
-  // Attention's attn_mask is left to the unfused nodes).
-  wm_graph_t *g = new_graph();
-  WM_CHECK(g);
-  attention_graph(g, 2);
-  wm_session_t *s = NULL;
-  agree(ref, g, x, 1e-5, &s);
-  WM_CHECK(s);
-  WM_CHECK_INT_EQ(fused_by(s, "attention"), 0);
-  wm_session_destroy(s);
-  wm_graph_destroy(g);
+  // Not with an added mask that is not a padding mask (its broadcast as
+  // Attention's attn_mask is left to the unfused nodes), nor with a Where
+  // whose other choice does not vanish after the softmax.
+  for (int mask = 2; mask <= 4; mask += 2) {
+    wm_graph_t *g = new_graph();
+    WM_CHECK(g);
+    attention_graph(g, mask);
+    wm_session_t *s = NULL;
+    agree(ref, g, x, 1e-5, &s);
+    WM_CHECK(s);
+    WM_CHECK_INT_EQ(fused_by(s, "attention"), 0);
+    wm_session_destroy(s);
+    wm_graph_destroy(g);
+  }
   wm_tensor_destroy(x);
 }
 
