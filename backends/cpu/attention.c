@@ -319,9 +319,10 @@ K_CLONES static void at_rows(void *ctx, size_t begin, size_t end) {
   const at_pass_t *a = ctx;
   const at_plan_t *p = a->p;
   size_t st = p->st;
-  // The bias is the float mask alone: one loop with no decisions per key.
-  const bool plain_bias = !p->causal && p->left < 0 && p->right < 0 &&
-                          !p->has_nonpad && !(p->has_mask && p->mask_bool);
+  // The bias is the mask alone (float, or bool as 0 and -inf): one loop
+  // with no decisions per key.
+  const bool plain_bias =
+      !p->causal && p->left < 0 && p->right < 0 && !p->has_nonpad;
   for (size_t r = begin; r < end; r++) {
     size_t u = a->u0 + r / a->rows, i = a->i0 + r % a->rows;
     size_t b = u / p->hq, h = u % p->hq;
@@ -350,9 +351,17 @@ K_CLONES static void at_rows(void *ctx, size_t begin, size_t end) {
     }
     size_t mbase = b * p->mstr[0] + h * p->mstr[1] + i * p->mstr[2];
     bool all_masked = true;
-    if (plain_bias) {  // a float mask (or none) and no positional masks
+    if (plain_bias) {  // a mask (or none) and no positional masks
       size_t lim = p->has_mask ? (st < p->mlast ? st : p->mlast) : st;
-      if (p->has_mask) {
+      if (p->has_mask && p->mask_bool) {
+        const uint8_t *m = (const uint8_t *)a->mask + mbase;
+        int keep = 0;
+        for (size_t c = 0; c < lim; c++) {
+          s[c] = m[c] ? s[c] : s[c] + -INFINITY;
+          keep |= m[c];
+        }
+        all_masked = !keep;
+      } else if (p->has_mask) {
         const float *m = (const float *)a->mask + mbase;
         int masked = 1;
         for (size_t c = 0; c < lim; c++) {
