@@ -12,6 +12,7 @@
 #include "ops/ops.h"
 #include "ref.h"
 #include "wm_test.h"
+#include "wmap/plan.h"
 #include "wmap/session.h"
 
 #ifndef WMAP_CPU_PLUGIN
@@ -3372,6 +3373,45 @@ WM_TEST(value_dependent_instances_are_planned_for_their_values) {
   wm_graph_destroy(g);
 }
 
+// The map's query of a node sees the tensors of Constant nodes as it sees
+// initializers: a Slice whose bounds are Constant nodes is resolved and
+// claimed.
+WM_TEST(node_queries_see_constant_nodes) {
+  WM_CHECK(cpu_be != NULL);
+  wm_graph_t *g = NULL;
+  int32_t id, n;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 13));
+  wm_shape_t xs = {.rank = 2, .dims = {4, 6}}, ys = {.rank = 2, .dims = {2, 6}};
+  wm_type_t xt = wm_type_tensor(WM_DTYPE_FLOAT, &xs),
+            yt = wm_type_tensor(WM_DTYPE_FLOAT, &ys);
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &xt, &id));
+  static const char *const names[2] = {"st", "en"};
+  for (int k = 0; k < 2; k++) {
+    static const int64_t one = 1;
+    wm_shape_t s1 = wm_shape_make(1, &one);
+    wm_tensor_t *t = NULL;
+    WM_CHECK_OK(wm_tensor_create(WM_DTYPE_INT64, &s1, &t));
+    ((int64_t *)t->data)[0] = k ? 3 : 1;
+    WM_CHECK_OK(wm_graph_add_node(g, "Constant", "", names[k], NULL, 0,
+                                  &names[k], 1, &n));
+    WM_CHECK_OK(wm_graph_add_attr_tensor(g, n, "value", t));
+    // As the graph's check infers it.
+    int32_t v = wm_graph_find_value(g, names[k]);
+    WM_CHECK(v >= 0);
+    if (v >= 0) {
+      g->values[v].type = wm_type_tensor(WM_DTYPE_INT64, &s1);
+    }
+  }
+  const char *in[3] = {"x", "st", "en"}, *out = "y";
+  WM_CHECK_OK(wm_graph_add_node(g, "Slice", "", "sl", in, 3, &out, 1, &n));
+  WM_CHECK_OK(wm_graph_add_output(g, "y", &yt, &id));
+  wm_op_support sup;
+  WM_CHECK_OK(wm_node_query(g, (size_t)n, NULL, NULL, cpu_be, &sup));
+  WM_CHECK_INT_EQ(sup.level, WM_SUPPORT_SUPPORTED);
+  wm_graph_destroy(g);
+}
+
 WM_TEST(summary) {
   for (size_t t = 0; t < N_TABLES; t++) {
     for (const cpu_kernel_t *k = all_tables[t]; k->op_type; k++) {
@@ -3417,6 +3457,7 @@ int main(void) {
       WM_CASE(host_thread_count_is_used),
       WM_CASE(depthwise_channel_blocks_agree_with_ref),
       WM_CASE(value_dependent_instances_are_planned_for_their_values),
+      WM_CASE(node_queries_see_constant_nodes),
       WM_CASE(summary),
       {NULL, NULL}};
   int rc = wm_test_main(cases);

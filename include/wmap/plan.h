@@ -14,9 +14,10 @@ extern "C" {
 // Describes node |index| of |graph| as a backend sees it (wm_op_desc:
 // input and output types from |types|, per value id, NULL for the graph's
 // own; host data of the inputs in |values|, per value id, NULL for the
-// graph's initializers; the operator's resolved parameters when every
-// type is known) and calls |fn| with it. The description lives for the
-// call only. Returns |fn|'s result, or the error of making it.
+// graph's constants (initializers and Constant nodes' tensors); the
+// operator's resolved parameters when every type is known) and calls |fn|
+// with it. The description lives for the call only. Returns |fn|'s
+// result, or the error of making it.
 typedef wm_status_t (*wm_node_desc_fn)(void *env, const wm_op_desc *op);
 wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
                              const wm_type_t *types,
@@ -26,7 +27,7 @@ wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
 // Asks |backend| (target 0) about node |index| of |graph| as an instance:
 // input and output types from |types| (per value id; NULL: the graph's
 // own value types) and constant inputs from |values| (per value id, NULL
-// entries unknown; NULL: the graph's initializers). A backend without a
+// entries unknown; NULL: the graph's constants). A backend without a
 // library tier answers NONE (operator); a level above PREFERRED is an
 // error.
 wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,

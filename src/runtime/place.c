@@ -45,6 +45,12 @@ wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
   const wm_node_t *node = &graph->nodes[index];
   wm_op_ctx_t ctx;
   WM_RETURN_IF_ERROR(wm_op_ctx_init_with(&ctx, graph, index, types, values));
+  const wm_tensor_t **ins = (const wm_tensor_t **)ctx.in;
+  for (int32_t i = 0; !values && i < ctx.n_in; i++) {
+    if (!ins[i] && node->inputs[i] >= 0) {  // a Constant node's tensor
+      ins[i] = wm_graph_const_value(graph, node->inputs[i]);
+    }
+  }
   for (int32_t i = 0; i < ctx.n_out; i++) {
     int32_t id = node->outputs[i];
     if (id >= 0) {
