@@ -260,12 +260,7 @@ static wm_status_t slice_params(wm_op_ctx_t *ctx, wm_op_params_t *out) {
 
 // Parameters: axis normalised.
 static wm_status_t gather_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
-  int32_t rank = wm_op_in_shape(ctx, 0)->rank;
-  out->pending = rank < 0;
-  return out->pending
-             ? NULL
-             : wm_op_param_axis(ctx, out,
-                                wm_node_attr_int(ctx->node, "axis", 0), rank);
+  return wm_op_param_axis(ctx, out, wm_node_attr_int(ctx->node, "axis", 0));
 }
 
 static wm_status_t gather_infer(wm_op_ctx_t *ctx) {

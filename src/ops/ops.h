@@ -221,10 +221,10 @@ wm_status_t wm_op_param_ints(const wm_op_ctx_t *ctx, wm_op_params_t *out,
 wm_status_t wm_op_param_floats(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                                const char *name, const double *v,
                                int32_t n) WM_MUST_USE_RESULT;
-// |axis| of a tensor of |rank| normalised to [0, rank) as entry "axis";
-// out of range is an error naming it.
+// |axis| of input 0 normalised to [0, rank) as entry "axis" (out of
+// range is an error naming it); out->pending while the rank is unknown.
 wm_status_t wm_op_param_axis(const wm_op_ctx_t *ctx, wm_op_params_t *out,
-                             int64_t axis, int32_t rank) WM_MUST_USE_RESULT;
+                             int64_t axis) WM_MUST_USE_RESULT;
 wm_status_t wm_op_param_strings(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                                 const char *name, const char *const *v,
                                 int32_t n) WM_MUST_USE_RESULT;

@@ -153,9 +153,16 @@ typedef struct reduce_plan {
   wm_shape_t out;             // output shape (rank -1 when unknown)
 } reduce_plan_t;
 
-static wm_status_t reduce_plan(const wm_op_ctx_t *ctx, const reduce_op_t *op,
-                               reduce_plan_t *p) {
+// Finds the node's reduction (*out_op) and resolves |p| for it.
+static wm_status_t reduce_plan(const wm_op_ctx_t *ctx,
+                               const reduce_op_t **out_op, reduce_plan_t *p) {
   memset(p, 0, sizeof(*p));
+  const reduce_op_t *op = reduce_op_of(ctx);
+  *out_op = op;
+  if (!op) {
+    return WM_OP_ERROR(ctx, INTERNAL, "no reduction named %s",
+                       ctx->node->op_type);
+  }
   p->out.rank = -1;
   p->keepdims = wm_node_attr_int(ctx->node, "keepdims", 1) != 0;
   bool noop = wm_node_attr_int(ctx->node, "noop_with_empty_axes", 0) != 0;
@@ -236,13 +243,9 @@ done:
 // Parameters: axes, the dims reduced in ascending order (every dim when
 // none is listed, none with noop_with_empty_axes), and keepdims.
 static wm_status_t reduce_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
-  const reduce_op_t *op = reduce_op_of(ctx);
-  if (!op) {
-    return WM_OP_ERROR(ctx, INTERNAL, "no reduction named %s",
-                       ctx->node->op_type);
-  }
+  const reduce_op_t *op;
   reduce_plan_t p;
-  WM_RETURN_IF_ERROR(reduce_plan(ctx, op, &p));
+  WM_RETURN_IF_ERROR(reduce_plan(ctx, &op, &p));
   out->pending = !p.rank_known || !p.axes_known;
   if (out->pending) {
     return NULL;
@@ -259,13 +262,9 @@ static wm_status_t reduce_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
 }
 
 static wm_status_t reduce_infer(wm_op_ctx_t *ctx) {
-  const reduce_op_t *op = reduce_op_of(ctx);
-  if (!op) {
-    return WM_OP_ERROR(ctx, INTERNAL, "no reduction named %s",
-                       ctx->node->op_type);
-  }
+  const reduce_op_t *op;
   reduce_plan_t p;
-  WM_RETURN_IF_ERROR(reduce_plan(ctx, op, &p));
+  WM_RETURN_IF_ERROR(reduce_plan(ctx, &op, &p));
   wm_op_set_out(ctx, 0, wm_op_in_dtype(ctx, 0), &p.out);
   return NULL;
 }
@@ -424,13 +423,9 @@ static void reduce_f64(const reduce_op_t *op, const wm_tensor_t *x,
 }
 
 static wm_status_t reduce_run(wm_op_ctx_t *ctx) {
-  const reduce_op_t *op = reduce_op_of(ctx);
-  if (!op) {
-    return WM_OP_ERROR(ctx, INTERNAL, "no reduction named %s",
-                       ctx->node->op_type);
-  }
+  const reduce_op_t *op;
   reduce_plan_t p;
-  WM_RETURN_IF_ERROR(reduce_plan(ctx, op, &p));
+  WM_RETURN_IF_ERROR(reduce_plan(ctx, &op, &p));
   const wm_tensor_t *x = ctx->in[0];
   wm_tensor_t *y = ctx->out[0];
   if (!y) {

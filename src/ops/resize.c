@@ -50,6 +50,14 @@ typedef struct resize_params {
 
 // ------------------------------------------------------ attribute parsing
 
+// The names of enum resize_mode, coord_mode and nearest_mode.
+static const char *const modes[] = {"nearest", "linear", "cubic"};
+static const char *const coords[] = {
+    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+    "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+static const char *const nearests[] = {"round_prefer_floor",
+                                       "round_prefer_ceil", "floor", "ceil"};
+
 // Maps |s| through |names| to its index; -1 if absent.
 static int32_t lookup(const char *s, const char *const *names, int32_t n) {
   for (int32_t i = 0; i < n; i++) {
@@ -66,13 +74,6 @@ static bool is_upsample(const wm_op_ctx_t *ctx) {
 
 // Reads the string attributes into |p| for the node's operator and opset.
 static wm_status_t resize_modes(const wm_op_ctx_t *ctx, resize_params_t *p) {
-  static const char *const modes[] = {"nearest", "linear", "cubic"};
-  static const char *const coords[] = {
-      "half_pixel",        "half_pixel_symmetric", "pytorch_half_pixel",
-      "align_corners",     "asymmetric",           "tf_half_pixel_for_nn",
-      "tf_crop_and_resize"};
-  static const char *const nearests[] = {"round_prefer_floor",
-                                         "round_prefer_ceil", "floor", "ceil"};
   const wm_node_t *n = ctx->node;
   const char *mode = wm_node_attr_string(n, "mode", "nearest");
   bool legacy = is_upsample(ctx) || ctx->opset < 11;
@@ -332,13 +333,6 @@ static wm_status_t resize_params(const wm_op_ctx_t *ctx, const wm_shape_t *in,
 // input, 1 on dims not resized; from sizes, the aspect-ratio policy
 // applied) and the roi (starts, then ends), both 1-D double tensors.
 static wm_status_t resize_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
-  static const char *const modes[] = {"nearest", "linear", "cubic"};
-  static const char *const coords[] = {
-      "half_pixel",        "half_pixel_symmetric", "pytorch_half_pixel",
-      "align_corners",     "asymmetric",           "tf_half_pixel_for_nn",
-      "tf_crop_and_resize"};
-  static const char *const nearests[] = {"round_prefer_floor",
-                                         "round_prefer_ceil", "floor", "ceil"};
   const wm_shape_t *in = wm_op_in_shape(ctx, 0);
   resize_params_t p;
   if (in->rank < 0) {

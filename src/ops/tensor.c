@@ -587,9 +587,7 @@ static wm_status_t concat_axis(const wm_op_ctx_t *ctx, int64_t *out) {
 static wm_status_t concat_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
   int64_t axis = 0;
   WM_RETURN_IF_ERROR(concat_axis(ctx, &axis));
-  int32_t rank = wm_op_in_shape(ctx, 0)->rank;
-  out->pending = rank < 0;
-  return out->pending ? NULL : wm_op_param_axis(ctx, out, axis, rank);
+  return wm_op_param_axis(ctx, out, axis);
 }
 
 static wm_status_t concat_infer(wm_op_ctx_t *ctx) {
@@ -738,12 +736,7 @@ static wm_status_t split_sizes(const wm_op_ctx_t *ctx, int64_t dim,
 
 // Parameters: axis normalised (the outputs' dims there are the split).
 static wm_status_t split_resolve(wm_op_ctx_t *ctx, wm_op_params_t *out) {
-  int32_t rank = wm_op_in_shape(ctx, 0)->rank;
-  out->pending = rank < 0;
-  return out->pending
-             ? NULL
-             : wm_op_param_axis(ctx, out,
-                                wm_node_attr_int(ctx->node, "axis", 0), rank);
+  return wm_op_param_axis(ctx, out, wm_node_attr_int(ctx->node, "axis", 0));
 }
 
 static wm_status_t split_infer(wm_op_ctx_t *ctx) {

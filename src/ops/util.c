@@ -412,28 +412,40 @@ const wm_op_param_t *wm_op_param_find(const wm_op_params_t *params,
   return NULL;
 }
 
-// A new entry of |out|, or an error when it is full or |n| list values of
-// the kind do not fit.
+// A new entry of |out| holding |n| list values from |v| (int64_t for INTS,
+// double for FLOATS and TENSOR, const char * for STRINGS), or an error
+// when it is full or the values of the kind do not fit.
 static wm_status_t param_add(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                              const char *name, wm_attr_type_t type, int32_t n,
-                             wm_op_param_t **entry) {
-  int32_t used = type == WM_ATTR_FLOATS    ? out->n_floats
-                 : type == WM_ATTR_TENSOR  ? out->n_reals
-                 : type == WM_ATTR_STRINGS ? out->n_strings
-                                           : out->n_ints;
+                             const void *v, wm_op_param_t **entry) {
+  int32_t *used = type == WM_ATTR_FLOATS    ? &out->n_floats
+                  : type == WM_ATTR_TENSOR  ? &out->n_reals
+                  : type == WM_ATTR_STRINGS ? &out->n_strings
+                                            : &out->n_ints;
   if (out->count >= WM_OP_MAX_PARAMS || n < 0 ||
-      n > WM_OP_PARAM_VALUES - used) {
+      n > WM_OP_PARAM_VALUES - *used) {
     return WM_OP_ERROR(ctx, INTERNAL,
                        "resolved parameter %s does not fit (%d entries, %d "
                        "values)",
-                       name, (int)out->count, (int)(used + n));
+                       name, (int)out->count, (int)(*used + n));
   }
   wm_op_param_t *e = &out->p[out->count++];
   memset(e, 0, sizeof(*e));
   e->name = name;
   e->type = type;
-  e->at = used;
+  e->at = *used;
   e->count = n;
+  for (int32_t k = 0; k < n; k++, (*used)++) {
+    if (type == WM_ATTR_INTS) {
+      out->ints[*used] = ((const int64_t *)v)[k];
+    } else if (type == WM_ATTR_FLOATS) {
+      out->floats[*used] = (float)((const double *)v)[k];
+    } else if (type == WM_ATTR_TENSOR) {
+      out->reals[*used] = ((const double *)v)[k];
+    } else {
+      out->strings[*used] = ((const char *const *)v)[k];
+    }
+  }
   *entry = e;
   return NULL;
 }
@@ -441,7 +453,7 @@ static wm_status_t param_add(const wm_op_ctx_t *ctx, wm_op_params_t *out,
 wm_status_t wm_op_param_int(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                             const char *name, int64_t v) {
   wm_op_param_t *e = NULL;
-  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_INT, 0, &e));
+  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_INT, 0, NULL, &e));
   e->i = v;
   return NULL;
 }
@@ -449,7 +461,7 @@ wm_status_t wm_op_param_int(const wm_op_ctx_t *ctx, wm_op_params_t *out,
 wm_status_t wm_op_param_float(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                               const char *name, double v) {
   wm_op_param_t *e = NULL;
-  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_FLOAT, 0, &e));
+  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_FLOAT, 0, NULL, &e));
   e->f = (float)v;
   return NULL;
 }
@@ -457,55 +469,43 @@ wm_status_t wm_op_param_float(const wm_op_ctx_t *ctx, wm_op_params_t *out,
 wm_status_t wm_op_param_string(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                                const char *name, const char *v) {
   wm_op_param_t *e = NULL;
-  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_STRING, 0, &e));
+  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_STRING, 0, NULL, &e));
   e->s = v;
   return NULL;
 }
 
 wm_status_t wm_op_param_ints(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                              const char *name, const int64_t *v, int32_t n) {
-  wm_op_param_t *e = NULL;
-  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_INTS, n, &e));
-  for (int32_t k = 0; k < n; k++) {
-    out->ints[out->n_ints++] = v[k];
-  }
-  return NULL;
+  wm_op_param_t *e;
+  return param_add(ctx, out, name, WM_ATTR_INTS, n, v, &e);
 }
 
 wm_status_t wm_op_param_floats(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                                const char *name, const double *v, int32_t n) {
-  wm_op_param_t *e = NULL;
-  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_FLOATS, n, &e));
-  for (int32_t k = 0; k < n; k++) {
-    out->floats[out->n_floats++] = (float)v[k];
-  }
-  return NULL;
+  wm_op_param_t *e;
+  return param_add(ctx, out, name, WM_ATTR_FLOATS, n, v, &e);
 }
 
 wm_status_t wm_op_param_reals(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                               const char *name, const double *v, int32_t n) {
-  wm_op_param_t *e = NULL;
-  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_TENSOR, n, &e));
-  for (int32_t k = 0; k < n; k++) {
-    out->reals[out->n_reals++] = v[k];
-  }
-  return NULL;
-}
-
-wm_status_t wm_op_param_axis(const wm_op_ctx_t *ctx, wm_op_params_t *out,
-                             int64_t axis, int32_t rank) {
-  int32_t a = 0;
-  WM_RETURN_IF_ERROR(wm_op_axis(ctx, axis, rank, "axis", &a));
-  return wm_op_param_int(ctx, out, "axis", a);
+  wm_op_param_t *e;
+  return param_add(ctx, out, name, WM_ATTR_TENSOR, n, v, &e);
 }
 
 wm_status_t wm_op_param_strings(const wm_op_ctx_t *ctx, wm_op_params_t *out,
                                 const char *name, const char *const *v,
                                 int32_t n) {
-  wm_op_param_t *e = NULL;
-  WM_RETURN_IF_ERROR(param_add(ctx, out, name, WM_ATTR_STRINGS, n, &e));
-  for (int32_t k = 0; k < n; k++) {
-    out->strings[out->n_strings++] = v[k];
+  wm_op_param_t *e;
+  return param_add(ctx, out, name, WM_ATTR_STRINGS, n, v, &e);
+}
+
+wm_status_t wm_op_param_axis(const wm_op_ctx_t *ctx, wm_op_params_t *out,
+                             int64_t axis) {
+  int32_t rank = wm_op_in_shape(ctx, 0)->rank, a = 0;
+  out->pending = rank < 0;
+  if (out->pending) {
+    return NULL;
   }
-  return NULL;
+  WM_RETURN_IF_ERROR(wm_op_axis(ctx, axis, rank, "axis", &a));
+  return wm_op_param_int(ctx, out, "axis", a);
 }

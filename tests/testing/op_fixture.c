@@ -158,16 +158,22 @@ wm_status_t wm_op_fixture_infer(wm_op_fixture_t *f, wm_type_t *out_type) {
   return NULL;
 }
 
+// The node's context with its types inferred (the shape rule alone, no
+// graph check) and its definition; release with wm_op_ctx_deinit, also
+// after a failure.
+static wm_status_t inferred_ctx(wm_op_fixture_t *f, wm_op_ctx_t *ctx,
+                                const wm_op_def_t **out_def) {
+  WM_RETURN_IF_ERROR(wm_op_ctx_init(ctx, f->graph, (size_t)f->node));
+  WM_RETURN_IF_ERROR(wm_op_find_def(ctx, out_def));
+  return (*out_def)->infer(ctx);
+}
+
 wm_status_t wm_op_fixture_cost(wm_op_fixture_t *f, wm_type_t *out_type,
                                wm_op_cost_t *out_cost) {
   memset(out_cost, 0, sizeof(*out_cost));
-  wm_op_ctx_t ctx;
-  WM_RETURN_IF_ERROR(wm_op_ctx_init(&ctx, f->graph, (size_t)f->node));
+  wm_op_ctx_t ctx = {0};
   const wm_op_def_t *def;
-  wm_status_t s = wm_op_find_def(&ctx, &def);
-  if (!s) {
-    s = def->infer(&ctx);
-  }
+  wm_status_t s = inferred_ctx(f, &ctx, &def);
   if (!s) {
     *out_type = ctx.out_types[0];
     wm_op_cost(def, &ctx, out_cost);
@@ -178,13 +184,9 @@ wm_status_t wm_op_fixture_cost(wm_op_fixture_t *f, wm_type_t *out_type,
 
 wm_status_t wm_op_fixture_resolve(wm_op_fixture_t *f, wm_op_params_t *out) {
   memset(out, 0, sizeof(*out));
-  wm_op_ctx_t ctx;
-  WM_RETURN_IF_ERROR(wm_op_ctx_init(&ctx, f->graph, (size_t)f->node));
+  wm_op_ctx_t ctx = {0};
   const wm_op_def_t *def;
-  wm_status_t s = wm_op_find_def(&ctx, &def);
-  if (!s) {
-    s = def->infer(&ctx);
-  }
+  wm_status_t s = inferred_ctx(f, &ctx, &def);
   if (!s) {
     s = wm_op_resolve(def, &ctx, out);
   }
