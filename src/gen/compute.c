@@ -1,0 +1,311 @@
+// Building and checking compute definitions, and their canonical text.
+#include <stdio.h>
+#include <string.h>
+
+#include "gen/gen.h"
+
+static const char *const kOpNames[WM_GEN_OP_COUNT] = {
+    "load", "const", "add",  "sub", "mul", "div",  "max",  "min",
+    "neg",  "abs",   "sqrt", "exp", "log", "tanh", "relu", "sigmoid",
+};
+
+const char *wm_gen_op_name(wm_gen_op_t op) {
+  return op >= 0 && op < WM_GEN_OP_COUNT ? kOpNames[op] : "?";
+}
+
+// Copies identifier |name| ([A-Za-z_][A-Za-z0-9_]*, shorter than
+// WM_GEN_NAME) into |dst|.
+static wm_status_t set_name(char *dst, const char *name, const char *what) {
+  size_t n = name ? strlen(name) : 0;
+  bool ok = n > 0 && n < WM_GEN_NAME && !(name[0] >= '0' && name[0] <= '9');
+  for (size_t i = 0; ok && i < n; i++) {
+    char ch = name[i];
+    ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+         (ch >= '0' && ch <= '9') || ch == '_';
+  }
+  if (!ok) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s name \"%s\" is not an identifier of 1 to %d "
+                    "characters",
+                    what, name ? name : "", WM_GEN_NAME - 1);
+  }
+  memcpy(dst, name, n + 1);
+  return NULL;
+}
+
+// Adds tensor |name| of |rank|, |dims| and |strides| (NULL: row-major).
+static wm_status_t add_tensor(wm_gen_compute_t *c, const char *name,
+                              int32_t rank, const int64_t *dims,
+                              const int64_t *strides, int32_t *out_index) {
+  if (c->n_tensors >= WM_GEN_MAX_TENSORS) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: compute %s has %d tensors already",
+                    c->name, WM_GEN_MAX_TENSORS);
+  }
+  if (rank < 0 || rank > WM_MAX_RANK) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: tensor %s has rank %d, want 0 to %d",
+                    name ? name : "", rank, WM_MAX_RANK);
+  }
+  wm_gen_tensor_t *t = &c->tensors[c->n_tensors];
+  memset(t, 0, sizeof(*t));
+  WM_RETURN_IF_ERROR(set_name(t->name, name, "tensor"));
+  for (int32_t i = 0; i < c->n_tensors; i++) {
+    if (strcmp(c->tensors[i].name, t->name) == 0) {
+      return WM_ERROR(INVALID_ARGUMENT, "gen: compute %s has tensor %s twice",
+                      c->name, t->name);
+    }
+  }
+  t->rank = rank;
+  int64_t stride = 1;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    if (dims[d] < 0) {
+      return WM_ERROR(INVALID_ARGUMENT, "gen: tensor %s dim %d is %lld", name,
+                      d, (long long)dims[d]);
+    }
+    t->dims[d] = dims[d];
+    t->strides[d] = strides ? strides[d] : stride;
+    if (!wm_checked_mul_i64(stride, dims[d] ? dims[d] : 1, &stride)) {
+      return WM_ERROR(INVALID_ARGUMENT, "gen: tensor %s is too large", name);
+    }
+  }
+  *out_index = c->n_tensors++;
+  return NULL;
+}
+
+static wm_status_t add_expr(wm_gen_compute_t *c, const wm_gen_expr_t *e,
+                            int32_t *out_expr) {
+  if (c->n_exprs >= WM_GEN_MAX_EXPRS) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: compute %s has %d expressions already", c->name,
+                    WM_GEN_MAX_EXPRS);
+  }
+  c->exprs[c->n_exprs] = *e;
+  *out_expr = c->n_exprs++;
+  return NULL;
+}
+
+wm_status_t wm_gen_begin(wm_gen_compute_t *c, const char *name, int32_t rank,
+                         const int64_t *dims, const char *const *axis_names) {
+  memset(c, 0, sizeof(*c));
+  WM_RETURN_IF_ERROR(set_name(c->name, name, "compute"));
+  if (rank > WM_GEN_MAX_AXES) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: compute %s has rank %d, want at most %d", c->name,
+                    rank, WM_GEN_MAX_AXES);
+  }
+  int32_t out;
+  WM_RETURN_IF_ERROR(add_tensor(c, "Y", rank, dims, NULL, &out));
+  c->n_axes = rank;
+  for (int32_t a = 0; a < rank; a++) {
+    char fallback[WM_GEN_NAME];
+    snprintf(fallback, sizeof(fallback), "i%d", (int)a);
+    WM_RETURN_IF_ERROR(
+        set_name(c->axes[a], axis_names ? axis_names[a] : fallback, "axis"));
+    c->extents[a] = dims[a];
+  }
+  wm_gen_access_t *acc = &c->accesses[c->n_accesses++];
+  memset(acc, 0, sizeof(*acc));
+  acc->tensor = out;
+  for (int32_t d = 0; d < rank; d++) {
+    acc->coef[d][d] = 1;
+  }
+  return NULL;
+}
+
+wm_status_t wm_gen_input_access(wm_gen_compute_t *c, const char *name,
+                                int32_t rank, const int64_t *dims,
+                                const int64_t *strides,
+                                const wm_gen_access_t *acc, int32_t *out_expr) {
+  if (c->n_accesses >=
+      (int32_t)(sizeof(c->accesses) / sizeof(c->accesses[0]))) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: compute %s has too many accesses",
+                    c->name);
+  }
+  int32_t t;
+  WM_RETURN_IF_ERROR(add_tensor(c, name, rank, dims, strides, &t));
+  wm_gen_access_t *a = &c->accesses[c->n_accesses];
+  *a = *acc;
+  a->tensor = t;
+  wm_gen_expr_t e = {
+      .op = WM_GEN_LOAD, .arg = {-1, -1}, .access = c->n_accesses};
+  c->n_accesses++;
+  return add_expr(c, &e, out_expr);
+}
+
+wm_status_t wm_gen_input(wm_gen_compute_t *c, const char *name, int32_t rank,
+                         const int64_t *dims, int32_t *out_expr) {
+  int32_t out_rank = c->tensors[0].rank;
+  if (rank > out_rank) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: input %s has rank %d, above the output's %d",
+                    name ? name : "", rank, out_rank);
+  }
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  for (int32_t d = 0; d < rank; d++) {
+    int32_t axis = out_rank - rank + d;
+    if (dims[d] != 1 && dims[d] != c->tensors[0].dims[axis]) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "gen: input %s dim %d is %lld, which does not broadcast "
+                      "to the output's %lld",
+                      name ? name : "", d, (long long)dims[d],
+                      (long long)c->tensors[0].dims[axis]);
+    }
+    acc.coef[d][axis] = dims[d] == 1 ? 0 : 1;
+  }
+  return wm_gen_input_access(c, name, rank, dims, NULL, &acc, out_expr);
+}
+
+wm_status_t wm_gen_const(wm_gen_compute_t *c, float v, int32_t *out_expr) {
+  wm_gen_expr_t e = {
+      .op = WM_GEN_CONST, .arg = {-1, -1}, .access = -1, .value = v};
+  return add_expr(c, &e, out_expr);
+}
+
+static bool is_binary(wm_gen_op_t op) {
+  return op >= WM_GEN_ADD && op <= WM_GEN_MIN;
+}
+
+static bool is_unary(wm_gen_op_t op) {
+  return op >= WM_GEN_NEG && op < WM_GEN_OP_COUNT;
+}
+
+static wm_status_t check_operand(const wm_gen_compute_t *c, int32_t a) {
+  if (a < 0 || a >= c->n_exprs) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: compute %s: operand %d is not an expression made "
+                    "before (%d so far)",
+                    c->name, a, c->n_exprs);
+  }
+  return NULL;
+}
+
+wm_status_t wm_gen_unary(wm_gen_compute_t *c, wm_gen_op_t op, int32_t a,
+                         int32_t *out_expr) {
+  if (!is_unary(op)) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: %s is not a unary operation",
+                    wm_gen_op_name(op));
+  }
+  WM_RETURN_IF_ERROR(check_operand(c, a));
+  wm_gen_expr_t e = {.op = op, .arg = {a, -1}, .access = -1};
+  return add_expr(c, &e, out_expr);
+}
+
+wm_status_t wm_gen_binary(wm_gen_compute_t *c, wm_gen_op_t op, int32_t a,
+                          int32_t b, int32_t *out_expr) {
+  if (!is_binary(op)) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: %s is not a binary operation",
+                    wm_gen_op_name(op));
+  }
+  WM_RETURN_IF_ERROR(check_operand(c, a));
+  WM_RETURN_IF_ERROR(check_operand(c, b));
+  wm_gen_expr_t e = {.op = op, .arg = {a, b}, .access = -1};
+  return add_expr(c, &e, out_expr);
+}
+
+// Checks that every point of the axes' box maps inside tensor |t|'s dims
+// through |acc| (an empty box touches nothing).
+static wm_status_t check_access(const wm_gen_compute_t *c,
+                                const wm_gen_access_t *acc) {
+  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  for (int32_t a = 0; a < c->n_axes; a++) {
+    if (c->extents[a] == 0) {
+      return NULL;
+    }
+  }
+  for (int32_t d = 0; d < t->rank; d++) {
+    int64_t lo = acc->off[d], hi = acc->off[d];
+    for (int32_t a = 0; a < c->n_axes; a++) {
+      int64_t span;
+      if (!wm_checked_mul_i64(acc->coef[d][a], c->extents[a] - 1, &span)) {
+        return WM_ERROR(INVALID_ARGUMENT, "gen: %s: access of %s overflows",
+                        c->name, t->name);
+      }
+      lo += span < 0 ? span : 0;
+      hi += span > 0 ? span : 0;
+    }
+    if (lo < 0 || hi >= t->dims[d]) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "gen: %s: dim %d of %s is read at %lld..%lld, outside "
+                      "[0, %lld)",
+                      c->name, d, t->name, (long long)lo, (long long)hi,
+                      (long long)t->dims[d]);
+    }
+  }
+  return NULL;
+}
+
+wm_status_t wm_gen_finish(wm_gen_compute_t *c, int32_t body) {
+  WM_RETURN_IF_ERROR(check_operand(c, body));
+  c->body = body;
+  for (int32_t i = 0; i < c->n_accesses; i++) {
+    WM_RETURN_IF_ERROR(check_access(c, &c->accesses[i]));
+  }
+  return NULL;
+}
+
+// ---------------------------------------------------------- canonical
+
+static void print_access(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
+                         wm_strbuf_t *out) {
+  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  wm_strbuf_printf(out, "t%d[", (int)acc->tensor);
+  for (int32_t d = 0; d < t->rank; d++) {
+    bool any = false;
+    wm_strbuf_printf(out, "%s", d ? "," : "");
+    for (int32_t a = 0; a < c->n_axes; a++) {
+      int64_t k = acc->coef[d][a];
+      if (k) {
+        wm_strbuf_printf(out, "%s", any ? "+" : "");
+        if (k != 1) {
+          wm_strbuf_printf(out, "%lld*", (long long)k);
+        }
+        wm_strbuf_printf(out, "a%d", (int)a);
+        any = true;
+      }
+    }
+    if (acc->off[d] || !any) {
+      wm_strbuf_printf(out, "%s%lld", any ? "+" : "", (long long)acc->off[d]);
+    }
+  }
+  wm_strbuf_printf(out, "]");
+}
+
+static void print_expr(const wm_gen_compute_t *c, int32_t i, wm_strbuf_t *out) {
+  const wm_gen_expr_t *e = &c->exprs[i];
+  if (e->op == WM_GEN_LOAD) {
+    print_access(c, &c->accesses[e->access], out);
+  } else if (e->op == WM_GEN_CONST) {
+    wm_strbuf_printf(out, "%a", (double)e->value);
+  } else {
+    wm_strbuf_printf(out, "%s(", wm_gen_op_name(e->op));
+    print_expr(c, e->arg[0], out);
+    if (is_binary(e->op)) {
+      wm_strbuf_printf(out, ",");
+      print_expr(c, e->arg[1], out);
+    }
+    wm_strbuf_printf(out, ")");
+  }
+}
+
+void wm_gen_canonical(const wm_gen_compute_t *c, wm_strbuf_t *out) {
+  wm_strbuf_printf(out, "axes(");
+  for (int32_t a = 0; a < c->n_axes; a++) {
+    wm_strbuf_printf(out, "%sa%d:%lld", a ? "," : "", (int)a,
+                     (long long)c->extents[a]);
+  }
+  wm_strbuf_printf(out, ")");
+  for (int32_t i = 0; i < c->n_tensors; i++) {
+    const wm_gen_tensor_t *t = &c->tensors[i];
+    wm_strbuf_printf(out, " t%d:f32[", (int)i);
+    for (int32_t d = 0; d < t->rank; d++) {
+      wm_strbuf_printf(out, "%s%lld/%lld", d ? "," : "", (long long)t->dims[d],
+                       (long long)t->strides[d]);
+    }
+    wm_strbuf_printf(out, "]");
+  }
+  wm_strbuf_printf(out, " ");
+  print_access(c, &c->accesses[0], out);
+  wm_strbuf_printf(out, "=");
+  print_expr(c, c->body, out);
+}

@@ -1,0 +1,199 @@
+// wmap kernel generator: compute definitions in index notation, their
+// lowering to a loop nest under a schedule, and the printing of that nest
+// as C (GCC/Clang vector extensions), OpenCL C or CUDA C through one
+// printer and a dialect table (../shared/reference/kernel-gen.md §3).
+//
+// A compute is one statement over named axes,
+//   Y[out(axes)] = body(T0[acc0(axes)], T1[acc1(axes)], ...)
+// where every access is affine: index d of a tensor is the sum over the
+// axes of coef[d][axis] * axis plus off[d], so broadcasting (a zero
+// coefficient), transposes and strided views need no copies. This first
+// class is elementwise and broadcast (every axis spatial); the body is an
+// expression tree of float operations.
+// Thread-safety: a compute is built and read by one thread; printing is
+// pure.
+#ifndef WMAP_SRC_GEN_GEN_H_
+#define WMAP_SRC_GEN_GEN_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wmap/base.h"
+#include "wmap/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WM_GEN_MAX_AXES 8
+#define WM_GEN_MAX_TENSORS 8
+#define WM_GEN_MAX_EXPRS 64
+#define WM_GEN_NAME 16  // bytes of a name, NUL included
+
+// Operations of a body. Leaves are LOAD (an access) and CONST.
+typedef enum wm_gen_op {
+  WM_GEN_LOAD,
+  WM_GEN_CONST,
+  WM_GEN_ADD,
+  WM_GEN_SUB,
+  WM_GEN_MUL,
+  WM_GEN_DIV,
+  WM_GEN_MAX,
+  WM_GEN_MIN,
+  WM_GEN_NEG,
+  WM_GEN_ABS,
+  WM_GEN_SQRT,
+  WM_GEN_EXP,
+  WM_GEN_LOG,
+  WM_GEN_TANH,
+  WM_GEN_RELU,
+  WM_GEN_SIGMOID,
+  WM_GEN_OP_COUNT,
+} wm_gen_op_t;
+
+// One tensor of a compute: float32, row-major unless strides say else
+// (in elements).
+typedef struct wm_gen_tensor {
+  char name[WM_GEN_NAME];
+  int32_t rank;
+  int64_t dims[WM_MAX_RANK];
+  int64_t strides[WM_MAX_RANK];
+} wm_gen_tensor_t;
+
+// An affine access: index d = sum_a coef[d][a] * axis_a + off[d].
+typedef struct wm_gen_access {
+  int32_t tensor;
+  int64_t coef[WM_MAX_RANK][WM_GEN_MAX_AXES];
+  int64_t off[WM_MAX_RANK];
+} wm_gen_access_t;
+
+// A node of the body.
+typedef struct wm_gen_expr {
+  wm_gen_op_t op;
+  int32_t arg[2];  // operand expressions (binary: both; unary: arg[0])
+  int32_t access;  // LOAD: index into accesses
+  float value;     // CONST
+} wm_gen_expr_t;
+
+typedef struct wm_gen_compute {
+  char name[WM_GEN_NAME];
+  int32_t n_axes;
+  char axes[WM_GEN_MAX_AXES][WM_GEN_NAME];
+  int64_t extents[WM_GEN_MAX_AXES];
+  int32_t n_tensors;  // tensor 0 is the output
+  wm_gen_tensor_t tensors[WM_GEN_MAX_TENSORS];
+  int32_t n_accesses;  // access 0 is the output's
+  wm_gen_access_t accesses[WM_GEN_MAX_TENSORS * 2];
+  int32_t n_exprs;
+  wm_gen_expr_t exprs[WM_GEN_MAX_EXPRS];
+  int32_t body;  // the root expression
+} wm_gen_compute_t;
+
+// ----------------------------------------------------------- building
+
+// Starts the compute |name| writing tensor |out| (rank, dims; row-major)
+// over one spatial axis per output dim, named after |axis_names| (NULL:
+// i0, i1, ...), the output read through the identity access.
+wm_status_t wm_gen_begin(wm_gen_compute_t *c, const char *name, int32_t rank,
+                         const int64_t *dims,
+                         const char *const *axis_names) WM_MUST_USE_RESULT;
+// Adds input tensor |name| of |rank| and |dims| (row-major) read with
+// numpy broadcasting against the output: its dim d lines up with output
+// dim d + (out rank - rank); a dim of 1 is read at 0. *out_expr is the
+// LOAD of it.
+wm_status_t wm_gen_input(wm_gen_compute_t *c, const char *name, int32_t rank,
+                         const int64_t *dims,
+                         int32_t *out_expr) WM_MUST_USE_RESULT;
+// Adds input |name| with explicit strides (elements) and access |acc|
+// (its tensor field is set here).
+wm_status_t wm_gen_input_access(wm_gen_compute_t *c, const char *name,
+                                int32_t rank, const int64_t *dims,
+                                const int64_t *strides,
+                                const wm_gen_access_t *acc,
+                                int32_t *out_expr) WM_MUST_USE_RESULT;
+// Adds a constant, a unary or a binary node; *out_expr is its index.
+wm_status_t wm_gen_const(wm_gen_compute_t *c, float v,
+                         int32_t *out_expr) WM_MUST_USE_RESULT;
+wm_status_t wm_gen_unary(wm_gen_compute_t *c, wm_gen_op_t op, int32_t a,
+                         int32_t *out_expr) WM_MUST_USE_RESULT;
+wm_status_t wm_gen_binary(wm_gen_compute_t *c, wm_gen_op_t op, int32_t a,
+                          int32_t b, int32_t *out_expr) WM_MUST_USE_RESULT;
+// Sets the body's root and checks the whole compute: names, extents,
+// every access inside its tensor for every point of the axes, operands
+// defined before their users.
+wm_status_t wm_gen_finish(wm_gen_compute_t *c, int32_t body) WM_MUST_USE_RESULT;
+
+// Appends the canonical text of |c| (axes renamed a0.., tensors t0..):
+// equal texts mean equal kernels, so it keys caches.
+void wm_gen_canonical(const wm_gen_compute_t *c, wm_strbuf_t *out);
+
+// ----------------------------------------------------------- schedule
+
+// How a compute runs: the vector width of the innermost axis (1 = none;
+// a power of two up to 16) and the axis whose range [start, end) the
+// caller splits over threads (the outermost).
+typedef struct wm_gen_schedule {
+  int32_t vector_width;
+  int32_t unroll;  // vector iterations per unrolled step, 1 to 8
+} wm_gen_schedule_t;
+
+// The analytical default for |c| on a target with |vector_bytes|-wide
+// registers: the widest vector the innermost axis can use (its output
+// stride is 1 and its extent at least one vector), unrolled by 2.
+wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
+                                          int32_t vector_bytes);
+
+// ----------------------------------------------------------- loop IR
+
+typedef enum wm_gen_loop_kind {
+  WM_GEN_LOOP_PARALLEL = 0,  // the range [start, end) the caller gives
+  WM_GEN_LOOP_SERIAL = 1,
+  WM_GEN_LOOP_VECTOR = 2,  // |width| lanes, |unroll| vectors a step, then
+                           // a scalar tail
+} wm_gen_loop_kind_t;
+
+typedef struct wm_gen_loop {
+  int32_t axis;
+  wm_gen_loop_kind_t kind;
+  int32_t width;   // VECTOR: lanes
+  int32_t unroll;  // VECTOR: vectors per step
+} wm_gen_loop_t;
+
+// A perfect loop nest, outermost first, around the compute's statement.
+typedef struct wm_gen_nest {
+  const wm_gen_compute_t *c;  // borrowed
+  int32_t n;
+  wm_gen_loop_t loops[WM_GEN_MAX_AXES];
+} wm_gen_nest_t;
+
+// Lowers |c| under |s|: the axes in order, the outermost PARALLEL, the
+// innermost VECTOR when s->vector_width > 1 (an error unless every
+// tensor's stride along it is 0 or 1), the rest SERIAL.
+wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
+                         wm_gen_nest_t *out) WM_MUST_USE_RESULT;
+
+// ----------------------------------------------------------- printing
+
+typedef enum wm_gen_dialect {
+  WM_GEN_C = 0,
+  WM_GEN_OPENCL = 1,
+  WM_GEN_CUDA = 2,
+} wm_gen_dialect_t;
+
+// Prints |nest| as a kernel in |d|, through one printer and a table of
+// what differs per dialect. C: `void NAME(float *T0, const float *T1,
+// ..., int64_t start, int64_t end)` running the parallel axis over
+// [start, end) (the caller's thread pool splits it). OpenCL C and CUDA C:
+// one work item per index of the parallel axis (global id 0, guarded by
+// end), the inner loops within it.
+wm_status_t wm_gen_print(const wm_gen_nest_t *nest, wm_gen_dialect_t d,
+                         wm_strbuf_t *out) WM_MUST_USE_RESULT;
+
+// The name of an operation as the canonical text spells it.
+const char *wm_gen_op_name(wm_gen_op_t op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // WMAP_SRC_GEN_GEN_H_

@@ -1,0 +1,424 @@
+// Tests of the kernel generator: the builder's checks, golden sources of
+// one compute in every dialect, and a schedule fuzzer that compiles what
+// the C dialect prints with the system compiler, loads it and compares
+// every element with the compute evaluated in double precision.
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gen/gen.h"
+#include "wm_test.h"
+
+// Y[i,j] = relu(X[i,j] + B[j]) over [3, 37].
+static wm_status_t add_bias_relu(wm_gen_compute_t *c) {
+  static const int64_t yd[2] = {3, 37}, bd[1] = {37};
+  static const char *const axes[2] = {"i", "j"};
+  int32_t x, b, sum, y;
+  WM_RETURN_IF_ERROR(wm_gen_begin(c, "add_bias_relu", 2, yd, axes));
+  WM_RETURN_IF_ERROR(wm_gen_input(c, "X", 2, yd, &x));
+  WM_RETURN_IF_ERROR(wm_gen_input(c, "B", 1, bd, &b));
+  WM_RETURN_IF_ERROR(wm_gen_binary(c, WM_GEN_ADD, x, b, &sum));
+  WM_RETURN_IF_ERROR(wm_gen_unary(c, WM_GEN_RELU, sum, &y));
+  return wm_gen_finish(c, y);
+}
+
+WM_TEST(builder_refuses_what_it_cannot_run) {
+  wm_gen_compute_t c;
+  static const int64_t d2[2] = {4, 5}, d5[1] = {6};
+  int32_t x, y;
+  WM_CHECK_ERR(wm_gen_begin(&c, "9lives", 2, d2, NULL), INVALID_ARGUMENT,
+               "not an identifier");
+  WM_CHECK_OK(wm_gen_begin(&c, "k", 2, d2, NULL));
+  WM_CHECK_ERR(wm_gen_input(&c, "X", 1, d5, &x), INVALID_ARGUMENT,
+               "does not broadcast");
+  WM_CHECK_OK(wm_gen_input(&c, "X", 2, d2, &x));
+  WM_CHECK_ERR(wm_gen_input(&c, "X", 2, d2, &y), INVALID_ARGUMENT,
+               "tensor X twice");
+  WM_CHECK_ERR(wm_gen_binary(&c, WM_GEN_ADD, x, 7, &y), INVALID_ARGUMENT,
+               "operand 7");
+  WM_CHECK_ERR(wm_gen_unary(&c, WM_GEN_ADD, x, &y), INVALID_ARGUMENT,
+               "not a unary");
+  // A shifted read past the end of its tensor.
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  acc.coef[0][0] = 1;
+  acc.coef[1][1] = 1;
+  acc.off[1] = 1;
+  WM_CHECK_OK(wm_gen_input_access(&c, "S", 2, d2, NULL, &acc, &y));
+  WM_CHECK_ERR(wm_gen_finish(&c, y), INVALID_ARGUMENT,
+               "dim 1 of S is read at 1..5, outside [0, 5)");
+  // A transposed read does not vectorize along the inner axis.
+  static const int64_t sq[2] = {4, 4};
+  WM_CHECK_OK(wm_gen_begin(&c, "tr", 2, sq, NULL));
+  memset(&acc, 0, sizeof(acc));
+  acc.coef[0][1] = 1;
+  acc.coef[1][0] = 1;
+  WM_CHECK_OK(wm_gen_input_access(&c, "X", 2, sq, NULL, &acc, &x));
+  WM_CHECK_OK(wm_gen_finish(&c, x));
+  wm_gen_schedule_t s = {.vector_width = 4, .unroll = 1};
+  wm_gen_nest_t n;
+  WM_CHECK_ERR(wm_gen_lower(&c, &s, &n), INVALID_ARGUMENT,
+               "cannot be vectorized");
+  WM_CHECK_INT_EQ(wm_gen_default_schedule(&c, 64).vector_width, 1);
+}
+
+// Compares |text| with golden file src/gen/golden/|name|; with
+// WMAP_GOLDEN_UPDATE set, writes it instead.
+static bool same_as_golden(const char *name, const char *text) {
+  const char *root = getenv("WMAP_SOURCE_DIR");
+  if (!root) {
+    printf("  WMAP_SOURCE_DIR is not set\n");
+    return false;
+  }
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/src/gen/golden/%s", root, name);
+  if (getenv("WMAP_GOLDEN_UPDATE")) {
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(text, f) >= 0;
+    ok = f && fclose(f) == 0 && ok;
+    return ok;
+  }
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    printf("  cannot read %s\n", path);
+    return false;
+  }
+  char buf[16384];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  if (strcmp(buf, text) != 0) {
+    printf("  %s differs from what is printed now:\n%s\n", path, text);
+    return false;
+  }
+  return true;
+}
+
+WM_TEST(printed_sources_match_the_golden_files) {
+  wm_gen_compute_t c;
+  WM_CHECK_OK(add_bias_relu(&c));
+  wm_gen_schedule_t s = wm_gen_default_schedule(&c, 64);
+  WM_CHECK_INT_EQ(s.vector_width, 16);
+  WM_CHECK_INT_EQ(s.unroll, 2);
+  wm_gen_nest_t n;
+  WM_CHECK_OK(wm_gen_lower(&c, &s, &n));
+  static const char *const files[3] = {"add_bias_relu.c", "add_bias_relu.cl",
+                                       "add_bias_relu.cu"};
+  for (int d = 0; d < 3; d++) {
+    wm_strbuf_t text;
+    wm_strbuf_init(&text);
+    WM_CHECK_OK(wm_gen_print(&n, (wm_gen_dialect_t)d, &text));
+    WM_CHECK(same_as_golden(files[d], wm_strbuf_str(&text)));
+    wm_strbuf_deinit(&text);
+  }
+}
+
+// ------------------------------------------------------ schedule fuzzer
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint32_t next_u32(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (uint32_t)(rng >> 11);
+}
+static int32_t pick(int32_t n) {
+  return (int32_t)(next_u32() % (uint32_t)n);
+}
+
+// One fuzz case: a compute, its inputs' data, and the kernel's name.
+typedef struct fuzz_case {
+  wm_gen_compute_t c;
+  wm_gen_schedule_t s;
+  float *data[WM_GEN_MAX_TENSORS];
+  size_t count[WM_GEN_MAX_TENSORS];
+} fuzz_case_t;
+
+static size_t numel(const wm_gen_tensor_t *t) {
+  size_t n = 1;
+  for (int32_t d = 0; d < t->rank; d++) {
+    n *= (size_t)t->dims[d];
+  }
+  return n;
+}
+
+// A random expression over the loads |loads|, |depth| levels at most.
+static wm_status_t random_expr(wm_gen_compute_t *c, const int32_t *loads,
+                               int32_t n_loads, int32_t depth, int32_t *out) {
+  int32_t r = pick(10);
+  if (depth == 0 || r < 3) {
+    if (r == 0) {
+      return wm_gen_const(c, (float)(pick(9) - 4) * 0.5f, out);
+    }
+    *out = loads[pick(n_loads)];
+    return NULL;
+  }
+  int32_t a, b;
+  WM_RETURN_IF_ERROR(random_expr(c, loads, n_loads, depth - 1, &a));
+  if (r < 6) {
+    static const wm_gen_op_t un[] = {WM_GEN_NEG,  WM_GEN_ABS,    WM_GEN_SQRT,
+                                     WM_GEN_EXP,  WM_GEN_LOG,    WM_GEN_TANH,
+                                     WM_GEN_RELU, WM_GEN_SIGMOID};
+    return wm_gen_unary(c, un[pick(8)], a, out);
+  }
+  WM_RETURN_IF_ERROR(random_expr(c, loads, n_loads, depth - 1, &b));
+  static const wm_gen_op_t bin[] = {WM_GEN_ADD, WM_GEN_SUB, WM_GEN_MUL,
+                                    WM_GEN_DIV, WM_GEN_MAX, WM_GEN_MIN};
+  return wm_gen_binary(c, bin[pick(6)], a, b, out);
+}
+
+// Makes case |k|: output rank 0 to 4, dims 0 to 9 (mostly 1 to 9),
+// inputs broadcast along random dims, one of them sometimes read
+// transposed, a random schedule that the compute allows.
+static wm_status_t make_case(fuzz_case_t *fc, int k) {
+  memset(fc, 0, sizeof(*fc));
+  wm_gen_compute_t *c = &fc->c;
+  int32_t rank = pick(5);
+  int64_t dims[WM_MAX_RANK];
+  for (int32_t d = 0; d < rank; d++) {
+    dims[d] = pick(20) == 0 ? 0 : 1 + pick(d == rank - 1 ? 40 : 6);
+  }
+  char name[16];
+  snprintf(name, sizeof(name), "k%d", k);
+  WM_RETURN_IF_ERROR(wm_gen_begin(c, name, rank, dims, NULL));
+  int32_t loads[4], n_in = 1 + pick(3);
+  for (int32_t i = 0; i < n_in; i++) {
+    char tn[8];
+    snprintf(tn, sizeof(tn), "X%d", (int)i);
+    if (i == 0 && rank == 2 && dims[0] == dims[1] && pick(3) == 0) {
+      wm_gen_access_t acc;  // X0[j, i]
+      memset(&acc, 0, sizeof(acc));
+      acc.coef[0][1] = 1;
+      acc.coef[1][0] = 1;
+      WM_RETURN_IF_ERROR(
+          wm_gen_input_access(c, tn, 2, dims, NULL, &acc, &loads[i]));
+      continue;
+    }
+    int32_t r = rank ? pick(rank + 1) : 0;
+    int64_t id[WM_MAX_RANK];
+    for (int32_t d = 0; d < r; d++) {
+      id[d] = pick(3) == 0 ? 1 : dims[rank - r + d];
+    }
+    WM_RETURN_IF_ERROR(wm_gen_input(c, tn, r, id, &loads[i]));
+  }
+  int32_t body;
+  WM_RETURN_IF_ERROR(random_expr(c, loads, n_in, 1 + pick(4), &body));
+  WM_RETURN_IF_ERROR(wm_gen_finish(c, body));
+  fc->s = wm_gen_default_schedule(c, 4 << pick(5));
+  if (fc->s.vector_width > 1) {
+    fc->s.unroll = 1 + pick(4);
+  }
+  for (int32_t t = 0; t < c->n_tensors; t++) {
+    fc->count[t] = numel(&c->tensors[t]);
+    fc->data[t] = malloc((fc->count[t] + 1) * sizeof(float));
+    if (!fc->data[t]) {
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    for (size_t e = 0; e < fc->count[t]; e++) {
+      fc->data[t][e] = (float)pick(4001) / 1000.0f - 2.0f;
+    }
+  }
+  return NULL;
+}
+
+// The compute at one point of the axes, in double.
+static double eval(const fuzz_case_t *fc, int32_t i, const int64_t *at) {
+  const wm_gen_compute_t *c = &fc->c;
+  const wm_gen_expr_t *e = &c->exprs[i];
+  if (e->op == WM_GEN_LOAD) {
+    const wm_gen_access_t *acc = &c->accesses[e->access];
+    const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+    int64_t off = 0;
+    for (int32_t d = 0; d < t->rank; d++) {
+      int64_t idx = acc->off[d];
+      for (int32_t a = 0; a < c->n_axes; a++) {
+        idx += acc->coef[d][a] * at[a];
+      }
+      off += idx * t->strides[d];
+    }
+    return fc->data[acc->tensor][off];
+  }
+  if (e->op == WM_GEN_CONST) {
+    return e->value;
+  }
+  double x = eval(fc, e->arg[0], at);
+  double y = e->arg[1] >= 0 ? eval(fc, e->arg[1], at) : 0;
+  switch (e->op) {
+    case WM_GEN_ADD:
+      return x + y;
+    case WM_GEN_SUB:
+      return x - y;
+    case WM_GEN_MUL:
+      return x * y;
+    case WM_GEN_DIV:
+      return x / y;
+    case WM_GEN_MAX:
+      return x > y || x != x ? x : y;
+    case WM_GEN_MIN:
+      return x < y || x != x ? x : y;
+    case WM_GEN_NEG:
+      return -x;
+    case WM_GEN_ABS:
+      return fabs(x);
+    case WM_GEN_SQRT:
+      return sqrt(x);
+    case WM_GEN_EXP:
+      return exp(x);
+    case WM_GEN_LOG:
+      return log(x);
+    case WM_GEN_TANH:
+      return tanh(x);
+    case WM_GEN_RELU:
+      return x > 0 ? x : 0;
+    default:
+      return 1 / (1 + exp(-x));
+  }
+}
+
+// Whether |got| is |want| within float rounding of a few steps (NaN and
+// infinities equal as such).
+static bool near_enough(float got, double want) {
+  if (want != want || got != got) {
+    return want != want && got != got;
+  }
+  if (isinf(want) || isinf(got)) {
+    return isinf(want) && isinf(got) && (want > 0) == (got > 0);
+  }
+  double err = fabs((double)got - want);
+  return err <= 1e-4 * fabs(want) + 1e-5;
+}
+
+// Runs case |fc|'s kernel |fn| over the outer axis in up to three ranges
+// (as threads would) and checks every output element.
+static bool run_case(fuzz_case_t *fc, void *fn) {
+  const wm_gen_compute_t *c = &fc->c;
+  int64_t outer = c->n_axes ? c->extents[0] : 1;
+  int64_t cut1 = outer / 3, cut2 = 2 * outer / 3;
+  const int64_t ranges[3][2] = {{0, cut1}, {cut1, cut2}, {cut2, outer}};
+  float *y = fc->data[0];
+  for (size_t e = 0; e < fc->count[0]; e++) {
+    y[e] = NAN;
+  }
+  float **in = fc->data;
+  typedef void (*k1_t)(float *, const float *, int64_t, int64_t);
+  typedef void (*k2_t)(float *, const float *, const float *, int64_t, int64_t);
+  typedef void (*k3_t)(float *, const float *, const float *, const float *,
+                       int64_t, int64_t);
+  k1_t k1;
+  k2_t k2;
+  k3_t k3;
+  memcpy(&k1, &fn, sizeof(fn));
+  memcpy(&k2, &fn, sizeof(fn));
+  memcpy(&k3, &fn, sizeof(fn));
+  for (int r = 0; r < 3; r++) {
+    int64_t s = ranges[r][0], e = ranges[r][1];
+    if (c->n_tensors == 2) {
+      k1(y, in[1], s, e);
+    } else if (c->n_tensors == 3) {
+      k2(y, in[1], in[2], s, e);
+    } else {
+      k3(y, in[1], in[2], in[3], s, e);
+    }
+  }
+  int64_t at[WM_GEN_MAX_AXES] = {0};
+  for (size_t e = 0; e < fc->count[0]; e++) {
+    size_t rest = e;
+    for (int32_t a = c->n_axes - 1; a >= 0; a--) {
+      at[a] = (int64_t)(rest % (size_t)c->extents[a]);
+      rest /= (size_t)c->extents[a];
+    }
+    double want = eval(fc, c->body, at);
+    if (!near_enough(y[e], want)) {
+      wm_strbuf_t text;
+      wm_strbuf_init(&text);
+      wm_gen_canonical(c, &text);
+      printf(
+          "  %s (vector %d, unroll %d) element %zu: got %.9g, want %.9g\n"
+          "  %s\n",
+          c->name, fc->s.vector_width, fc->s.unroll, e, (double)y[e], want,
+          wm_strbuf_str(&text));
+      wm_strbuf_deinit(&text);
+      return false;
+    }
+  }
+  return true;
+}
+
+enum { FUZZ_CASES = 300 };
+
+WM_TEST(generated_c_agrees_with_the_compute_in_double) {
+  if (system("cc --version > /dev/null 2>&1") != 0) {
+    wm_test_skip("no system C compiler (cc) to build generated kernels");
+    return;
+  }
+  static fuzz_case_t cases[FUZZ_CASES];
+  for (int k = 0; k < FUZZ_CASES; k++) {
+    WM_CHECK_OK(make_case(&cases[k], k));
+  }
+  // Every kernel brings its own helpers: one translation unit each, all
+  // linked into one shared object.
+  char dir[] = "/tmp/wmap_gen_XXXXXX";
+  WM_CHECK(mkdtemp(dir) != NULL);
+  wm_strbuf_t cmd;
+  wm_strbuf_init(&cmd);
+  wm_strbuf_printf(
+      &cmd, "cd %s && cc -O2 -std=gnu11 -Wno-psabi -fPIC -shared -o k.so", dir);
+  for (int k = 0; k < FUZZ_CASES; k++) {
+    wm_gen_nest_t n;
+    WM_CHECK_OK(wm_gen_lower(&cases[k].c, &cases[k].s, &n));
+    wm_strbuf_t one;
+    wm_strbuf_init(&one);
+    WM_CHECK_OK(wm_gen_print(&n, WM_GEN_C, &one));
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/k%d.c", dir, k);
+    FILE *f = fopen(path, "w");
+    WM_CHECK(f != NULL);
+    if (f) {
+      fputs(wm_strbuf_str(&one), f);
+      fclose(f);
+    }
+    wm_strbuf_printf(&cmd, " k%d.c", k);
+    wm_strbuf_deinit(&one);
+  }
+  wm_strbuf_printf(&cmd, " -lm");
+  WM_CHECK_INT_EQ(system(wm_strbuf_str(&cmd)), 0);
+  wm_strbuf_deinit(&cmd);
+  char so[4200];
+  snprintf(so, sizeof(so), "%s/k.so", dir);
+  void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  WM_CHECK(h != NULL);
+  int bad = 0, vectorized = 0;
+  for (int k = 0; h && k < FUZZ_CASES; k++) {
+    void *fn = dlsym(h, cases[k].c.name);
+    WM_CHECK(fn != NULL);
+    bad += fn && !run_case(&cases[k], fn);
+    vectorized += cases[k].s.vector_width > 1;
+  }
+  printf("  %d cases, %d vectorized, %d wrong\n", FUZZ_CASES, vectorized, bad);
+  WM_CHECK_INT_EQ(bad, 0);
+  WM_CHECK(vectorized > FUZZ_CASES / 4);
+  if (h) {
+    dlclose(h);
+  }
+  for (int k = 0; k < FUZZ_CASES; k++) {
+    for (int32_t t = 0; t < WM_GEN_MAX_TENSORS; t++) {
+      free(cases[k].data[t]);
+    }
+  }
+  char rm[4200];
+  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+  WM_CHECK_INT_EQ(system(rm), 0);
+}
+
+int main(void) {
+  static const wm_test_case_t cases[] = {
+      WM_CASE(builder_refuses_what_it_cannot_run),
+      WM_CASE(printed_sources_match_the_golden_files),
+      WM_CASE(generated_c_agrees_with_the_compute_in_double),
+      {NULL, NULL},
+  };
+  return wm_test_main(cases);
+}

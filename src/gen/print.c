@@ -1,0 +1,358 @@
+// The loop-nest printer and its dialect table: C with GCC/Clang vector
+// extensions, OpenCL C 1.2 and CUDA C.
+#include <stdio.h>
+#include <string.h>
+
+#include "gen/gen.h"
+
+// What differs between the dialects.
+typedef struct dialect {
+  const char *name;
+  const char *prelude;                // before the helpers
+  const char *helper;                 // qualifiers of a helper function
+  const char *kernel;                 // before the kernel's return type
+  const char *out_ptr;                // the output's parameter type
+  const char *in_ptr;                 // an input's parameter type
+  const char *index;                  // the 64-bit index type
+  const char *global_id;              // the work item's index; NULL: a loop
+  bool vectors;                       // prints VECTOR loops in vectors
+  const char *math[WM_GEN_OP_COUNT];  // unary functions by name
+} dialect_t;
+
+static const dialect_t kDialects[3] = {
+    {
+        .name = "c",
+        .prelude = "#include <math.h>\n#include <stdint.h>\n",
+        .helper = "static inline",
+        .kernel = "",
+        .out_ptr = "float *restrict",
+        .in_ptr = "const float *restrict",
+        .index = "int64_t",
+        .global_id = NULL,
+        .vectors = true,
+        .math = {[WM_GEN_ABS] = "fabsf",
+                 [WM_GEN_SQRT] = "sqrtf",
+                 [WM_GEN_EXP] = "expf",
+                 [WM_GEN_LOG] = "logf",
+                 [WM_GEN_TANH] = "tanhf"},
+    },
+    {
+        .name = "opencl-c",
+        .prelude = "",
+        .helper = "inline",
+        .kernel = "__kernel ",
+        .out_ptr = "__global float *restrict",
+        .in_ptr = "__global const float *restrict",
+        .index = "long",
+        .global_id = "(long)get_global_id(0)",
+        .vectors = false,
+        .math = {[WM_GEN_ABS] = "fabs",
+                 [WM_GEN_SQRT] = "sqrt",
+                 [WM_GEN_EXP] = "exp",
+                 [WM_GEN_LOG] = "log",
+                 [WM_GEN_TANH] = "tanh"},
+    },
+    {
+        .name = "cuda-c",
+        .prelude = "",
+        .helper = "static __device__ inline",
+        .kernel = "extern \"C\" __global__ ",
+        .out_ptr = "float *__restrict__",
+        .in_ptr = "const float *__restrict__",
+        .index = "long long",
+        .global_id = "(long long)blockIdx.x * blockDim.x + threadIdx.x",
+        .vectors = false,
+        .math = {[WM_GEN_ABS] = "fabsf",
+                 [WM_GEN_SQRT] = "sqrtf",
+                 [WM_GEN_EXP] = "expf",
+                 [WM_GEN_LOG] = "logf",
+                 [WM_GEN_TANH] = "tanhf"},
+    },
+};
+
+// The scalar helpers every dialect gets (the semantics of the reference
+// kernels: a NaN operand of max and min wins, relu of NaN is 0).
+static void print_helpers(const dialect_t *d, wm_strbuf_t *o) {
+  wm_strbuf_printf(o,
+                   "%s float wg_max(float a, float b) {\n"
+                   "  return a > b || a != a ? a : b;\n}\n"
+                   "%s float wg_min(float a, float b) {\n"
+                   "  return a < b || a != a ? a : b;\n}\n"
+                   "%s float wg_relu(float a) {\n"
+                   "  return a > 0.0f ? a : 0.0f;\n}\n"
+                   "%s float wg_sigmoid(float a) {\n"
+                   "  return 1.0f / (1.0f + %s(-a));\n}\n",
+                   d->helper, d->helper, d->helper, d->helper,
+                   d->math[WM_GEN_EXP]);
+}
+
+// The vector type of |w| lanes and its lane-wise helpers (C only).
+static void print_vector_helpers(const dialect_t *d, int32_t w,
+                                 wm_strbuf_t *o) {
+  wm_strbuf_printf(o,
+                   "typedef float wg_v%d __attribute__((vector_size(%d)));\n"
+                   "%s wg_v%d wg_load%d(const float *p) {\n"
+                   "  wg_v%d v;\n  __builtin_memcpy(&v, p, sizeof(v));\n"
+                   "  return v;\n}\n"
+                   "%s void wg_store%d(float *p, wg_v%d v) {\n"
+                   "  __builtin_memcpy(p, &v, sizeof(v));\n}\n"
+                   "%s wg_v%d wg_splat%d(float x) {\n"
+                   "  wg_v%d v = {0};\n  return v + x;\n}\n",
+                   w, w * 4, d->helper, w, w, w, d->helper, w, w, d->helper, w,
+                   w, w);
+}
+
+// Offset of access |acc| in its tensor: a constant plus one term per axis
+// (variable names i0.. of the loops, |lane| added to the vector axis's).
+static void print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
+                         wm_strbuf_t *o) {
+  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  int64_t base = 0;
+  for (int32_t d = 0; d < t->rank; d++) {
+    base += acc->off[d] * t->strides[d];
+  }
+  bool any = false;
+  for (int32_t a = 0; a < c->n_axes; a++) {
+    int64_t k = 0;
+    for (int32_t d = 0; d < t->rank; d++) {
+      k += acc->coef[d][a] * t->strides[d];
+    }
+    if (k) {
+      wm_strbuf_printf(o, "%s", any ? " + " : "");
+      if (k != 1) {
+        wm_strbuf_printf(o, "%lld * ", (long long)k);
+      }
+      wm_strbuf_printf(o, "i%d", (int)a);
+      any = true;
+    }
+  }
+  if (base || !any) {
+    wm_strbuf_printf(o, "%s%lld", any ? " + " : "", (long long)base);
+  }
+}
+
+// Whether access |acc| moves along axis |a|.
+static bool moves_along(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
+                        int32_t a) {
+  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  for (int32_t d = 0; d < t->rank; d++) {
+    if (acc->coef[d][a] * t->strides[d] != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Expression |i| of the body: scalar (|w| 1) or |w| lanes along axis
+// |va|.
+static void print_expr(const dialect_t *d, const wm_gen_compute_t *c, int32_t i,
+                       int32_t w, int32_t va, wm_strbuf_t *o) {
+  const wm_gen_expr_t *e = &c->exprs[i];
+  const wm_gen_access_t *acc =
+      e->op == WM_GEN_LOAD ? &c->accesses[e->access] : NULL;
+  switch (e->op) {
+    case WM_GEN_LOAD:
+      if (w > 1 && moves_along(c, acc, va)) {
+        wm_strbuf_printf(o, "wg_load%d(T%d + ", w, (int)acc->tensor);
+        print_offset(c, acc, o);
+        wm_strbuf_printf(o, ")");
+      } else if (w > 1) {
+        wm_strbuf_printf(o, "wg_splat%d(T%d[", w, (int)acc->tensor);
+        print_offset(c, acc, o);
+        wm_strbuf_printf(o, "])");
+      } else {
+        wm_strbuf_printf(o, "T%d[", (int)acc->tensor);
+        print_offset(c, acc, o);
+        wm_strbuf_printf(o, "]");
+      }
+      return;
+    case WM_GEN_CONST:
+      if (w > 1) {
+        wm_strbuf_printf(o, "wg_splat%d(%af)", w, (double)e->value);
+      } else {
+        wm_strbuf_printf(o, "%af", (double)e->value);
+      }
+      return;
+    case WM_GEN_ADD:
+    case WM_GEN_SUB:
+    case WM_GEN_MUL:
+    case WM_GEN_DIV: {
+      static const char ops[] = "+-*/";
+      wm_strbuf_printf(o, "(");
+      print_expr(d, c, e->arg[0], w, va, o);
+      wm_strbuf_printf(o, " %c ", ops[e->op - WM_GEN_ADD]);
+      print_expr(d, c, e->arg[1], w, va, o);
+      wm_strbuf_printf(o, ")");
+      return;
+    }
+    case WM_GEN_NEG:
+      wm_strbuf_printf(o, "(-");
+      print_expr(d, c, e->arg[0], w, va, o);
+      wm_strbuf_printf(o, ")");
+      return;
+    default:
+      break;
+  }
+  // The rest lane by lane: wg_lanesW_OP applies the scalar form.
+  const char *fn = d->math[e->op];
+  if (w > 1) {
+    wm_strbuf_printf(o, "wg_%s%d(", wm_gen_op_name(e->op), w);
+  } else if (fn) {
+    wm_strbuf_printf(o, "%s(", fn);
+  } else {
+    wm_strbuf_printf(o, "wg_%s(", wm_gen_op_name(e->op));
+  }
+  print_expr(d, c, e->arg[0], w, va, o);
+  if (e->op == WM_GEN_MAX || e->op == WM_GEN_MIN) {
+    wm_strbuf_printf(o, ", ");
+    print_expr(d, c, e->arg[1], w, va, o);
+  }
+  wm_strbuf_printf(o, ")");
+}
+
+// The lane-wise form of every operation the body uses that has no vector
+// operator (C only).
+static void print_lane_helpers(const dialect_t *d, const wm_gen_compute_t *c,
+                               int32_t w, wm_strbuf_t *o) {
+  bool done[WM_GEN_OP_COUNT] = {false};
+  for (int32_t i = 0; i < c->n_exprs; i++) {
+    wm_gen_op_t op = c->exprs[i].op;
+    if (op <= WM_GEN_DIV || op == WM_GEN_NEG || done[op]) {
+      continue;
+    }
+    done[op] = true;
+    bool two = op == WM_GEN_MAX || op == WM_GEN_MIN;
+    const char *fn = d->math[op];
+    wm_strbuf_printf(o, "%s wg_v%d wg_%s%d(wg_v%d a", d->helper, w,
+                     wm_gen_op_name(op), w, w);
+    if (two) {
+      wm_strbuf_printf(o, ", wg_v%d b", w);
+    }
+    wm_strbuf_printf(o, ") {\n");
+    wm_strbuf_printf(o, "  wg_v%d r;\n  for (int l = 0; l < %d; l++) {\n", w,
+                     w);
+    if (fn) {
+      wm_strbuf_printf(o, "    r[l] = %s(a[l]);\n", fn);
+    } else {
+      wm_strbuf_printf(o, "    r[l] = wg_%s(a[l]%s);\n", wm_gen_op_name(op),
+                       two ? ", b[l]" : "");
+    }
+    wm_strbuf_printf(o, "  }\n  return r;\n}\n");
+  }
+}
+
+static void indent(wm_strbuf_t *o, int32_t depth) {
+  for (int32_t i = 0; i < depth; i++) {
+    wm_strbuf_printf(o, "  ");
+  }
+}
+
+// The statement at the loops' current indices: |w| lanes from the index
+// of axis |va| on, or one element.
+static void print_statement(const dialect_t *d, const wm_gen_compute_t *c,
+                            int32_t w, int32_t va, int32_t depth,
+                            wm_strbuf_t *o) {
+  indent(o, depth);
+  if (w > 1) {
+    wm_strbuf_printf(o, "wg_store%d(T0 + ", w);
+    print_offset(c, &c->accesses[0], o);
+    wm_strbuf_printf(o, ", ");
+    print_expr(d, c, c->body, w, va, o);
+    wm_strbuf_printf(o, ");\n");
+  } else {
+    wm_strbuf_printf(o, "T0[");
+    print_offset(c, &c->accesses[0], o);
+    wm_strbuf_printf(o, "] = ");
+    print_expr(d, c, c->body, 1, va, o);
+    wm_strbuf_printf(o, ";\n");
+  }
+}
+
+// Loop |k| of the nest and everything inside it.
+static void print_loop(const dialect_t *d, const wm_gen_nest_t *n, int32_t k,
+                       int32_t depth, wm_strbuf_t *o) {
+  const wm_gen_compute_t *c = n->c;
+  if (k == n->n) {
+    print_statement(d, c, 1, -1, depth, o);
+    return;
+  }
+  const wm_gen_loop_t *l = &n->loops[k];
+  int32_t a = l->axis;
+  bool parallel = l->kind == WM_GEN_LOOP_PARALLEL;
+  if (parallel && d->global_id) {
+    indent(o, depth);
+    wm_strbuf_printf(o, "%s i%d = start + %s;\n", d->index, (int)a,
+                     d->global_id);
+    indent(o, depth);
+    wm_strbuf_printf(o, "if (i%d >= end) {\n", (int)a);
+    indent(o, depth + 1);
+    wm_strbuf_printf(o, "return;\n");
+    indent(o, depth);
+    wm_strbuf_printf(o, "}\n");
+    print_loop(d, n, k + 1, depth, o);
+    return;
+  }
+  char from[32], to[32];
+  snprintf(from, sizeof(from), "%s", parallel ? "start" : "0");
+  if (parallel) {
+    snprintf(to, sizeof(to), "end");
+  } else {
+    snprintf(to, sizeof(to), "%lld", (long long)c->extents[a]);
+  }
+  int32_t w = d->vectors && k == n->n - 1 ? l->width : 1;
+  indent(o, depth);
+  wm_strbuf_printf(o, "%s i%d = %s;\n", d->index, (int)a, from);
+  if (w > 1) {
+    // |unroll| vector statements a step, each moving the index on.
+    indent(o, depth);
+    wm_strbuf_printf(o, "while (i%d + %d <= %s) {\n", (int)a, w * l->unroll,
+                     to);
+    for (int32_t u = 0; u < l->unroll; u++) {
+      print_statement(d, c, w, a, depth + 1, o);
+      indent(o, depth + 1);
+      wm_strbuf_printf(o, "i%d += %d;\n", (int)a, w);
+    }
+    indent(o, depth);
+    wm_strbuf_printf(o, "}\n");
+  }
+  indent(o, depth);
+  wm_strbuf_printf(o, "for (; i%d < %s; i%d++) {\n", (int)a, to, (int)a);
+  print_loop(d, n, k + 1, depth + 1, o);
+  indent(o, depth);
+  wm_strbuf_printf(o, "}\n");
+}
+
+wm_status_t wm_gen_print(const wm_gen_nest_t *n, wm_gen_dialect_t dl,
+                         wm_strbuf_t *o) {
+  if (dl < WM_GEN_C || dl > WM_GEN_CUDA) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: unknown dialect %d", (int)dl);
+  }
+  const dialect_t *d = &kDialects[dl];
+  const wm_gen_compute_t *c = n->c;
+  int32_t w = n->n > 0 ? n->loops[n->n - 1].width : 1;
+  wm_strbuf_printf(o, "// %s: generated by wmap for dialect %s\n// ", c->name,
+                   d->name);
+  wm_gen_canonical(c, o);
+  wm_strbuf_printf(o, "\n%s", d->prelude);
+  print_helpers(d, o);
+  if (d->vectors && w > 1) {
+    print_vector_helpers(d, w, o);
+    print_lane_helpers(d, c, w, o);
+  }
+  wm_strbuf_printf(o, "%svoid %s(%s T0", d->kernel, c->name, d->out_ptr);
+  for (int32_t t = 1; t < c->n_tensors; t++) {
+    wm_strbuf_printf(o, ", %s T%d", d->in_ptr, (int)t);
+  }
+  wm_strbuf_printf(o, ", %s start, %s end) {\n", d->index, d->index);
+  if (n->n == 0) {
+    print_statement(d, c, 1, -1, 1, o);
+  } else {
+    print_loop(d, n, 0, 1, o);
+  }
+  wm_strbuf_printf(o, "}\n");
+  if (o->failed) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "gen: out of memory printing %s",
+                    c->name);
+  }
+  return NULL;
+}
