@@ -150,6 +150,21 @@ wm_status_t wm_strmap_put(wm_strmap_t *map, const char *key,
 // Returns true and sets *out_value if |key| is present.
 bool wm_strmap_get(const wm_strmap_t *map, const char *key, int64_t *out_value);
 
+// ------------------------------------------------------------- sha256
+
+// SHA-256 of |len| bytes as 64 hex digits plus NUL in |hex|.
+void wm_sha256_hex(const void *data, size_t len, char hex[65]);
+// The same over data given in pieces: init, update per piece, final.
+typedef struct wm_sha256 {
+  uint32_t h[8];
+  uint64_t len;  // bytes so far
+  uint8_t buf[64];
+  size_t fill;  // bytes of buf in use
+} wm_sha256_t;
+void wm_sha256_init(wm_sha256_t *c);
+void wm_sha256_update(wm_sha256_t *c, const void *data, size_t len);
+void wm_sha256_final(wm_sha256_t *c, char hex[65]);
+
 // ------------------------------------------------------------- strbuf
 
 // A growable NUL-terminated string.

@@ -116,19 +116,6 @@ void wm_env_collect(wm_env_t *env);
 // Recomputes env->fingerprint from the critical fields.
 void wm_env_finish(wm_env_t *env);
 
-// SHA-256 of |len| bytes as 64 hex digits plus NUL in |hex|.
-void wm_sha256_hex(const void *data, size_t len, char hex[65]);
-// The same over data given in pieces: init, update per piece, final.
-typedef struct wm_sha256 {
-  uint32_t h[8];
-  uint64_t len;  // bytes so far
-  uint8_t buf[64];
-  size_t fill;  // bytes of buf in use
-} wm_sha256_t;
-void wm_sha256_init(wm_sha256_t *c);
-void wm_sha256_update(wm_sha256_t *c, const void *data, size_t len);
-void wm_sha256_final(wm_sha256_t *c, char hex[65]);
-
 // ------------------------------------------------------------ baseline
 
 #define WM_BASELINE_FORMAT "wmap.baseline/1"

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "../../tests/testing/wm_test.h"
-#include "wmap/bench.h"
+#include "wmap/base.h"
 
 WM_TEST(fips_examples) {
   char hex[65];

@@ -1,8 +1,9 @@
-// SHA-256 (FIPS 180-4), for model digests and environment fingerprints.
+// SHA-256 (FIPS 180-4), for model digests, environment fingerprints and
+// the generator's cache keys.
 #include <stdio.h>
 #include <string.h>
 
-#include "wmap/bench.h"
+#include "wmap/base.h"
 
 static const uint32_t kK[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
