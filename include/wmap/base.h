@@ -239,6 +239,13 @@ wm_status_t wm_file_read(const char *path, uint8_t **out_data,
 // Writes |size| bytes to |path|, replacing it.
 wm_status_t wm_file_write(const char *path, const void *data,
                           size_t size) WM_MUST_USE_RESULT;
+// Creates the folders leading to |path| (mkdir -p of its folder part).
+wm_status_t wm_make_parents(const char *path) WM_MUST_USE_RESULT;
+// wmap's cache folder: |dir| when given (non-empty), else
+// $XDG_CACHE_HOME/wmap or ~/.cache/wmap; *out_path (heap) is it followed
+// by "/|sub|" when |sub| is not NULL. Creates nothing.
+wm_status_t wm_cache_folder(const char *dir, const char *sub,
+                            char **out_path) WM_MUST_USE_RESULT;
 
 // Returns a monotonic time in nanoseconds.
 uint64_t wm_now_ns(void);

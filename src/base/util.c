@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "wmap/base.h"
@@ -160,6 +161,57 @@ wm_status_t wm_file_write(const char *path, const void *data, size_t size) {
   if (n != size || rc != 0) {
     return WM_ERROR(DATA_LOSS, "error writing \"%s\"", path);
   }
+  return NULL;
+}
+
+wm_status_t wm_make_parents(const char *path) {
+  char *p = wm_strdup(path);
+  if (!p) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (char *c = p + 1; *c; c++) {
+    if (*c != '/') {
+      continue;
+    }
+    *c = '\0';
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+      wm_status_t s = WM_ERROR(UNAVAILABLE, "cannot create folder \"%s\": %s",
+                               p, strerror(errno));
+      free(p);
+      return s;
+    }
+    *c = '/';
+  }
+  free(p);
+  return NULL;
+}
+
+wm_status_t wm_cache_folder(const char *dir, const char *sub,
+                            char **out_path) {
+  *out_path = NULL;
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  const char *home = getenv("HOME");
+  const char *base, *tail;
+  if (dir && *dir) {
+    base = dir;
+    tail = "";
+  } else if (xdg && *xdg) {
+    base = xdg;
+    tail = "/wmap";
+  } else if (home && *home) {
+    base = home;
+    tail = "/.cache/wmap";
+  } else {
+    return WM_ERROR(NOT_FOUND,
+                    "no cache folder: neither XDG_CACHE_HOME nor HOME is set");
+  }
+  size_t n = strlen(base) + strlen(tail) + (sub ? strlen(sub) + 1 : 0) + 1;
+  char *p = wm_malloc(n);
+  if (!p) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  snprintf(p, n, "%s%s%s%s", base, tail, sub ? "/" : "", sub ? sub : "");
+  *out_path = p;
   return NULL;
 }
 

@@ -1,7 +1,6 @@
 // The peaks cache: "wmap.peaks/1" JSON written with wm_strbuf and read
 // with cJSON, one file per machine fingerprint.
 #include <cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,31 +183,8 @@ wm_status_t wm_peaks_load(const char *path, wm_peaks_t *out) {
   return NULL;
 }
 
-// mkdir -p for the folder part of |path|.
-static wm_status_t make_parents(const char *path) {
-  char *p = wm_strdup(path);
-  if (!p) {
-    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  }
-  for (char *c = p + 1; *c; c++) {
-    if (*c != '/') {
-      continue;
-    }
-    *c = '\0';
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-      wm_status_t s = WM_ERROR(UNAVAILABLE, "cannot create folder \"%s\": %s",
-                               p, strerror(errno));
-      free(p);
-      return s;
-    }
-    *c = '/';
-  }
-  free(p);
-  return NULL;
-}
-
 wm_status_t wm_peaks_save(const char *path, const wm_peaks_t *p) {
-  WM_RETURN_IF_ERROR(make_parents(path));
+  WM_RETURN_IF_ERROR(wm_make_parents(path));
   wm_peaks_t copy = *p;
   copy.from_cache = false;
   wm_strbuf_t b;
@@ -223,30 +199,9 @@ wm_status_t wm_peaks_save(const char *path, const wm_peaks_t *p) {
 wm_status_t wm_peaks_cache_path(const char *dir, const wm_machine_t *m,
                                 char **out_path) {
   *out_path = NULL;
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  const char *home = getenv("HOME");
-  const char *base, *sub;
-  if (dir && *dir) {
-    base = dir;
-    sub = "";
-  } else if (xdg && *xdg) {
-    base = xdg;
-    sub = "/wmap";
-  } else if (home && *home) {
-    base = home;
-    sub = "/.cache/wmap";
-  } else {
-    return WM_ERROR(NOT_FOUND,
-                    "no cache folder: neither XDG_CACHE_HOME nor HOME is set");
-  }
-  size_t n = strlen(base) + strlen(sub) + 64;
-  char *p = wm_malloc(n);
-  if (!p) {
-    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  }
-  snprintf(p, n, "%s%s/peaks-%s.json", base, sub, m->fingerprint);
-  *out_path = p;
-  return NULL;
+  char name[96];
+  snprintf(name, sizeof(name), "peaks-%s.json", m->fingerprint);
+  return wm_cache_folder(dir, name, out_path);
 }
 
 // True when every backend of |reg| has an entry in |p|.
