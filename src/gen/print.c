@@ -74,6 +74,7 @@ static const dialect_t kDialects[3] = {
 // kernels: a NaN operand of max and min wins, relu of NaN is 0).
 static void print_helpers(const dialect_t *d, wm_strbuf_t *o) {
   wm_strbuf_printf(o,
+                   "#ifndef WG_SCALAR\n#define WG_SCALAR\n"
                    "%s float wg_max(float a, float b) {\n"
                    "  return a > b || a != a ? a : b;\n}\n"
                    "%s float wg_min(float a, float b) {\n"
@@ -81,7 +82,7 @@ static void print_helpers(const dialect_t *d, wm_strbuf_t *o) {
                    "%s float wg_relu(float a) {\n"
                    "  return a > 0.0f ? a : 0.0f;\n}\n"
                    "%s float wg_sigmoid(float a) {\n"
-                   "  return 1.0f / (1.0f + %s(-a));\n}\n",
+                   "  return 1.0f / (1.0f + %s(-a));\n}\n#endif\n",
                    d->helper, d->helper, d->helper, d->helper,
                    d->math[WM_GEN_EXP]);
 }
@@ -89,6 +90,7 @@ static void print_helpers(const dialect_t *d, wm_strbuf_t *o) {
 // The vector type of |w| lanes and its lane-wise helpers (C only).
 static void print_vector_helpers(const dialect_t *d, int32_t w,
                                  wm_strbuf_t *o) {
+  wm_strbuf_printf(o, "#ifndef WG_V%d\n#define WG_V%d\n", w, w);
   wm_strbuf_printf(o,
                    "typedef float wg_v%d __attribute__((vector_size(%d)));\n"
                    "%s wg_v%d wg_load%d(const float *p) {\n"
@@ -97,7 +99,7 @@ static void print_vector_helpers(const dialect_t *d, int32_t w,
                    "%s void wg_store%d(float *p, wg_v%d v) {\n"
                    "  __builtin_memcpy(p, &v, sizeof(v));\n}\n"
                    "%s wg_v%d wg_splat%d(float x) {\n"
-                   "  wg_v%d v = {0};\n  return v + x;\n}\n",
+                   "  wg_v%d v = {0};\n  return v + x;\n}\n#endif\n",
                    w, w * 4, d->helper, w, w, w, d->helper, w, w, d->helper, w,
                    w, w);
 }
@@ -223,8 +225,11 @@ static void print_lane_helpers(const dialect_t *d, const wm_gen_compute_t *c,
     done[op] = true;
     bool two = op == WM_GEN_MAX || op == WM_GEN_MIN;
     const char *fn = d->math[op];
-    wm_strbuf_printf(o, "%s wg_v%d wg_%s%d(wg_v%d a", d->helper, w,
-                     wm_gen_op_name(op), w, w);
+    const char *name = wm_gen_op_name(op);
+    // Guarded, so that kernels printed one after the other in one source
+    // share their helpers.
+    wm_strbuf_printf(o, "#ifndef WG_%s%d\n#define WG_%s%d\n", name, w, name, w);
+    wm_strbuf_printf(o, "%s wg_v%d wg_%s%d(wg_v%d a", d->helper, w, name, w, w);
     if (two) {
       wm_strbuf_printf(o, ", wg_v%d b", w);
     }
@@ -237,7 +242,7 @@ static void print_lane_helpers(const dialect_t *d, const wm_gen_compute_t *c,
       wm_strbuf_printf(o, "    r[l] = wg_%s(a[l]%s);\n", wm_gen_op_name(op),
                        two ? ", b[l]" : "");
     }
-    wm_strbuf_printf(o, "  }\n  return r;\n}\n");
+    wm_strbuf_printf(o, "  }\n  return r;\n}\n#endif\n");
   }
 }
 

@@ -2,6 +2,8 @@
 // axes(a0:3,a1:37) t0:f32[3/37,37/1] t1:f32[3/37,37/1] t2:f32[37/1] t0[a0,a1]=relu(add(t1[a0,a1],t2[a1]))
 #include <math.h>
 #include <stdint.h>
+#ifndef WG_SCALAR
+#define WG_SCALAR
 static inline float wg_max(float a, float b) {
   return a > b || a != a ? a : b;
 }
@@ -14,6 +16,9 @@ static inline float wg_relu(float a) {
 static inline float wg_sigmoid(float a) {
   return 1.0f / (1.0f + expf(-a));
 }
+#endif
+#ifndef WG_V16
+#define WG_V16
 typedef float wg_v16 __attribute__((vector_size(64)));
 static inline wg_v16 wg_load16(const float *p) {
   wg_v16 v;
@@ -27,6 +32,9 @@ static inline wg_v16 wg_splat16(float x) {
   wg_v16 v = {0};
   return v + x;
 }
+#endif
+#ifndef WG_relu16
+#define WG_relu16
 static inline wg_v16 wg_relu16(wg_v16 a) {
   wg_v16 r;
   for (int l = 0; l < 16; l++) {
@@ -34,6 +42,7 @@ static inline wg_v16 wg_relu16(wg_v16 a) {
   }
   return r;
 }
+#endif
 void add_bias_relu(float *restrict T0, const float *restrict T1, const float *restrict T2, int64_t start, int64_t end) {
   int64_t i0 = start;
   for (; i0 < end; i0++) {
