@@ -518,6 +518,17 @@ static void cost_softmax(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 // its integer path works on int64 values.
 #define SHRINK_TYPES (WM_TYPES_NUMERIC & ~WM_T(UINT64))
 
+// Relu and Sigmoid: one operation of the generator (src/gen).
+static wm_status_t define_act(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  bool relu = strcmp(ctx->node->op_type, "Relu") == 0;
+  return wm_op_define_fold(ctx, relu ? WM_GEN_RELU : WM_GEN_SIGMOID, out);
+}
+
+#define ACT_D(name, since, types)                                        \
+  {                                                                      \
+    name, "", since, 1, 1, 1, 1, types, infer_act, run_act, cost_act, 0, \
+        resolve_act, define_act                                          \
+  }
 #define ACT(name, since, types)                                          \
   {                                                                      \
     name, "", since, 1, 1, 1, 1, types, infer_act, run_act, cost_act, 0, \
@@ -530,12 +541,12 @@ static void cost_softmax(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   }
 
 const wm_op_def_t wm_ops_activation[] = {
-    ACT("Relu", 1, RELU_TYPES),
+    ACT_D("Relu", 1, RELU_TYPES),
     ACT("LeakyRelu", 1, WM_TYPES_FLOAT),
     ACT("Elu", 1, WM_TYPES_FLOAT),
     ACT("Selu", 1, WM_TYPES_FLOAT),
     ACT("Celu", 12, WM_TYPES_FLOAT),
-    ACT("Sigmoid", 1, WM_TYPES_FLOAT),
+    ACT_D("Sigmoid", 1, WM_TYPES_FLOAT),
     ACT("HardSigmoid", 1, WM_TYPES_FLOAT),
     ACT("HardSwish", 14, WM_TYPES_FLOAT),
     ACT("Softplus", 1, WM_TYPES_FLOAT),

@@ -1055,20 +1055,92 @@ static wm_status_t run_cast(wm_op_ctx_t *ctx) {
    WM_T(FLOAT8E5M2) | WM_T(FLOAT8E5M2FNUZ) | WM_T(FLOAT8E8M0) | \
    WM_T(FLOAT4E2M1) | WM_T(UINT4) | WM_T(INT4) | WM_T(UINT2) | WM_T(INT2))
 
+// ------------------------------------------------- compute definitions
+
+// The generator's operation for each operator defined by a fold of one
+// operation over its inputs (src/gen).
+static const struct {
+  const char *name;
+  wm_gen_op_t op;
+} kFolds[] = {
+    {"Add", WM_GEN_ADD},   {"Sub", WM_GEN_SUB}, {"Mul", WM_GEN_MUL},
+    {"Div", WM_GEN_DIV},   {"Min", WM_GEN_MIN}, {"Max", WM_GEN_MAX},
+    {"Sum", WM_GEN_ADD},   {"Neg", WM_GEN_NEG}, {"Abs", WM_GEN_ABS},
+    {"Sqrt", WM_GEN_SQRT}, {"Exp", WM_GEN_EXP}, {"Log", WM_GEN_LOG},
+    {"Tanh", WM_GEN_TANH},
+};
+
+static wm_status_t define_fold(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  for (size_t i = 0; i < sizeof(kFolds) / sizeof(kFolds[0]); i++) {
+    if (strcmp(ctx->node->op_type, kFolds[i].name) == 0) {
+      return wm_op_define_fold(ctx, kFolds[i].op, out);
+    }
+  }
+  return WM_OP_ERROR(ctx, INTERNAL, "no compute definition");
+}
+
+// Mean: the inputs' sum times 1/n.
+static wm_status_t define_mean(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  int32_t loads[WM_GEN_MAX_TENSORS], body = -1, n = 0, inv;
+  WM_RETURN_IF_ERROR(wm_op_define_inputs(ctx, out, loads));
+  for (int32_t i = 0; i < ctx->n_in; i++) {
+    if (loads[i] >= 0) {
+      n++;
+      if (body < 0) {
+        body = loads[i];
+      } else {
+        WM_RETURN_IF_ERROR(
+            wm_gen_binary(out, WM_GEN_ADD, body, loads[i], &body));
+      }
+    }
+  }
+  WM_RETURN_IF_ERROR(wm_gen_const(out, (float)n, &inv));
+  WM_RETURN_IF_ERROR(wm_gen_binary(out, WM_GEN_DIV, body, inv, &body));
+  return wm_gen_finish(out, body);
+}
+
+// Reciprocal: 1 / x.
+static wm_status_t define_reciprocal(const wm_op_ctx_t *ctx,
+                                     wm_gen_compute_t *out) {
+  int32_t loads[WM_GEN_MAX_TENSORS], one, body;
+  WM_RETURN_IF_ERROR(wm_op_define_inputs(ctx, out, loads));
+  WM_RETURN_IF_ERROR(wm_gen_const(out, 1.0f, &one));
+  WM_RETURN_IF_ERROR(wm_gen_binary(out, WM_GEN_DIV, one, loads[0], &body));
+  return wm_gen_finish(out, body);
+}
+
+// ---------------------------------------------------------------- table
+
 #define BINARY(name, since, types) \
   { name, "", since, 2, 2, 1, 1, types, infer_binary, run_binary, cost_binary }
 #define VARIADIC(name, types) \
   { name, "", 1, 1, -1, 1, 1, types, infer_binary, run_binary, cost_binary }
 #define UNARY(name, since, types) \
   { name, "", since, 1, 1, 1, 1, types, infer_unary, run_unary, cost_unary }
+// The same with a compute definition |define|.
+#define BINARY_D(name, since, types, define)                                   \
+  {                                                                            \
+    name, "", since, 2, 2, 1, 1, types, infer_binary, run_binary, cost_binary, \
+        0, NULL, define                                                        \
+  }
+#define VARIADIC_D(name, types, define)                                        \
+  {                                                                            \
+    name, "", 1, 1, -1, 1, 1, types, infer_binary, run_binary, cost_binary, 0, \
+        NULL, define                                                           \
+  }
+#define UNARY_D(name, since, types, define)                                    \
+  {                                                                            \
+    name, "", since, 1, 1, 1, 1, types, infer_unary, run_unary, cost_unary, 0, \
+        NULL, define                                                           \
+  }
 
 // Cast, CastLike and Where move data: no arithmetic is counted.
 // Comparisons, logic and Clip count one operation per output element.
 const wm_op_def_t wm_ops_math[] = {
-    BINARY("Add", 1, WM_TYPES_NUMERIC),
-    BINARY("Sub", 1, WM_TYPES_NUMERIC),
-    BINARY("Mul", 1, WM_TYPES_NUMERIC),
-    BINARY("Div", 1, WM_TYPES_NUMERIC),
+    BINARY_D("Add", 1, WM_TYPES_NUMERIC, define_fold),
+    BINARY_D("Sub", 1, WM_TYPES_NUMERIC, define_fold),
+    BINARY_D("Mul", 1, WM_TYPES_NUMERIC, define_fold),
+    BINARY_D("Div", 1, WM_TYPES_NUMERIC, define_fold),
     BINARY("Pow", 1, WM_TYPES_FLOAT | WM_T(INT32) | WM_T(INT64)),
     BINARY("Mod", 10, WM_TYPES_NUMERIC),
     BINARY("Equal", 1, COMPARABLE),
@@ -1087,22 +1159,22 @@ const wm_op_def_t wm_ops_math[] = {
     BINARY("BitwiseAnd", 18, WM_TYPES_INT),
     BINARY("BitwiseOr", 18, WM_TYPES_INT),
     BINARY("BitwiseXor", 18, WM_TYPES_INT),
-    VARIADIC("Min", WM_TYPES_NUMERIC),
-    VARIADIC("Max", WM_TYPES_NUMERIC),
-    VARIADIC("Sum", WM_TYPES_FLOAT),
-    VARIADIC("Mean", WM_TYPES_FLOAT),
-    UNARY("Neg", 1, SIGNED_OR_FLOAT),
-    UNARY("Abs", 1, WM_TYPES_NUMERIC),
+    VARIADIC_D("Min", WM_TYPES_NUMERIC, define_fold),
+    VARIADIC_D("Max", WM_TYPES_NUMERIC, define_fold),
+    VARIADIC_D("Sum", WM_TYPES_FLOAT, define_fold),
+    VARIADIC_D("Mean", WM_TYPES_FLOAT, define_mean),
+    UNARY_D("Neg", 1, SIGNED_OR_FLOAT, define_fold),
+    UNARY_D("Abs", 1, WM_TYPES_NUMERIC, define_fold),
     UNARY("Sign", 9, WM_TYPES_NUMERIC),
-    UNARY("Reciprocal", 1, WM_TYPES_FLOAT),
+    UNARY_D("Reciprocal", 1, WM_TYPES_FLOAT, define_reciprocal),
     UNARY("Floor", 1, WM_TYPES_FLOAT),
     UNARY("Ceil", 1, WM_TYPES_FLOAT),
     UNARY("Round", 11, WM_TYPES_FLOAT),
     UNARY("Not", 1, WM_T(BOOL)),
     UNARY("BitwiseNot", 18, WM_TYPES_INT),
-    UNARY("Sqrt", 1, WM_TYPES_FLOAT),
-    UNARY("Exp", 1, WM_TYPES_FLOAT),
-    UNARY("Log", 1, WM_TYPES_FLOAT),
+    UNARY_D("Sqrt", 1, WM_TYPES_FLOAT, define_fold),
+    UNARY_D("Exp", 1, WM_TYPES_FLOAT, define_fold),
+    UNARY_D("Log", 1, WM_TYPES_FLOAT, define_fold),
     UNARY("Sin", 7, WM_TYPES_FLOAT),
     UNARY("Cos", 7, WM_TYPES_FLOAT),
     UNARY("Tan", 7, WM_TYPES_FLOAT),
@@ -1111,7 +1183,7 @@ const wm_op_def_t wm_ops_math[] = {
     UNARY("Atan", 7, WM_TYPES_FLOAT),
     UNARY("Sinh", 9, WM_TYPES_FLOAT),
     UNARY("Cosh", 9, WM_TYPES_FLOAT),
-    UNARY("Tanh", 1, WM_TYPES_FLOAT),
+    UNARY_D("Tanh", 1, WM_TYPES_FLOAT, define_fold),
     UNARY("Asinh", 9, WM_TYPES_FLOAT),
     UNARY("Acosh", 9, WM_TYPES_FLOAT),
     UNARY("Atanh", 9, WM_TYPES_FLOAT),

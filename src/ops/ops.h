@@ -5,6 +5,7 @@
 #ifndef WMAP_OPS_H_
 #define WMAP_OPS_H_
 
+#include "gen/gen.h"
 #include "wmap/graph.h"
 
 #ifdef __cplusplus
@@ -96,6 +97,11 @@ typedef struct wm_op_def {
   // sets out->pending when one it needs is not known (the instance then
   // depends on data). NULL: the operator has nothing to resolve.
   wm_status_t (*resolve)(wm_op_ctx_t *ctx, wm_op_params_t *out);
+  // The operator's compute definition for the kernel generator (src/gen)
+  // at a concrete instance: builds |out| from ctx's types and attributes;
+  // UNIMPLEMENTED for an instance the definition does not express (a
+  // dtype other than float32, a legacy broadcast). NULL: none yet.
+  wm_status_t (*define)(const wm_op_ctx_t *ctx, wm_gen_compute_t *out);
 } wm_op_def_t;
 
 // Properties of an operator (wm_op_def_t.flags).
@@ -120,7 +126,7 @@ enum {
 // A family file (src/ops/<family>.c) exports one table ending with an
 // entry whose name is NULL.
 #define WM_OPS_END \
-  { NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, NULL }
+  { NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, NULL, NULL }
 
 // ------------------------------------------------------------- registry
 
@@ -205,6 +211,18 @@ const wm_op_param_t *wm_op_param_find(const wm_op_params_t *params,
                                       const char *name);
 
 // ------------------------------------------------- helpers for op files
+
+// Starts the compute definition of an elementwise instance: the output
+// (float32, its inferred shape) over one axis per dim, every present input
+// (float32) read with numpy broadcasting; loads[i] is input i's LOAD (-1
+// when omitted). UNIMPLEMENTED for other dtypes, unknown shapes, or the
+// legacy broadcast attribute (before opset 7).
+wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
+                                int32_t *loads) WM_MUST_USE_RESULT;
+// The definition of an elementwise |op| folded over every present input:
+// op(x) for a unary one, op(op(x0, x1), x2)... for a binary one.
+wm_status_t wm_op_define_fold(const wm_op_ctx_t *ctx, wm_gen_op_t op,
+                              wm_gen_compute_t *out) WM_MUST_USE_RESULT;
 
 // Appends one resolved parameter to |out| (|name| in static storage); a
 // full |out| is an INTERNAL error naming the node.

@@ -509,3 +509,58 @@ wm_status_t wm_op_param_axis(const wm_op_ctx_t *ctx, wm_op_params_t *out,
   WM_RETURN_IF_ERROR(wm_op_axis(ctx, axis, rank, "axis", &a));
   return wm_op_param_int(ctx, out, "axis", a);
 }
+
+// -------------------------------------------------- compute definitions
+
+wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
+                                int32_t *loads) {
+  const wm_type_t *yt = &ctx->out_types[0];
+  if (yt->dtype != WM_DTYPE_FLOAT || !wm_shape_is_known(&yt->shape) ||
+      ctx->n_in >= WM_GEN_MAX_TENSORS ||
+      (ctx->opset < 7 && wm_node_attr(ctx->node, "broadcast"))) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape, numpy broadcasting)");
+  }
+  WM_RETURN_IF_ERROR(wm_gen_begin(out, ctx->node->op_type, yt->shape.rank,
+                                  yt->shape.dims, NULL));
+  for (int32_t i = 0; i < ctx->n_in; i++) {
+    loads[i] = -1;
+    if (!wm_op_has_input(ctx, i)) {
+      continue;
+    }
+    const wm_type_t *t = &ctx->in_types[i];
+    if (t->dtype != WM_DTYPE_FLOAT || !wm_shape_is_known(&t->shape)) {
+      return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                         "no compute definition: input %d is not float32 of "
+                         "known shape",
+                         i);
+    }
+    char name[16];
+    snprintf(name, sizeof(name), "X%d", (int)i);
+    WM_RETURN_IF_ERROR(
+        wm_gen_input(out, name, t->shape.rank, t->shape.dims, &loads[i]));
+  }
+  return NULL;
+}
+
+wm_status_t wm_op_define_fold(const wm_op_ctx_t *ctx, wm_gen_op_t op,
+                              wm_gen_compute_t *out) {
+  int32_t loads[WM_GEN_MAX_TENSORS];
+  WM_RETURN_IF_ERROR(wm_op_define_inputs(ctx, out, loads));
+  int32_t body = -1;
+  for (int32_t i = 0; i < ctx->n_in; i++) {
+    if (loads[i] < 0) {
+      continue;
+    }
+    if (body < 0) {
+      body = loads[i];
+      if (op >= WM_GEN_NEG) {
+        WM_RETURN_IF_ERROR(wm_gen_unary(out, op, body, &body));
+      }
+    } else {
+      WM_RETURN_IF_ERROR(wm_gen_binary(out, op, body, loads[i], &body));
+    }
+  }
+  return wm_gen_finish(out, body);
+}

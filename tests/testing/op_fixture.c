@@ -194,6 +194,19 @@ wm_status_t wm_op_fixture_resolve(wm_op_fixture_t *f, wm_op_params_t *out) {
   return s;
 }
 
+wm_status_t wm_op_fixture_define(wm_op_fixture_t *f, wm_gen_compute_t *out) {
+  wm_op_ctx_t ctx = {0};
+  const wm_op_def_t *def;
+  wm_status_t s = inferred_ctx(f, &ctx, &def);
+  if (!s) {
+    s = def->define ? def->define(&ctx, out)
+                    : WM_ERROR(UNIMPLEMENTED, "%s has no compute definition",
+                               def->name);
+  }
+  wm_op_ctx_deinit(&ctx);
+  return s;
+}
+
 bool wm_op_fixture_param_ints_are(const wm_op_params_t *p, const char *name,
                                   const int64_t *want, int32_t n) {
   const wm_op_param_t *e = wm_op_param_find(p, name);

@@ -92,6 +92,10 @@ wm_status_t wm_op_fixture_cost(wm_op_fixture_t *f, wm_type_t *out_type,
 // and resolves its parameters into |out| (wm_op_resolve).
 wm_status_t wm_op_fixture_resolve(wm_op_fixture_t *f,
                                   wm_op_params_t *out) WM_MUST_USE_RESULT;
+// Infers the node's types and builds its compute definition into |out|;
+// UNIMPLEMENTED when its operator has none.
+wm_status_t wm_op_fixture_define(wm_op_fixture_t *f,
+                                 wm_gen_compute_t *out) WM_MUST_USE_RESULT;
 // Returns true when |p| has the INTS entry |name| holding the |n| values
 // |want|; prints what it has otherwise.
 bool wm_op_fixture_param_ints_are(const wm_op_params_t *p, const char *name,

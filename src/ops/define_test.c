@@ -1,0 +1,224 @@
+// Every operator's compute definition against its reference kernel: random
+// float32 instances (ranks 0 to 4, sizes 1 and odd, broadcast inputs) run
+// on the reference kernel and as the kernel the generator prints from the
+// definition, built with the system compiler; every element must agree.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op_fixture.h"
+#include "wm_test.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint32_t next_u32(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (uint32_t)(rng >> 11);
+}
+static int32_t pick(int32_t n) {
+  return (int32_t)(next_u32() % (uint32_t)n);
+}
+
+enum { PER_OP = 6, MAX_CASES = 512 };
+
+// One instance: its compute, input data (float) and the reference output.
+typedef struct inst {
+  wm_gen_compute_t c;
+  int32_t n_in;
+  float *in[WM_GEN_MAX_TENSORS];
+  float *want;
+  size_t count;
+  const char *op;
+} inst_t;
+
+// Builds instance |k| of |def| into |out|; false (nothing kept) when the
+// random shapes do not make a valid instance.
+static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
+  memset(out, 0, sizeof(*out));
+  int32_t rank = pick(5), n_in = def->min_inputs;
+  if (def->max_inputs < 0) {
+    n_in = 1 + pick(3);
+  }
+  int64_t dims[WM_MAX_RANK];
+  for (int32_t d = 0; d < rank; d++) {
+    dims[d] = 1 + pick(d == rank - 1 ? 37 : 5);
+  }
+  wm_op_fixture_t f;
+  if (wm_op_fixture_init(&f, 13)) {
+    return false;
+  }
+  const char *names[4] = {"a", "b", "c", "d"};
+  double *vals = malloc(4096 * sizeof(double));
+  bool ok = vals != NULL;
+  for (int32_t i = 0; ok && i < n_in; i++) {
+    int32_t r = i == 0 ? rank : pick(rank + 1);  // input 0 sets the shape
+    int64_t id[WM_MAX_RANK];
+    size_t n = 1;
+    for (int32_t d = 0; d < r; d++) {
+      id[d] = i > 0 && pick(3) == 0 ? 1 : dims[rank - r + d];
+      n *= (size_t)id[d];
+    }
+    for (size_t e = 0; e < n && e < 4096; e++) {
+      vals[e] = (double)(pick(4001) - 2000) / 800.0;
+    }
+    wm_status_t s =
+        wm_op_fixture_add_const(&f, names[i], WM_DTYPE_FLOAT, r, id, vals);
+    ok = !s;
+    wm_status_free(s);
+  }
+  free(vals);
+  wm_status_t s =
+      ok ? wm_op_fixture_add_node(&f, def->name, names, n_in, 1) : NULL;
+  ok = ok && !s;
+  wm_status_free(s);
+  s = ok ? wm_op_fixture_run(&f) : NULL;
+  ok = ok && !s;
+  wm_status_free(s);
+  s = ok ? wm_op_fixture_define(&f, &out->c) : NULL;
+  ok = ok && !s;
+  if (s) {
+    printf("  %s: %s\n", def->name, wm_status_message(s));
+  }
+  wm_status_free(s);
+  if (ok) {
+    snprintf(out->c.name, sizeof(out->c.name), "k%d", k);
+    out->op = def->name;
+    out->n_in = n_in;
+    out->count = f.out[0]->count;
+    out->want = malloc((out->count + 1) * sizeof(float));
+    ok = out->want != NULL;
+    for (size_t e = 0; ok && e < out->count; e++) {
+      out->want[e] = ((const float *)f.out[0]->data)[e];
+    }
+    for (int32_t i = 0; ok && i < n_in; i++) {
+      const wm_tensor_t *t =
+          f.graph->values[f.graph->nodes[f.node].inputs[i]].initializer;
+      out->in[i] = malloc((t->count + 1) * sizeof(float));
+      ok = out->in[i] != NULL;
+      if (ok && t->count) {
+        memcpy(out->in[i], t->data, t->count * sizeof(float));
+      }
+    }
+  }
+  wm_op_fixture_deinit(&f);
+  return ok;
+}
+
+static void free_inst(inst_t *in) {
+  for (int32_t i = 0; i < WM_GEN_MAX_TENSORS; i++) {
+    free(in->in[i]);
+  }
+  free(in->want);
+}
+
+// Runs |fn| (a kernel of 1 to 3 inputs) over the instance.
+static void run_kernel(const inst_t *in, void *fn, float *y) {
+  typedef void (*k1_t)(float *, const float *, int64_t, int64_t);
+  typedef void (*k2_t)(float *, const float *, const float *, int64_t, int64_t);
+  typedef void (*k3_t)(float *, const float *, const float *, const float *,
+                       int64_t, int64_t);
+  int64_t end = in->c.n_axes ? in->c.extents[0] : 1;
+  if (in->n_in == 1) {
+    k1_t k;
+    memcpy(&k, &fn, sizeof(fn));
+    k(y, in->in[0], 0, end);
+  } else if (in->n_in == 2) {
+    k2_t k;
+    memcpy(&k, &fn, sizeof(fn));
+    k(y, in->in[0], in->in[1], 0, end);
+  } else {
+    k3_t k;
+    memcpy(&k, &fn, sizeof(fn));
+    k(y, in->in[0], in->in[1], in->in[2], 0, end);
+  }
+}
+
+static bool agree(float got, float want) {
+  if (want != want || got != got) {
+    return want != want && got != got;
+  }
+  if (isinf(want) || isinf(got)) {
+    return got == want;
+  }
+  return fabsf(got - want) <= 1e-5f * fabsf(want) + 1e-6f;
+}
+
+WM_TEST(definitions_agree_with_the_reference_kernels) {
+  if (system("${WMAP_CC:-cc} --version > /dev/null 2>&1") != 0) {
+    wm_test_skip("no system C compiler (cc) to build generated kernels");
+    return;
+  }
+  static inst_t insts[MAX_CASES];
+  int n = 0, n_defs = 0;
+  wm_strbuf_t src;
+  wm_strbuf_init(&src);
+  for (size_t i = 0; i < wm_ops_count(); i++) {
+    const wm_op_def_t *def = wm_ops_at(i);
+    if (!def->define) {
+      continue;
+    }
+    n_defs++;
+    int made = 0;
+    for (int k = 0; k < PER_OP * 3 && made < PER_OP && n < MAX_CASES; k++) {
+      if (!make_inst(def, n, &insts[n])) {
+        free_inst(&insts[n]);
+        continue;
+      }
+      wm_gen_schedule_t s = wm_gen_default_schedule(&insts[n].c, 64);
+      wm_gen_nest_t nest;
+      WM_CHECK_OK(wm_gen_lower(&insts[n].c, &s, &nest));
+      WM_CHECK_OK(wm_gen_print(&nest, WM_GEN_C, &src));
+      made++;
+      n++;
+    }
+    WM_CHECK(made == PER_OP);
+  }
+  char dir[] = "/tmp/wmap_define_XXXXXX";
+  WM_CHECK(mkdtemp(dir) != NULL);
+  wm_gen_lib_t *lib = NULL;
+  WM_CHECK_OK(wm_gen_build_c(wm_strbuf_str(&src), dir, &lib, NULL));
+  int bad = 0;
+  for (int k = 0; lib && k < n; k++) {
+    void *fn = wm_gen_lib_symbol(lib, insts[k].c.name);
+    WM_CHECK(fn != NULL);
+    float *y = calloc(insts[k].count + 1, sizeof(float));
+    WM_CHECK(y != NULL);
+    if (!fn || !y) {
+      free(y);
+      continue;
+    }
+    run_kernel(&insts[k], fn, y);
+    for (size_t e = 0; e < insts[k].count; e++) {
+      if (!agree(y[e], insts[k].want[e])) {
+        printf("  %s (%s) element %zu: generated %.9g, reference %.9g\n",
+               insts[k].op, insts[k].c.name, e, (double)y[e],
+               (double)insts[k].want[e]);
+        bad++;
+        break;
+      }
+    }
+    free(y);
+  }
+  printf("  %d operators with a definition, %d instances, %d wrong\n", n_defs,
+         n, bad);
+  WM_CHECK(n_defs >= 15);
+  WM_CHECK_INT_EQ(bad, 0);
+  wm_gen_lib_close(lib);
+  wm_strbuf_deinit(&src);
+  for (int k = 0; k < n; k++) {
+    free_inst(&insts[k]);
+  }
+  char rm[128];
+  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+  WM_CHECK_INT_EQ(system(rm), 0);
+}
+
+int main(void) {
+  static const wm_test_case_t cases[] = {
+      WM_CASE(definitions_agree_with_the_reference_kernels),
+      {NULL, NULL},
+  };
+  return wm_test_main(cases);
+}
