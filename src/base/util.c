@@ -186,8 +186,7 @@ wm_status_t wm_make_parents(const char *path) {
   return NULL;
 }
 
-wm_status_t wm_cache_folder(const char *dir, const char *sub,
-                            char **out_path) {
+wm_status_t wm_cache_folder(const char *dir, const char *sub, char **out_path) {
   *out_path = NULL;
   const char *xdg = getenv("XDG_CACHE_HOME");
   const char *home = getenv("HOME");
