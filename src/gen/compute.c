@@ -5,12 +5,20 @@
 #include "gen/gen.h"
 
 static const char *const kOpNames[WM_GEN_OP_COUNT] = {
-    "load", "const", "add",  "sub", "mul", "div",  "max",  "min",
-    "neg",  "abs",   "sqrt", "exp", "log", "tanh", "relu", "sigmoid",
+    "load",    "const", "add",  "sub", "mul",  "div", "max",    "min",  "pow",
+    "lt",      "gt",    "neg",  "abs", "sqrt", "exp", "log",    "tanh", "relu",
+    "sigmoid", "floor", "ceil", "sin", "cos",  "erf", "select",
 };
 
 const char *wm_gen_op_name(wm_gen_op_t op) {
   return op >= 0 && op < WM_GEN_OP_COUNT ? kOpNames[op] : "?";
+}
+
+int32_t wm_gen_op_arity(wm_gen_op_t op) {
+  return op <= WM_GEN_CONST   ? 0
+         : op <= WM_GEN_GT    ? 2
+         : op < WM_GEN_SELECT ? 1
+                              : 3;
 }
 
 // Copies identifier |name| ([A-Za-z_][A-Za-z0-9_]*, shorter than
@@ -127,7 +135,7 @@ wm_status_t wm_gen_input_access(wm_gen_compute_t *c, const char *name,
   *a = *acc;
   a->tensor = t;
   wm_gen_expr_t e = {
-      .op = WM_GEN_LOAD, .arg = {-1, -1}, .access = c->n_accesses};
+      .op = WM_GEN_LOAD, .arg = {-1, -1, -1}, .access = c->n_accesses};
   c->n_accesses++;
   return add_expr(c, &e, out_expr);
 }
@@ -158,16 +166,8 @@ wm_status_t wm_gen_input(wm_gen_compute_t *c, const char *name, int32_t rank,
 
 wm_status_t wm_gen_const(wm_gen_compute_t *c, float v, int32_t *out_expr) {
   wm_gen_expr_t e = {
-      .op = WM_GEN_CONST, .arg = {-1, -1}, .access = -1, .value = v};
+      .op = WM_GEN_CONST, .arg = {-1, -1, -1}, .access = -1, .value = v};
   return add_expr(c, &e, out_expr);
-}
-
-static bool is_binary(wm_gen_op_t op) {
-  return op >= WM_GEN_ADD && op <= WM_GEN_MIN;
-}
-
-static bool is_unary(wm_gen_op_t op) {
-  return op >= WM_GEN_NEG && op < WM_GEN_OP_COUNT;
 }
 
 static wm_status_t check_operand(const wm_gen_compute_t *c, int32_t a) {
@@ -182,25 +182,66 @@ static wm_status_t check_operand(const wm_gen_compute_t *c, int32_t a) {
 
 wm_status_t wm_gen_unary(wm_gen_compute_t *c, wm_gen_op_t op, int32_t a,
                          int32_t *out_expr) {
-  if (!is_unary(op)) {
+  if (wm_gen_op_arity(op) != 1) {
     return WM_ERROR(INVALID_ARGUMENT, "gen: %s is not a unary operation",
                     wm_gen_op_name(op));
   }
   WM_RETURN_IF_ERROR(check_operand(c, a));
-  wm_gen_expr_t e = {.op = op, .arg = {a, -1}, .access = -1};
+  wm_gen_expr_t e = {.op = op, .arg = {a, -1, -1}, .access = -1};
   return add_expr(c, &e, out_expr);
 }
 
 wm_status_t wm_gen_binary(wm_gen_compute_t *c, wm_gen_op_t op, int32_t a,
                           int32_t b, int32_t *out_expr) {
-  if (!is_binary(op)) {
+  if (wm_gen_op_arity(op) != 2) {
     return WM_ERROR(INVALID_ARGUMENT, "gen: %s is not a binary operation",
                     wm_gen_op_name(op));
   }
   WM_RETURN_IF_ERROR(check_operand(c, a));
   WM_RETURN_IF_ERROR(check_operand(c, b));
-  wm_gen_expr_t e = {.op = op, .arg = {a, b}, .access = -1};
+  wm_gen_expr_t e = {.op = op, .arg = {a, b, -1}, .access = -1};
   return add_expr(c, &e, out_expr);
+}
+
+wm_status_t wm_gen_select(wm_gen_compute_t *c, int32_t cond, int32_t a,
+                          int32_t b, int32_t *out_expr) {
+  WM_RETURN_IF_ERROR(check_operand(c, cond));
+  WM_RETURN_IF_ERROR(check_operand(c, a));
+  WM_RETURN_IF_ERROR(check_operand(c, b));
+  wm_gen_expr_t e = {.op = WM_GEN_SELECT, .arg = {cond, a, b}, .access = -1};
+  return add_expr(c, &e, out_expr);
+}
+
+int32_t wm_gen_k(wm_gen_builder_t *b, float v) {
+  int32_t r = -1;
+  if (!b->st) {
+    b->st = wm_gen_const(b->c, v, &r);
+  }
+  return r;
+}
+
+int32_t wm_gen_f1(wm_gen_builder_t *b, wm_gen_op_t op, int32_t a) {
+  int32_t r = -1;
+  if (!b->st) {
+    b->st = wm_gen_unary(b->c, op, a, &r);
+  }
+  return r;
+}
+
+int32_t wm_gen_f2(wm_gen_builder_t *b, wm_gen_op_t op, int32_t a, int32_t c) {
+  int32_t r = -1;
+  if (!b->st) {
+    b->st = wm_gen_binary(b->c, op, a, c, &r);
+  }
+  return r;
+}
+
+int32_t wm_gen_sel(wm_gen_builder_t *b, int32_t cond, int32_t a, int32_t c) {
+  int32_t r = -1;
+  if (!b->st) {
+    b->st = wm_gen_select(b->c, cond, a, c, &r);
+  }
+  return r;
 }
 
 // Checks that every point of the axes' box maps inside tensor |t|'s dims
@@ -279,10 +320,9 @@ static void print_expr(const wm_gen_compute_t *c, int32_t i, wm_strbuf_t *out) {
     wm_strbuf_printf(out, "%a", (double)e->value);
   } else {
     wm_strbuf_printf(out, "%s(", wm_gen_op_name(e->op));
-    print_expr(c, e->arg[0], out);
-    if (is_binary(e->op)) {
-      wm_strbuf_printf(out, ",");
-      print_expr(c, e->arg[1], out);
+    for (int32_t k = 0; k < wm_gen_op_arity(e->op); k++) {
+      wm_strbuf_printf(out, "%s", k ? "," : "");
+      print_expr(c, e->arg[k], out);
     }
     wm_strbuf_printf(out, ")");
   }

@@ -30,7 +30,9 @@ extern "C" {
 #define WM_GEN_MAX_EXPRS 64
 #define WM_GEN_NAME 16  // bytes of a name, NUL included
 
-// Operations of a body. Leaves are LOAD (an access) and CONST.
+// Operations of a body. Leaves are LOAD (an access) and CONST; then the
+// binary ones (LT and GT give 1 or 0), the unary ones and SELECT
+// (arg 0 nonzero ? arg 1 : arg 2).
 typedef enum wm_gen_op {
   WM_GEN_LOAD,
   WM_GEN_CONST,
@@ -40,6 +42,9 @@ typedef enum wm_gen_op {
   WM_GEN_DIV,
   WM_GEN_MAX,
   WM_GEN_MIN,
+  WM_GEN_POW,
+  WM_GEN_LT,
+  WM_GEN_GT,
   WM_GEN_NEG,
   WM_GEN_ABS,
   WM_GEN_SQRT,
@@ -48,6 +53,12 @@ typedef enum wm_gen_op {
   WM_GEN_TANH,
   WM_GEN_RELU,
   WM_GEN_SIGMOID,
+  WM_GEN_FLOOR,
+  WM_GEN_CEIL,
+  WM_GEN_SIN,
+  WM_GEN_COS,
+  WM_GEN_ERF,
+  WM_GEN_SELECT,
   WM_GEN_OP_COUNT,
 } wm_gen_op_t;
 
@@ -70,7 +81,7 @@ typedef struct wm_gen_access {
 // A node of the body.
 typedef struct wm_gen_expr {
   wm_gen_op_t op;
-  int32_t arg[2];  // operand expressions (binary: both; unary: arg[0])
+  int32_t arg[3];  // operand expressions, wm_gen_op_arity of them
   int32_t access;  // LOAD: index into accesses
   float value;     // CONST
 } wm_gen_expr_t;
@@ -118,6 +129,20 @@ wm_status_t wm_gen_unary(wm_gen_compute_t *c, wm_gen_op_t op, int32_t a,
                          int32_t *out_expr) WM_MUST_USE_RESULT;
 wm_status_t wm_gen_binary(wm_gen_compute_t *c, wm_gen_op_t op, int32_t a,
                           int32_t b, int32_t *out_expr) WM_MUST_USE_RESULT;
+// cond != 0 ? a : b.
+wm_status_t wm_gen_select(wm_gen_compute_t *c, int32_t cond, int32_t a,
+                          int32_t b, int32_t *out_expr) WM_MUST_USE_RESULT;
+// A body written as nested calls: each returns the new expression, or -1
+// once a call has failed, whose status |st| keeps (the caller owns it).
+typedef struct wm_gen_builder {
+  wm_gen_compute_t *c;
+  wm_status_t st;
+} wm_gen_builder_t;
+int32_t wm_gen_k(wm_gen_builder_t *b, float v);
+int32_t wm_gen_f1(wm_gen_builder_t *b, wm_gen_op_t op, int32_t a);
+int32_t wm_gen_f2(wm_gen_builder_t *b, wm_gen_op_t op, int32_t a, int32_t c);
+int32_t wm_gen_sel(wm_gen_builder_t *b, int32_t cond, int32_t a, int32_t c);
+
 // Sets the body's root and checks the whole compute: names, extents,
 // every access inside its tensor for every point of the axes, operands
 // defined before their users.
@@ -213,6 +238,8 @@ void wm_gen_lib_close(wm_gen_lib_t *lib);
 
 // The name of an operation as the canonical text spells it.
 const char *wm_gen_op_name(wm_gen_op_t op);
+// The operands |op| takes: 0 for the leaves, 1, 2 or 3.
+int32_t wm_gen_op_arity(wm_gen_op_t op);
 
 #ifdef __cplusplus
 }

@@ -155,18 +155,24 @@ static wm_status_t random_expr(wm_gen_compute_t *c, const int32_t *loads,
     *out = loads[pick(n_loads)];
     return NULL;
   }
-  int32_t a, b;
+  int32_t a, b, x;
   WM_RETURN_IF_ERROR(random_expr(c, loads, n_loads, depth - 1, &a));
   if (r < 6) {
-    static const wm_gen_op_t un[] = {WM_GEN_NEG,  WM_GEN_ABS,    WM_GEN_SQRT,
-                                     WM_GEN_EXP,  WM_GEN_LOG,    WM_GEN_TANH,
-                                     WM_GEN_RELU, WM_GEN_SIGMOID};
-    return wm_gen_unary(c, un[pick(8)], a, out);
+    static const wm_gen_op_t un[] = {
+        WM_GEN_NEG,  WM_GEN_ABS,  WM_GEN_SQRT,    WM_GEN_EXP,   WM_GEN_LOG,
+        WM_GEN_TANH, WM_GEN_RELU, WM_GEN_SIGMOID, WM_GEN_FLOOR, WM_GEN_CEIL,
+        WM_GEN_SIN,  WM_GEN_COS,  WM_GEN_ERF};
+    return wm_gen_unary(c, un[pick(13)], a, out);
   }
   WM_RETURN_IF_ERROR(random_expr(c, loads, n_loads, depth - 1, &b));
+  if (r == 9) {
+    WM_RETURN_IF_ERROR(random_expr(c, loads, n_loads, depth - 1, &x));
+    return wm_gen_select(c, x, a, b, out);
+  }
   static const wm_gen_op_t bin[] = {WM_GEN_ADD, WM_GEN_SUB, WM_GEN_MUL,
-                                    WM_GEN_DIV, WM_GEN_MAX, WM_GEN_MIN};
-  return wm_gen_binary(c, bin[pick(6)], a, b, out);
+                                    WM_GEN_DIV, WM_GEN_MAX, WM_GEN_MIN,
+                                    WM_GEN_POW, WM_GEN_LT,  WM_GEN_GT};
+  return wm_gen_binary(c, bin[pick(9)], a, b, out);
 }
 
 // Makes case |k|: output rank 0 to 4, dims 0 to 9 (mostly 1 to 9),
@@ -245,6 +251,7 @@ static double eval(const fuzz_case_t *fc, int32_t i, const int64_t *at) {
   }
   double x = eval(fc, e->arg[0], at);
   double y = e->arg[1] >= 0 ? eval(fc, e->arg[1], at) : 0;
+  double z = e->arg[2] >= 0 ? eval(fc, e->arg[2], at) : 0;
   switch (e->op) {
     case WM_GEN_ADD:
       return x + y;
@@ -272,6 +279,24 @@ static double eval(const fuzz_case_t *fc, int32_t i, const int64_t *at) {
       return tanh(x);
     case WM_GEN_RELU:
       return x > 0 ? x : 0;
+    case WM_GEN_POW:
+      return pow(x, y);
+    case WM_GEN_LT:
+      return x < y;
+    case WM_GEN_GT:
+      return x > y;
+    case WM_GEN_FLOOR:
+      return floor(x);
+    case WM_GEN_CEIL:
+      return ceil(x);
+    case WM_GEN_SIN:
+      return sin(x);
+    case WM_GEN_COS:
+      return cos(x);
+    case WM_GEN_ERF:
+      return erf(x);
+    case WM_GEN_SELECT:
+      return x != 0 ? y : z;
     default:
       return 1 / (1 + exp(-x));
   }

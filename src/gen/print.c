@@ -16,7 +16,7 @@ typedef struct dialect {
   const char *index;                  // the 64-bit index type
   const char *global_id;              // the work item's index; NULL: a loop
   bool vectors;                       // prints VECTOR loops in vectors
-  const char *math[WM_GEN_OP_COUNT];  // unary functions by name
+  const char *math[WM_GEN_OP_COUNT];  // math functions by name
 } dialect_t;
 
 static const dialect_t kDialects[3] = {
@@ -34,7 +34,13 @@ static const dialect_t kDialects[3] = {
                  [WM_GEN_SQRT] = "sqrtf",
                  [WM_GEN_EXP] = "expf",
                  [WM_GEN_LOG] = "logf",
-                 [WM_GEN_TANH] = "tanhf"},
+                 [WM_GEN_TANH] = "tanhf",
+                 [WM_GEN_FLOOR] = "floorf",
+                 [WM_GEN_CEIL] = "ceilf",
+                 [WM_GEN_SIN] = "sinf",
+                 [WM_GEN_COS] = "cosf",
+                 [WM_GEN_ERF] = "erff",
+                 [WM_GEN_POW] = "powf"},
     },
     {
         .name = "opencl-c",
@@ -50,7 +56,13 @@ static const dialect_t kDialects[3] = {
                  [WM_GEN_SQRT] = "sqrt",
                  [WM_GEN_EXP] = "exp",
                  [WM_GEN_LOG] = "log",
-                 [WM_GEN_TANH] = "tanh"},
+                 [WM_GEN_TANH] = "tanh",
+                 [WM_GEN_FLOOR] = "floor",
+                 [WM_GEN_CEIL] = "ceil",
+                 [WM_GEN_SIN] = "sin",
+                 [WM_GEN_COS] = "cos",
+                 [WM_GEN_ERF] = "erf",
+                 [WM_GEN_POW] = "pow"},
     },
     {
         .name = "cuda-c",
@@ -66,7 +78,13 @@ static const dialect_t kDialects[3] = {
                  [WM_GEN_SQRT] = "sqrtf",
                  [WM_GEN_EXP] = "expf",
                  [WM_GEN_LOG] = "logf",
-                 [WM_GEN_TANH] = "tanhf"},
+                 [WM_GEN_TANH] = "tanhf",
+                 [WM_GEN_FLOOR] = "floorf",
+                 [WM_GEN_CEIL] = "ceilf",
+                 [WM_GEN_SIN] = "sinf",
+                 [WM_GEN_COS] = "cosf",
+                 [WM_GEN_ERF] = "erff",
+                 [WM_GEN_POW] = "powf"},
     },
 };
 
@@ -82,9 +100,15 @@ static void print_helpers(const dialect_t *d, wm_strbuf_t *o) {
                    "%s float wg_relu(float a) {\n"
                    "  return a > 0.0f ? a : 0.0f;\n}\n"
                    "%s float wg_sigmoid(float a) {\n"
-                   "  return 1.0f / (1.0f + %s(-a));\n}\n#endif\n",
+                   "  return 1.0f / (1.0f + %s(-a));\n}\n"
+                   "%s float wg_lt(float a, float b) {\n"
+                   "  return a < b ? 1.0f : 0.0f;\n}\n"
+                   "%s float wg_gt(float a, float b) {\n"
+                   "  return a > b ? 1.0f : 0.0f;\n}\n"
+                   "%s float wg_select(float c, float a, float b) {\n"
+                   "  return c != 0.0f ? a : b;\n}\n#endif\n",
                    d->helper, d->helper, d->helper, d->helper,
-                   d->math[WM_GEN_EXP]);
+                   d->math[WM_GEN_EXP], d->helper, d->helper, d->helper);
 }
 
 // The vector type of |w| lanes and its lane-wise helpers (C only).
@@ -195,7 +219,8 @@ static void print_expr(const dialect_t *d, const wm_gen_compute_t *c, int32_t i,
     default:
       break;
   }
-  // The rest lane by lane: wg_lanesW_OP applies the scalar form.
+  // The rest as calls: the dialect's math function or a scalar helper,
+  // and in vectors a lane-wise helper (wg_<op><w>).
   const char *fn = d->math[e->op];
   if (w > 1) {
     wm_strbuf_printf(o, "wg_%s%d(", wm_gen_op_name(e->op), w);
@@ -204,10 +229,9 @@ static void print_expr(const dialect_t *d, const wm_gen_compute_t *c, int32_t i,
   } else {
     wm_strbuf_printf(o, "wg_%s(", wm_gen_op_name(e->op));
   }
-  print_expr(d, c, e->arg[0], w, va, o);
-  if (e->op == WM_GEN_MAX || e->op == WM_GEN_MIN) {
-    wm_strbuf_printf(o, ", ");
-    print_expr(d, c, e->arg[1], w, va, o);
+  for (int32_t k = 0; k < wm_gen_op_arity(e->op); k++) {
+    wm_strbuf_printf(o, "%s", k ? ", " : "");
+    print_expr(d, c, e->arg[k], w, va, o);
   }
   wm_strbuf_printf(o, ")");
 }
@@ -223,26 +247,25 @@ static void print_lane_helpers(const dialect_t *d, const wm_gen_compute_t *c,
       continue;
     }
     done[op] = true;
-    bool two = op == WM_GEN_MAX || op == WM_GEN_MIN;
+    int32_t n = wm_gen_op_arity(op);
     const char *fn = d->math[op];
     const char *name = wm_gen_op_name(op);
     // Guarded, so that kernels printed one after the other in one source
     // share their helpers.
     wm_strbuf_printf(o, "#ifndef WG_%s%d\n#define WG_%s%d\n", name, w, name, w);
-    wm_strbuf_printf(o, "%s wg_v%d wg_%s%d(wg_v%d a", d->helper, w, name, w, w);
-    if (two) {
-      wm_strbuf_printf(o, ", wg_v%d b", w);
+    static const char *const args[3] = {"a", "b", "c"};
+    wm_strbuf_printf(o, "%s wg_v%d wg_%s%d(", d->helper, w, name, w);
+    for (int32_t k = 0; k < n; k++) {
+      wm_strbuf_printf(o, "%swg_v%d %s", k ? ", " : "", w, args[k]);
     }
     wm_strbuf_printf(o, ") {\n");
     wm_strbuf_printf(o, "  wg_v%d r;\n  for (int l = 0; l < %d; l++) {\n", w,
                      w);
-    if (fn) {
-      wm_strbuf_printf(o, "    r[l] = %s(a[l]);\n", fn);
-    } else {
-      wm_strbuf_printf(o, "    r[l] = wg_%s(a[l]%s);\n", wm_gen_op_name(op),
-                       two ? ", b[l]" : "");
+    wm_strbuf_printf(o, "    r[l] = %s%s(", fn ? "" : "wg_", fn ? fn : name);
+    for (int32_t k = 0; k < n; k++) {
+      wm_strbuf_printf(o, "%s%s[l]", k ? ", " : "", args[k]);
     }
-    wm_strbuf_printf(o, "  }\n  return r;\n}\n#endif\n");
+    wm_strbuf_printf(o, ");\n  }\n  return r;\n}\n#endif\n");
   }
 }
 

@@ -518,10 +518,115 @@ static void cost_softmax(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 // its integer path works on int64 values.
 #define SHRINK_TYPES (WM_TYPES_NUMERIC & ~WM_T(UINT64))
 
-// Relu and Sigmoid: one operation of the generator (src/gen).
+// The activation of x as a generator expression, with the operator's
+// parameters |p| (act_params), as the f_* kernels above compute it.
+static int32_t act_expr(wm_gen_builder_t *b, const char *name, const double *p,
+                        int32_t x) {
+  const float p0 = (float)p[0], p1 = (float)p[1];
+  int32_t zero = wm_gen_k(b, 0.0f), one = wm_gen_k(b, 1.0f);
+  // e^v - 1 and log(1 + e^x)
+#define EXPM1(v) wm_gen_f2(b, WM_GEN_SUB, wm_gen_f1(b, WM_GEN_EXP, (v)), one)
+#define SOFTPLUS           \
+  wm_gen_f1(b, WM_GEN_LOG, \
+            wm_gen_f2(b, WM_GEN_ADD, one, wm_gen_f1(b, WM_GEN_EXP, x)))
+  int32_t neg = wm_gen_f2(b, WM_GEN_LT, x, zero);
+  int32_t pos = wm_gen_f2(b, WM_GEN_GT, x, zero);
+  if (strcmp(name, "Relu") == 0) {
+    return wm_gen_f1(b, WM_GEN_RELU, x);
+  }
+  if (strcmp(name, "Sigmoid") == 0) {
+    return wm_gen_f1(b, WM_GEN_SIGMOID, x);
+  }
+  if (strcmp(name, "LeakyRelu") == 0) {
+    return wm_gen_sel(b, neg, wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, p0), x), x);
+  }
+  if (strcmp(name, "Elu") == 0) {
+    return wm_gen_sel(b, neg,
+                      wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, p0), EXPM1(x)), x);
+  }
+  if (strcmp(name, "Selu") == 0) {
+    int32_t g = wm_gen_k(b, p1);
+    return wm_gen_sel(
+        b, pos, wm_gen_f2(b, WM_GEN_MUL, g, x),
+        wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, (float)(p[1] * p[0])), EXPM1(x)));
+  }
+  if (strcmp(name, "Celu") == 0) {
+    int32_t a = wm_gen_k(b, p0);
+    return wm_gen_sel(
+        b, pos, x,
+        wm_gen_f2(b, WM_GEN_MUL, a, EXPM1(wm_gen_f2(b, WM_GEN_DIV, x, a))));
+  }
+  if (strcmp(name, "HardSigmoid") == 0 || strcmp(name, "HardSwish") == 0) {
+    bool swish = name[4] == 'S' && name[5] == 'w';
+    int32_t lin = wm_gen_f2(
+        b, WM_GEN_ADD,
+        wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, swish ? 1.0f / 6.0f : p0), x),
+        wm_gen_k(b, swish ? 0.5f : p1));
+    int32_t h =
+        wm_gen_f2(b, WM_GEN_MAX, zero, wm_gen_f2(b, WM_GEN_MIN, one, lin));
+    return swish ? wm_gen_f2(b, WM_GEN_MUL, x, h) : h;
+  }
+  if (strcmp(name, "Softplus") == 0) {
+    return SOFTPLUS;
+  }
+  if (strcmp(name, "Softsign") == 0) {
+    return wm_gen_f2(
+        b, WM_GEN_DIV, x,
+        wm_gen_f2(b, WM_GEN_ADD, one, wm_gen_f1(b, WM_GEN_ABS, x)));
+  }
+  if (strcmp(name, "ThresholdedRelu") == 0) {
+    return wm_gen_sel(b, wm_gen_f2(b, WM_GEN_GT, x, wm_gen_k(b, p0)), x, zero);
+  }
+  if (strcmp(name, "Shrink") == 0) {
+    int32_t l = wm_gen_k(b, p1), bias = wm_gen_k(b, p0);
+    return wm_gen_sel(b,
+                      wm_gen_f2(b, WM_GEN_LT, x, wm_gen_f1(b, WM_GEN_NEG, l)),
+                      wm_gen_f2(b, WM_GEN_ADD, x, bias),
+                      wm_gen_sel(b, wm_gen_f2(b, WM_GEN_GT, x, l),
+                                 wm_gen_f2(b, WM_GEN_SUB, x, bias), zero));
+  }
+  if (strcmp(name, "Mish") == 0) {
+    return wm_gen_f2(b, WM_GEN_MUL, x, wm_gen_f1(b, WM_GEN_TANH, SOFTPLUS));
+  }
+  if (strcmp(name, "Swish") == 0) {
+    return wm_gen_f2(b, WM_GEN_MUL, x,
+                     wm_gen_f1(b, WM_GEN_SIGMOID,
+                               wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, p0), x)));
+  }
+  // Gelu: 0.5 x (1 + erf(x / sqrt 2)), or with tanh of the cubic.
+  int32_t inner;
+  if (p[0] != 0) {
+    int32_t x3 = wm_gen_f2(b, WM_GEN_MUL, x, wm_gen_f2(b, WM_GEN_MUL, x, x));
+    int32_t poly = wm_gen_f2(
+        b, WM_GEN_ADD, x, wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, 0.044715f), x3));
+    inner = wm_gen_f1(
+        b, WM_GEN_TANH,
+        wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, 0.79788456080286535588f), poly));
+  } else {
+    inner = wm_gen_f1(
+        b, WM_GEN_ERF,
+        wm_gen_f2(b, WM_GEN_MUL, x, wm_gen_k(b, 0.70710678118654752440f)));
+  }
+  return wm_gen_f2(b, WM_GEN_MUL,
+                   wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, 0.5f), x),
+                   wm_gen_f2(b, WM_GEN_ADD, one, inner));
+#undef EXPM1
+#undef SOFTPLUS
+}
+
 static wm_status_t define_act(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
-  bool relu = strcmp(ctx->node->op_type, "Relu") == 0;
-  return wm_op_define_fold(ctx, relu ? WM_GEN_RELU : WM_GEN_SIGMOID, out);
+  const act_op_t *op = find_act(ctx->node->op_type);
+  if (!op) {
+    return WM_OP_ERROR(ctx, INTERNAL, "no activation kernel");
+  }
+  double p[2];
+  int32_t loads[WM_GEN_MAX_TENSORS];
+  WM_RETURN_IF_ERROR(act_params(ctx, op, p));
+  WM_RETURN_IF_ERROR(wm_op_define_inputs(ctx, out, loads));
+  wm_gen_builder_t b = {out, NULL};
+  int32_t y = act_expr(&b, op->name, p, loads[0]);
+  WM_RETURN_IF_ERROR(b.st);
+  return wm_gen_finish(out, y);
 }
 
 #define ACT_D(name, since, types)                                        \
@@ -542,20 +647,20 @@ static wm_status_t define_act(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
 
 const wm_op_def_t wm_ops_activation[] = {
     ACT_D("Relu", 1, RELU_TYPES),
-    ACT("LeakyRelu", 1, WM_TYPES_FLOAT),
-    ACT("Elu", 1, WM_TYPES_FLOAT),
-    ACT("Selu", 1, WM_TYPES_FLOAT),
-    ACT("Celu", 12, WM_TYPES_FLOAT),
+    ACT_D("LeakyRelu", 1, WM_TYPES_FLOAT),
+    ACT_D("Elu", 1, WM_TYPES_FLOAT),
+    ACT_D("Selu", 1, WM_TYPES_FLOAT),
+    ACT_D("Celu", 12, WM_TYPES_FLOAT),
     ACT_D("Sigmoid", 1, WM_TYPES_FLOAT),
-    ACT("HardSigmoid", 1, WM_TYPES_FLOAT),
-    ACT("HardSwish", 14, WM_TYPES_FLOAT),
-    ACT("Softplus", 1, WM_TYPES_FLOAT),
-    ACT("Softsign", 1, WM_TYPES_FLOAT),
-    ACT("ThresholdedRelu", 10, WM_TYPES_FLOAT),
-    ACT("Shrink", 9, SHRINK_TYPES),
-    ACT("Mish", 18, WM_TYPES_FLOAT),
-    ACT("Swish", 24, WM_TYPES_FLOAT),
-    ACT("Gelu", 20, WM_TYPES_FLOAT),
+    ACT_D("HardSigmoid", 1, WM_TYPES_FLOAT),
+    ACT_D("HardSwish", 14, WM_TYPES_FLOAT),
+    ACT_D("Softplus", 1, WM_TYPES_FLOAT),
+    ACT_D("Softsign", 1, WM_TYPES_FLOAT),
+    ACT_D("ThresholdedRelu", 10, WM_TYPES_FLOAT),
+    ACT_D("Shrink", 9, SHRINK_TYPES),
+    ACT_D("Mish", 18, WM_TYPES_FLOAT),
+    ACT_D("Swish", 24, WM_TYPES_FLOAT),
+    ACT_D("Gelu", 20, WM_TYPES_FLOAT),
     {"PRelu", "", 1, 2, 2, 1, 1, PRELU_TYPES, infer_prelu, run_prelu, NULL},
     {"SwiGLU", "", 28, 2, 2, 1, 1, WM_TYPES_FLOAT, infer_swiglu, run_swiglu,
      cost_swiglu},

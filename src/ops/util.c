@@ -555,7 +555,7 @@ wm_status_t wm_op_define_fold(const wm_op_ctx_t *ctx, wm_gen_op_t op,
     }
     if (body < 0) {
       body = loads[i];
-      if (op >= WM_GEN_NEG) {
+      if (wm_gen_op_arity(op) == 1) {
         WM_RETURN_IF_ERROR(wm_gen_unary(out, op, body, &body));
       }
     } else {

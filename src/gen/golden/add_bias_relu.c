@@ -16,6 +16,15 @@ static inline float wg_relu(float a) {
 static inline float wg_sigmoid(float a) {
   return 1.0f / (1.0f + expf(-a));
 }
+static inline float wg_lt(float a, float b) {
+  return a < b ? 1.0f : 0.0f;
+}
+static inline float wg_gt(float a, float b) {
+  return a > b ? 1.0f : 0.0f;
+}
+static inline float wg_select(float c, float a, float b) {
+  return c != 0.0f ? a : b;
+}
 #endif
 #ifndef WG_V16
 #define WG_V16

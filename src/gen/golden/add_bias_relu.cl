@@ -14,6 +14,15 @@ inline float wg_relu(float a) {
 inline float wg_sigmoid(float a) {
   return 1.0f / (1.0f + exp(-a));
 }
+inline float wg_lt(float a, float b) {
+  return a < b ? 1.0f : 0.0f;
+}
+inline float wg_gt(float a, float b) {
+  return a > b ? 1.0f : 0.0f;
+}
+inline float wg_select(float c, float a, float b) {
+  return c != 0.0f ? a : b;
+}
 #endif
 __kernel void add_bias_relu(__global float *restrict T0, __global const float *restrict T1, __global const float *restrict T2, long start, long end) {
   long i0 = start + (long)get_global_id(0);

@@ -14,6 +14,15 @@ static __device__ inline float wg_relu(float a) {
 static __device__ inline float wg_sigmoid(float a) {
   return 1.0f / (1.0f + expf(-a));
 }
+static __device__ inline float wg_lt(float a, float b) {
+  return a < b ? 1.0f : 0.0f;
+}
+static __device__ inline float wg_gt(float a, float b) {
+  return a > b ? 1.0f : 0.0f;
+}
+static __device__ inline float wg_select(float c, float a, float b) {
+  return c != 0.0f ? a : b;
+}
 #endif
 extern "C" __global__ void add_bias_relu(float *__restrict__ T0, const float *__restrict__ T1, const float *__restrict__ T2, long long start, long long end) {
   long long i0 = start + (long long)blockIdx.x * blockDim.x + threadIdx.x;
