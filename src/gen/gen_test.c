@@ -435,11 +435,102 @@ WM_TEST(generated_c_agrees_with_the_compute_in_double) {
   WM_CHECK_INT_EQ(system(rm), 0);
 }
 
+// Writes |text| to |dir|/|name| and runs "|cmd| |dir|/|name| |tail|";
+// returns the command's exit status.
+static int compile_file(const char *dir, const char *name, const char *text,
+                        const char *cmd, const char *tail) {
+  char path[256], line[1024];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    return -1;
+  }
+  fputs(text, f);
+  fclose(f);
+  snprintf(line, sizeof(line), "%s %s %s", cmd, path, tail);
+  return system(line);
+}
+
+// The CUDA compiler: $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc or
+// nvcc on PATH, written into |buf|; NULL when none runs.
+static const char *find_nvcc(char *buf, size_t cap) {
+  const char *home = getenv("CUDA_HOME");
+  for (int i = 0; i < 3; i++) {
+    if (i == 0 && !home) {
+      continue;
+    }
+    if (i == 0) {
+      snprintf(buf, cap, "%s/bin/nvcc", home);
+    } else {
+      snprintf(buf, cap, "%s", i == 1 ? "/usr/local/cuda/bin/nvcc" : "nvcc");
+    }
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "%s --version > /dev/null 2>&1", buf);
+    if (system(cmd) == 0) {
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+// Random computes printed as OpenCL C and as CUDA C compile: OpenCL C
+// with clang's OpenCL 1.2 front end (the one PoCL builds with), CUDA C
+// with nvcc; each part is skipped without its compiler.
+WM_TEST(printed_opencl_and_cuda_compile) {
+  bool clang = system("clang --version > /dev/null 2>&1") == 0;
+  char nvcc_buf[256];
+  const char *nvcc = find_nvcc(nvcc_buf, sizeof(nvcc_buf));
+  if (!clang && !nvcc) {
+    wm_test_skip("neither clang (OpenCL C) nor nvcc (CUDA C) is installed");
+    return;
+  }
+  wm_strbuf_t cl, cu;
+  wm_strbuf_init(&cl);
+  wm_strbuf_init(&cu);
+  for (int k = 0; k < 60; k++) {
+    fuzz_case_t fc;
+    WM_CHECK_OK(make_case(&fc, k));
+    wm_gen_nest_t n;
+    WM_CHECK_OK(wm_gen_lower(&fc.c, &fc.s, &n));
+    WM_CHECK_OK(wm_gen_print(&n, WM_GEN_OPENCL, &cl));
+    WM_CHECK_OK(wm_gen_print(&n, WM_GEN_CUDA, &cu));
+    for (int32_t t = 0; t < WM_GEN_MAX_TENSORS; t++) {
+      free(fc.data[t]);
+    }
+  }
+  char dir[] = "/tmp/wmap_gen_XXXXXX";
+  WM_CHECK(mkdtemp(dir) != NULL);
+  if (clang) {
+    WM_CHECK_INT_EQ(compile_file(dir, "k.cl", wm_strbuf_str(&cl),
+                                 "clang -x cl -cl-std=CL1.2 -Xclang "
+                                 "-finclude-default-header -fsyntax-only",
+                                 ""),
+                    0);
+  } else {
+    printf("  no clang: OpenCL C not compiled\n");
+  }
+  if (nvcc) {
+    char cmd[512], tail[256];
+    snprintf(cmd, sizeof(cmd), "%s -diag-suppress 177 -c", nvcc);
+    snprintf(tail, sizeof(tail), "-o %s/k.o", dir);
+    WM_CHECK_INT_EQ(compile_file(dir, "k.cu", wm_strbuf_str(&cu), cmd, tail),
+                    0);
+  } else {
+    printf("  no nvcc: CUDA C not compiled\n");
+  }
+  wm_strbuf_deinit(&cl);
+  wm_strbuf_deinit(&cu);
+  char rm[128];
+  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+  WM_CHECK_INT_EQ(system(rm), 0);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(builder_refuses_what_it_cannot_run),
       WM_CASE(printed_sources_match_the_golden_files),
       WM_CASE(generated_c_agrees_with_the_compute_in_double),
+      WM_CASE(printed_opencl_and_cuda_compile),
       {NULL, NULL},
   };
   return wm_test_main(cases);
