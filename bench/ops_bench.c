@@ -22,6 +22,7 @@
 #include "wmap/backend.h"
 #include "wmap/base.h"
 #include "wmap/graph.h"
+#include "gen/gen.h"
 #include "wmap/plan.h"
 #include "wmap/plugin.h"
 #include "wmap/session.h"
@@ -818,6 +819,188 @@ static wm_status_t bench_bandwidth(const bench_env_t *env) {
   return st;
 }
 
+// ------------------------------------------------- generated kernels
+
+// A generated kernel of the chain's shape: y = f(inputs) over rows
+// [begin, end) of [BW_ROWS, BW_COLS], of one, two or three inputs.
+typedef void (*chain_fn1)(float *, const float *, int64_t, int64_t);
+typedef void (*chain_fn2)(float *, const float *, const float *, int64_t,
+                          int64_t);
+typedef void (*chain_fn3)(float *, const float *, const float *, const float *,
+                          int64_t, int64_t);
+
+typedef struct chain_step {
+  void *fn;  // the symbol
+  int n_in;
+  float *y;
+  const float *x[3];
+} chain_step_t;
+
+typedef struct chain_run {
+  wm_pool_t *pool;
+  chain_step_t steps[4];
+  int n;
+  int at;  // the step a range belongs to
+} chain_run_t;
+
+static void chain_range(void *ctx, size_t begin, size_t end) {
+  const chain_run_t *r = ctx;
+  const chain_step_t *s = &r->steps[r->at];
+  int64_t b = (int64_t)begin, e = (int64_t)end;
+  if (s->n_in == 1) {
+    chain_fn1 f;
+    memcpy(&f, &s->fn, sizeof(f));
+    f(s->y, s->x[0], b, e);
+  } else if (s->n_in == 2) {
+    chain_fn2 f;
+    memcpy(&f, &s->fn, sizeof(f));
+    f(s->y, s->x[0], s->x[1], b, e);
+  } else {
+    chain_fn3 f;
+    memcpy(&f, &s->fn, sizeof(f));
+    f(s->y, s->x[0], s->x[1], s->x[2], b, e);
+  }
+}
+
+// Each step over the pool's threads in turn.
+static wm_status_t chain_go(void *ctx) {
+  chain_run_t *r = ctx;
+  for (r->at = 0; r->at < r->n; r->at++) {
+    wm_pool_for(r->pool, BW_ROWS, 256, chain_range, r);
+  }
+  return NULL;
+}
+
+// One generated compute over [BW_ROWS, BW_COLS] of |n_in| inputs and
+// body |op|(x0, x1) (or op(x0) for a unary one, x0 * 0.5 for MUL with one
+// input), printed into |src| as |name|; |full| when |op| is the whole
+// chain y = relu(x0 * x1 + x2) * 0.5.
+static wm_status_t chain_compute(const char *name, int n_in, wm_gen_op_t op,
+                                 bool full, wm_strbuf_t *src) {
+  static const int64_t dims[2] = {BW_ROWS, BW_COLS};
+  wm_gen_compute_t c;
+  int32_t x[3], y;
+  WM_RETURN_IF_ERROR(wm_gen_begin(&c, name, 2, dims, NULL));
+  for (int i = 0; i < n_in; i++) {
+    char tn[4] = {'X', (char)('0' + i), 0, 0};
+    WM_RETURN_IF_ERROR(wm_gen_input(&c, tn, 2, dims, &x[i]));
+  }
+  wm_gen_builder_t b = {&c, NULL};
+  if (full) {
+    y = wm_gen_f2(&b, WM_GEN_MUL, x[0], x[1]);
+    y = wm_gen_f2(&b, WM_GEN_ADD, y, x[2]);
+    y = wm_gen_f1(&b, WM_GEN_RELU, y);
+    y = wm_gen_f2(&b, WM_GEN_MUL, y, wm_gen_k(&b, 0.5f));
+  } else if (wm_gen_op_arity(op) == 1) {
+    y = wm_gen_f1(&b, op, x[0]);
+  } else {
+    y = wm_gen_f2(&b, op, x[0], n_in > 1 ? x[1] : wm_gen_k(&b, 0.5f));
+  }
+  WM_RETURN_IF_ERROR(b.st);
+  WM_RETURN_IF_ERROR(wm_gen_finish(&c, y));
+  wm_gen_schedule_t sc = wm_gen_default_schedule(&c, 64);
+  wm_gen_nest_t nest;
+  WM_RETURN_IF_ERROR(wm_gen_lower(&c, &sc, &nest));
+  return wm_gen_print(&nest, WM_GEN_C, src);
+}
+
+// y = relu(a * b + c) * 0.5 over 16 M floats: four elementwise ops as one
+// generated kernel (16 B of compulsory traffic per element) and as four
+// (t = a * b; t = t + c; t = relu(t); y = t * 0.5), against the triad.
+static wm_status_t bench_gen_chain(const bench_env_t *env) {
+  const char *name = "Gen chain4 fused";
+  const char *name_unfused = "Gen chain4 unfused";
+  if (g_only && !strstr(name, g_only) && !strstr(name_unfused, g_only)) {
+    return NULL;
+  }
+  wm_strbuf_t src;
+  wm_strbuf_init(&src);
+  wm_status_t st = chain_compute("chain4", 3, WM_GEN_ADD, true, &src);
+  static const wm_gen_op_t ops[4] = {WM_GEN_MUL, WM_GEN_ADD, WM_GEN_RELU,
+                                     WM_GEN_MUL};
+  static const int ins[4] = {2, 2, 1, 1};
+  static const char *const names[4] = {"step0", "step1", "step2", "step3"};
+  for (int i = 0; !st && i < 4; i++) {
+    st = chain_compute(names[i], ins[i], ops[i], false, &src);
+  }
+  wm_gen_lib_t *lib = NULL;
+  bool compiled = false;
+  double t0 = now_sec();
+  if (!st) {
+    st = wm_gen_build_c(wm_strbuf_str(&src), NULL, &lib, &compiled);
+  }
+  if (!st) {
+    fprintf(stderr, "  generated kernels %s in %.3f s\n",
+            compiled ? "compiled" : "loaded from the cache", now_sec() - t0);
+  }
+  wm_strbuf_deinit(&src);
+  float *a = random_floats(BW_N, 7), *b = random_floats(BW_N, 8),
+        *c = random_floats(BW_N, 9), *y = alloc_floats(BW_N),
+        *t = alloc_floats(BW_N);
+  triad_t tr = {env->pool,
+                alloc_floats(BW_N),
+                random_floats(BW_N, 5),
+                random_floats(BW_N, 6),
+                BW_N,
+                3.0f};
+  if (!st && (!a || !b || !c || !y || !t || !tr.a || !tr.b || !tr.c)) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  chain_run_t fused = {.pool = env->pool, .n = 1};
+  chain_run_t unfused = {.pool = env->pool, .n = 4};
+  void *sym[5] = {NULL};
+  for (int i = 0; !st && i < 5; i++) {
+    sym[i] = wm_gen_lib_symbol(lib, i == 0 ? "chain4" : names[i - 1]);
+    if (!sym[i]) {
+      st = WM_ERROR(INTERNAL, "generated kernel %d not found", i);
+    }
+  }
+  if (!st) {
+    fused.steps[0] = (chain_step_t){sym[0], 3, y, {a, b, c}};
+    const float *x0[4] = {a, t, t, t}, *x1[4] = {b, c, NULL, NULL};
+    for (int i = 0; i < 4; i++) {
+      unfused.steps[i] =
+          (chain_step_t){sym[i + 1], ins[i], i == 3 ? y : t, {x0[i], x1[i]}};
+    }
+  }
+  variant_t vs[3] = {
+      {.name = "fused", .fn = chain_go, .ctx = &fused},
+      {.name = "unfused", .fn = chain_go, .ctx = &unfused},
+      {.name = "peer", .fn = triad_run, .ctx = &tr},
+  };
+  if (!st) {
+    st = measure(vs, 3);
+  }
+  if (!st) {
+    // Both are checked against the chain computed here.
+    double err = 0;
+    for (int v = 0; v < 2 && !st; v++) {
+      memset(y, 0xff, BW_N * sizeof(float));  // NaN: what is not written
+      st = chain_go(v ? (void *)&unfused : (void *)&fused);
+      for (size_t i = 0; i < BW_N; i += 4099) {
+        float want = a[i] * b[i] + c[i];
+        want = (want > 0 ? want : 0.0f) * 0.5f;
+        double e = fabs((double)y[i] - want) / (1.0 + fabs((double)want));
+        err = e > err || e != e ? e : err;
+      }
+    }
+    add_row(name, env->threads, "GB/s", 16.0 * BW_N, &vs[0], NULL, &vs[2],
+            12.0 * BW_N, "triad 12 B/elt", err);
+    add_row(name_unfused, env->threads, "GB/s", 16.0 * BW_N, &vs[1], NULL,
+            &vs[2], 12.0 * BW_N, "triad 12 B/elt", err);
+  }
+  wm_gen_lib_close(lib);
+  free(a);
+  free(b);
+  free(c);
+  free(y);
+  free(t);
+  free(tr.a);
+  free(tr.b);
+  free(tr.c);
+  return st ? wm_status_annotate(st, "case %s", name) : NULL;
+}
+
 static const conv_shape_t conv_shapes[] = {
     {"conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3, 1},
     {"3x3 64->64 56", 64, 56, 64, 3, 1, 1, 1},
@@ -891,6 +1074,9 @@ static wm_status_t bench_pass(const char *plugin, int threads) {
   }
   if (!st) {
     st = bench_bandwidth(&env);
+  }
+  if (!st) {
+    st = bench_gen_chain(&env);
   }
   wm_pool_destroy(env.pool);
   if (env.stream) {
@@ -980,6 +1166,10 @@ int main(int argc, char **argv) {
       "depthwise Conv: GB/s of X + W + Y against a triad moving as many "
       "bytes; triad a=b+s*c over 16 M floats at 12 B/elt (the Add's "
       "traffic), same threads (wm_pool).\n"
+      "Gen chain4: y = relu(a*b + c) * 0.5 over 16 M floats printed by "
+      "src/gen and built with cc, one kernel (fused) or four writing a "
+      "temporary (unfused), GB/s of the 16 B/elt the chain must move "
+      "(3 reads, 1 write), on the same pool.\n"
       "GB/s counts Add 12 B/elt, Softmax 8 B/elt; iters = median "
       "iterations per block of cpu op; max err = max |op-peer|/(1+|peer|) "
       "on GEMM and Conv outputs; spread% = (slowest - fastest block) / "
