@@ -118,14 +118,8 @@ WM_TEST(printed_sources_match_the_golden_files) {
 // ------------------------------------------------------ schedule fuzzer
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint32_t next_u32(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (uint32_t)(rng >> 11);
-}
 static int32_t pick(int32_t n) {
-  return (int32_t)(next_u32() % (uint32_t)n);
+  return wm_test_pick(&rng, n);
 }
 
 // One fuzz case: a compute, its inputs' data, and the kernel's name.

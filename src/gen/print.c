@@ -8,16 +8,25 @@
 // What differs between the dialects.
 typedef struct dialect {
   const char *name;
-  const char *prelude;                // before the helpers
-  const char *helper;                 // qualifiers of a helper function
-  const char *kernel;                 // before the kernel's return type
-  const char *out_ptr;                // the output's parameter type
-  const char *in_ptr;                 // an input's parameter type
-  const char *index;                  // the 64-bit index type
-  const char *global_id;              // the work item's index; NULL: a loop
-  bool vectors;                       // prints VECTOR loops in vectors
-  const char *math[WM_GEN_OP_COUNT];  // math functions by name
+  const char *prelude;    // before the helpers
+  const char *helper;     // qualifiers of a helper function
+  const char *kernel;     // before the kernel's return type
+  const char *out_ptr;    // the output's parameter type
+  const char *in_ptr;     // an input's parameter type
+  const char *index;      // the 64-bit index type
+  const char *global_id;  // the work item's index; NULL: a loop
+  bool vectors;           // prints VECTOR loops in vectors
+  const char *fsuffix;    // of the float forms of the math functions
 } dialect_t;
+
+// The math functions of the operations that have one, by their double
+// names (every dialect has them; C and CUDA add "f" for float).
+static const char *const kMath[WM_GEN_OP_COUNT] = {
+    [WM_GEN_ABS] = "fabs",  [WM_GEN_SQRT] = "sqrt", [WM_GEN_EXP] = "exp",
+    [WM_GEN_LOG] = "log",   [WM_GEN_TANH] = "tanh", [WM_GEN_FLOOR] = "floor",
+    [WM_GEN_CEIL] = "ceil", [WM_GEN_SIN] = "sin",   [WM_GEN_COS] = "cos",
+    [WM_GEN_ERF] = "erf",   [WM_GEN_POW] = "pow",
+};
 
 static const dialect_t kDialects[3] = {
     {
@@ -30,17 +39,7 @@ static const dialect_t kDialects[3] = {
         .index = "int64_t",
         .global_id = NULL,
         .vectors = true,
-        .math = {[WM_GEN_ABS] = "fabsf",
-                 [WM_GEN_SQRT] = "sqrtf",
-                 [WM_GEN_EXP] = "expf",
-                 [WM_GEN_LOG] = "logf",
-                 [WM_GEN_TANH] = "tanhf",
-                 [WM_GEN_FLOOR] = "floorf",
-                 [WM_GEN_CEIL] = "ceilf",
-                 [WM_GEN_SIN] = "sinf",
-                 [WM_GEN_COS] = "cosf",
-                 [WM_GEN_ERF] = "erff",
-                 [WM_GEN_POW] = "powf"},
+        .fsuffix = "f",
     },
     {
         .name = "opencl-c",
@@ -52,17 +51,7 @@ static const dialect_t kDialects[3] = {
         .index = "long",
         .global_id = "(long)get_global_id(0)",
         .vectors = false,
-        .math = {[WM_GEN_ABS] = "fabs",
-                 [WM_GEN_SQRT] = "sqrt",
-                 [WM_GEN_EXP] = "exp",
-                 [WM_GEN_LOG] = "log",
-                 [WM_GEN_TANH] = "tanh",
-                 [WM_GEN_FLOOR] = "floor",
-                 [WM_GEN_CEIL] = "ceil",
-                 [WM_GEN_SIN] = "sin",
-                 [WM_GEN_COS] = "cos",
-                 [WM_GEN_ERF] = "erf",
-                 [WM_GEN_POW] = "pow"},
+        .fsuffix = "",
     },
     {
         .name = "cuda-c",
@@ -74,17 +63,7 @@ static const dialect_t kDialects[3] = {
         .index = "long long",
         .global_id = "(long long)blockIdx.x * blockDim.x + threadIdx.x",
         .vectors = false,
-        .math = {[WM_GEN_ABS] = "fabsf",
-                 [WM_GEN_SQRT] = "sqrtf",
-                 [WM_GEN_EXP] = "expf",
-                 [WM_GEN_LOG] = "logf",
-                 [WM_GEN_TANH] = "tanhf",
-                 [WM_GEN_FLOOR] = "floorf",
-                 [WM_GEN_CEIL] = "ceilf",
-                 [WM_GEN_SIN] = "sinf",
-                 [WM_GEN_COS] = "cosf",
-                 [WM_GEN_ERF] = "erff",
-                 [WM_GEN_POW] = "powf"},
+        .fsuffix = "f",
     },
 };
 
@@ -100,15 +79,15 @@ static void print_helpers(const dialect_t *d, wm_strbuf_t *o) {
                    "%s float wg_relu(float a) {\n"
                    "  return a > 0.0f ? a : 0.0f;\n}\n"
                    "%s float wg_sigmoid(float a) {\n"
-                   "  return 1.0f / (1.0f + %s(-a));\n}\n"
+                   "  return 1.0f / (1.0f + exp%s(-a));\n}\n"
                    "%s float wg_lt(float a, float b) {\n"
                    "  return a < b ? 1.0f : 0.0f;\n}\n"
                    "%s float wg_gt(float a, float b) {\n"
                    "  return a > b ? 1.0f : 0.0f;\n}\n"
                    "%s float wg_select(float c, float a, float b) {\n"
                    "  return c != 0.0f ? a : b;\n}\n#endif\n",
-                   d->helper, d->helper, d->helper, d->helper,
-                   d->math[WM_GEN_EXP], d->helper, d->helper, d->helper);
+                   d->helper, d->helper, d->helper, d->helper, d->fsuffix,
+                   d->helper, d->helper, d->helper);
 }
 
 // The vector type of |w| lanes and its lane-wise helpers (C only).
@@ -221,11 +200,11 @@ static void print_expr(const dialect_t *d, const wm_gen_compute_t *c, int32_t i,
   }
   // The rest as calls: the dialect's math function or a scalar helper,
   // and in vectors a lane-wise helper (wg_<op><w>).
-  const char *fn = d->math[e->op];
+  const char *fn = kMath[e->op];
   if (w > 1) {
     wm_strbuf_printf(o, "wg_%s%d(", wm_gen_op_name(e->op), w);
   } else if (fn) {
-    wm_strbuf_printf(o, "%s(", fn);
+    wm_strbuf_printf(o, "%s%s(", fn, d->fsuffix);
   } else {
     wm_strbuf_printf(o, "wg_%s(", wm_gen_op_name(e->op));
   }
@@ -248,7 +227,7 @@ static void print_lane_helpers(const dialect_t *d, const wm_gen_compute_t *c,
     }
     done[op] = true;
     int32_t n = wm_gen_op_arity(op);
-    const char *fn = d->math[op];
+    const char *fn = kMath[op];
     const char *name = wm_gen_op_name(op);
     // Guarded, so that kernels printed one after the other in one source
     // share their helpers.
@@ -261,7 +240,11 @@ static void print_lane_helpers(const dialect_t *d, const wm_gen_compute_t *c,
     wm_strbuf_printf(o, ") {\n");
     wm_strbuf_printf(o, "  wg_v%d r;\n  for (int l = 0; l < %d; l++) {\n", w,
                      w);
-    wm_strbuf_printf(o, "    r[l] = %s%s(", fn ? "" : "wg_", fn ? fn : name);
+    if (fn) {
+      wm_strbuf_printf(o, "    r[l] = %s%s(", fn, d->fsuffix);
+    } else {
+      wm_strbuf_printf(o, "    r[l] = wg_%s(", name);
+    }
     for (int32_t k = 0; k < n; k++) {
       wm_strbuf_printf(o, "%s%s[l]", k ? ", " : "", args[k]);
     }

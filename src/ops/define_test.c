@@ -11,14 +11,8 @@
 #include "wm_test.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint32_t next_u32(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (uint32_t)(rng >> 11);
-}
 static int32_t pick(int32_t n) {
-  return (int32_t)(next_u32() % (uint32_t)n);
+  return wm_test_pick(&rng, n);
 }
 
 enum { PER_OP = 6, MAX_CASES = 512 };

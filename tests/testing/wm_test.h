@@ -107,4 +107,16 @@ const char *wm_test_source_dir(void);
     }                                                                       \
   } while (0)
 
+// A reproducible random stream for tests (xorshift64): the next value of
+// |*state| (nonzero), and one in [0, n).
+static inline uint32_t wm_test_rand(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return (uint32_t)(*state >> 11);
+}
+static inline int32_t wm_test_pick(uint64_t *state, int32_t n) {
+  return (int32_t)(wm_test_rand(state) % (uint32_t)n);
+}
+
 #endif  // WM_TEST_H_
