@@ -185,7 +185,7 @@ static wm_status_t make_case(fuzz_case_t *fc, int k) {
   WM_RETURN_IF_ERROR(wm_gen_begin(c, name, rank, dims, NULL));
   int32_t loads[4], n_in = 1 + pick(3);
   for (int32_t i = 0; i < n_in; i++) {
-    char tn[8];
+    char tn[16];
     snprintf(tn, sizeof(tn), "X%d", (int)i);
     if (i == 0 && rank == 2 && dims[0] == dims[1] && pick(3) == 0) {
       wm_gen_access_t acc;  // X0[j, i]
