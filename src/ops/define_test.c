@@ -45,8 +45,7 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
     return false;
   }
   const char *names[4] = {"a", "b", "c", "d"};
-  double *vals = malloc(4096 * sizeof(double));
-  bool ok = vals != NULL;
+  bool ok = true;
   for (int32_t i = 0; ok && i < n_in; i++) {
     int32_t r = i == 0 ? rank : pick(rank + 1);  // input 0 sets the shape
     int64_t id[WM_MAX_RANK];
@@ -55,15 +54,18 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
       id[d] = i > 0 && pick(3) == 0 ? 1 : dims[rank - r + d];
       n *= (size_t)id[d];
     }
-    for (size_t e = 0; e < n && e < 4096; e++) {
+    double *vals = malloc(n * sizeof(double));
+    ok = vals != NULL;
+    for (size_t e = 0; ok && e < n; e++) {
       vals[e] = (double)(pick(4001) - 2000) / 800.0;
     }
     wm_status_t s =
-        wm_op_fixture_add_const(&f, names[i], WM_DTYPE_FLOAT, r, id, vals);
-    ok = !s;
+        ok ? wm_op_fixture_add_const(&f, names[i], WM_DTYPE_FLOAT, r, id, vals)
+           : NULL;
+    ok = ok && !s;
     wm_status_free(s);
+    free(vals);
   }
-  free(vals);
   wm_status_t s =
       ok ? wm_op_fixture_add_node(&f, def->name, names, n_in, 1) : NULL;
   ok = ok && !s;
