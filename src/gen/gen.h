@@ -148,6 +148,13 @@ int32_t wm_gen_sel(wm_gen_builder_t *b, int32_t cond, int32_t a, int32_t c);
 // defined before their users.
 wm_status_t wm_gen_finish(wm_gen_compute_t *c, int32_t body) WM_MUST_USE_RESULT;
 
+// Elements access |acc| moves in its tensor per step of axis |axis|, and
+// its element at the origin of the axes.
+int64_t wm_gen_access_step(const wm_gen_compute_t *c,
+                           const wm_gen_access_t *acc, int32_t axis);
+int64_t wm_gen_access_base(const wm_gen_compute_t *c,
+                           const wm_gen_access_t *acc);
+
 // Appends the canonical text of |c| (axes renamed a0.., tensors t0..):
 // equal texts mean equal kernels, so it keys caches.
 void wm_gen_canonical(const wm_gen_compute_t *c, wm_strbuf_t *out);

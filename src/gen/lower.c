@@ -3,8 +3,7 @@
 
 #include "gen/gen.h"
 
-// Elements tensor |acc|'s offset moves per step of |axis|.
-static int64_t access_step(const wm_gen_compute_t *c,
+int64_t wm_gen_access_step(const wm_gen_compute_t *c,
                            const wm_gen_access_t *acc, int32_t axis) {
   const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
   int64_t k = 0;
@@ -14,16 +13,26 @@ static int64_t access_step(const wm_gen_compute_t *c,
   return k;
 }
 
+int64_t wm_gen_access_base(const wm_gen_compute_t *c,
+                           const wm_gen_access_t *acc) {
+  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  int64_t base = 0;
+  for (int32_t d = 0; d < t->rank; d++) {
+    base += acc->off[d] * t->strides[d];
+  }
+  return base;
+}
+
 // Whether the output moves by 1 element along |axis| and every input by 0
 // (a broadcast, one splat) or 1.
 static bool vectorizable(const wm_gen_compute_t *c, int32_t axis) {
   for (int32_t i = 1; i < c->n_accesses; i++) {
-    int64_t k = access_step(c, &c->accesses[i], axis);
+    int64_t k = wm_gen_access_step(c, &c->accesses[i], axis);
     if (k != 0 && k != 1) {
       return false;
     }
   }
-  return access_step(c, &c->accesses[0], axis) == 1;
+  return wm_gen_access_step(c, &c->accesses[0], axis) == 1;
 }
 
 wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,

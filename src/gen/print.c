@@ -107,21 +107,14 @@ static void print_vector_helpers(const dialect_t *d, int32_t w,
                    w, w);
 }
 
-// Offset of access |acc| in its tensor: a constant plus one term per axis
-// (variable names i0.. of the loops, |lane| added to the vector axis's).
+// Offset of access |acc| in its tensor: one term per axis it moves along
+// (the loops' variables i0..) plus a constant.
 static void print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
                          wm_strbuf_t *o) {
-  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
-  int64_t base = 0;
-  for (int32_t d = 0; d < t->rank; d++) {
-    base += acc->off[d] * t->strides[d];
-  }
+  int64_t base = wm_gen_access_base(c, acc);
   bool any = false;
   for (int32_t a = 0; a < c->n_axes; a++) {
-    int64_t k = 0;
-    for (int32_t d = 0; d < t->rank; d++) {
-      k += acc->coef[d][a] * t->strides[d];
-    }
+    int64_t k = wm_gen_access_step(c, acc, a);
     if (k) {
       wm_strbuf_printf(o, "%s", any ? " + " : "");
       if (k != 1) {
@@ -136,18 +129,6 @@ static void print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
   }
 }
 
-// Whether access |acc| moves along axis |a|.
-static bool moves_along(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
-                        int32_t a) {
-  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
-  for (int32_t d = 0; d < t->rank; d++) {
-    if (acc->coef[d][a] * t->strides[d] != 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Expression |i| of the body: scalar (|w| 1) or |w| lanes along axis
 // |va|.
 static void print_expr(const dialect_t *d, const wm_gen_compute_t *c, int32_t i,
@@ -157,7 +138,7 @@ static void print_expr(const dialect_t *d, const wm_gen_compute_t *c, int32_t i,
       e->op == WM_GEN_LOAD ? &c->accesses[e->access] : NULL;
   switch (e->op) {
     case WM_GEN_LOAD:
-      if (w > 1 && moves_along(c, acc, va)) {
+      if (w > 1 && wm_gen_access_step(c, acc, va) != 0) {
         wm_strbuf_printf(o, "wg_load%d(T%d + ", w, (int)acc->tensor);
         print_offset(c, acc, o);
         wm_strbuf_printf(o, ")");
