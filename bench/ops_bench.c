@@ -821,14 +821,8 @@ static wm_status_t bench_bandwidth(const bench_env_t *env) {
 
 // ------------------------------------------------- generated kernels
 
-// A generated kernel of the chain's shape: y = f(inputs) over rows
-// [begin, end) of [BW_ROWS, BW_COLS], of one, two or three inputs.
-typedef void (*chain_fn1)(float *, const float *, int64_t, int64_t);
-typedef void (*chain_fn2)(float *, const float *, const float *, int64_t,
-                          int64_t);
-typedef void (*chain_fn3)(float *, const float *, const float *, const float *,
-                          int64_t, int64_t);
-
+// One generated kernel of the chain: y = f(x[0..n_in)) over rows
+// [begin, end) of [BW_ROWS, BW_COLS].
 typedef struct chain_step {
   void *fn;  // the symbol
   int n_in;
@@ -846,20 +840,7 @@ typedef struct chain_run {
 static void chain_range(void *ctx, size_t begin, size_t end) {
   const chain_run_t *r = ctx;
   const chain_step_t *s = &r->steps[r->at];
-  int64_t b = (int64_t)begin, e = (int64_t)end;
-  if (s->n_in == 1) {
-    chain_fn1 f;
-    memcpy(&f, &s->fn, sizeof(f));
-    f(s->y, s->x[0], b, e);
-  } else if (s->n_in == 2) {
-    chain_fn2 f;
-    memcpy(&f, &s->fn, sizeof(f));
-    f(s->y, s->x[0], s->x[1], b, e);
-  } else {
-    chain_fn3 f;
-    memcpy(&f, &s->fn, sizeof(f));
-    f(s->y, s->x[0], s->x[1], s->x[2], b, e);
-  }
+  wm_gen_call(s->fn, s->y, s->x, s->n_in, (int64_t)begin, (int64_t)end);
 }
 
 // Each step over the pool's threads in turn.

@@ -240,6 +240,13 @@ wm_status_t wm_gen_build_c(const char *source, const char *cache_dir,
                            bool *out_compiled) WM_MUST_USE_RESULT;
 // The address of kernel |name| in |lib|, or NULL.
 void *wm_gen_lib_symbol(const wm_gen_lib_t *lib, const char *name);
+// Whether the system compiler wm_gen_build_c uses runs.
+bool wm_gen_can_build_c(void);
+// Calls C kernel |fn| (a symbol of a built library) of |n_in| inputs (0 to
+// WM_GEN_MAX_TENSORS - 1): y = kernel(x[0], ...) over [start, end) of its
+// outermost axis.
+void wm_gen_call(void *fn, float *y, const float *const *x, int32_t n_in,
+                 int64_t start, int64_t end);
 // Unloads |lib|; accepts NULL.
 void wm_gen_lib_close(wm_gen_lib_t *lib);
 

@@ -104,8 +104,9 @@ WM_TEST(printed_sources_match_the_golden_files) {
   WM_CHECK_INT_EQ(s.unroll, 2);
   wm_gen_nest_t n;
   WM_CHECK_OK(wm_gen_lower(&c, &s, &n));
-  static const char *const files[3] = {"add_bias_relu.c", "add_bias_relu.cl",
-                                       "add_bias_relu.cu"};
+  static const char *const files[3] = {"add_bias_relu.c.golden",
+                                       "add_bias_relu.cl.golden",
+                                       "add_bias_relu.cu.golden"};
   for (int d = 0; d < 3; d++) {
     wm_strbuf_t text;
     wm_strbuf_init(&text);
@@ -320,26 +321,9 @@ static bool run_case(fuzz_case_t *fc, void *fn) {
   for (size_t e = 0; e < fc->count[0]; e++) {
     y[e] = NAN;
   }
-  float **in = fc->data;
-  typedef void (*k1_t)(float *, const float *, int64_t, int64_t);
-  typedef void (*k2_t)(float *, const float *, const float *, int64_t, int64_t);
-  typedef void (*k3_t)(float *, const float *, const float *, const float *,
-                       int64_t, int64_t);
-  k1_t k1;
-  k2_t k2;
-  k3_t k3;
-  memcpy(&k1, &fn, sizeof(fn));
-  memcpy(&k2, &fn, sizeof(fn));
-  memcpy(&k3, &fn, sizeof(fn));
   for (int r = 0; r < 3; r++) {
-    int64_t s = ranges[r][0], e = ranges[r][1];
-    if (c->n_tensors == 2) {
-      k1(y, in[1], s, e);
-    } else if (c->n_tensors == 3) {
-      k2(y, in[1], in[2], s, e);
-    } else {
-      k3(y, in[1], in[2], in[3], s, e);
-    }
+    wm_gen_call(fn, y, (const float *const *)fc->data + 1, c->n_tensors - 1,
+                ranges[r][0], ranges[r][1]);
   }
   int64_t at[WM_GEN_MAX_AXES] = {0};
   for (size_t e = 0; e < fc->count[0]; e++) {
@@ -367,9 +351,9 @@ static bool run_case(fuzz_case_t *fc, void *fn) {
 
 enum { FUZZ_CASES = 300 };
 
-// Whether the system compiler runs; the reason printed otherwise.
+// Whether the system compiler runs; the skip's reason said otherwise.
 static bool have_cc(void) {
-  if (system("${WMAP_CC:-cc} --version > /dev/null 2>&1") != 0) {
+  if (!wm_gen_can_build_c()) {
     wm_test_skip("no system C compiler (cc) to build generated kernels");
     return false;
   }

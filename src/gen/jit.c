@@ -29,6 +29,12 @@ static bool quotable(const char *s) {
   return !strchr(s, '\'');
 }
 
+bool wm_gen_can_build_c(void) {
+  char cmd[512];
+  snprintf(cmd, sizeof(cmd), "%s --version > /dev/null 2>&1", compiler());
+  return system(cmd) == 0;
+}
+
 // Appends the first line of `cc --version` (the compiler's identity) to
 // |h|; an error when the compiler does not run.
 static wm_status_t hash_compiler(wm_sha256_t *h) {
@@ -182,5 +188,58 @@ void wm_gen_lib_close(wm_gen_lib_t *lib) {
       dlclose(lib->handle);
     }
     free(lib);
+  }
+}
+
+void wm_gen_call(void *fn, float *y, const float *const *x, int32_t n_in,
+                 int64_t start, int64_t end) {
+  typedef const float *in_t;
+  typedef void (*k0_t)(float *, int64_t, int64_t);
+  typedef void (*k1_t)(float *, in_t, int64_t, int64_t);
+  typedef void (*k2_t)(float *, in_t, in_t, int64_t, int64_t);
+  typedef void (*k3_t)(float *, in_t, in_t, in_t, int64_t, int64_t);
+  typedef void (*k4_t)(float *, in_t, in_t, in_t, in_t, int64_t, int64_t);
+  typedef void (*k5_t)(float *, in_t, in_t, in_t, in_t, in_t, int64_t, int64_t);
+  typedef void (*k6_t)(float *, in_t, in_t, in_t, in_t, in_t, in_t, int64_t,
+                       int64_t);
+  typedef void (*k7_t)(float *, in_t, in_t, in_t, in_t, in_t, in_t, in_t,
+                       int64_t, int64_t);
+  union {
+    void *p;
+    k0_t k0;
+    k1_t k1;
+    k2_t k2;
+    k3_t k3;
+    k4_t k4;
+    k5_t k5;
+    k6_t k6;
+    k7_t k7;
+  } k;
+  memcpy(&k, &fn, sizeof(fn));
+  switch (n_in) {
+    case 0:
+      k.k0(y, start, end);
+      break;
+    case 1:
+      k.k1(y, x[0], start, end);
+      break;
+    case 2:
+      k.k2(y, x[0], x[1], start, end);
+      break;
+    case 3:
+      k.k3(y, x[0], x[1], x[2], start, end);
+      break;
+    case 4:
+      k.k4(y, x[0], x[1], x[2], x[3], start, end);
+      break;
+    case 5:
+      k.k5(y, x[0], x[1], x[2], x[3], x[4], start, end);
+      break;
+    case 6:
+      k.k6(y, x[0], x[1], x[2], x[3], x[4], x[5], start, end);
+      break;
+    default:
+      k.k7(y, x[0], x[1], x[2], x[3], x[4], x[5], x[6], start, end);
+      break;
   }
 }

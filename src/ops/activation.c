@@ -529,8 +529,10 @@ static int32_t act_expr(wm_gen_builder_t *b, const char *name, const double *p,
 #define SOFTPLUS           \
   wm_gen_f1(b, WM_GEN_LOG, \
             wm_gen_f2(b, WM_GEN_ADD, one, wm_gen_f1(b, WM_GEN_EXP, x)))
-  int32_t neg = wm_gen_f2(b, WM_GEN_LT, x, zero);
-  int32_t pos = wm_gen_f2(b, WM_GEN_GT, x, zero);
+  // x < 0 and x > 0, made where a branch asks (the body keeps only what
+  // it uses).
+#define NEG wm_gen_f2(b, WM_GEN_LT, x, zero)
+#define POS wm_gen_f2(b, WM_GEN_GT, x, zero)
   if (strcmp(name, "Relu") == 0) {
     return wm_gen_f1(b, WM_GEN_RELU, x);
   }
@@ -538,22 +540,22 @@ static int32_t act_expr(wm_gen_builder_t *b, const char *name, const double *p,
     return wm_gen_f1(b, WM_GEN_SIGMOID, x);
   }
   if (strcmp(name, "LeakyRelu") == 0) {
-    return wm_gen_sel(b, neg, wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, p0), x), x);
+    return wm_gen_sel(b, NEG, wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, p0), x), x);
   }
   if (strcmp(name, "Elu") == 0) {
-    return wm_gen_sel(b, neg,
+    return wm_gen_sel(b, NEG,
                       wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, p0), EXPM1(x)), x);
   }
   if (strcmp(name, "Selu") == 0) {
     int32_t g = wm_gen_k(b, p1);
     return wm_gen_sel(
-        b, pos, wm_gen_f2(b, WM_GEN_MUL, g, x),
+        b, POS, wm_gen_f2(b, WM_GEN_MUL, g, x),
         wm_gen_f2(b, WM_GEN_MUL, wm_gen_k(b, (float)(p[1] * p[0])), EXPM1(x)));
   }
   if (strcmp(name, "Celu") == 0) {
     int32_t a = wm_gen_k(b, p0);
     return wm_gen_sel(
-        b, pos, x,
+        b, POS, x,
         wm_gen_f2(b, WM_GEN_MUL, a, EXPM1(wm_gen_f2(b, WM_GEN_DIV, x, a))));
   }
   if (strcmp(name, "HardSigmoid") == 0 || strcmp(name, "HardSwish") == 0) {
@@ -612,6 +614,8 @@ static int32_t act_expr(wm_gen_builder_t *b, const char *name, const double *p,
                    wm_gen_f2(b, WM_GEN_ADD, one, inner));
 #undef EXPM1
 #undef SOFTPLUS
+#undef NEG
+#undef POS
 }
 
 static wm_status_t define_act(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {

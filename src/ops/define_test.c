@@ -110,28 +110,6 @@ static void free_inst(inst_t *in) {
   free(in->want);
 }
 
-// Runs |fn| (a kernel of 1 to 3 inputs) over the instance.
-static void run_kernel(const inst_t *in, void *fn, float *y) {
-  typedef void (*k1_t)(float *, const float *, int64_t, int64_t);
-  typedef void (*k2_t)(float *, const float *, const float *, int64_t, int64_t);
-  typedef void (*k3_t)(float *, const float *, const float *, const float *,
-                       int64_t, int64_t);
-  int64_t end = in->c.n_axes ? in->c.extents[0] : 1;
-  if (in->n_in == 1) {
-    k1_t k;
-    memcpy(&k, &fn, sizeof(fn));
-    k(y, in->in[0], 0, end);
-  } else if (in->n_in == 2) {
-    k2_t k;
-    memcpy(&k, &fn, sizeof(fn));
-    k(y, in->in[0], in->in[1], 0, end);
-  } else {
-    k3_t k;
-    memcpy(&k, &fn, sizeof(fn));
-    k(y, in->in[0], in->in[1], in->in[2], 0, end);
-  }
-}
-
 static bool agree(float got, float want) {
   if (want != want || got != got) {
     return want != want && got != got;
@@ -143,7 +121,7 @@ static bool agree(float got, float want) {
 }
 
 WM_TEST(definitions_agree_with_the_reference_kernels) {
-  if (system("${WMAP_CC:-cc} --version > /dev/null 2>&1") != 0) {
+  if (!wm_gen_can_build_c()) {
     wm_test_skip("no system C compiler (cc) to build generated kernels");
     return;
   }
@@ -189,7 +167,9 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
       free(y);
       continue;
     }
-    run_kernel(&insts[k], fn, y);
+    int64_t end = insts[k].c.n_axes ? insts[k].c.extents[0] : 1;
+    wm_gen_call(fn, y, (const float *const *)insts[k].in, insts[k].n_in, 0,
+                end);
     for (size_t e = 0; e < insts[k].count; e++) {
       if (!agree(y[e], insts[k].want[e])) {
         printf("  %s (%s) element %zu: generated %.9g, reference %.9g\n",

@@ -1081,23 +1081,12 @@ static wm_status_t define_fold(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
   return WM_OP_ERROR(ctx, INTERNAL, "no compute definition");
 }
 
-// Mean: the inputs' sum times 1/n.
+// Mean: the inputs' sum over their count.
 static wm_status_t define_mean(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
-  int32_t loads[WM_GEN_MAX_TENSORS], body = -1, n = 0, inv;
-  WM_RETURN_IF_ERROR(wm_op_define_inputs(ctx, out, loads));
-  for (int32_t i = 0; i < ctx->n_in; i++) {
-    if (loads[i] >= 0) {
-      n++;
-      if (body < 0) {
-        body = loads[i];
-      } else {
-        WM_RETURN_IF_ERROR(
-            wm_gen_binary(out, WM_GEN_ADD, body, loads[i], &body));
-      }
-    }
-  }
-  WM_RETURN_IF_ERROR(wm_gen_const(out, (float)n, &inv));
-  WM_RETURN_IF_ERROR(wm_gen_binary(out, WM_GEN_DIV, body, inv, &body));
+  int32_t body, n, count;
+  WM_RETURN_IF_ERROR(wm_op_define_fold_body(ctx, WM_GEN_ADD, out, &body, &n));
+  WM_RETURN_IF_ERROR(wm_gen_const(out, (float)n, &count));
+  WM_RETURN_IF_ERROR(wm_gen_binary(out, WM_GEN_DIV, body, count, &body));
   return wm_gen_finish(out, body);
 }
 

@@ -209,6 +209,12 @@ wm_status_t wm_op_resolve(const wm_op_def_t *def, wm_op_ctx_t *ctx,
 // Entry |name| of |params|, or NULL.
 const wm_op_param_t *wm_op_param_find(const wm_op_params_t *params,
                                       const char *name);
+// The INT or FLOAT entry |name| of |params| into *out: false when absent or
+// of another kind.
+bool wm_op_param_int_of(const wm_op_params_t *params, const char *name,
+                        int64_t *out);
+bool wm_op_param_float_of(const wm_op_params_t *params, const char *name,
+                          float *out);
 
 // ------------------------------------------------- helpers for op files
 
@@ -223,6 +229,11 @@ wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
 // op(x) for a unary one, op(op(x0, x1), x2)... for a binary one.
 wm_status_t wm_op_define_fold(const wm_op_ctx_t *ctx, wm_gen_op_t op,
                               wm_gen_compute_t *out) WM_MUST_USE_RESULT;
+// The same fold left open: *out_body is its expression, *out_count the
+// inputs it read; the caller goes on and finishes |out|.
+wm_status_t wm_op_define_fold_body(const wm_op_ctx_t *ctx, wm_gen_op_t op,
+                                   wm_gen_compute_t *out, int32_t *out_body,
+                                   int32_t *out_count) WM_MUST_USE_RESULT;
 
 // Appends one resolved parameter to |out| (|name| in static storage); a
 // full |out| is an INTERNAL error naming the node.

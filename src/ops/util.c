@@ -412,6 +412,26 @@ const wm_op_param_t *wm_op_param_find(const wm_op_params_t *params,
   return NULL;
 }
 
+bool wm_op_param_int_of(const wm_op_params_t *params, const char *name,
+                        int64_t *out) {
+  const wm_op_param_t *e = wm_op_param_find(params, name);
+  if (!e || e->type != WM_ATTR_INT) {
+    return false;
+  }
+  *out = e->i;
+  return true;
+}
+
+bool wm_op_param_float_of(const wm_op_params_t *params, const char *name,
+                          float *out) {
+  const wm_op_param_t *e = wm_op_param_find(params, name);
+  if (!e || e->type != WM_ATTR_FLOAT) {
+    return false;
+  }
+  *out = e->f;
+  return true;
+}
+
 // A new entry of |out| holding |n| list values from |v| (int64_t for INTS,
 // double for FLOATS and TENSOR, const char * for STRINGS), or an error
 // when it is full or the values of the kind do not fit.
@@ -544,15 +564,17 @@ wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
   return NULL;
 }
 
-wm_status_t wm_op_define_fold(const wm_op_ctx_t *ctx, wm_gen_op_t op,
-                              wm_gen_compute_t *out) {
+wm_status_t wm_op_define_fold_body(const wm_op_ctx_t *ctx, wm_gen_op_t op,
+                                   wm_gen_compute_t *out, int32_t *out_body,
+                                   int32_t *out_count) {
   int32_t loads[WM_GEN_MAX_TENSORS];
   WM_RETURN_IF_ERROR(wm_op_define_inputs(ctx, out, loads));
-  int32_t body = -1;
+  int32_t body = -1, n = 0;
   for (int32_t i = 0; i < ctx->n_in; i++) {
     if (loads[i] < 0) {
       continue;
     }
+    n++;
     if (body < 0) {
       body = loads[i];
       if (wm_gen_op_arity(op) == 1) {
@@ -562,5 +584,14 @@ wm_status_t wm_op_define_fold(const wm_op_ctx_t *ctx, wm_gen_op_t op,
       WM_RETURN_IF_ERROR(wm_gen_binary(out, op, body, loads[i], &body));
     }
   }
+  *out_body = body;
+  *out_count = n;
+  return NULL;
+}
+
+wm_status_t wm_op_define_fold(const wm_op_ctx_t *ctx, wm_gen_op_t op,
+                              wm_gen_compute_t *out) {
+  int32_t body, n;
+  WM_RETURN_IF_ERROR(wm_op_define_fold_body(ctx, op, out, &body, &n));
   return wm_gen_finish(out, body);
 }

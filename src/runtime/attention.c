@@ -133,8 +133,10 @@ static bool match(const rt_rw_t *rw, const int32_t *consumer,
   }
   // Over the last dim (before opset 13 the axis defaults to 1, over the
   // flattened trailing dims).
-  wm_op_param_t axis;
-  if (!rt_rw_resolved(g, sm, "axis", WM_ATTR_INT, &axis) || axis.i != 3) {
+  wm_op_params_t p;
+  int64_t axis;
+  if (!rt_rw_params(g, sm, &p) || !wm_op_param_int_of(&p, "axis", &axis) ||
+      axis != 3) {
     return false;
   }
   m->nodes[9] = sm;

@@ -207,15 +207,13 @@ static int32_t gelu_tanh(const match_t *m, epi_t *e, int32_t x, int32_t p) {
   return gelu_tail(m, e, node(m, a)->outputs[0], x, half_of(m, x));
 }
 
-// The FLOAT parameter |name| of node |n| as its definition resolves it.
-static bool resolved_float(const match_t *m, int32_t n, const char *name,
-                           float *out) {
-  wm_op_param_t e;
-  if (!rt_rw_resolved(m->g, n, name, WM_ATTR_FLOAT, &e)) {
-    return false;
-  }
-  *out = e.f;
-  return true;
+// The FLOAT parameters |a| and |b| (b NULL: one) of node |n| as its
+// definition resolves them into *out_a, *out_b.
+static bool resolved_floats(const match_t *m, int32_t n, const char *a,
+                            const char *b, float *out_a, float *out_b) {
+  wm_op_params_t p;
+  return rt_rw_params(m->g, n, &p) && wm_op_param_float_of(&p, a, out_a) &&
+         (!b || wm_op_param_float_of(&p, b, out_b));
 }
 
 // x·relu6(x + 3)/6 (|a| adds 3), or x·hardsigmoid(x) with alpha 1/6 and
@@ -224,9 +222,8 @@ static int32_t hard_swish(const match_t *m, epi_t *e, int32_t x, int32_t a) {
   int32_t gate;
   if (is(m, a, "HardSigmoid") && node(m, a)->inputs[0] == x) {
     float alpha, beta;
-    if (!resolved_float(m, a, "alpha", &alpha) ||
-        !resolved_float(m, a, "beta", &beta) || !near(alpha, 1.0 / 6) ||
-        !near(beta, 0.5) || !add_node(e, a)) {
+    if (!resolved_floats(m, a, "alpha", "beta", &alpha, &beta) ||
+        !near(alpha, 1.0 / 6) || !near(beta, 0.5) || !add_node(e, a)) {
       return -1;
     }
     gate = node(m, a)->outputs[0];
@@ -286,21 +283,19 @@ static bool single_act(const match_t *m, int32_t n, epi_t *e) {
   } else if (strcmp(op, "LeakyRelu") == 0) {
     e->act = op;
     e->n_params = 1;
-    if (!resolved_float(m, n, "alpha", &e->params[0])) {
+    if (!resolved_floats(m, n, "alpha", NULL, &e->params[0], NULL)) {
       return false;
     }
   } else if (strcmp(op, "HardSigmoid") == 0) {
     e->act = op;
     e->n_params = 2;
-    if (!resolved_float(m, n, "alpha", &e->params[0]) ||
-        !resolved_float(m, n, "beta", &e->params[1])) {
+    if (!resolved_floats(m, n, "alpha", "beta", &e->params[0], &e->params[1])) {
       return false;
     }
   } else if (strcmp(op, "Clip") == 0) {
     float lo = -FLT_MAX, hi = FLT_MAX;
     if (wm_graph_opset(m->g, "") < 11) {
-      if (!resolved_float(m, n, "min", &lo) ||
-          !resolved_float(m, n, "max", &hi)) {
+      if (!resolved_floats(m, n, "min", "max", &lo, &hi)) {
         return false;
       }
     } else {
@@ -316,11 +311,13 @@ static bool single_act(const match_t *m, int32_t n, epi_t *e) {
     e->params[1] = hi;
     e->n_params = 2;
   } else if (strcmp(op, "Gelu") == 0) {
-    wm_op_param_t approx;
-    if (!rt_rw_resolved(m->g, n, "approximate", WM_ATTR_STRING, &approx)) {
+    wm_op_params_t p;
+    const wm_op_param_t *approx =
+        rt_rw_params(m->g, n, &p) ? wm_op_param_find(&p, "approximate") : NULL;
+    if (!approx || approx->type != WM_ATTR_STRING) {
       return false;
     }
-    e->act = strcmp(approx.s, "tanh") == 0 ? "GeluTanh" : "Gelu";
+    e->act = strcmp(approx->s, "tanh") == 0 ? "GeluTanh" : "Gelu";
   } else {
     return false;
   }

@@ -79,14 +79,16 @@ static int32_t affine_after(const rt_rw_t *rw, const int32_t *consumer,
     *kind = div ? AFFINE_DIV : AFFINE_MUL;
     return consumer[y];
   }
-  wm_op_param_t training, spatial, eps;
+  wm_op_params_t bn;
+  int64_t training, spatial;
+  float eps;
   if (!rt_is_onnx_op(n, "BatchNormalization") || n->input_count != 5 ||
       n->inputs[0] != y || !rt_rw_only_first_output(rw, n) ||
-      !rt_rw_resolved(g, consumer[y], "training_mode", WM_ATTR_INT,
-                      &training) ||
-      !rt_rw_resolved(g, consumer[y], "spatial", WM_ATTR_INT, &spatial) ||
-      !rt_rw_resolved(g, consumer[y], "epsilon", WM_ATTR_FLOAT, &eps) ||
-      training.i != 0 || spatial.i != 1) {
+      !rt_rw_params(g, consumer[y], &bn) ||
+      !wm_op_param_int_of(&bn, "training_mode", &training) ||
+      !wm_op_param_int_of(&bn, "spatial", &spatial) ||
+      !wm_op_param_float_of(&bn, "epsilon", &eps) || training != 0 ||
+      spatial != 1) {
     return -1;
   }
   for (int32_t i = 1; i < 5; i++) {
@@ -146,11 +148,12 @@ static wm_status_t fold_affine(rt_rw_t *rw, size_t conv, const int32_t *chain,
   float *nwv = nw->data, *nbv = nb->data;
   double eps[AFFINE_MAX];
   for (size_t i = 0; i < n; i++) {
-    wm_op_param_t e;  // affine_after saw a BatchNormalization's resolve
-    eps[i] = kinds[i] == AFFINE_BN &&
-                     rt_rw_resolved(g, chain[i], "epsilon", WM_ATTR_FLOAT, &e)
-                 ? (double)e.f
-                 : 0;
+    wm_op_params_t p;  // affine_after saw a BatchNormalization's resolve
+    float e = 0;
+    if (kinds[i] == AFFINE_BN && rt_rw_params(g, chain[i], &p)) {
+      (void)wm_op_param_float_of(&p, "epsilon", &e);
+    }
+    eps[i] = e;
   }
   for (size_t o = 0; o < m; o++) {
     // y = scale * conv + shift, composed node by node.

@@ -483,14 +483,13 @@ wm_status_t rt_rw_implements_node(const rt_rw_t *rw, const char *op_type,
                                   int32_t n_in, int32_t out_value,
                                   const wm_op_attr *attrs, uint32_t n_attr,
                                   bool *out) WM_MUST_USE_RESULT;
+// The parameters of node |n| of |g| as its definition's resolve slot
+// gives them (ONNX's defaults and rules applied, for the types |g| knows);
+// false when they cannot be resolved. A STRING entry points at static
+// storage or the node's.
+bool rt_rw_params(const wm_graph_t *g, int32_t n, wm_op_params_t *out);
 // The single reader of src value |v| (not a graph output) given the
 // rt_rw_sole_consumers array, or NULL; *out_index its index or -1.
-// The parameter |name| of node |n| of |g| as its definition's resolve slot
-// gives it (ONNX's defaults and rules applied, for the types |g| knows),
-// when it has kind |type|; false otherwise. A STRING points at static
-// storage or the node's.
-bool rt_rw_resolved(const wm_graph_t *g, int32_t n, const char *name,
-                    wm_attr_type_t type, wm_op_param_t *out);
 const wm_node_t *rt_rw_sole_reader(const rt_rw_t *rw, const int32_t *consumer,
                                    int32_t v, int32_t *out_index);
 // True when only output 0 of src node |node| is read.

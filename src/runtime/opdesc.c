@@ -81,19 +81,19 @@ void wm_node_attrs_deinit(wm_node_attrs_t *attrs) {
   memset(attrs, 0, sizeof(*attrs));
 }
 
-static bool type_is_concrete(const wm_type_t *t) {
+bool wm_type_is_concrete(const wm_type_t *t) {
   return t->kind == WM_TYPE_TENSOR && wm_dtype_is_valid(t->dtype) &&
          t->dtype != WM_DTYPE_UNDEFINED && wm_shape_is_known(&t->shape);
 }
 
 bool wm_op_ctx_is_concrete(const wm_op_ctx_t *ctx) {
   for (int32_t i = 0; i < ctx->n_in; i++) {
-    if (wm_op_has_input(ctx, i) && !type_is_concrete(&ctx->in_types[i])) {
+    if (wm_op_has_input(ctx, i) && !wm_type_is_concrete(&ctx->in_types[i])) {
       return false;
     }
   }
   for (int32_t i = 0; i < ctx->n_out; i++) {
-    if (wm_op_has_output(ctx, i) && !type_is_concrete(&ctx->out_types[i])) {
+    if (wm_op_has_output(ctx, i) && !wm_type_is_concrete(&ctx->out_types[i])) {
       return false;
     }
   }

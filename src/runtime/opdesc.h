@@ -31,6 +31,8 @@ void wm_node_attrs_deinit(wm_node_attrs_t *attrs);
 wm_tensor_desc wm_tensor_desc_from_type(wm_dtype_t dtype,
                                         const wm_shape_t *shape);
 
+// True when |t| is a tensor of a known dtype and shape.
+bool wm_type_is_concrete(const wm_type_t *t);
 // True when every present input and output of |ctx| has a known dtype
 // and shape.
 bool wm_op_ctx_is_concrete(const wm_op_ctx_t *ctx);

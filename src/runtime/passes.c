@@ -472,8 +472,7 @@ wm_status_t rt_rw_implements_node(const rt_rw_t *rw, const char *op_type,
   return rt_rw_target_implements(rw, &op, out);
 }
 
-bool rt_rw_resolved(const wm_graph_t *g, int32_t n, const char *name,
-                    wm_attr_type_t type, wm_op_param_t *out) {
+bool rt_rw_params(const wm_graph_t *g, int32_t n, wm_op_params_t *out) {
   wm_op_ctx_t ctx;
   wm_status_t s = wm_op_ctx_init(&ctx, g, (size_t)n);
   if (s) {
@@ -481,16 +480,11 @@ bool rt_rw_resolved(const wm_graph_t *g, int32_t n, const char *name,
     return false;
   }
   const wm_op_def_t *def;
-  wm_op_params_t p;
   s = wm_op_find_def(&ctx, &def);
   if (!s) {
-    s = wm_op_resolve(def, &ctx, &p);
+    s = wm_op_resolve(def, &ctx, out);
   }
-  const wm_op_param_t *e = s ? NULL : wm_op_param_find(&p, name);
-  bool ok = e && e->type == type && !p.pending;
-  if (ok) {
-    *out = *e;
-  }
+  bool ok = !s && !out->pending;
   wm_status_free(s);
   wm_op_ctx_deinit(&ctx);
   return ok;

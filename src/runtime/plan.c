@@ -63,11 +63,6 @@ bool rt_key_equal(const rt_plan_t *p, const wm_type_t *key, const bool *given,
   return true;
 }
 
-static bool type_is_concrete(const wm_type_t *t) {
-  return t->kind == WM_TYPE_TENSOR && wm_dtype_is_valid(t->dtype) &&
-         t->dtype != WM_DTYPE_UNDEFINED && wm_shape_is_known(&t->shape);
-}
-
 // Appends a zeroed step; *out points at it.
 static wm_status_t add_step(builder_t *b, rt_step_kind_t kind, int32_t node,
                             int32_t slot, rt_step_t **out) {
@@ -751,7 +746,7 @@ static void plan_inputs(builder_t *b, const wm_type_t *key, const bool *given) {
       pv->kind = RT_PV_ITEM;
       continue;
     }
-    pv->kind = key[j].dtype == WM_DTYPE_STRING || !type_is_concrete(&key[j])
+    pv->kind = key[j].dtype == WM_DTYPE_STRING || !wm_type_is_concrete(&key[j])
                    ? RT_PV_DYNAMIC
                    : RT_PV_ARENA;
   }

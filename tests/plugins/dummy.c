@@ -6,12 +6,9 @@
 static const char *const features[] = {"test=1"};
 
 static wm_error *get_info(wm_plugin_info *out_info) {
-  out_info->name = "dummy";
-  out_info->vendor = "wmap tests";
-  out_info->version = "0.0.1";
+  tp_info(out_info, "dummy");
   out_info->n_features = 1;
   out_info->features = features;
-  out_info->sanitizer = WM_SANITIZER_NONE;
   return NULL;
 }
 
