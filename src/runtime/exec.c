@@ -462,7 +462,7 @@ static wm_status_t run_dynamic(wm_session_t *s, rt_plan_t *p, rt_step_t *st) {
   }
   wm_op_desc op;
   if (!e) {
-    e = wm_node_op_desc(node, &ctx, &attrs, descs, values, &op);
+    e = wm_node_op_desc(node, def, &ctx, &attrs, descs, values, &op);
   }
   if (!e) {
     // Values computed by the graph were used to resolve the parameters;

@@ -136,9 +136,10 @@ static void params_view(wm_node_attrs_t *attrs) {
   }
 }
 
-wm_status_t wm_node_op_desc(const wm_node_t *node, wm_op_ctx_t *ctx,
-                            wm_node_attrs_t *attrs, wm_tensor_desc *descs,
-                            const void **values, wm_op_desc *op) {
+wm_status_t wm_node_op_desc(const wm_node_t *node, const wm_op_def_t *def,
+                            wm_op_ctx_t *ctx, wm_node_attrs_t *attrs,
+                            wm_tensor_desc *descs, const void **values,
+                            wm_op_desc *op) {
   for (int32_t i = 0; i < ctx->n_in; i++) {
     memset(&descs[i], 0, sizeof(descs[i]));
     descs[i].struct_size = sizeof(descs[i]);
@@ -175,8 +176,9 @@ wm_status_t wm_node_op_desc(const wm_node_t *node, wm_op_ctx_t *ctx,
   if (!wm_op_ctx_is_concrete(ctx)) {
     return NULL;
   }
-  const wm_op_def_t *def;
-  WM_RETURN_IF_ERROR(wm_op_find_def(ctx, &def));
+  if (!def) {
+    WM_RETURN_IF_ERROR(wm_op_find_def(ctx, &def));
+  }
   WM_RETURN_IF_ERROR(wm_op_resolve(def, ctx, &attrs->params));
   if (!attrs->params.pending) {
     params_view(attrs);

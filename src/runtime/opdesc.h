@@ -42,10 +42,11 @@ bool wm_op_ctx_is_concrete(const wm_op_ctx_t *ctx);
 // ctx's input values) are caller storage. When |ctx| is concrete, the
 // operator's parameters are resolved into |attrs| and op->params points
 // at them; attrs->params.pending tells that they need input values |ctx|
-// does not hold (op->n_param is then 0).
-wm_status_t wm_node_op_desc(const wm_node_t *node, wm_op_ctx_t *ctx,
-                            wm_node_attrs_t *attrs, wm_tensor_desc *descs,
-                            const void **values,
+// does not hold (op->n_param is then 0). |def| is the node's definition
+// when the caller has it (NULL: found here).
+wm_status_t wm_node_op_desc(const wm_node_t *node, const wm_op_def_t *def,
+                            wm_op_ctx_t *ctx, wm_node_attrs_t *attrs,
+                            wm_tensor_desc *descs, const void **values,
                             wm_op_desc *op) WM_MUST_USE_RESULT;
 
 // Asks |backend| (target 0) about |op|: a backend without a library tier

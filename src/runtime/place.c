@@ -67,7 +67,7 @@ wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
   }
   wm_op_desc op;
   if (!st) {
-    st = wm_node_op_desc(node, &ctx, &attrs, descs, vals, &op);
+    st = wm_node_op_desc(node, NULL, &ctx, &attrs, descs, vals, &op);
   }
   if (!st) {
     st = fn(env, &op);

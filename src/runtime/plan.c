@@ -286,7 +286,8 @@ static void release_captured(builder_t *b, const wm_node_t *node,
 
 // A node on a backend: placed now when its instance is concrete, else
 // placed while running.
-static wm_status_t plan_node(builder_t *b, size_t index, wm_op_ctx_t *ctx) {
+static wm_status_t plan_node(builder_t *b, size_t index, const wm_op_def_t *def,
+                             wm_op_ctx_t *ctx) {
   wm_session_t *s = b->s;
   const wm_node_t *node = &b->g->nodes[index];
   wm_node_attrs_t attrs;
@@ -300,7 +301,7 @@ static wm_status_t plan_node(builder_t *b, size_t index, wm_op_ctx_t *ctx) {
   wm_op_desc op;
   int32_t slot = -1;
   if (!st) {
-    st = wm_node_op_desc(node, ctx, &attrs, descs, vals, &op);
+    st = wm_node_op_desc(node, def, ctx, &attrs, descs, vals, &op);
   }
   // An instance whose parameters need values known only while running
   // (a Slice's bounds computed by the graph) is planned then.
@@ -455,7 +456,7 @@ static wm_status_t plan_one(builder_t *b, size_t index) {
     pl->backend = "-";
     pl->pass = "fold";
   } else if (!st) {
-    st = plan_node(b, index, &ctx);
+    st = plan_node(b, index, def, &ctx);
   }
   if (st && !wm_status_message(st)[0]) {
     st = wm_status_annotate(st, "node \"%s\" (%s)", ctx.label, node->op_type);
