@@ -825,7 +825,7 @@ static wm_status_t bench_bandwidth(const bench_env_t *env) {
 // [begin, end) of [BW_ROWS, BW_COLS].
 typedef struct chain_step {
   void *fn;  // the symbol
-  int n_in;
+  int n_in;  // of x
   float *y;
   const float *x[3];
 } chain_step_t;
@@ -840,7 +840,8 @@ typedef struct chain_run {
 static void chain_range(void *ctx, size_t begin, size_t end) {
   const chain_run_t *r = ctx;
   const chain_step_t *s = &r->steps[r->at];
-  wm_gen_call(s->fn, s->y, s->x, s->n_in, (int64_t)begin, (int64_t)end);
+  void *args[4] = {s->y, (void *)s->x[0], (void *)s->x[1], (void *)s->x[2]};
+  wm_gen_call(s->fn, args, (int64_t)begin, (int64_t)end);
 }
 
 // Each step over the pool's threads in turn.
@@ -904,11 +905,11 @@ static wm_status_t bench_gen_chain(const bench_env_t *env) {
   for (int i = 0; !st && i < 4; i++) {
     st = chain_compute(names[i], ins[i], ops[i], false, &src);
   }
-  wm_gen_lib_t *lib = NULL;
+  wm_cc_lib_t *lib = NULL;
   bool compiled = false;
   double t0 = now_sec();
   if (!st) {
-    st = wm_gen_build_c(wm_strbuf_str(&src), NULL, &lib, &compiled);
+    st = wm_cc_build(wm_strbuf_str(&src), NULL, &lib, &compiled);
   }
   if (!st) {
     fprintf(stderr, "  generated kernels %s in %.3f s\n",
@@ -931,7 +932,7 @@ static wm_status_t bench_gen_chain(const bench_env_t *env) {
   chain_run_t unfused = {.pool = env->pool, .n = 4};
   void *sym[5] = {NULL};
   for (int i = 0; !st && i < 5; i++) {
-    sym[i] = wm_gen_lib_symbol(lib, i == 0 ? "chain4" : names[i - 1]);
+    sym[i] = wm_cc_symbol(lib, i == 0 ? "chain4" : names[i - 1]);
     if (!sym[i]) {
       st = WM_ERROR(INTERNAL, "generated kernel %d not found", i);
     }
@@ -970,7 +971,7 @@ static wm_status_t bench_gen_chain(const bench_env_t *env) {
     add_row(name_unfused, env->threads, "GB/s", 16.0 * BW_N, &vs[1], NULL,
             &vs[2], 12.0 * BW_N, "triad 12 B/elt", err);
   }
-  wm_gen_lib_close(lib);
+  wm_cc_close(lib);
   free(a);
   free(b);
   free(c);

@@ -13,11 +13,6 @@
 #include "gemm.h"
 #include "host_tier.h"
 
-struct wm_device {
-  const wm_target_desc *target;  // the one host target
-  wm_pool_t *pool;               // kernel threads
-};
-
 struct wm_op_plan {
   const cpu_kernel_t *kernel;  // the table entry serving the instance
   void *state;                 // from kernel->plan, or NULL
@@ -38,6 +33,7 @@ static char threads_feature[32];     // "threads=N"
 static const char *features[2];      // the two above
 static wm_target_desc host_target;   // the one target
 static const wm_target_desc *const targets[] = {&host_target};
+static const char *const formats[] = {"c"};  // compile.c
 
 // Kernel tables in search order.
 static const cpu_kernel_t *const tables[] = {
@@ -139,6 +135,8 @@ static void describe_host(void) {
       .memory_bytes =
           pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0,
       .compute_units = cores > 0 ? (uint32_t)cores : 1,
+      .n_formats = 1,
+      .formats = formats,
       .dtype_mask =
           ((uint64_t)1 << 1) | ((uint64_t)1 << 2) | ((uint64_t)1 << 3) |
           ((uint64_t)1 << 4) | ((uint64_t)1 << 5) | ((uint64_t)1 << 6) |
@@ -192,8 +190,15 @@ static void device_close(wm_device *dev) {
 
 // --------------------------------------------------------- device tier
 
-static const wm_device_tier device_tier = {WM_HOST_DEVICE_TIER_FIELDS,
-                                           .device_close = device_close};
+static const wm_device_tier device_tier = {
+    WM_HOST_DEVICE_TIER_FIELDS,
+    .device_close = device_close,
+    .format_support = cpu_format_support,
+    .compile = cpu_compile,
+    .exe_get_kernel = cpu_exe_get_kernel,
+    .exe_destroy = cpu_exe_destroy,
+    .launch = cpu_launch,
+};
 
 // -------------------------------------------------------- library tier
 

@@ -83,6 +83,26 @@ extern const cpu_kernel_t cpu_kernels_deconv[];          // deconv.c
 // the plugin table's error_code, error_message and error_destroy.
 wm_error *cpu_error(int32_t code, const char *fmt, ...) WM_PRINTF(2, 3);
 
+// An open device (cpu.c opens it).
+struct wm_device {
+  const wm_target_desc *target;  // the one host target
+  wm_pool_t *pool;               // kernel threads
+};
+
+// The device tier's compile and launch of format "c" (compile.c): the
+// system compiler builds a source into a cached shared object; a kernel
+// runs over [0, grid[0]) split in ranges of at least block[0] on the
+// device's threads (wm_c_kernel_fn's convention).
+wm_error *cpu_format_support(const wm_target_desc *target, const char *format,
+                             uint32_t *out_level);
+wm_error *cpu_compile(wm_device *dev, const char *format, const char *source,
+                      uint64_t length, const char *options,
+                      wm_executable **out_exe);
+wm_error *cpu_exe_get_kernel(wm_executable *exe, const char *name,
+                             wm_kernel **out_kernel);
+void cpu_exe_destroy(wm_executable *exe);
+wm_error *cpu_launch(wm_stream *stream, const wm_launch_args *args);
+
 // Attribute lookups on |op|; return |def| (NULL/false) when absent.
 const wm_op_attr *cpu_attr(const wm_op_desc *op, const char *name);
 int64_t cpu_attr_int(const wm_op_desc *op, const char *name, int64_t def);

@@ -831,6 +831,118 @@ static int32_t run_by_hand(const wm_op_desc *op, void *const *data,
   return code;
 }
 
+// The device tier compiles format c and launches its kernels over the
+// device's threads; bad sources, formats and launches are errors.
+WM_TEST(compile_and_launch_run_format_c) {
+  WM_CHECK(cpu_be != NULL);
+  if (!cpu_be) {
+    return;
+  }
+  const wm_plugin_api *api = wm_backend_api(cpu_be);
+  const wm_device_tier *dt = api->device;
+  const wm_target_desc *t = wm_backend_target(cpu_be, 0);
+  uint32_t level = 9;
+  WM_CHECK(dt->format_support(t, "opencl-c", &level) == NULL);
+  WM_CHECK_INT_EQ(level, WM_SUPPORT_NONE);
+  WM_CHECK(dt->format_support(t, "c", &level) == NULL);
+  if (level == WM_SUPPORT_NONE) {
+    printf("  no C compiler runs here; compile not exercised\n");
+    return;
+  }
+  WM_CHECK_INT_EQ(t->n_formats, 1);
+  WM_CHECK_STR_EQ(t->formats[0], "c");
+  wm_device *dev = NULL;
+  wm_stream *stream = NULL;
+  WM_CHECK(api->device_open(t, &dev) == NULL);
+  WM_CHECK(dt->stream_create(dev, &stream) == NULL);
+  // y[i] = a * x[i] + i, with |a| a scalar argument.
+  static const char src[] =
+      "#include <stdint.h>\n"
+      "void axpi(void *const *args, int64_t start, int64_t end) {\n"
+      "  float *y = args[0];\n"
+      "  const float *x = args[1];\n"
+      "  float a = *(const float *)args[2];\n"
+      "  for (int64_t i = start; i < end; i++) y[i] = a * x[i] + (float)i;\n"
+      "}\n";
+  wm_executable *exe = NULL;
+  WM_CHECK(dt->compile(dev, "c", src, sizeof(src) - 1, NULL, &exe) == NULL);
+  wm_kernel *k = NULL;
+  WM_CHECK(dt->exe_get_kernel(exe, "axpi", &k) == NULL);
+  enum { N = 10007 };
+  wm_buffer *y = NULL, *x = NULL;
+  WM_CHECK(dt->mem_alloc(dev, 4 * (N + 1), 64, WM_MEM_HOST_VISIBLE, &y) ==
+           NULL);
+  WM_CHECK(dt->mem_alloc(dev, 4 * N, 64, WM_MEM_HOST_VISIBLE, &x) == NULL);
+  float *yp = NULL, *xp = NULL;
+  WM_CHECK(dt->mem_map(y, (void **)&yp) == NULL);
+  WM_CHECK(dt->mem_map(x, (void **)&xp) == NULL);
+  for (int i = 0; i < N; i++) {
+    xp[i] = (float)(i % 7);
+    yp[i + 1] = -1.0f;
+  }
+  float a = 2.0f;
+  wm_kernel_arg args[3] = {
+      {.struct_size = sizeof(wm_kernel_arg),
+       .kind = WM_ARG_BUFFER,
+       .buffer = y,
+       .offset = 4},
+      {.struct_size = sizeof(wm_kernel_arg),
+       .kind = WM_ARG_BUFFER,
+       .buffer = x},
+      {.struct_size = sizeof(wm_kernel_arg),
+       .kind = WM_ARG_SCALAR,
+       .value = &a,
+       .size = sizeof(a)},
+  };
+  wm_launch_args la = {.struct_size = sizeof(la),
+                       .kernel = k,
+                       .grid = {N, 1, 1},
+                       .block = {64, 1, 1},
+                       .n_args = 3,
+                       .args = args};
+  WM_CHECK(dt->launch(stream, &la) == NULL);
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    bad += yp[i + 1] != 2.0f * (float)(i % 7) + (float)i;
+  }
+  WM_CHECK_INT_EQ(bad, 0);
+  // Errors: a grid in two dimensions, an argument without a buffer.
+  la.grid[1] = 2;
+  wm_error *e = dt->launch(stream, &la);
+  WM_CHECK(e != NULL && strstr(api->error_message(e), "grid[0] only"));
+  api->error_destroy(e);
+  la.grid[1] = 1;
+  args[1].buffer = NULL;
+  e = dt->launch(stream, &la);
+  WM_CHECK(e != NULL && strstr(api->error_message(e), "argument 1"));
+  api->error_destroy(e);
+  wm_kernel *none = NULL;
+  e = dt->exe_get_kernel(exe, "missing", &none);
+  WM_CHECK(e != NULL && api->error_code(e) == WM_ERR_NOT_FOUND &&
+           strstr(api->error_message(e), "\"missing\""));
+  api->error_destroy(e);
+  dt->exe_destroy(exe);
+  // Bad sources, formats and options.
+  wm_executable *bad_exe = NULL;
+  e = dt->compile(dev, "c", "void broken(", 12, NULL, &bad_exe);
+  WM_CHECK(e != NULL && strstr(api->error_message(e), "broken"));
+  WM_CHECK(bad_exe == NULL);
+  api->error_destroy(e);
+  e = dt->compile(dev, "ptx", src, sizeof(src) - 1, NULL, &bad_exe);
+  WM_CHECK(e != NULL && strstr(api->error_message(e), "\"ptx\""));
+  api->error_destroy(e);
+  e = dt->compile(dev, "c", src, sizeof(src) - 1, "-O0", &bad_exe);
+  WM_CHECK(e != NULL && strstr(api->error_message(e), "-O0"));
+  api->error_destroy(e);
+  e = dt->compile(dev, "c", src, sizeof(src), NULL, &bad_exe);  // the NUL
+  WM_CHECK(e != NULL && strstr(api->error_message(e), "NUL"));
+  api->error_destroy(e);
+  dt->mem_free(y);
+  dt->mem_free(x);
+  dt->stream_destroy(stream);
+  dt->device_close(dev);
+}
+
 static wm_op_desc op_make(const char *op_type, uint64_t opset, uint32_t n_in,
                           const wm_tensor_desc *in, uint32_t n_out,
                           const wm_tensor_desc *out) {
@@ -3437,6 +3549,7 @@ int main(void) {
       WM_CASE(plugin_describes_itself_and_the_host),
       WM_CASE(query_refuses_with_reasons),
       WM_CASE(op_run_checks_views_against_the_plan),
+      WM_CASE(compile_and_launch_run_format_c),
       WM_CASE(bad_values_in_tensors_are_errors),
       WM_CASE(matmul_agrees_with_ref),
       WM_CASE(gemm_agrees_with_ref_for_every_flag_combination),

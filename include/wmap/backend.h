@@ -187,6 +187,14 @@ typedef struct wm_kernel_arg {
   uint64_t size;     /* WM_ARG_SCALAR: size of the value */
 } wm_kernel_arg;
 
+/* A kernel of format "c": a function of the compiled shared object,
+ * found by its name, called as fn(args, start, end) for disjoint ranges
+ * [start, end) that cover [0, grid[0]) (grid[1] and grid[2] are 1); args[i]
+ * is the address of argument i: a buffer's bytes from its offset, or a
+ * scalar's value. A CPU backend runs the ranges on its threads, each at
+ * least block[0] long but the last. */
+typedef void (*wm_c_kernel_fn)(void *const *args, int64_t start, int64_t end);
+
 typedef struct wm_launch_args {
   uint32_t struct_size;
   wm_kernel *kernel;

@@ -247,6 +247,29 @@ wm_status_t wm_make_parents(const char *path) WM_MUST_USE_RESULT;
 wm_status_t wm_cache_folder(const char *dir, const char *sub,
                             char **out_path) WM_MUST_USE_RESULT;
 
+// ---------------------------------------------------------- C compiler
+
+// A shared object built from C source and loaded.
+typedef struct wm_cc_lib wm_cc_lib_t;
+
+// Builds C |source| with the system compiler ($WMAP_CC, else cc; -O2
+// -march=native -fPIC -shared) into `<cache>/<key>.so`, where |cache_dir|
+// is the cache folder (NULL: wm_cache_folder's, under "gen") and key the
+// SHA-256 of the source, the compiler's command and its --version, and the
+// machine's CPU flags; loads it with dlopen. An object already there is
+// loaded without compiling (*out_compiled false; may be NULL). A failing
+// compile is an error quoting the compiler's first lines. Thread-safe:
+// objects are written under a temporary name and renamed into place.
+wm_status_t wm_cc_build(const char *source, const char *cache_dir,
+                        wm_cc_lib_t **out_lib,
+                        bool *out_compiled) WM_MUST_USE_RESULT;
+// The address of symbol |name| in |lib|, or NULL.
+void *wm_cc_symbol(const wm_cc_lib_t *lib, const char *name);
+// Whether the system compiler wm_cc_build uses runs.
+bool wm_cc_available(void);
+// Unloads |lib|; accepts NULL.
+void wm_cc_close(wm_cc_lib_t *lib);
+
 // Returns a monotonic time in nanoseconds.
 uint64_t wm_now_ns(void);
 

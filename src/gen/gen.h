@@ -213,42 +213,21 @@ typedef enum wm_gen_dialect {
 } wm_gen_dialect_t;
 
 // Prints |nest| as a kernel in |d|, through one printer and a table of
-// what differs per dialect. C: `void NAME(float *T0, const float *T1,
-// ..., int64_t start, int64_t end)` running the parallel axis over
-// [start, end) (the caller's thread pool splits it). OpenCL C and CUDA C:
+// what differs per dialect. C: `void NAME(void *const *args, int64_t
+// start, int64_t end)`, format "c"'s convention (wm_c_kernel_fn in
+// wmap/backend.h): args[t] is tensor t's first element (the output first),
+// the parallel axis runs over [start, end) (the caller's threads split
+// it). OpenCL C and CUDA C:
 // one work item per index of the parallel axis (global id 0, guarded by
 // end), the inner loops within it. Its helpers are guarded by macros, so
 // kernels printed one after another make one source.
 wm_status_t wm_gen_print(const wm_gen_nest_t *nest, wm_gen_dialect_t d,
                          wm_strbuf_t *out) WM_MUST_USE_RESULT;
 
-// ---------------------------------------------------------------- jit
-
-// A shared object built from generated C and loaded.
-typedef struct wm_gen_lib wm_gen_lib_t;
-
-// Builds C |source| (the C dialect's output, one or more kernels) with the
-// system compiler ($WMAP_CC, else cc; -O2 -march=native -fPIC -shared)
-// into `<cache>/<key>.so`, where |cache_dir| is the cache folder
-// (NULL: wm_cache_folder's, under "gen") and key the SHA-256 of the
-// source, the compiler's command and its --version, and the machine's CPU
-// flags; loads it with dlopen. An object already there is loaded without
-// compiling (*out_compiled false; may be NULL). A failing compile is an
-// error quoting the compiler's first lines.
-wm_status_t wm_gen_build_c(const char *source, const char *cache_dir,
-                           wm_gen_lib_t **out_lib,
-                           bool *out_compiled) WM_MUST_USE_RESULT;
-// The address of kernel |name| in |lib|, or NULL.
-void *wm_gen_lib_symbol(const wm_gen_lib_t *lib, const char *name);
-// Whether the system compiler wm_gen_build_c uses runs.
-bool wm_gen_can_build_c(void);
-// Calls C kernel |fn| (a symbol of a built library) of |n_in| inputs (0 to
-// WM_GEN_MAX_TENSORS - 1): y = kernel(x[0], ...) over [start, end) of its
-// outermost axis.
-void wm_gen_call(void *fn, float *y, const float *const *x, int32_t n_in,
-                 int64_t start, int64_t end);
-// Unloads |lib|; accepts NULL.
-void wm_gen_lib_close(wm_gen_lib_t *lib);
+// Calls the C kernel at |symbol| (wm_cc_symbol's address of a printed C
+// kernel) over [start, end) of its parallel axis; args[t] is tensor t's
+// first element, the output first.
+void wm_gen_call(void *symbol, void *const *args, int64_t start, int64_t end);
 
 // The name of an operation as the canonical text spells it.
 const char *wm_gen_op_name(wm_gen_op_t op);

@@ -322,8 +322,7 @@ static bool run_case(fuzz_case_t *fc, void *fn) {
     y[e] = NAN;
   }
   for (int r = 0; r < 3; r++) {
-    wm_gen_call(fn, y, (const float *const *)fc->data + 1, c->n_tensors - 1,
-                ranges[r][0], ranges[r][1]);
+    wm_gen_call(fn, (void *const *)fc->data, ranges[r][0], ranges[r][1]);
   }
   int64_t at[WM_GEN_MAX_AXES] = {0};
   for (size_t e = 0; e < fc->count[0]; e++) {
@@ -353,7 +352,7 @@ enum { FUZZ_CASES = 300 };
 
 // Whether the system compiler runs; the skip's reason said otherwise.
 static bool have_cc(void) {
-  if (!wm_gen_can_build_c()) {
+  if (!wm_cc_available()) {
     wm_test_skip("no system C compiler (cc) to build generated kernels");
     return false;
   }
@@ -376,13 +375,13 @@ WM_TEST(generated_c_agrees_with_the_compute_in_double) {
   }
   char dir[] = "/tmp/wmap_gen_XXXXXX";
   WM_CHECK(mkdtemp(dir) != NULL);
-  wm_gen_lib_t *lib = NULL;
+  wm_cc_lib_t *lib = NULL;
   bool compiled = false;
-  WM_CHECK_OK(wm_gen_build_c(wm_strbuf_str(&src), dir, &lib, &compiled));
+  WM_CHECK_OK(wm_cc_build(wm_strbuf_str(&src), dir, &lib, &compiled));
   WM_CHECK(compiled);
   int bad = 0, vectorized = 0;
   for (int k = 0; lib && k < FUZZ_CASES; k++) {
-    void *fn = wm_gen_lib_symbol(lib, cases[k].c.name);
+    void *fn = wm_cc_symbol(lib, cases[k].c.name);
     WM_CHECK(fn != NULL);
     bad += fn && !run_case(&cases[k], fn);
     vectorized += cases[k].s.vector_width > 1;
@@ -390,17 +389,17 @@ WM_TEST(generated_c_agrees_with_the_compute_in_double) {
   printf("  %d cases, %d vectorized, %d wrong\n", FUZZ_CASES, vectorized, bad);
   WM_CHECK_INT_EQ(bad, 0);
   WM_CHECK(vectorized > FUZZ_CASES / 4);
-  wm_gen_lib_close(lib);
+  wm_cc_close(lib);
   // The same source again comes from the cache.
   lib = NULL;
-  WM_CHECK_OK(wm_gen_build_c(wm_strbuf_str(&src), dir, &lib, &compiled));
+  WM_CHECK_OK(wm_cc_build(wm_strbuf_str(&src), dir, &lib, &compiled));
   WM_CHECK(!compiled);
-  WM_CHECK(wm_gen_lib_symbol(lib, "k0") != NULL);
-  wm_gen_lib_close(lib);
+  WM_CHECK(wm_cc_symbol(lib, "k0") != NULL);
+  wm_cc_close(lib);
   // A source the compiler refuses is an error quoting it.
   lib = NULL;
-  WM_CHECK_ERR(wm_gen_build_c("void broken(", dir, &lib, &compiled), INTERNAL,
-               "failed compiling a generated kernel");
+  WM_CHECK_ERR(wm_cc_build("void broken(", dir, &lib, &compiled), INTERNAL,
+               "failed compiling C source");
   WM_CHECK(lib == NULL);
   wm_strbuf_deinit(&src);
   for (int k = 0; k < FUZZ_CASES; k++) {

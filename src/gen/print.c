@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gen/gen.h"
+#include "wmap/backend.h"
 
 // What differs between the dialects.
 typedef struct dialect {
@@ -16,6 +17,7 @@ typedef struct dialect {
   const char *index;      // the 64-bit index type
   const char *global_id;  // the work item's index; NULL: a loop
   bool vectors;           // prints VECTOR loops in vectors
+  bool args_array;        // the tensors come as an array of addresses
   const char *fsuffix;    // of the float forms of the math functions
 } dialect_t;
 
@@ -39,6 +41,7 @@ static const dialect_t kDialects[3] = {
         .index = "int64_t",
         .global_id = NULL,
         .vectors = true,
+        .args_array = true,
         .fsuffix = "f",
     },
     {
@@ -314,6 +317,12 @@ static void print_loop(const dialect_t *d, const wm_gen_nest_t *n, int32_t k,
   wm_strbuf_printf(o, "}\n");
 }
 
+void wm_gen_call(void *symbol, void *const *args, int64_t start, int64_t end) {
+  wm_c_kernel_fn fn;
+  memcpy(&fn, &symbol, sizeof(fn));
+  fn(args, start, end);
+}
+
 wm_status_t wm_gen_print(const wm_gen_nest_t *n, wm_gen_dialect_t dl,
                          wm_strbuf_t *o) {
   if (dl < WM_GEN_C || dl > WM_GEN_CUDA) {
@@ -331,11 +340,24 @@ wm_status_t wm_gen_print(const wm_gen_nest_t *n, wm_gen_dialect_t dl,
     print_vector_helpers(d, w, o);
     print_lane_helpers(d, c, w, o);
   }
-  wm_strbuf_printf(o, "%svoid %s(%s T0", d->kernel, c->name, d->out_ptr);
-  for (int32_t t = 1; t < c->n_tensors; t++) {
-    wm_strbuf_printf(o, ", %s T%d", d->in_ptr, (int)t);
+  if (d->args_array) {
+    // One signature for every kernel (wm_c_kernel_fn): the tensors'
+    // addresses in an array.
+    wm_strbuf_printf(o,
+                     "%svoid %s(void *const *wg_args, %s start, %s end) {\n"
+                     "  %s T0 = (float *)wg_args[0];\n",
+                     d->kernel, c->name, d->index, d->index, d->out_ptr);
+    for (int32_t t = 1; t < c->n_tensors; t++) {
+      wm_strbuf_printf(o, "  %s T%d = (const float *)wg_args[%d];\n", d->in_ptr,
+                       (int)t, (int)t);
+    }
+  } else {
+    wm_strbuf_printf(o, "%svoid %s(%s T0", d->kernel, c->name, d->out_ptr);
+    for (int32_t t = 1; t < c->n_tensors; t++) {
+      wm_strbuf_printf(o, ", %s T%d", d->in_ptr, (int)t);
+    }
+    wm_strbuf_printf(o, ", %s start, %s end) {\n", d->index, d->index);
   }
-  wm_strbuf_printf(o, ", %s start, %s end) {\n", d->index, d->index);
   if (n->n == 0) {
     print_statement(d, c, 1, -1, 1, o);
   } else {

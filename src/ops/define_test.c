@@ -121,7 +121,7 @@ static bool agree(float got, float want) {
 }
 
 WM_TEST(definitions_agree_with_the_reference_kernels) {
-  if (!wm_gen_can_build_c()) {
+  if (!wm_cc_available()) {
     wm_test_skip("no system C compiler (cc) to build generated kernels");
     return;
   }
@@ -155,11 +155,11 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
   }
   char dir[] = "/tmp/wmap_define_XXXXXX";
   WM_CHECK(mkdtemp(dir) != NULL);
-  wm_gen_lib_t *lib = NULL;
-  WM_CHECK_OK(wm_gen_build_c(wm_strbuf_str(&src), dir, &lib, NULL));
+  wm_cc_lib_t *lib = NULL;
+  WM_CHECK_OK(wm_cc_build(wm_strbuf_str(&src), dir, &lib, NULL));
   int bad = 0;
   for (int k = 0; lib && k < n; k++) {
-    void *fn = wm_gen_lib_symbol(lib, insts[k].c.name);
+    void *fn = wm_cc_symbol(lib, insts[k].c.name);
     WM_CHECK(fn != NULL);
     float *y = calloc(insts[k].count + 1, sizeof(float));
     WM_CHECK(y != NULL);
@@ -168,8 +168,9 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
       continue;
     }
     int64_t end = insts[k].c.n_axes ? insts[k].c.extents[0] : 1;
-    wm_gen_call(fn, y, (const float *const *)insts[k].in, insts[k].n_in, 0,
-                end);
+    void *args[WM_GEN_MAX_TENSORS] = {y};
+    memcpy(args + 1, insts[k].in, (size_t)insts[k].n_in * sizeof(float *));
+    wm_gen_call(fn, args, 0, end);
     for (size_t e = 0; e < insts[k].count; e++) {
       if (!agree(y[e], insts[k].want[e])) {
         printf("  %s (%s) element %zu: generated %.9g, reference %.9g\n",
@@ -185,7 +186,7 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
          n, bad);
   WM_CHECK(n_defs >= 15);
   WM_CHECK_INT_EQ(bad, 0);
-  wm_gen_lib_close(lib);
+  wm_cc_close(lib);
   wm_strbuf_deinit(&src);
   for (int k = 0; k < n; k++) {
     free_inst(&insts[k]);

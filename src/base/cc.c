@@ -1,5 +1,5 @@
-// Generated C to a loaded shared object, through the system compiler and a
-// content-addressed cache of objects.
+// C source to a loaded shared object, through the system compiler and a
+// content-addressed cache of objects (generated kernels, format "c").
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gen/gen.h"
+#include "wmap/base.h"
 
-struct wm_gen_lib {
+struct wm_cc_lib {
   void *handle;
 };
 
@@ -29,7 +29,7 @@ static bool quotable(const char *s) {
   return !strchr(s, '\'');
 }
 
-bool wm_gen_can_build_c(void) {
+bool wm_cc_available(void) {
   char cmd[512];
   snprintf(cmd, sizeof(cmd), "%s --version > /dev/null 2>&1", compiler());
   return system(cmd) == 0;
@@ -46,7 +46,7 @@ static wm_status_t hash_compiler(wm_sha256_t *h) {
   int rc = p ? pclose(p) : -1;
   if (!ok || rc != 0) {
     return WM_ERROR(UNAVAILABLE,
-                    "gen: the C compiler \"%s\" does not run (set WMAP_CC to "
+                    "cc: the C compiler \"%s\" does not run (set WMAP_CC to "
                     "one that does)",
                     compiler());
   }
@@ -106,11 +106,11 @@ static wm_status_t compile(const char *source, const char *so) {
     if (rc != 0) {
       char head[1024];
       read_head(log, head, sizeof(head));
-      s = WM_ERROR(INTERNAL, "gen: %s failed compiling a generated kernel:\n%s",
+      s = WM_ERROR(INTERNAL, "cc: %s failed compiling C source:\n%s",
                    compiler(), head);
     } else if (rename(tmp_so, so) != 0) {
-      s = WM_ERROR(UNAVAILABLE, "gen: cannot move \"%s\" into place: %s",
-                   tmp_so, strerror(errno));
+      s = WM_ERROR(UNAVAILABLE, "cc: cannot move \"%s\" into place: %s", tmp_so,
+                   strerror(errno));
     }
   }
   if (c_path) {
@@ -129,8 +129,8 @@ static wm_status_t compile(const char *source, const char *so) {
   return s;
 }
 
-wm_status_t wm_gen_build_c(const char *source, const char *cache_dir,
-                           wm_gen_lib_t **out_lib, bool *out_compiled) {
+wm_status_t wm_cc_build(const char *source, const char *cache_dir,
+                        wm_cc_lib_t **out_lib, bool *out_compiled) {
   *out_lib = NULL;
   if (out_compiled) {
     *out_compiled = false;
@@ -145,7 +145,7 @@ wm_status_t wm_gen_build_c(const char *source, const char *cache_dir,
   wm_status_t s = so ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   if (!s && !quotable(dir)) {
     s = WM_ERROR(INVALID_ARGUMENT,
-                 "gen: the cache folder \"%s\" has a quote in its name", dir);
+                 "cc: the cache folder \"%s\" has a quote in its name", dir);
   }
   if (!s) {
     snprintf(so, n, "%s/%s.so", dir, key);
@@ -158,7 +158,7 @@ wm_status_t wm_gen_build_c(const char *source, const char *cache_dir,
       *out_compiled = true;
     }
   }
-  wm_gen_lib_t *lib = s ? NULL : wm_calloc(1, sizeof(*lib));
+  wm_cc_lib_t *lib = s ? NULL : wm_calloc(1, sizeof(*lib));
   if (!s && !lib) {
     s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
@@ -166,7 +166,7 @@ wm_status_t wm_gen_build_c(const char *source, const char *cache_dir,
     lib->handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (!lib->handle) {
       const char *why = dlerror();
-      s = WM_ERROR(INTERNAL, "gen: cannot load \"%s\": %s", so,
+      s = WM_ERROR(INTERNAL, "cc: cannot load \"%s\": %s", so,
                    why ? why : "unknown error");
       free(lib);
       lib = NULL;
@@ -178,68 +178,15 @@ wm_status_t wm_gen_build_c(const char *source, const char *cache_dir,
   return s;
 }
 
-void *wm_gen_lib_symbol(const wm_gen_lib_t *lib, const char *name) {
+void *wm_cc_symbol(const wm_cc_lib_t *lib, const char *name) {
   return lib && lib->handle ? dlsym(lib->handle, name) : NULL;
 }
 
-void wm_gen_lib_close(wm_gen_lib_t *lib) {
+void wm_cc_close(wm_cc_lib_t *lib) {
   if (lib) {
     if (lib->handle) {
       dlclose(lib->handle);
     }
     free(lib);
-  }
-}
-
-void wm_gen_call(void *fn, float *y, const float *const *x, int32_t n_in,
-                 int64_t start, int64_t end) {
-  typedef const float *in_t;
-  typedef void (*k0_t)(float *, int64_t, int64_t);
-  typedef void (*k1_t)(float *, in_t, int64_t, int64_t);
-  typedef void (*k2_t)(float *, in_t, in_t, int64_t, int64_t);
-  typedef void (*k3_t)(float *, in_t, in_t, in_t, int64_t, int64_t);
-  typedef void (*k4_t)(float *, in_t, in_t, in_t, in_t, int64_t, int64_t);
-  typedef void (*k5_t)(float *, in_t, in_t, in_t, in_t, in_t, int64_t, int64_t);
-  typedef void (*k6_t)(float *, in_t, in_t, in_t, in_t, in_t, in_t, int64_t,
-                       int64_t);
-  typedef void (*k7_t)(float *, in_t, in_t, in_t, in_t, in_t, in_t, in_t,
-                       int64_t, int64_t);
-  union {
-    void *p;
-    k0_t k0;
-    k1_t k1;
-    k2_t k2;
-    k3_t k3;
-    k4_t k4;
-    k5_t k5;
-    k6_t k6;
-    k7_t k7;
-  } k;
-  memcpy(&k, &fn, sizeof(fn));
-  switch (n_in) {
-    case 0:
-      k.k0(y, start, end);
-      break;
-    case 1:
-      k.k1(y, x[0], start, end);
-      break;
-    case 2:
-      k.k2(y, x[0], x[1], start, end);
-      break;
-    case 3:
-      k.k3(y, x[0], x[1], x[2], start, end);
-      break;
-    case 4:
-      k.k4(y, x[0], x[1], x[2], x[3], start, end);
-      break;
-    case 5:
-      k.k5(y, x[0], x[1], x[2], x[3], x[4], start, end);
-      break;
-    case 6:
-      k.k6(y, x[0], x[1], x[2], x[3], x[4], x[5], start, end);
-      break;
-    default:
-      k.k7(y, x[0], x[1], x[2], x[3], x[4], x[5], x[6], start, end);
-      break;
   }
 }
