@@ -14,6 +14,7 @@
 #include "wmap/graph.h"
 #include "wmap/map.h"
 #include "wmap/plugin.h"
+#include "wmap/session.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -251,6 +252,7 @@ typedef struct wm_bench_options {
                                    //   block (extra runs, not samples)
   const char *passes;              // graph passes (wm_session_options_t)
   bool no_in_place;                // outputs never share an input's bytes
+  wm_kernels_t kernels;            // which kernels backends run (--impl)
                                    //   (wm_session_options_t)
   const char *const *input_names;  // inputs, or NULL: generated
   const wm_tensor_t *const *inputs;

@@ -27,9 +27,12 @@ wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
 // Asks |backend| (target 0) about node |index| of |graph| as an instance:
 // input and output types from |types| (per value id; NULL: the graph's
 // own value types) and constant inputs from |values| (per value id, NULL
-// entries unknown; NULL: the graph's constants). A backend without a
-// library tier answers NONE (operator); a level above PREFERRED is an
-// error.
+// entries unknown; NULL: the graph's constants). Where its library tier
+// refuses a concrete instance that the operator's compute definition
+// expresses and its device tier compiles a format the generator prints,
+// the answer is a generated kernel (SUPPORTED, impl GENERATED): the
+// placement rule of a session with WM_KERNELS_AUTO. A backend with neither
+// answers NONE (operator); a level above PREFERRED is an error.
 wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
                           const wm_type_t *types,
                           const wm_tensor_t *const *values,

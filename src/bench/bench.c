@@ -193,6 +193,7 @@ static wm_status_t child_block(const job_t *j, wm_strbuf_t *out) {
       .mode = WM_PLACEMENT_FALLBACK,
       .passes = o->passes,
       .no_in_place = o->no_in_place,
+      .kernels = o->kernels,
       // The block's process is the graph's last user: weights the plan
       // packed need not be held twice.
       .release_weights = true,
@@ -669,6 +670,9 @@ wm_status_t wm_bench_run(const wm_bench_options_t *o, wm_baseline_t **out) {
     wm_strbuf_deinit(&passes);
     if (o->no_in_place) {  // recorded only when off, as before it existed
       wm_env_set(&bl->env, "run.in_place", true, "off");
+    }
+    if (o->kernels != WM_KERNELS_AUTO) {  // likewise
+      wm_env_set(&bl->env, "run.impl", true, "%s", wm_kernels_name(o->kernels));
     }
     wm_env_finish(&bl->env);
     s = wm_baseline_finish(bl);

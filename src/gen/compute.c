@@ -64,6 +64,7 @@ static wm_status_t add_tensor(wm_gen_compute_t *c, const char *name,
     }
   }
   t->rank = rank;
+  t->operand = c->n_tensors == 0 ? -1 : c->n_tensors - 1;
   int64_t stride = 1;
   for (int32_t d = rank - 1; d >= 0; d--) {
     if (dims[d] < 0) {

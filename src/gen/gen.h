@@ -69,6 +69,11 @@ typedef struct wm_gen_tensor {
   int32_t rank;
   int64_t dims[WM_MAX_RANK];
   int64_t strides[WM_MAX_RANK];
+  // Which operand of the operator it is, for whoever binds the kernel's
+  // arguments: an input's index, or -1 - k for output k. The builder
+  // numbers inputs in the order they are added; a definition whose
+  // operands are not all read sets it.
+  int32_t operand;
 } wm_gen_tensor_t;
 
 // An affine access: index d = sum_a coef[d][a] * axis_a + off[d].

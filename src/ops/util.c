@@ -560,6 +560,7 @@ wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
     snprintf(name, sizeof(name), "X%d", (int)i);
     WM_RETURN_IF_ERROR(
         wm_gen_input(out, name, t->shape.rank, t->shape.dims, &loads[i]));
+    out->tensors[out->n_tensors - 1].operand = i;
   }
   return NULL;
 }

@@ -256,12 +256,14 @@ static wm_status_t bind_dynamic(wm_session_t *s, const rt_plan_t *p,
 static wm_status_t run_op(wm_session_t *s, const rt_plan_t *p, rt_step_t *st) {
   rt_backend_t *b = &s->slots[st->slot];
   WM_RETURN_IF_ERROR(bind_dynamic(s, p, st));
-  wm_status_t e = rt_slot_error(
-      b,
-      b->api->library->op_run(b->stream, st->plan, st->views, st->n_in,
-                              st->views + st->n_in, st->n_out,
-                              st->ws_bytes ? &st->ws_view : NULL),
-      "op_run");
+  wm_status_t e =
+      st->kernel ? rt_gen_launch(s, st)
+                 : rt_slot_error(b,
+                                 b->api->library->op_run(
+                                     b->stream, st->plan, st->views, st->n_in,
+                                     st->views + st->n_in, st->n_out,
+                                     st->ws_bytes ? &st->ws_view : NULL),
+                                 "op_run");
   if (e) {
     const wm_node_t *node = &s->graph->nodes[st->node];
     e = wm_status_annotate(e, "node \"%s\" (%s)", s->nodes[st->node].label,
@@ -369,7 +371,7 @@ static wm_status_t dyn_plan(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
   }
   int32_t slot;
   wm_placement_t *pl = &p->placement[st->node];
-  WM_RETURN_IF_ERROR(rt_place(s, pl, op, &slot));
+  WM_RETURN_IF_ERROR(rt_place(s, pl, op, NULL, &slot, NULL));
   rt_user_placement_fill(s, p);  // the report shows where it runs now
   if (slot < 0) {
     wm_strbuf_t why;

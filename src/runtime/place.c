@@ -38,10 +38,16 @@ int32_t wm_place_choose(const wm_op_support *answers, size_t n) {
   return chosen;
 }
 
-wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
-                             const wm_type_t *types,
-                             const wm_tensor_t *const *values,
-                             wm_node_desc_fn fn, void *env) {
+// What a description's reader sees: the ABI view of the node, and the
+// context it came from.
+typedef wm_status_t (*describe_fn)(void *env, const wm_op_desc *op,
+                                   const wm_op_ctx_t *ctx);
+
+// wm_node_describe, handing |fn| the context too.
+static wm_status_t describe(const wm_graph_t *graph, size_t index,
+                            const wm_type_t *types,
+                            const wm_tensor_t *const *values, describe_fn fn,
+                            void *env) {
   const wm_node_t *node = &graph->nodes[index];
   wm_op_ctx_t ctx;
   WM_RETURN_IF_ERROR(wm_op_ctx_init_with(&ctx, graph, index, types, values));
@@ -70,7 +76,7 @@ wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
     st = wm_node_op_desc(node, NULL, &ctx, &attrs, descs, vals, &op);
   }
   if (!st) {
-    st = fn(env, &op);
+    st = fn(env, &op, &ctx);
   }
   free(descs);
   free(vals);
@@ -79,14 +85,49 @@ wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
   return st;
 }
 
+typedef struct public_env {
+  wm_node_desc_fn fn;
+  void *env;
+} public_env_t;
+
+static wm_status_t public_desc(void *env, const wm_op_desc *op,
+                               const wm_op_ctx_t *ctx) {
+  (void)ctx;
+  const public_env_t *e = env;
+  return e->fn(e->env, op);
+}
+
+wm_status_t wm_node_describe(const wm_graph_t *graph, size_t index,
+                             const wm_type_t *types,
+                             const wm_tensor_t *const *values,
+                             wm_node_desc_fn fn, void *env) {
+  public_env_t e = {fn, env};
+  return describe(graph, index, types, values, public_desc, &e);
+}
+
 typedef struct query_env {
   const wm_backend_t *backend;
   wm_op_support *out;
 } query_env_t;
 
-static wm_status_t query_desc(void *env, const wm_op_desc *op) {
+// The library tier's answer, or a generated kernel's where the rule gives
+// one (the session's default, WM_KERNELS_AUTO).
+static wm_status_t query_desc(void *env, const wm_op_desc *op,
+                              const wm_op_ctx_t *ctx) {
   const query_env_t *q = env;
-  return wm_backend_op_query(q->backend, op, q->out);
+  WM_RETURN_IF_ERROR(wm_backend_op_query(q->backend, op, q->out));
+  if (q->out->level != WM_SUPPORT_NONE || !wm_op_ctx_is_concrete(ctx)) {
+    return NULL;
+  }
+  const wm_op_def_t *def = NULL;
+  wm_status_free(wm_op_find_def(ctx, &def));
+  wm_gen_compute_t *gen = NULL;
+  WM_RETURN_IF_ERROR(rt_gen_define(def, ctx, &gen));
+  if (gen) {
+    rt_gen_answer(q->backend, WM_KERNELS_AUTO, q->out);
+  }
+  free(gen);
+  return NULL;
 }
 
 wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
@@ -96,7 +137,7 @@ wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
   memset(out, 0, sizeof(*out));
   out->struct_size = sizeof(*out);
   query_env_t q = {backend, out};
-  return wm_node_describe(graph, index, types, values, query_desc, &q);
+  return describe(graph, index, types, values, query_desc, &q);
 }
 
 // ------------------------------------------------------------- report
@@ -196,6 +237,8 @@ void wm_session_placement_json(const wm_session_t *s, wm_strbuf_t *out) {
     json_string_or_null(out, p->runs_in);
     wm_strbuf_printf(out, ", \"runs_as\": ");
     json_string_or_null(out, p->runs_as);
+    wm_strbuf_printf(out, ", \"kernel\": ");
+    json_string_or_null(out, p->kernel);
     wm_strbuf_printf(out, ", \"refusals\": [");
     for (size_t r = 0; r < p->refusal_count; r++) {
       const wm_placement_refusal_t *rf = &p->refusals[r];
@@ -249,6 +292,10 @@ void wm_session_placement_text(const wm_session_t *s, wm_strbuf_t *out) {
     if (p->runs_as) {
       wm_strbuf_printf(out, "%s runs as %s (pass %s)",
                        p->refusal_count ? ";" : "", p->runs_as, p->pass);
+    }
+    if (p->kernel) {
+      wm_strbuf_printf(out, "%s kernel %s",
+                       p->refusal_count || p->runs_as ? ";" : "", p->kernel);
     }
     wm_strbuf_printf(out, "\n");
   }

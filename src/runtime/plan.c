@@ -141,20 +141,30 @@ static wm_placement_t *entry(builder_t *b, size_t index) {
   return pl;
 }
 
+// Backend |k|'s answer for |op|: its library tier's, or a generated
+// kernel's when |gen| defines the instance (rt_gen_answer).
+static wm_status_t answer(wm_session_t *s, size_t k, const wm_op_desc *op,
+                          const wm_gen_compute_t *gen, wm_op_support *out,
+                          bool *out_generated) {
+  WM_RETURN_IF_ERROR(wm_backend_op_query(s->slots[k].backend, op, out));
+  *out_generated = gen && rt_gen_answer(s->slots[k].backend, s->kernels, out);
+  return NULL;
+}
+
 wm_status_t rt_place(wm_session_t *s, wm_placement_t *pl, const wm_op_desc *op,
-                     int32_t *out_slot) {
+                     const wm_gen_compute_t *gen, int32_t *out_slot,
+                     bool *out_generated) {
   wm_op_support answers[RT_MAX_SLOTS];
+  bool generated[RT_MAX_SLOTS] = {false};
   *out_slot = -1;
   for (size_t k = 0; k < s->n_listed; k++) {
-    WM_RETURN_IF_ERROR(
-        wm_backend_op_query(s->slots[k].backend, op, &answers[k]));
+    WM_RETURN_IF_ERROR(answer(s, k, op, gen, &answers[k], &generated[k]));
   }
   int32_t chosen = wm_place_choose(answers, s->n_listed);
   pl->fell_back = false;
   if (chosen < 0 && s->n_slots > s->n_listed) {
     size_t fb = s->n_listed;
-    WM_RETURN_IF_ERROR(
-        wm_backend_op_query(s->slots[fb].backend, op, &answers[fb]));
+    WM_RETURN_IF_ERROR(answer(s, fb, op, gen, &answers[fb], &generated[fb]));
     if (answers[fb].level > WM_SUPPORT_NONE) {
       chosen = (int32_t)fb;
       pl->fell_back = true;
@@ -171,6 +181,10 @@ wm_status_t rt_place(wm_session_t *s, wm_placement_t *pl, const wm_op_desc *op,
     r->level = answers[k].level;
     r->reason = answers[k].reason;
     r->detail = answers[k].detail ? answers[k].detail : "";
+  }
+  pl->kernel = NULL;
+  if (out_generated) {
+    *out_generated = chosen >= 0 && generated[chosen];
   }
   if (chosen >= 0) {
     pl->backend = wm_backend_name(s->slots[chosen].backend);
@@ -306,8 +320,13 @@ static wm_status_t plan_node(builder_t *b, size_t index, const wm_op_def_t *def,
   // An instance whose parameters need values known only while running
   // (a Slice's bounds computed by the graph) is planned then.
   bool concrete = wm_op_ctx_is_concrete(ctx) && !attrs.params.pending;
+  wm_gen_compute_t *gen = NULL;
+  bool generated = false;
+  if (!st && concrete && s->kernels != WM_KERNELS_LIBRARY) {
+    st = rt_gen_define(def, ctx, &gen);
+  }
   if (!st) {
-    st = rt_place(s, entry(b, index), &op, &slot);
+    st = rt_place(s, entry(b, index), &op, gen, &slot, &generated);
   }
   if (!st && slot < 0 && concrete) {
     note_unplaced(b, index);
@@ -339,7 +358,10 @@ static wm_status_t plan_node(builder_t *b, size_t index, const wm_op_def_t *def,
         in_place[i] = -1;
       }
     }
-    if (!st) {
+    if (!st && generated) {
+      step->gen = gen;  // compiled with the plan's other kernels
+      gen = NULL;
+    } else if (!st) {
       rt_backend_t *be = &s->slots[slot];
       op.captured = &captured;
       op.in_place = in_place;
@@ -409,6 +431,7 @@ static wm_status_t plan_node(builder_t *b, size_t index, const wm_op_def_t *def,
       pv->home = -1;
     }
   }
+  free(gen);
   free(descs);
   free(vals);
   wm_node_attrs_deinit(&attrs);
@@ -856,6 +879,9 @@ wm_status_t rt_plan_build(wm_session_t *s, const wm_type_t *key,
   for (size_t k = 0; !st && k < g->node_count; k++) {
     st = plan_one(&b, (size_t)s->order[k]);
   }
+  if (!st) {
+    st = rt_gen_build(s, p);
+  }
   if (!st && b.n_unplaced) {
     wm_strbuf_t names;
     wm_strbuf_init(&names);
@@ -943,6 +969,7 @@ void rt_plan_destroy(wm_session_t *s, rt_plan_t *p) {
     }
     free(st->dyn_key);
     free(st->dyn_params);
+    free(st->gen);
     free(st->views);
     free(st->io);
     free(st->in_place);
@@ -957,6 +984,12 @@ void rt_plan_destroy(wm_session_t *s, rt_plan_t *p) {
   for (size_t v = 0; p->folded && v < s->graph->value_count; v++) {
     wm_tensor_destroy(p->folded[v]);
   }
+  for (size_t k = 0; k < RT_MAX_SLOTS; k++) {
+    if (p->exes[k]) {
+      s->slots[k].api->device->exe_destroy(p->exes[k]);
+    }
+  }
+  free(p->kernel_text);
   free(p->uploads);
   free(p->steps);
   free(p->folded);

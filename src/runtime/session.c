@@ -377,6 +377,7 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
     st = init_bindable(s);
   }
   s->in_place = !options->no_in_place;
+  s->kernels = options->kernels;
   if (!st && options->release_weights && one_plan_only(s)) {
     st = find_foldable_readers(s);
     s->release_weights = !st;

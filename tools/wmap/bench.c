@@ -54,7 +54,7 @@ static const char bench_usage[] =
     "  --color WHEN         auto (default: on a terminal), always, never\n"
     "  --backend-path DIR   also look for backends in DIR "
     "(repeatable)\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_IN_PLACE_USAGE
-    "  -h, --help           show this help\n";
+        WM_CLI_IMPL_USAGE "  -h, --help           show this help\n";
 
 enum { MAX_LISTS = 16, MAX_THREADS = 16 };
 
@@ -77,8 +77,9 @@ typedef struct bench_args {
   int color;
   wm_cli_dims_t dims;
   wm_cli_backend_options_t bo;
-  const char *passes;  // --passes / --no-passes, or NULL: all
-  bool no_in_place;    // --no-in-place
+  const char *passes;    // --passes / --no-passes, or NULL: all
+  bool no_in_place;      // --no-in-place
+  wm_kernels_t kernels;  // --impl
 } bench_args_t;
 
 static int parse_threads_list(const char *text, bench_args_t *a) {
@@ -147,6 +148,7 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
       {"passes", required_argument, NULL, 'Q'},
       {"no-passes", no_argument, NULL, 'N'},
       {"no-in-place", no_argument, NULL, 'W'},
+      {"impl", required_argument, NULL, 'G'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -237,6 +239,9 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         break;
       case 'W':
         a->no_in_place = true;
+        break;
+      case 'G':
+        rc = wm_cli_impl_option("bench", optarg, &a->kernels);
         break;
       case 'h':
         fputs(bench_usage, stdout);
@@ -524,6 +529,7 @@ int wm_cli_bench(int argc, char **argv) {
       .profile = a.profile,
       .passes = a.passes,
       .no_in_place = a.no_in_place,
+      .kernels = a.kernels,
       .input_names = a.inputs_dir ? (const char *const *)ds.input_names : NULL,
       .inputs = ins,
       .n_inputs = ds.n_inputs,

@@ -6,6 +6,7 @@
 #include "wmap/graph.h"
 #include "wmap/map.h"
 #include "wmap/plugin.h"
+#include "wmap/session.h"
 
 enum { WM_EXIT_OK = 0, WM_EXIT_FAILED = 1, WM_EXIT_USAGE = 2 };
 
@@ -57,6 +58,16 @@ typedef struct wm_cli_backend_options {
   "  --no-in-place        never write an output into an input's bytes (as\n" \
   "                       backends may where nothing reads the input\n"      \
   "                       after), to compare\n"
+
+// Usage text of --impl (wm_session_options_t.kernels).
+#define WM_CLI_IMPL_USAGE                                                   \
+  "  --impl WHICH         kernels backends run: auto (default: a library\n" \
+  "                       or native kernel, else one generated from the\n"  \
+  "                       operator's definition), library (never\n"         \
+  "                       generated) or generated (wherever one exists)\n"
+// Takes --impl's value into *out; returns WM_EXIT_OK, or prints a usage
+// error for |cmd| and returns WM_EXIT_USAGE.
+int wm_cli_impl_option(const char *cmd, const char *value, wm_kernels_t *out);
 
 // Takes --passes LIST (checked against the passes there are) or, with
 // |list| NULL, --no-passes into *passes (NULL: all, "": none); returns

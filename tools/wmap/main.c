@@ -109,6 +109,14 @@ int wm_cli_passes_option(const char *cmd, const char *list,
   return WM_EXIT_OK;
 }
 
+int wm_cli_impl_option(const char *cmd, const char *value, wm_kernels_t *out) {
+  if (!wm_kernels_parse(value, out)) {
+    return wm_cli_usage_error(
+        cmd, "--impl wants auto, library or generated, got \"%s\"", value);
+  }
+  return WM_EXIT_OK;
+}
+
 void wm_cli_backend_options_deinit(wm_cli_backend_options_t *opts) {
   free(opts->paths);
   opts->paths = NULL;

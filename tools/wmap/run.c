@@ -32,7 +32,7 @@ static const char run_usage[] =
     "                       to FILE as JSON)\n"
     "  --save DIR           write the outputs as DIR/output_K.pb\n"
     "  --values N           values printed per output (default "
-    "8)\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_IN_PLACE_USAGE
+    "8)\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_IN_PLACE_USAGE WM_CLI_IMPL_USAGE
         WM_CLI_BACKEND_OPTIONS_USAGE "  -h, --help           show this help\n";
 
 static void print_tensor(const char *name, const wm_tensor_t *t, size_t n) {
@@ -144,6 +144,7 @@ int wm_cli_run(int argc, char **argv) {
       {"passes", required_argument, NULL, 'Q'},
       {"no-passes", no_argument, NULL, 'N'},
       {"no-in-place", no_argument, NULL, 'I'},
+      {"impl", required_argument, NULL, 'K'},
       {"dim", required_argument, NULL, 'd'},
       {"shape", required_argument, NULL, 'z'},
       {"help", no_argument, NULL, 'h'},
@@ -151,6 +152,7 @@ int wm_cli_run(int argc, char **argv) {
   const char *inputs_dir = NULL, *backend_list = NULL, *save_dir = NULL;
   const char *placement_file = NULL, *passes = NULL;
   bool strict = false, placement = false, no_in_place = false;
+  wm_kernels_t kernels = WM_KERNELS_AUTO;
   long values = 8;
   wm_cli_backend_options_t bo = {.quiet = true};
   wm_cli_dims_t dims = {0};
@@ -202,6 +204,9 @@ int wm_cli_run(int argc, char **argv) {
       case 'I':
         no_in_place = true;
         break;
+      case 'K':
+        rc = wm_cli_impl_option("run", optarg, &kernels);
+        break;
       case 'd':
         rc = wm_cli_dim_option("run", optarg, &dims);
         break;
@@ -239,6 +244,7 @@ int wm_cli_run(int argc, char **argv) {
       .passes = passes,
       .release_weights = true,  // the graph serves this session only
       .no_in_place = no_in_place,
+      .kernels = kernels,
   };
   wm_status_t s = wm_cli_registry_open(&bo, &reg);
   if (!s) {

@@ -1,0 +1,286 @@
+// Generated kernels in plans: the placement rule's answer for a backend
+// that compiles what the generator prints, the compute definitions of
+// planned instances, one compile per backend per plan, and the launch of a
+// generated step.
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "wmap/plugin.h"
+
+const char *wm_kernels_name(wm_kernels_t k) {
+  static const char *const names[] = {"auto", "library", "generated"};
+  return (unsigned)k < 3 ? names[k] : "unknown";
+}
+
+bool wm_kernels_parse(const char *name, wm_kernels_t *out) {
+  for (int k = 0; k < 3; k++) {
+    if (name && strcmp(name, wm_kernels_name((wm_kernels_t)k)) == 0) {
+      *out = (wm_kernels_t)k;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The output elements a range of a launch holds at least, so that a
+// thread's share pays for waking it.
+enum { GRAIN_ELEMENTS = 16384 };
+
+wm_status_t rt_gen_define(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
+                          wm_gen_compute_t **out) {
+  *out = NULL;
+  if (!def || !def->define) {
+    return NULL;
+  }
+  wm_gen_compute_t *c = wm_malloc(sizeof(*c));
+  if (!c) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  wm_status_t st = def->define(ctx, c);
+  if (st && wm_status_code(st) == WM_STATUS_UNIMPLEMENTED) {
+    // Not an instance the definition expresses (a dtype, a legacy form).
+    wm_status_free(st);
+    free(c);
+    return NULL;
+  }
+  if (!st && c->n_axes > 0 && c->extents[0] > UINT32_MAX) {
+    free(c);  // the parallel axis does not fit a launch's grid
+    return NULL;
+  }
+  if (st) {
+    free(c);
+    return wm_status_annotate(st, "the compute definition of node \"%s\" (%s)",
+                              ctx->label, ctx->node->op_type);
+  }
+  *out = c;
+  return NULL;
+}
+
+// The formats the generator prints, and their dialects.
+static const struct {
+  const char *format;
+  wm_gen_dialect_t dialect;
+} kFormats[] = {{"c", WM_GEN_C}};
+
+// The format of kFormats that |backend| compiles and launches at level
+// SUPPORTED or better, or -1.
+static int32_t backend_format(const wm_backend_t *backend) {
+  const wm_plugin_api *api = wm_backend_api(backend);
+  const wm_device_tier *dt = api->device;
+  const wm_target_desc *t = wm_backend_target(backend, 0);
+  if (!t || !dt || !WM_HAS(dt, wm_device_tier, launch) || !dt->compile ||
+      !dt->exe_get_kernel || !dt->exe_destroy || !dt->launch ||
+      !WM_HAS(t, wm_target_desc, formats) || !t->formats) {
+    return -1;
+  }
+  for (uint32_t f = 0; f < t->n_formats; f++) {
+    for (size_t k = 0; k < sizeof(kFormats) / sizeof(kFormats[0]); k++) {
+      if (!t->formats[f] || strcmp(t->formats[f], kFormats[k].format) != 0) {
+        continue;
+      }
+      uint32_t level = WM_SUPPORT_SUPPORTED;
+      if (dt->format_support) {
+        wm_status_free(wm_backend_error(
+            backend, dt->format_support(t, kFormats[k].format, &level),
+            "format_support"));
+      }
+      if (level >= WM_SUPPORT_SUPPORTED && level <= WM_SUPPORT_PREFERRED) {
+        return (int32_t)k;
+      }
+    }
+  }
+  return -1;
+}
+
+bool rt_gen_answer(const wm_backend_t *backend, wm_kernels_t kernels,
+                   wm_op_support *inout) {
+  if (kernels == WM_KERNELS_LIBRARY ||
+      (kernels == WM_KERNELS_AUTO && inout->level != WM_SUPPORT_NONE) ||
+      backend_format(backend) < 0) {
+    return false;
+  }
+  inout->level = WM_SUPPORT_SUPPORTED;
+  inout->impl = WM_IMPL_GENERATED;
+  inout->reason = 0;
+  inout->detail = NULL;
+  return true;
+}
+
+// The vector register bytes of the machine that compiles format c: its
+// widest of AVX-512, AVX2 and the 16-byte baseline.
+static int32_t vector_bytes;
+static pthread_once_t vector_once = PTHREAD_ONCE_INIT;
+
+static void probe_vectors(void) {
+  char flags[4096];
+  vector_bytes = 16;
+  if (wm_cpuinfo_get("flags", flags, sizeof(flags))) {
+    vector_bytes = strstr(flags, " avx512f") ? 64
+                   : strstr(flags, " avx2 ") ? 32
+                                             : 16;
+  }
+}
+
+// Names the kernel of |c| under |sch| after its canonical text and
+// schedule, so equal kernels get equal names.
+static wm_status_t name_kernel(wm_gen_compute_t *c,
+                               const wm_gen_schedule_t *sch) {
+  wm_strbuf_t text;
+  wm_strbuf_init(&text);
+  wm_gen_canonical(c, &text);
+  wm_strbuf_printf(&text, " v%d u%d", (int)sch->vector_width, (int)sch->unroll);
+  if (text.failed) {
+    wm_strbuf_deinit(&text);
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  char hex[65];
+  wm_sha256_hex(wm_strbuf_str(&text), text.len, hex);
+  wm_strbuf_deinit(&text);
+  snprintf(c->name, sizeof(c->name), "wg_%.12s", hex);
+  return NULL;
+}
+
+// Prints the kernels of |p|'s generated steps on |slot| into |src| (each
+// distinct kernel once) and sets their launch shapes and placements.
+static wm_status_t print_slot(wm_session_t *s, rt_plan_t *p, size_t slot,
+                              wm_gen_dialect_t dialect, wm_strbuf_t *src,
+                              size_t *out_kernels) {
+  pthread_once(&vector_once, probe_vectors);
+  *out_kernels = 0;
+  for (size_t i = 0; i < p->n_steps; i++) {
+    rt_step_t *st = &p->steps[i];
+    if (!st->gen || st->slot != (int32_t)slot) {
+      continue;
+    }
+    wm_gen_compute_t *c = st->gen;
+    wm_gen_schedule_t sch = wm_gen_default_schedule(c, vector_bytes);
+    WM_RETURN_IF_ERROR(name_kernel(c, &sch));
+    bool printed = false;
+    for (size_t j = 0; j < i && !printed; j++) {
+      const rt_step_t *o = &p->steps[j];
+      printed =
+          o->gen && o->slot == st->slot && strcmp(o->gen->name, c->name) == 0;
+    }
+    if (!printed) {
+      wm_gen_nest_t nest;
+      WM_RETURN_IF_ERROR(wm_gen_lower(c, &sch, &nest));
+      WM_RETURN_IF_ERROR(wm_gen_print(&nest, dialect, src));
+      ++*out_kernels;
+    }
+    int64_t inner = 1;
+    for (int32_t a = 1; a < c->n_axes; a++) {
+      inner *= c->extents[a];
+    }
+    int64_t grid = c->n_axes ? c->extents[0] : 1;
+    int64_t block = inner >= GRAIN_ELEMENTS ? 1
+                    : inner > 0             ? GRAIN_ELEMENTS / inner
+                                            : 1;
+    st->grid = grid * inner == 0 ? 0 : (uint32_t)grid;
+    st->block = (uint32_t)(block < grid ? block : grid > 0 ? grid : 1);
+    st->n_kargs = (uint32_t)c->n_tensors;
+    for (int32_t t = 0; t < c->n_tensors; t++) {
+      int32_t op = c->tensors[t].operand;
+      st->kargs[t] = op >= 0 ? op : (int32_t)st->n_in + (-1 - op);
+      if (st->kargs[t] >= (int32_t)(st->n_in + st->n_out) ||
+          st->io[st->kargs[t]] < 0) {
+        return WM_ERROR(INTERNAL,
+                        "node \"%s\": generated kernel %s reads operand %d, "
+                        "which the node does not have",
+                        s->nodes[st->node].label, c->name, (int)op);
+      }
+    }
+    snprintf(p->kernel_text[st->node], RT_KERNEL_TEXT, "%s, vector %d x %d",
+             c->name, (int)sch.vector_width, (int)sch.unroll);
+    p->placement[st->node].kernel = p->kernel_text[st->node];
+  }
+  return NULL;
+}
+
+wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
+  size_t n_gen = 0;
+  for (size_t i = 0; i < p->n_steps; i++) {
+    n_gen += p->steps[i].gen != NULL;
+  }
+  if (n_gen == 0) {
+    return NULL;
+  }
+  p->kernel_text = wm_calloc(s->graph->node_count + 1, RT_KERNEL_TEXT);
+  if (!p->kernel_text) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  wm_status_t st = NULL;
+  for (size_t k = 0; !st && k < s->n_slots; k++) {
+    rt_backend_t *b = &s->slots[k];
+    int32_t f = backend_format(b->backend);
+    bool any = false;
+    for (size_t i = 0; i < p->n_steps; i++) {
+      any |= p->steps[i].gen && p->steps[i].slot == (int32_t)k;
+    }
+    if (!any) {
+      continue;
+    }
+    if (f < 0) {
+      return WM_ERROR(INTERNAL, "backend \"%s\" compiles no format generated",
+                      wm_backend_name(b->backend));
+    }
+    wm_strbuf_t src;
+    wm_strbuf_init(&src);
+    size_t n_kernels = 0;
+    st = print_slot(s, p, k, kFormats[f].dialect, &src, &n_kernels);
+    if (!st && src.failed) {
+      st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    uint64_t t0 = wm_now_ns();
+    if (!st) {
+      st = rt_slot_error(b,
+                         b->api->device->compile(b->dev, kFormats[f].format,
+                                                 wm_strbuf_str(&src), src.len,
+                                                 NULL, &p->exes[k]),
+                         "compile");
+    }
+    wm_log(WM_LOG_INFO,
+           "%zu generated kernels (%zu bytes of %s) for %s in %.1f ms",
+           n_kernels, src.len, kFormats[f].format, wm_backend_name(b->backend),
+           (double)(wm_now_ns() - t0) / 1e6);
+    wm_strbuf_deinit(&src);
+    for (size_t i = 0; !st && i < p->n_steps; i++) {
+      rt_step_t *step = &p->steps[i];
+      if (step->gen && step->slot == (int32_t)k) {
+        st = rt_slot_error(b,
+                           b->api->device->exe_get_kernel(
+                               p->exes[k], step->gen->name, &step->kernel),
+                           "exe_get_kernel");
+      }
+    }
+  }
+  for (size_t i = 0; i < p->n_steps; i++) {
+    free(p->steps[i].gen);
+    p->steps[i].gen = NULL;
+  }
+  return st;
+}
+
+wm_status_t rt_gen_launch(wm_session_t *s, const rt_step_t *st) {
+  if (st->grid == 0) {
+    return NULL;  // an empty output
+  }
+  wm_kernel_arg args[WM_GEN_MAX_TENSORS];
+  for (uint32_t i = 0; i < st->n_kargs; i++) {
+    const wm_buffer_view *v = &st->views[st->kargs[i]];
+    args[i] = (wm_kernel_arg){.struct_size = sizeof(wm_kernel_arg),
+                              .kind = WM_ARG_BUFFER,
+                              .buffer = v->buffer,
+                              .offset = v->offset};
+  }
+  wm_launch_args la = {.struct_size = sizeof(la),
+                       .kernel = st->kernel,
+                       .grid = {st->grid, 1, 1},
+                       .block = {st->block, 1, 1},
+                       .n_args = st->n_kargs,
+                       .args = args};
+  rt_backend_t *b = &s->slots[st->slot];
+  return rt_slot_error(b, b->api->device->launch(b->stream, &la), "launch");
+}
