@@ -27,7 +27,7 @@ extern "C" {
 
 #define WM_GEN_MAX_AXES 8
 #define WM_GEN_MAX_TENSORS 8
-#define WM_GEN_MAX_EXPRS 64
+#define WM_GEN_MAX_EXPRS 128
 #define WM_GEN_NAME 16  // bytes of a name, NUL included
 
 // Operations of a body. Leaves are LOAD (an access) and CONST; then the

@@ -27,13 +27,42 @@ typedef struct inst {
   const char *op;
 } inst_t;
 
+// The attributes of |def|'s node that its definition reads: for
+// wmap.Elementwise a random program over its |n_in| inputs and two
+// constants.
+static wm_status_t random_attrs(const wm_op_def_t *def, int32_t n_in,
+                                wm_op_fixture_t *f) {
+  if (strcmp(def->name, "Elementwise") != 0) {
+    return NULL;
+  }
+  static const char *const steps[] = {
+      "Add",     "Sub",  "Mul", "Div", "Neg",  "Abs",        "Relu",
+      "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Reciprocal", "Erf"};
+  const char *ops[6];
+  int64_t args[12];
+  int32_t n = 1 + pick(6);
+  for (int32_t i = 0; i < n; i++) {
+    ops[i] = steps[pick(14)];
+    for (int k = 0; k < 2; k++) {
+      // The last step's first operand is the step before, so every step
+      // counts; the rest any input, earlier step or constant.
+      int32_t v = pick(n_in + i + 2) - 2;
+      args[2 * i + k] = i > 0 && k == 0 ? n_in + i - 1 : v;
+    }
+  }
+  const float consts[2] = {0.5f, -1.25f};
+  WM_RETURN_IF_ERROR(wm_op_fixture_attr_strings(f, "ops", ops, (size_t)n));
+  WM_RETURN_IF_ERROR(wm_op_fixture_attr_ints(f, "args", args, (size_t)(2 * n)));
+  return wm_graph_add_attr_floats(f->graph, f->node, "constants", consts, 2);
+}
+
 // Builds instance |k| of |def| into |out|; false (nothing kept) when the
 // random shapes do not make a valid instance.
 static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
   memset(out, 0, sizeof(*out));
   int32_t rank = pick(5), n_in = def->min_inputs;
-  if (def->max_inputs < 0) {
-    n_in = 1 + pick(3);
+  if (def->max_inputs < 0 || def->max_inputs > def->min_inputs) {
+    n_in = def->min_inputs + pick(3);
   }
   int64_t dims[WM_MAX_RANK];
   for (int32_t d = 0; d < rank; d++) {
@@ -45,6 +74,7 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
     return false;
   }
   const char *names[4] = {"a", "b", "c", "d"};
+  n_in = n_in > 4 ? 4 : n_in;
   bool ok = true;
   for (int32_t i = 0; ok && i < n_in; i++) {
     int32_t r = i == 0 ? rank : pick(rank + 1);  // input 0 sets the shape
@@ -66,8 +96,15 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
     wm_status_free(s);
     free(vals);
   }
+  static const char *const outs[1] = {"y0"};
   wm_status_t s =
-      ok ? wm_op_fixture_add_node(&f, def->name, names, n_in, 1) : NULL;
+      ok && def->domain[0]
+          ? wm_graph_set_opset(f.graph, def->domain, def->since_version)
+          : NULL;
+  s = ok && !s ? wm_graph_add_node(f.graph, def->name, def->domain, "n", names,
+                                   n_in, outs, 1, &f.node)
+               : s;
+  s = ok && !s ? random_attrs(def, n_in, &f) : s;
   ok = ok && !s;
   wm_status_free(s);
   s = ok ? wm_op_fixture_run(&f) : NULL;

@@ -184,8 +184,54 @@ static void elementwise_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   }
 }
 
+// The program as one compute: each step an operation of the body, the
+// inputs broadcast to the output.
+static wm_status_t elementwise_define(const wm_op_ctx_t *ctx,
+                                      wm_gen_compute_t *out) {
+  static const wm_gen_op_t ops[N_STEPS] = {
+      WM_GEN_ADD, WM_GEN_SUB,  WM_GEN_MUL,     WM_GEN_DIV,  WM_GEN_NEG,
+      WM_GEN_ABS, WM_GEN_RELU, WM_GEN_SIGMOID, WM_GEN_TANH, WM_GEN_EXP,
+      WM_GEN_LOG, WM_GEN_SQRT, WM_GEN_DIV,     WM_GEN_ERF,
+  };
+  program_t p;
+  WM_RETURN_IF_ERROR(read_program(ctx, &p));
+  if (2 * p.n + p.n_constants + (size_t)ctx->n_in > WM_GEN_MAX_EXPRS ||
+      p.n_constants > MAX_STEPS) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition: %zu steps and %zu constants "
+                       "are more than a compute holds",
+                       p.n, p.n_constants);
+  }
+  int32_t loads[WM_GEN_MAX_TENSORS];
+  WM_RETURN_IF_ERROR(wm_op_define_inputs(ctx, out, loads));
+  int32_t consts[MAX_STEPS], steps[MAX_STEPS];
+  for (size_t k = 0; k < p.n_constants; k++) {
+    WM_RETURN_IF_ERROR(wm_gen_const(out, p.constants[k], &consts[k]));
+  }
+  for (size_t s = 0; s < p.n; s++) {
+    int32_t v[2] = {-1, -1};
+    for (int k = 0; k < (p.code[s] < STEP_BINARY ? 2 : 1); k++) {
+      int64_t a = p.arg[s][k];
+      v[k] = a < 0           ? consts[-1 - a]
+             : a < ctx->n_in ? loads[a]
+                             : steps[a - ctx->n_in];
+    }
+    if (p.code[s] == 12) {  // Reciprocal: 1 / x
+      int32_t one;
+      WM_RETURN_IF_ERROR(wm_gen_const(out, 1.0f, &one));
+      WM_RETURN_IF_ERROR(wm_gen_binary(out, WM_GEN_DIV, one, v[0], &steps[s]));
+    } else if (p.code[s] < STEP_BINARY) {
+      WM_RETURN_IF_ERROR(
+          wm_gen_binary(out, ops[p.code[s]], v[0], v[1], &steps[s]));
+    } else {
+      WM_RETURN_IF_ERROR(wm_gen_unary(out, ops[p.code[s]], v[0], &steps[s]));
+    }
+  }
+  return wm_gen_finish(out, steps[p.n - 1]);
+}
+
 const wm_op_def_t wm_ops_elementwise[] = {
     {"Elementwise", "wmap", 1, 1, 8, 1, 1, WM_T(FLOAT), elementwise_infer,
-     elementwise_run, elementwise_cost},
+     elementwise_run, elementwise_cost, 0, NULL, elementwise_define},
     WM_OPS_END,
 };

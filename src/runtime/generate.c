@@ -95,6 +95,10 @@ static int32_t backend_format(const wm_backend_t *backend) {
   return -1;
 }
 
+bool rt_gen_compiles(const wm_backend_t *backend) {
+  return backend_format(backend) >= 0;
+}
+
 bool rt_gen_answer(const wm_backend_t *backend, wm_kernels_t kernels,
                    wm_op_support *inout) {
   if (kernels == WM_KERNELS_LIBRARY ||

@@ -334,6 +334,8 @@ wm_status_t rt_gen_define(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
 // tier compiles a format the generator prints. Returns whether it did.
 bool rt_gen_answer(const wm_backend_t *backend, wm_kernels_t kernels,
                    wm_op_support *inout);
+// Whether |backend|'s device tier compiles a format the generator prints.
+bool rt_gen_compiles(const wm_backend_t *backend);
 // Compiles the generated steps of |p| (one source and one compile per
 // backend, identical kernels once), gets their kernels and fills the
 // placement's kernel text; frees their computes.
@@ -444,6 +446,7 @@ typedef struct rt_rw {
   rt_prep_t *prep;             // where new constants go
   const char *pass;            // its name
   const wm_backend_t *target;  // the session's first backend, or NULL
+  wm_kernels_t kernels;        // the session's (generated kernels count)
   const wm_graph_t *src;       // the version read
   rt_origins_t *src_origins;   // per src node
   wm_graph_t *dst;             // the version written
@@ -545,7 +548,7 @@ bool rt_pass_enabled(uint32_t mask, const char *name);
 // whose first backend is |target| (fusions it does not implement are not
 // made; NULL: all are).
 wm_status_t rt_prepare(const wm_graph_t *graph, uint32_t mask,
-                       const wm_backend_t *target,
+                       const wm_backend_t *target, wm_kernels_t kernels,
                        rt_prep_t *out) WM_MUST_USE_RESULT;
 void rt_prep_deinit(rt_prep_t *prep);
 

@@ -135,12 +135,13 @@ static void mark_outer_reads(const wm_graph_t *top, const wm_graph_t *g,
 
 // Starts a pass over |src| (origins |origins|, per node).
 static wm_status_t rw_begin(rt_rw_t *rw, rt_prep_t *prep, const char *pass,
-                            const wm_backend_t *target, const wm_graph_t *src,
-                            rt_origins_t *origins) {
+                            const wm_backend_t *target, wm_kernels_t kernels,
+                            const wm_graph_t *src, rt_origins_t *origins) {
   memset(rw, 0, sizeof(*rw));
   rw->prep = prep;
   rw->pass = pass;
   rw->target = target;
+  rw->kernels = kernels;
   rw->src = src;
   rw->src_origins = origins;
   size_t nv = src->value_count + 1;
@@ -431,6 +432,13 @@ wm_status_t rt_rw_target_implements(const rt_rw_t *rw, const wm_op_desc *op,
   *out = sup.level > WM_SUPPORT_NONE ||
          (sup.reason != WM_WHY_OP && sup.reason != WM_WHY_OPSET &&
           sup.reason != WM_WHY_ATTR && sup.reason != WM_WHY_DTYPE);
+  // A fused operator with a compute definition runs as a generated kernel
+  // where the target compiles what the generator prints.
+  const wm_op_def_t *def =
+      *out || rw->kernels == WM_KERNELS_LIBRARY
+          ? NULL
+          : wm_ops_find(op->domain, op->op_type, (int64_t)op->opset);
+  *out = *out || (def && def->define && rt_gen_compiles(rw->target));
   return NULL;
 }
 
@@ -600,7 +608,8 @@ static wm_status_t copy_all(rt_rw_t *rw) {
 static const rt_pass_t copy_pass = {"copy", "copies the graph", copy_all};
 
 wm_status_t rt_prepare(const wm_graph_t *graph, uint32_t mask,
-                       const wm_backend_t *target, rt_prep_t *out) {
+                       const wm_backend_t *target, wm_kernels_t kernels,
+                       rt_prep_t *out) {
   memset(out, 0, sizeof(*out));
   size_t nn = graph->node_count + 1;
   out->user_nodes = graph->node_count;
@@ -629,7 +638,7 @@ wm_status_t rt_prepare(const wm_graph_t *graph, uint32_t mask,
     }
     const rt_pass_t *pass = k < N_PASSES ? &passes[k] : &copy_pass;
     rt_rw_t rw;
-    s = rw_begin(&rw, out, pass->name, target, cur, origins);
+    s = rw_begin(&rw, out, pass->name, target, kernels, cur, origins);
     if (!s) {
       s = pass->run(&rw);
     }

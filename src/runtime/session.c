@@ -328,7 +328,7 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
   if (!st) {
     st = rt_prepare(graph, s->passes,
                     options->backend_count ? options->backends[0] : NULL,
-                    &s->prep);
+                    options->kernels, &s->prep);
   }
   if (!st) {
     graph = s->graph = s->prep.graph;
