@@ -5,9 +5,9 @@
 #include "gen/gen.h"
 
 static const char *const kOpNames[WM_GEN_OP_COUNT] = {
-    "load",    "const", "add",  "sub", "mul",  "div", "max",    "min",  "pow",
-    "lt",      "gt",    "neg",  "abs", "sqrt", "exp", "log",    "tanh", "relu",
-    "sigmoid", "floor", "ceil", "sin", "cos",  "erf", "select",
+    "load", "const",   "acc",   "add",  "sub", "mul",  "div", "max",    "min",
+    "pow",  "lt",      "gt",    "neg",  "abs", "sqrt", "exp", "log",    "tanh",
+    "relu", "sigmoid", "floor", "ceil", "sin", "cos",  "erf", "select",
 };
 
 const char *wm_gen_op_name(wm_gen_op_t op) {
@@ -15,7 +15,7 @@ const char *wm_gen_op_name(wm_gen_op_t op) {
 }
 
 int32_t wm_gen_op_arity(wm_gen_op_t op) {
-  return op <= WM_GEN_CONST   ? 0
+  return op <= WM_GEN_ACC     ? 0
          : op <= WM_GEN_GT    ? 2
          : op < WM_GEN_SELECT ? 1
                               : 3;
@@ -277,11 +277,101 @@ static wm_status_t check_access(const wm_gen_compute_t *c,
   return NULL;
 }
 
-wm_status_t wm_gen_finish(wm_gen_compute_t *c, int32_t body) {
+int32_t wm_gen_spatial(const wm_gen_compute_t *c) {
+  return c->n_axes - c->n_reduce;
+}
+
+wm_status_t wm_gen_reduce_axis(wm_gen_compute_t *c, const char *name,
+                               int64_t extent, int32_t *out_axis) {
+  if (c->n_axes >= WM_GEN_MAX_AXES) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: compute %s has %d axes already, the most it holds",
+                    c->name, WM_GEN_MAX_AXES);
+  }
+  if (extent < 0) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: %s: reduce axis %s of extent %lld",
+                    c->name, name ? name : "", (long long)extent);
+  }
+  WM_RETURN_IF_ERROR(set_name(c->axes[c->n_axes], name, "axis"));
+  c->extents[c->n_axes] = extent;
+  *out_axis = c->n_axes++;
+  c->n_reduce++;
+  return NULL;
+}
+
+wm_status_t wm_gen_acc(wm_gen_compute_t *c, int32_t *out_expr) {
+  wm_gen_expr_t e = {.op = WM_GEN_ACC, .arg = {-1, -1, -1}, .access = -1};
+  return add_expr(c, &e, out_expr);
+}
+
+// Whether expression |i| reads ACC (|acc|) or, with |axis_from| >= 0, a
+// load moving along an axis from |axis_from| on.
+static bool reads(const wm_gen_compute_t *c, int32_t i, bool acc,
+                  int32_t axis_from) {
+  const wm_gen_expr_t *e = &c->exprs[i];
+  if (e->op == WM_GEN_ACC) {
+    return acc;
+  }
+  if (e->op == WM_GEN_LOAD) {
+    for (int32_t a = axis_from < 0 ? c->n_axes : axis_from; a < c->n_axes;
+         a++) {
+      if (wm_gen_access_step(c, &c->accesses[e->access], a) != 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+  for (int32_t k = 0; k < wm_gen_op_arity(e->op); k++) {
+    if (reads(c, e->arg[k], acc, axis_from)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static wm_status_t finish(wm_gen_compute_t *c, int32_t body) {
   WM_RETURN_IF_ERROR(check_operand(c, body));
   c->body = body;
   for (int32_t i = 0; i < c->n_accesses; i++) {
     WM_RETURN_IF_ERROR(check_access(c, &c->accesses[i]));
+  }
+  if (reads(c, body, true, -1)) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s: the body reads the reduction's result", c->name);
+  }
+  return NULL;
+}
+
+wm_status_t wm_gen_finish(wm_gen_compute_t *c, int32_t body) {
+  if (c->n_reduce > 0) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s has reduce axes: finish it as a reduction",
+                    c->name);
+  }
+  c->epilogue = -1;
+  return finish(c, body);
+}
+
+wm_status_t wm_gen_finish_reduce(wm_gen_compute_t *c, wm_gen_op_t combine,
+                                 float init, int32_t body, int32_t epilogue) {
+  if (combine != WM_GEN_ADD && combine != WM_GEN_MUL && combine != WM_GEN_MAX &&
+      combine != WM_GEN_MIN) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s: %s does not combine a reduction (add, mul, "
+                    "max, min)",
+                    c->name, wm_gen_op_name(combine));
+  }
+  c->combine = combine;
+  c->init = init;
+  c->epilogue = epilogue;
+  WM_RETURN_IF_ERROR(finish(c, body));
+  if (epilogue >= 0) {
+    WM_RETURN_IF_ERROR(check_operand(c, epilogue));
+    if (reads(c, epilogue, false, wm_gen_spatial(c))) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "gen: %s: the epilogue reads along a reduce axis",
+                      c->name);
+    }
   }
   return NULL;
 }
@@ -317,6 +407,8 @@ static void print_expr(const wm_gen_compute_t *c, int32_t i, wm_strbuf_t *out) {
   const wm_gen_expr_t *e = &c->exprs[i];
   if (e->op == WM_GEN_LOAD) {
     print_access(c, &c->accesses[e->access], out);
+  } else if (e->op == WM_GEN_ACC) {
+    wm_strbuf_printf(out, "acc");
   } else if (e->op == WM_GEN_CONST) {
     wm_strbuf_printf(out, "%a", (double)e->value);
   } else {
@@ -332,7 +424,8 @@ static void print_expr(const wm_gen_compute_t *c, int32_t i, wm_strbuf_t *out) {
 void wm_gen_canonical(const wm_gen_compute_t *c, wm_strbuf_t *out) {
   wm_strbuf_printf(out, "axes(");
   for (int32_t a = 0; a < c->n_axes; a++) {
-    wm_strbuf_printf(out, "%sa%d:%lld", a ? "," : "", (int)a,
+    wm_strbuf_printf(out, "%s%s%d:%lld", a ? "," : "",
+                     a < wm_gen_spatial(c) ? "a" : "r", (int)a,
                      (long long)c->extents[a]);
   }
   wm_strbuf_printf(out, ")");
@@ -348,5 +441,16 @@ void wm_gen_canonical(const wm_gen_compute_t *c, wm_strbuf_t *out) {
   wm_strbuf_printf(out, " ");
   print_access(c, &c->accesses[0], out);
   wm_strbuf_printf(out, "=");
+  if (c->n_reduce > 0) {
+    wm_strbuf_printf(out, "%s[%a](", wm_gen_op_name(c->combine),
+                     (double)c->init);
+    print_expr(c, c->body, out);
+    wm_strbuf_printf(out, ")");
+    if (c->epilogue >= 0) {
+      wm_strbuf_printf(out, " then ");
+      print_expr(c, c->epilogue, out);
+    }
+    return;
+  }
   print_expr(c, c->body, out);
 }

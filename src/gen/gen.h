@@ -7,9 +7,15 @@
 //   Y[out(axes)] = body(T0[acc0(axes)], T1[acc1(axes)], ...)
 // where every access is affine: index d of a tensor is the sum over the
 // axes of coef[d][axis] * axis plus off[d], so broadcasting (a zero
-// coefficient), transposes and strided views need no copies. This first
-// class is elementwise and broadcast (every axis spatial); the body is an
-// expression tree of float operations.
+// coefficient), transposes and strided views need no copies; the body is
+// an expression tree of float operations. The output's dims are the
+// spatial axes. A reduction adds reduce axes after them and folds the
+// body over them with a combiner from an initial value, then applies an
+// epilogue to the result (ACC):
+//   Y[out] = epilogue(fold(combine, init, body over the reduce axes))
+// which covers contractions (sum of products: MatMul, Gemm with its bias
+// and activation in the epilogue) and reductions (ReduceSum, ReduceMax,
+// the mean's scale in the epilogue).
 // Thread-safety: a compute is built and read by one thread; printing is
 // pure.
 #ifndef WMAP_SRC_GEN_GEN_H_
@@ -25,17 +31,18 @@
 extern "C" {
 #endif
 
-#define WM_GEN_MAX_AXES 8
+#define WM_GEN_MAX_AXES 12
 #define WM_GEN_MAX_TENSORS 8
 #define WM_GEN_MAX_EXPRS 128
 #define WM_GEN_NAME 16  // bytes of a name, NUL included
 
-// Operations of a body. Leaves are LOAD (an access) and CONST; then the
+// Operations of a body. Leaves are LOAD (an access), CONST and ACC; then the
 // binary ones (LT and GT give 1 or 0), the unary ones and SELECT
 // (arg 0 nonzero ? arg 1 : arg 2).
 typedef enum wm_gen_op {
   WM_GEN_LOAD,
   WM_GEN_CONST,
+  WM_GEN_ACC,  // the reduction's result, in the epilogue
   WM_GEN_ADD,
   WM_GEN_SUB,
   WM_GEN_MUL,
@@ -93,7 +100,8 @@ typedef struct wm_gen_expr {
 
 typedef struct wm_gen_compute {
   char name[WM_GEN_NAME];
-  int32_t n_axes;
+  int32_t n_axes;  // spatial ones first, then the n_reduce reduce ones
+  int32_t n_reduce;
   char axes[WM_GEN_MAX_AXES][WM_GEN_NAME];
   int64_t extents[WM_GEN_MAX_AXES];
   int32_t n_tensors;  // tensor 0 is the output
@@ -103,6 +111,11 @@ typedef struct wm_gen_compute {
   int32_t n_exprs;
   wm_gen_expr_t exprs[WM_GEN_MAX_EXPRS];
   int32_t body;  // the root expression
+  // A reduction (n_reduce > 0): ADD, MUL, MAX or MIN, its initial value,
+  // and the epilogue's root (-1: the result itself).
+  wm_gen_op_t combine;
+  float init;
+  int32_t epilogue;
 } wm_gen_compute_t;
 
 // ----------------------------------------------------------- building
@@ -150,8 +163,27 @@ int32_t wm_gen_sel(wm_gen_builder_t *b, int32_t cond, int32_t a, int32_t c);
 
 // Sets the body's root and checks the whole compute: names, extents,
 // every access inside its tensor for every point of the axes, operands
-// defined before their users.
+// defined before their users. A compute with reduce axes is finished
+// with wm_gen_finish_reduce.
 wm_status_t wm_gen_finish(wm_gen_compute_t *c, int32_t body) WM_MUST_USE_RESULT;
+
+// Appends reduce axis |name| of |extent| (*out_axis: its index); inputs
+// read along it through wm_gen_input_access.
+wm_status_t wm_gen_reduce_axis(wm_gen_compute_t *c, const char *name,
+                               int64_t extent,
+                               int32_t *out_axis) WM_MUST_USE_RESULT;
+// The reduction's result, a leaf of the epilogue.
+wm_status_t wm_gen_acc(wm_gen_compute_t *c,
+                       int32_t *out_expr) WM_MUST_USE_RESULT;
+// Finishes a reduction: |body| folded with |combine| (ADD, MUL, MAX, MIN)
+// from |init| over the reduce axes, then |epilogue| (-1: none) applied;
+// checks as wm_gen_finish does, and that the body reads no ACC and the
+// epilogue reads nothing along a reduce axis.
+wm_status_t wm_gen_finish_reduce(wm_gen_compute_t *c, wm_gen_op_t combine,
+                                 float init, int32_t body,
+                                 int32_t epilogue) WM_MUST_USE_RESULT;
+// The spatial axes of |c| (its output's rank).
+int32_t wm_gen_spatial(const wm_gen_compute_t *c);
 
 // Elements access |acc| moves in its tensor per step of axis |axis|, and
 // its element at the origin of the axes.
@@ -172,6 +204,15 @@ void wm_gen_canonical(const wm_gen_compute_t *c, wm_strbuf_t *out);
 typedef struct wm_gen_schedule {
   int32_t vector_width;
   int32_t unroll;  // vector iterations per unrolled step, 1 to 8
+  // A reduction: vectorize the innermost reduce axis (a vector of
+  // partial results per unrolled step, combined at its end) instead of
+  // the innermost spatial axis.
+  bool vector_reduce;
+  // A contraction (wm_gen_gemm_shape): the packed template's register
+  // tile of mr x nr outputs (nr a multiple of the vector width) and its
+  // blocks of kc along the reduce axis, mc rows and nc columns; mr 0:
+  // the loop nest.
+  int32_t mr, nr, kc, mc, nc;
 } wm_gen_schedule_t;
 
 // The analytical default for |c| on a target with |vector_bytes|-wide
@@ -180,6 +221,10 @@ typedef struct wm_gen_schedule {
 wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
                                           int32_t vector_bytes);
 
+// The schedule in words ("vector 16 x 2", "packed 12x32, kc 256, mc 144,
+// nc 1024") into |out|.
+void wm_gen_schedule_text(const wm_gen_schedule_t *s, char *out, size_t cap);
+
 // ----------------------------------------------------------- loop IR
 
 typedef enum wm_gen_loop_kind {
@@ -187,6 +232,9 @@ typedef enum wm_gen_loop_kind {
   WM_GEN_LOOP_SERIAL = 1,
   WM_GEN_LOOP_VECTOR = 2,  // |width| lanes, |unroll| vectors a step, then
                            // a scalar tail
+  WM_GEN_LOOP_REDUCE = 3,  // a reduce axis
+  WM_GEN_LOOP_VECTOR_REDUCE = 4,  // the innermost reduce axis in |width|
+                                  // lanes, |unroll| partial vectors
 } wm_gen_loop_kind_t;
 
 typedef struct wm_gen_loop {
@@ -196,18 +244,50 @@ typedef struct wm_gen_loop {
   int32_t unroll;  // VECTOR: vectors per step
 } wm_gen_loop_t;
 
-// A perfect loop nest, outermost first, around the compute's statement.
+// A perfect loop nest, outermost first, around the compute's statement
+// (a reduction's: its initial value, the reduce loops, the epilogue's
+// store), or the packed contraction template.
 typedef struct wm_gen_nest {
   const wm_gen_compute_t *c;  // borrowed
   int32_t n;
   wm_gen_loop_t loops[WM_GEN_MAX_AXES];
+  wm_gen_schedule_t s;  // the schedule it was lowered under
+  // The range the parallel loop runs over ([0, grid) split by the
+  // caller), and the fewest indices worth a thread of their own.
+  int64_t grid, grain;
 } wm_gen_nest_t;
 
 // Lowers |c| under |s|: the axes in order, the outermost PARALLEL, the
-// innermost VECTOR when s->vector_width > 1 (an error unless every
-// tensor's stride along it is 0 or 1), the rest SERIAL.
+// reduce ones REDUCE, and with s->vector_width > 1 the innermost spatial
+// axis VECTOR (or with s->vector_reduce the innermost reduce axis
+// VECTOR_REDUCE); an error unless every input moves by 0 or 1 elements
+// along it. A schedule with s->mr > 0 lowers a contraction to the packed
+// template (wm_gen_lower_gemm).
 wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
                          wm_gen_nest_t *out) WM_MUST_USE_RESULT;
+
+// ---------------------------------------------------------- contraction
+
+// A contraction the packed template runs: one reduce axis k, a sum (init
+// 0) of a product of two loads, A not moving along the output's innermost
+// axis j and B not along its next one i (absent for a vector: one row);
+// the spatial axes before i are batch axes, along which A, B and the
+// output move as their accesses say. The epilogue is any function of the
+// sum and of loads at the output's point (bias, residual, activation).
+typedef struct wm_gen_gemm {
+  int32_t a, b;         // the two loads (expressions)
+  int32_t i, j, k;      // axes; i -1 for a single row
+  int64_t m, n, depth;  // extents of i (1 without it), j and k
+  int64_t batch;        // product of the batch axes' extents
+} wm_gen_gemm_t;
+
+// Whether |c| is a contraction the template runs; fills |out|.
+bool wm_gen_gemm_shape(const wm_gen_compute_t *c, wm_gen_gemm_t *out);
+// Lowers contraction |c| under template schedule |s| (mr, nr, kc, mc,
+// nc): the parallel range is its tiles of mc x nc outputs per batch.
+wm_status_t wm_gen_lower_gemm(const wm_gen_compute_t *c,
+                              const wm_gen_schedule_t *s,
+                              wm_gen_nest_t *out) WM_MUST_USE_RESULT;
 
 // ----------------------------------------------------------- printing
 

@@ -127,6 +127,7 @@ static int32_t pick(int32_t n) {
 typedef struct fuzz_case {
   wm_gen_compute_t c;
   wm_gen_schedule_t s;
+  int64_t grid;  // the nest's parallel range
   float *data[WM_GEN_MAX_TENSORS];
   size_t count[WM_GEN_MAX_TENSORS];
 } fuzz_case_t;
@@ -170,12 +171,205 @@ static wm_status_t random_expr(wm_gen_compute_t *c, const int32_t *loads,
   return wm_gen_binary(c, bin[pick(9)], a, b, out);
 }
 
+// A random epilogue over ACC and loads |loads| (at spatial points): a
+// bias added, a scale, a relu, a max.
+static wm_status_t random_epilogue(wm_gen_compute_t *c, const int32_t *loads,
+                                   int32_t n_loads, int32_t *out) {
+  int32_t acc;
+  WM_RETURN_IF_ERROR(wm_gen_acc(c, &acc));
+  int32_t r = pick(5);
+  if (r == 0 || n_loads == 0) {
+    *out = -1;
+    return NULL;
+  }
+  int32_t x = loads[pick(n_loads)], y;
+  if (r == 1) {
+    return wm_gen_binary(c, WM_GEN_ADD, acc, x, out);
+  }
+  if (r == 2) {
+    WM_RETURN_IF_ERROR(wm_gen_binary(c, WM_GEN_ADD, acc, x, &y));
+    return wm_gen_unary(c, WM_GEN_RELU, y, out);
+  }
+  if (r == 3) {
+    WM_RETURN_IF_ERROR(wm_gen_const(c, 0.5f, &y));
+    return wm_gen_binary(c, WM_GEN_MUL, acc, y, out);
+  }
+  return wm_gen_binary(c, WM_GEN_MAX, acc, x, out);
+}
+
+// Fills the inputs' data of |fc| with values in [-2, 2].
+static wm_status_t fill_case(fuzz_case_t *fc) {
+  wm_gen_compute_t *c = &fc->c;
+  for (int32_t t = 0; t < c->n_tensors; t++) {
+    fc->count[t] = numel(&c->tensors[t]);
+    fc->data[t] = malloc((fc->count[t] + 1) * sizeof(float));
+    if (!fc->data[t]) {
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    for (size_t e = 0; e < fc->count[t]; e++) {
+      fc->data[t][e] = (float)pick(4001) / 1000.0f - 2.0f;
+    }
+  }
+  return NULL;
+}
+
+// A reduction: output rank 0 to 3, one or two reduce axes (extent 0 to
+// 40), one to three inputs each read along some of the axes, a random
+// body folded by add, max, min (or mul of a bounded body), an epilogue.
+static wm_status_t make_reduction(fuzz_case_t *fc, int k) {
+  wm_gen_compute_t *c = &fc->c;
+  int32_t rank = pick(4), n_red = 1 + pick(2);
+  int64_t dims[WM_MAX_RANK];
+  for (int32_t d = 0; d < rank; d++) {
+    dims[d] = 1 + pick(d == rank - 1 ? 30 : 5);
+  }
+  char name[16];
+  snprintf(name, sizeof(name), "k%d", k);
+  WM_RETURN_IF_ERROR(wm_gen_begin(c, name, rank, dims, NULL));
+  for (int32_t r = 0; r < n_red; r++) {
+    int32_t axis;
+    char an[8];
+    snprintf(an, sizeof(an), "r%d", (int)r);
+    WM_RETURN_IF_ERROR(wm_gen_reduce_axis(
+        c, an, pick(25) == 0 ? 0 : 1 + pick(r == n_red - 1 ? 40 : 4), &axis));
+  }
+  // Inputs: one dim per axis they move along (some spatial axes
+  // broadcast), the innermost reduce axis innermost or, sometimes,
+  // outermost (a strided read).
+  int32_t loads[4], n_in = 1 + pick(3), epi_loads[4], n_epi = 0;
+  for (int32_t i = 0; i < n_in; i++) {
+    wm_gen_access_t acc;
+    memset(&acc, 0, sizeof(acc));
+    int64_t id[WM_MAX_RANK];
+    int32_t r = 0;
+    bool outer_first = pick(3) == 0;
+    if (outer_first) {
+      acc.coef[r][c->n_axes - 1] = 1;
+      id[r++] = c->extents[c->n_axes - 1];
+    }
+    for (int32_t a = 0; a < c->n_axes - (outer_first ? 1 : 0); a++) {
+      if (a < rank && pick(4) == 0) {
+        continue;  // broadcast along this spatial axis
+      }
+      acc.coef[r][a] = 1;
+      id[r++] = c->extents[a];
+    }
+    char tn[16];
+    snprintf(tn, sizeof(tn), "X%d", (int)i);
+    WM_RETURN_IF_ERROR(
+        wm_gen_input_access(c, tn, r, id, NULL, &acc, &loads[i]));
+  }
+  // An input at the output's points, for the epilogue.
+  if (pick(2) == 0) {
+    WM_RETURN_IF_ERROR(wm_gen_input(c, "E", rank, dims, &epi_loads[n_epi++]));
+  }
+  static const wm_gen_op_t combines[] = {WM_GEN_ADD, WM_GEN_MAX, WM_GEN_MIN,
+                                         WM_GEN_MUL};
+  wm_gen_op_t combine = combines[pick(4)];
+  int32_t body, epi;
+  if (combine == WM_GEN_MUL) {  // factors near 1, so products stay finite
+    int32_t t, half;
+    WM_RETURN_IF_ERROR(wm_gen_unary(c, WM_GEN_SIGMOID, loads[0], &t));
+    WM_RETURN_IF_ERROR(wm_gen_const(c, 0.5f, &half));
+    WM_RETURN_IF_ERROR(wm_gen_binary(c, WM_GEN_ADD, t, half, &body));
+  } else {
+    WM_RETURN_IF_ERROR(random_expr(c, loads, n_in, pick(3), &body));
+  }
+  WM_RETURN_IF_ERROR(random_epilogue(c, epi_loads, n_epi, &epi));
+  float init = combine == WM_GEN_ADD   ? 0.0f
+               : combine == WM_GEN_MUL ? 1.0f
+               : combine == WM_GEN_MAX ? -INFINITY
+                                       : INFINITY;
+  WM_RETURN_IF_ERROR(wm_gen_finish_reduce(c, combine, init, body, epi));
+  fc->s = wm_gen_default_schedule(c, 4 << pick(5));
+  if (fc->s.vector_width > 1) {
+    fc->s.unroll = 1 + pick(4);
+  }
+  return fill_case(fc);
+}
+
+// A contraction Y[b, i, j] = sum_k A * B (+ epilogue) with A and B read
+// plainly or transposed, batch axes broadcast or not, odd sizes, under the
+// packed template with a random register tile and blocks (or the loop
+// nest).
+static wm_status_t make_contraction(fuzz_case_t *fc, int k) {
+  wm_gen_compute_t *c = &fc->c;
+  int32_t nb = pick(2), ns = nb + (pick(4) == 0 ? 1 : 2);
+  int64_t dims[4];
+  for (int32_t d = 0; d < nb; d++) {
+    dims[d] = 1 + pick(3);
+  }
+  for (int32_t d = nb; d < ns; d++) {
+    dims[d] = 1 + pick(pick(3) == 0 ? 80 : 30);
+  }
+  int64_t depth = 1 + pick(pick(3) == 0 ? 300 : 40);
+  char name[16];
+  snprintf(name, sizeof(name), "k%d", k);
+  WM_RETURN_IF_ERROR(wm_gen_begin(c, name, ns, dims, NULL));
+  int32_t ka;
+  WM_RETURN_IF_ERROR(wm_gen_reduce_axis(c, "kk", depth, &ka));
+  int32_t ai = ns >= nb + 2 ? ns - 2 : -1, aj = ns - 1;
+  int32_t la, lb;
+  for (int32_t t = 0; t < 2; t++) {
+    wm_gen_access_t acc;
+    memset(&acc, 0, sizeof(acc));
+    int64_t id[4];
+    int32_t r = 0;
+    bool bcast = nb && pick(3) == 0;
+    for (int32_t d = 0; d < nb; d++) {
+      acc.coef[r][d] = bcast ? 0 : 1;
+      id[r++] = bcast ? 1 : dims[d];
+    }
+    int32_t row = t == 0 ? ai : ka, col = t == 0 ? ka : aj;
+    if (row >= 0 && pick(3) == 0) {  // transposed
+      int32_t x = row;
+      row = col;
+      col = x;
+    }
+    if (row >= 0) {
+      acc.coef[r][row] = 1;
+      id[r++] = c->extents[row];
+    }
+    acc.coef[r][col] = 1;
+    id[r++] = c->extents[col];
+    WM_RETURN_IF_ERROR(wm_gen_input_access(c, t == 0 ? "A" : "B", r, id, NULL,
+                                           &acc, t == 0 ? &la : &lb));
+  }
+  int32_t epi_loads[1], n_epi = 0, body, epi;
+  if (pick(2) == 0) {  // a bias per column
+    int64_t bd = dims[ns - 1];
+    WM_RETURN_IF_ERROR(wm_gen_input(c, "bias", 1, &bd, &epi_loads[n_epi++]));
+  }
+  WM_RETURN_IF_ERROR(wm_gen_binary(c, WM_GEN_MUL, la, lb, &body));
+  WM_RETURN_IF_ERROR(random_epilogue(c, epi_loads, n_epi, &epi));
+  WM_RETURN_IF_ERROR(wm_gen_finish_reduce(c, WM_GEN_ADD, 0.0f, body, epi));
+  fc->s = wm_gen_default_schedule(c, pick(2) ? 64 : 32);
+  if (fc->s.mr > 0 && pick(2)) {
+    int32_t w = fc->s.vector_width;
+    fc->s.nr = w * (1 + pick(3));
+    fc->s.mr = 1 + pick(28 / (fc->s.nr / w) < 8 ? 28 / (fc->s.nr / w) : 8);
+    fc->s.kc = 1 + pick(64);
+    fc->s.mc = fc->s.mr * (1 + pick(4));
+    fc->s.nc = fc->s.nr * (1 + pick(4));
+  } else if (pick(4) == 0) {
+    fc->s = (wm_gen_schedule_t){.vector_width = 1, .unroll = 1};  // the nest
+  }
+  return fill_case(fc);
+}
+
 // Makes case |k|: output rank 0 to 4, dims 0 to 9 (mostly 1 to 9),
 // inputs broadcast along random dims, one of them sometimes read
 // transposed, a random schedule that the compute allows.
 static wm_status_t make_case(fuzz_case_t *fc, int k) {
   memset(fc, 0, sizeof(*fc));
   wm_gen_compute_t *c = &fc->c;
+  int32_t kind = pick(6);
+  if (kind == 0) {
+    return make_contraction(fc, k);
+  }
+  if (kind <= 2) {
+    return make_reduction(fc, k);
+  }
   int32_t rank = pick(5);
   int64_t dims[WM_MAX_RANK];
   for (int32_t d = 0; d < rank; d++) {
@@ -211,23 +405,17 @@ static wm_status_t make_case(fuzz_case_t *fc, int k) {
   if (fc->s.vector_width > 1) {
     fc->s.unroll = 1 + pick(4);
   }
-  for (int32_t t = 0; t < c->n_tensors; t++) {
-    fc->count[t] = numel(&c->tensors[t]);
-    fc->data[t] = malloc((fc->count[t] + 1) * sizeof(float));
-    if (!fc->data[t]) {
-      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    }
-    for (size_t e = 0; e < fc->count[t]; e++) {
-      fc->data[t][e] = (float)pick(4001) / 1000.0f - 2.0f;
-    }
-  }
-  return NULL;
+  return fill_case(fc);
 }
 
-// The compute at one point of the axes, in double.
-static double eval(const fuzz_case_t *fc, int32_t i, const int64_t *at) {
+// The compute at one point of the axes, in double; ACC is |acc_value|.
+static double eval_at(const fuzz_case_t *fc, int32_t i, const int64_t *at,
+                      double acc_value) {
   const wm_gen_compute_t *c = &fc->c;
   const wm_gen_expr_t *e = &c->exprs[i];
+  if (e->op == WM_GEN_ACC) {
+    return acc_value;
+  }
   if (e->op == WM_GEN_LOAD) {
     const wm_gen_access_t *acc = &c->accesses[e->access];
     const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
@@ -244,9 +432,9 @@ static double eval(const fuzz_case_t *fc, int32_t i, const int64_t *at) {
   if (e->op == WM_GEN_CONST) {
     return e->value;
   }
-  double x = eval(fc, e->arg[0], at);
-  double y = e->arg[1] >= 0 ? eval(fc, e->arg[1], at) : 0;
-  double z = e->arg[2] >= 0 ? eval(fc, e->arg[2], at) : 0;
+  double x = eval_at(fc, e->arg[0], at, acc_value);
+  double y = e->arg[1] >= 0 ? eval_at(fc, e->arg[1], at, acc_value) : 0;
+  double z = e->arg[2] >= 0 ? eval_at(fc, e->arg[2], at, acc_value) : 0;
   switch (e->op) {
     case WM_GEN_ADD:
       return x + y;
@@ -297,9 +485,53 @@ static double eval(const fuzz_case_t *fc, int32_t i, const int64_t *at) {
   }
 }
 
+// The output at spatial point |at| (its reduce entries overwritten): the
+// body folded over the reduce axes in double, the epilogue applied;
+// *out_scale is the fold of the terms' magnitudes (sums round relative to
+// it).
+static double eval(const fuzz_case_t *fc, int64_t *at, double *out_scale) {
+  const wm_gen_compute_t *c = &fc->c;
+  *out_scale = 0;
+  if (c->n_reduce == 0) {
+    return eval_at(fc, c->body, at, 0);
+  }
+  int32_t ns = wm_gen_spatial(c);
+  int64_t total = 1;
+  for (int32_t a = ns; a < c->n_axes; a++) {
+    total *= c->extents[a];
+  }
+  double acc = c->init, scale = 0;
+  for (int64_t r = 0; r < total; r++) {
+    int64_t rest = r;
+    for (int32_t a = c->n_axes - 1; a >= ns; a--) {
+      at[a] = rest % c->extents[a];
+      rest /= c->extents[a];
+    }
+    double v = eval_at(fc, c->body, at, 0);
+    switch (c->combine) {
+      case WM_GEN_ADD:
+        acc += v;
+        scale += fabs(v);
+        break;
+      case WM_GEN_MUL:
+        acc *= v;
+        scale = fabs(acc);
+        break;
+      case WM_GEN_MAX:
+        acc = acc > v || acc != acc ? acc : v;
+        break;
+      default:
+        acc = acc < v || acc != acc ? acc : v;
+        break;
+    }
+  }
+  *out_scale = scale;
+  return c->epilogue >= 0 ? eval_at(fc, c->epilogue, at, acc) : acc;
+}
+
 // Whether |got| is |want| within float rounding of a few steps (NaN and
-// infinities equal as such).
-static bool near_enough(float got, double want) {
+// infinities equal as such), a sum's relative to its terms' |scale|.
+static bool near_enough(float got, double want, double scale) {
   if (want != want || got != got) {
     return want != want && got != got;
   }
@@ -307,14 +539,14 @@ static bool near_enough(float got, double want) {
     return isinf(want) && isinf(got) && (want > 0) == (got > 0);
   }
   double err = fabs((double)got - want);
-  return err <= 1e-4 * fabs(want) + 1e-5;
+  return err <= 1e-4 * (fabs(want) + scale) + 1e-5;
 }
 
 // Runs case |fc|'s kernel |fn| over the outer axis in up to three ranges
 // (as threads would) and checks every output element.
 static bool run_case(fuzz_case_t *fc, void *fn) {
   const wm_gen_compute_t *c = &fc->c;
-  int64_t outer = c->n_axes ? c->extents[0] : 1;
+  int64_t outer = fc->grid;
   int64_t cut1 = outer / 3, cut2 = 2 * outer / 3;
   const int64_t ranges[3][2] = {{0, cut1}, {cut1, cut2}, {cut2, outer}};
   float *y = fc->data[0];
@@ -327,20 +559,20 @@ static bool run_case(fuzz_case_t *fc, void *fn) {
   int64_t at[WM_GEN_MAX_AXES] = {0};
   for (size_t e = 0; e < fc->count[0]; e++) {
     size_t rest = e;
-    for (int32_t a = c->n_axes - 1; a >= 0; a--) {
+    for (int32_t a = wm_gen_spatial(c) - 1; a >= 0; a--) {
       at[a] = (int64_t)(rest % (size_t)c->extents[a]);
       rest /= (size_t)c->extents[a];
     }
-    double want = eval(fc, c->body, at);
-    if (!near_enough(y[e], want)) {
+    double scale;
+    double want = eval(fc, at, &scale);
+    if (!near_enough(y[e], want, scale)) {
       wm_strbuf_t text;
       wm_strbuf_init(&text);
       wm_gen_canonical(c, &text);
-      printf(
-          "  %s (vector %d, unroll %d) element %zu: got %.9g, want %.9g\n"
-          "  %s\n",
-          c->name, fc->s.vector_width, fc->s.unroll, e, (double)y[e], want,
-          wm_strbuf_str(&text));
+      char sched[96];
+      wm_gen_schedule_text(&fc->s, sched, sizeof(sched));
+      printf("  %s (%s) element %zu: got %.9g, want %.9g\n  %s\n", c->name,
+             sched, e, (double)y[e], want, wm_strbuf_str(&text));
       wm_strbuf_deinit(&text);
       return false;
     }
@@ -370,6 +602,7 @@ WM_TEST(generated_c_agrees_with_the_compute_in_double) {
     WM_CHECK_OK(make_case(&cases[k], k));
     wm_gen_nest_t n;
     WM_CHECK_OK(wm_gen_lower(&cases[k].c, &cases[k].s, &n));
+    cases[k].grid = n.grid;
     // One source for all: the kernels share their guarded helpers.
     WM_CHECK_OK(wm_gen_print(&n, WM_GEN_C, &src));
   }
@@ -379,14 +612,20 @@ WM_TEST(generated_c_agrees_with_the_compute_in_double) {
   bool compiled = false;
   WM_CHECK_OK(wm_cc_build(wm_strbuf_str(&src), dir, &lib, &compiled));
   WM_CHECK(compiled);
-  int bad = 0, vectorized = 0;
+  int bad = 0, vectorized = 0, reductions = 0, packed = 0;
   for (int k = 0; lib && k < FUZZ_CASES; k++) {
     void *fn = wm_cc_symbol(lib, cases[k].c.name);
     WM_CHECK(fn != NULL);
     bad += fn && !run_case(&cases[k], fn);
     vectorized += cases[k].s.vector_width > 1;
+    reductions += cases[k].c.n_reduce > 0;
+    packed += cases[k].s.mr > 0;
   }
-  printf("  %d cases, %d vectorized, %d wrong\n", FUZZ_CASES, vectorized, bad);
+  printf(
+      "  %d cases (%d reductions, %d packed contractions), %d vectorized, "
+      "%d wrong\n",
+      FUZZ_CASES, reductions, packed, vectorized, bad);
+  WM_CHECK(reductions > FUZZ_CASES / 5 && packed > FUZZ_CASES / 20);
   WM_CHECK_INT_EQ(bad, 0);
   WM_CHECK(vectorized > FUZZ_CASES / 4);
   wm_cc_close(lib);
@@ -467,6 +706,9 @@ WM_TEST(printed_opencl_and_cuda_compile) {
   for (int k = 0; k < 60; k++) {
     fuzz_case_t fc;
     WM_CHECK_OK(make_case(&fc, k));
+    if (fc.s.mr > 0) {  // the packed template is C's; GPUs get the nest
+      fc.s = (wm_gen_schedule_t){.vector_width = 1, .unroll = 1};
+    }
     wm_gen_nest_t n;
     WM_CHECK_OK(wm_gen_lower(&fc.c, &fc.s, &n));
     WM_CHECK_OK(wm_gen_print(&n, WM_GEN_OPENCL, &cl));

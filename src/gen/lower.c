@@ -1,4 +1,5 @@
 // Schedules and the lowering of a compute to its loop nest.
+#include <stdio.h>
 #include <string.h>
 
 #include "gen/gen.h"
@@ -23,8 +24,8 @@ int64_t wm_gen_access_base(const wm_gen_compute_t *c,
   return base;
 }
 
-// Whether the output moves by 1 element along |axis| and every input by 0
-// (a broadcast, one splat) or 1.
+// Whether every input moves by 0 (a broadcast, one splat) or 1 element
+// along |axis|, and the output by 1 (a spatial axis) or 0 (a reduce one).
 static bool vectorizable(const wm_gen_compute_t *c, int32_t axis) {
   for (int32_t i = 1; i < c->n_accesses; i++) {
     int64_t k = wm_gen_access_step(c, &c->accesses[i], axis);
@@ -32,60 +33,128 @@ static bool vectorizable(const wm_gen_compute_t *c, int32_t axis) {
       return false;
     }
   }
-  return wm_gen_access_step(c, &c->accesses[0], axis) == 1;
+  int64_t out = wm_gen_access_step(c, &c->accesses[0], axis);
+  return axis < wm_gen_spatial(c) ? out == 1 : out == 0;
+}
+
+// The widest power of two up to |w| lanes that |extent| fills.
+static int32_t fit(int32_t w, int64_t extent) {
+  w = w > 16 ? 16 : w;
+  while (w > 1 && extent < w) {
+    w /= 2;
+  }
+  return w;
 }
 
 wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
                                           int32_t vector_bytes) {
   wm_gen_schedule_t s = {.vector_width = 1, .unroll = 1};
-  if (c->n_axes == 0) {
+  int32_t lanes = vector_bytes / (int32_t)sizeof(float);
+  int32_t ns = wm_gen_spatial(c);
+  wm_gen_gemm_t g;
+  if (wm_gen_gemm_shape(c, &g) && lanes >= 4) {
+    // The packed template: a register tile of MR x NR accumulators (NR two
+    // vectors), KC so that an MR x KC and a KC x NR panel fill about half
+    // of L1, MC rows of A about half of L2 (kernel-gen.md §3.3).
+    lanes = lanes > 16 ? 16 : lanes;
+    s.vector_width = lanes;
+    s.mr = lanes == 16 ? 12 : lanes == 8 ? 6 : 4;
+    s.nr = 2 * lanes;
+    s.kc = 256;
+    s.mc = s.mr * 12;
+    s.nc = 1024;
     return s;
   }
-  int32_t inner = c->n_axes - 1;
-  int32_t w = vector_bytes / (int32_t)sizeof(float);
-  w = w > 16 ? 16 : w;
-  while (w > 1 && c->extents[inner] < w) {
-    w /= 2;
+  if (ns > 0 && vectorizable(c, ns - 1)) {
+    int32_t w = fit(lanes, c->extents[ns - 1]);
+    if (w > 1) {
+      s.vector_width = w;
+      s.unroll = c->extents[ns - 1] >= 2 * w && c->n_reduce == 0 ? 2 : 1;
+      return s;
+    }
   }
-  if (w > 1 && vectorizable(c, inner)) {
-    s.vector_width = w;
-    s.unroll = c->extents[inner] >= 2 * w ? 2 : 1;
+  if (c->n_reduce > 0 && vectorizable(c, c->n_axes - 1)) {
+    int32_t w = fit(lanes, c->extents[c->n_axes - 1]);
+    if (w > 1) {
+      s.vector_width = w;
+      s.vector_reduce = true;
+      s.unroll = c->extents[c->n_axes - 1] >= 4 * w ? 4 : 1;
+    }
   }
   return s;
 }
+
+void wm_gen_schedule_text(const wm_gen_schedule_t *s, char *out, size_t cap) {
+  if (s->mr > 0) {
+    snprintf(out, cap, "packed %dx%d, kc %d, mc %d, nc %d", (int)s->mr,
+             (int)s->nr, (int)s->kc, (int)s->mc, (int)s->nc);
+  } else if (s->vector_width > 1) {
+    snprintf(out, cap, "vector %d x %d%s", (int)s->vector_width, (int)s->unroll,
+             s->vector_reduce ? " over the reduce axis" : "");
+  } else {
+    snprintf(out, cap, "scalar");
+  }
+}
+
+// The output elements a range of the parallel loop holds at least, so
+// that a thread's share pays for waking it.
+enum { GRAIN_ELEMENTS = 16384 };
 
 wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
                          wm_gen_nest_t *out) {
   memset(out, 0, sizeof(*out));
   out->c = c;
+  out->s = *s;
   int32_t w = s->vector_width, u = s->unroll;
+  int32_t ns = wm_gen_spatial(c);
+  if (s->mr > 0) {
+    return wm_gen_lower_gemm(c, s, out);
+  }
   if (w < 1 || w > 16 || (w & (w - 1)) || u < 1 || u > 8) {
     return WM_ERROR(INVALID_ARGUMENT,
                     "gen: %s: schedule vector width %d, unroll %d; want a "
                     "power of two up to 16 and 1 to 8",
                     c->name, w, u);
   }
-  if (w > 1 && (c->n_axes == 0 || !vectorizable(c, c->n_axes - 1))) {
+  int32_t va = s->vector_reduce ? c->n_axes - 1 : ns - 1;
+  if (w > 1 && (s->vector_reduce ? c->n_reduce == 0 : ns == 0)) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: %s: no %s axis to vectorize",
+                    c->name, s->vector_reduce ? "reduce" : "spatial");
+  }
+  if (w > 1 && !vectorizable(c, va)) {
     return WM_ERROR(INVALID_ARGUMENT,
-                    "gen: %s: the innermost axis cannot be vectorized (an "
-                    "access moves by more than one element along it)",
-                    c->name);
+                    "gen: %s: axis %s cannot be vectorized (an access moves "
+                    "by more than one element along it)",
+                    c->name, c->axes[va]);
   }
   out->n = c->n_axes;
   for (int32_t a = 0; a < c->n_axes; a++) {
     wm_gen_loop_t *l = &out->loops[a];
     l->axis = a;
-    l->kind = a == 0 ? WM_GEN_LOOP_PARALLEL : WM_GEN_LOOP_SERIAL;
+    l->kind = a >= ns  ? WM_GEN_LOOP_REDUCE
+              : a == 0 ? WM_GEN_LOOP_PARALLEL
+                       : WM_GEN_LOOP_SERIAL;
     l->width = 1;
     l->unroll = 1;
   }
   if (w > 1) {
-    // The innermost axis is the vector loop; a rank-1 compute runs its
-    // parallel range in vectors too.
-    wm_gen_loop_t *l = &out->loops[c->n_axes - 1];
-    l->kind = c->n_axes == 1 ? WM_GEN_LOOP_PARALLEL : WM_GEN_LOOP_VECTOR;
+    // The vectorized axis; a parallel one runs its range in vectors too.
+    wm_gen_loop_t *l = &out->loops[va];
+    l->kind = s->vector_reduce ? WM_GEN_LOOP_VECTOR_REDUCE
+              : va == 0        ? WM_GEN_LOOP_PARALLEL
+                               : WM_GEN_LOOP_VECTOR;
     l->width = w;
     l->unroll = u;
   }
+  // The parallel range: the outermost spatial axis (one index when there
+  // is none), in ranges holding GRAIN_ELEMENTS outputs.
+  int64_t inner = 1;  // the work of one index
+  for (int32_t a = 1; a < c->n_axes; a++) {
+    inner *= c->extents[a];
+  }
+  out->grid = ns > 0 ? c->extents[0] : 1;
+  out->grain = inner >= GRAIN_ELEMENTS ? 1
+               : inner > 0             ? GRAIN_ELEMENTS / inner
+                                       : 1;
   return NULL;
 }

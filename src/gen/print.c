@@ -1,25 +1,11 @@
 // The loop-nest printer and its dialect table: C with GCC/Clang vector
 // extensions, OpenCL C 1.2 and CUDA C.
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "gen/gen.h"
+#include "gen/internal.h"
 #include "wmap/backend.h"
-
-// What differs between the dialects.
-typedef struct dialect {
-  const char *name;
-  const char *prelude;    // before the helpers
-  const char *helper;     // qualifiers of a helper function
-  const char *kernel;     // before the kernel's return type
-  const char *out_ptr;    // the output's parameter type
-  const char *in_ptr;     // an input's parameter type
-  const char *index;      // the 64-bit index type
-  const char *global_id;  // the work item's index; NULL: a loop
-  bool vectors;           // prints VECTOR loops in vectors
-  bool args_array;        // the tensors come as an array of addresses
-  const char *fsuffix;    // of the float forms of the math functions
-} dialect_t;
 
 // The math functions of the operations that have one, by their double
 // names (every dialect has them; C and CUDA add "f" for float).
@@ -30,7 +16,7 @@ static const char *const kMath[WM_GEN_OP_COUNT] = {
     [WM_GEN_ERF] = "erf",   [WM_GEN_POW] = "pow",
 };
 
-static const dialect_t kDialects[3] = {
+static const gen_dialect_t kDialects[3] = {
     {
         .name = "c",
         .prelude = "#include <math.h>\n#include <stdint.h>\n",
@@ -72,7 +58,7 @@ static const dialect_t kDialects[3] = {
 
 // The scalar helpers every dialect gets (the semantics of the reference
 // kernels: a NaN operand of max and min wins, relu of NaN is 0).
-static void print_helpers(const dialect_t *d, wm_strbuf_t *o) {
+static void print_helpers(const gen_dialect_t *d, wm_strbuf_t *o) {
   wm_strbuf_printf(o,
                    "#ifndef WG_SCALAR\n#define WG_SCALAR\n"
                    "%s float wg_max(float a, float b) {\n"
@@ -94,7 +80,7 @@ static void print_helpers(const dialect_t *d, wm_strbuf_t *o) {
 }
 
 // The vector type of |w| lanes and its lane-wise helpers (C only).
-static void print_vector_helpers(const dialect_t *d, int32_t w,
+static void print_vector_helpers(const gen_dialect_t *d, int32_t w,
                                  wm_strbuf_t *o) {
   wm_strbuf_printf(o, "#ifndef WG_V%d\n#define WG_V%d\n", w, w);
   wm_strbuf_printf(o,
@@ -110,10 +96,24 @@ static void print_vector_helpers(const dialect_t *d, int32_t w,
                    w, w);
 }
 
-// Offset of access |acc| in its tensor: one term per axis it moves along
-// (the loops' variables i0..) plus a constant.
-static void print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
-                         wm_strbuf_t *o) {
+void gen_print_float(wm_strbuf_t *o, float v) {
+  if (v != v) {
+    wm_strbuf_printf(o, "(0.0f / 0.0f)");
+  } else if (v == INFINITY || v == -INFINITY) {
+    wm_strbuf_printf(o, "(%s1.0f / 0.0f)", v < 0 ? "-" : "");
+  } else if (signbit(v)) {
+    wm_strbuf_printf(o, "(%af)", (double)v);  // never "--" after a minus
+  } else {
+    wm_strbuf_printf(o, "%af", (double)v);
+  }
+}
+
+const gen_dialect_t *gen_dialect(wm_gen_dialect_t d) {
+  return d >= WM_GEN_C && d <= WM_GEN_CUDA ? &kDialects[d] : NULL;
+}
+
+void gen_print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
+                      wm_strbuf_t *o) {
   int64_t base = wm_gen_access_base(c, acc);
   bool any = false;
   for (int32_t a = 0; a < c->n_axes; a++) {
@@ -132,10 +132,8 @@ static void print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
   }
 }
 
-// Expression |i| of the body: scalar (|w| 1) or |w| lanes along axis
-// |va|.
-static void print_expr(const dialect_t *d, const wm_gen_compute_t *c, int32_t i,
-                       int32_t w, int32_t va, wm_strbuf_t *o) {
+void gen_print_expr(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                    int32_t i, int32_t w, int32_t va, wm_strbuf_t *o) {
   const wm_gen_expr_t *e = &c->exprs[i];
   const wm_gen_access_t *acc =
       e->op == WM_GEN_LOAD ? &c->accesses[e->access] : NULL;
@@ -143,23 +141,28 @@ static void print_expr(const dialect_t *d, const wm_gen_compute_t *c, int32_t i,
     case WM_GEN_LOAD:
       if (w > 1 && wm_gen_access_step(c, acc, va) != 0) {
         wm_strbuf_printf(o, "wg_load%d(T%d + ", w, (int)acc->tensor);
-        print_offset(c, acc, o);
+        gen_print_offset(c, acc, o);
         wm_strbuf_printf(o, ")");
       } else if (w > 1) {
         wm_strbuf_printf(o, "wg_splat%d(T%d[", w, (int)acc->tensor);
-        print_offset(c, acc, o);
+        gen_print_offset(c, acc, o);
         wm_strbuf_printf(o, "])");
       } else {
         wm_strbuf_printf(o, "T%d[", (int)acc->tensor);
-        print_offset(c, acc, o);
+        gen_print_offset(c, acc, o);
         wm_strbuf_printf(o, "]");
       }
       return;
+    case WM_GEN_ACC:
+      wm_strbuf_printf(o, "wg_acc");
+      return;
     case WM_GEN_CONST:
       if (w > 1) {
-        wm_strbuf_printf(o, "wg_splat%d(%af)", w, (double)e->value);
+        wm_strbuf_printf(o, "wg_splat%d(", w);
+        gen_print_float(o, e->value);
+        wm_strbuf_printf(o, ")");
       } else {
-        wm_strbuf_printf(o, "%af", (double)e->value);
+        gen_print_float(o, e->value);
       }
       return;
     case WM_GEN_ADD:
@@ -168,15 +171,15 @@ static void print_expr(const dialect_t *d, const wm_gen_compute_t *c, int32_t i,
     case WM_GEN_DIV: {
       static const char ops[] = "+-*/";
       wm_strbuf_printf(o, "(");
-      print_expr(d, c, e->arg[0], w, va, o);
+      gen_print_expr(d, c, e->arg[0], w, va, o);
       wm_strbuf_printf(o, " %c ", ops[e->op - WM_GEN_ADD]);
-      print_expr(d, c, e->arg[1], w, va, o);
+      gen_print_expr(d, c, e->arg[1], w, va, o);
       wm_strbuf_printf(o, ")");
       return;
     }
     case WM_GEN_NEG:
       wm_strbuf_printf(o, "(-");
-      print_expr(d, c, e->arg[0], w, va, o);
+      gen_print_expr(d, c, e->arg[0], w, va, o);
       wm_strbuf_printf(o, ")");
       return;
     default:
@@ -194,152 +197,67 @@ static void print_expr(const dialect_t *d, const wm_gen_compute_t *c, int32_t i,
   }
   for (int32_t k = 0; k < wm_gen_op_arity(e->op); k++) {
     wm_strbuf_printf(o, "%s", k ? ", " : "");
-    print_expr(d, c, e->arg[k], w, va, o);
+    gen_print_expr(d, c, e->arg[k], w, va, o);
   }
   wm_strbuf_printf(o, ")");
 }
 
-// The lane-wise form of every operation the body uses that has no vector
-// operator (C only).
-static void print_lane_helpers(const dialect_t *d, const wm_gen_compute_t *c,
-                               int32_t w, wm_strbuf_t *o) {
-  bool done[WM_GEN_OP_COUNT] = {false};
-  for (int32_t i = 0; i < c->n_exprs; i++) {
-    wm_gen_op_t op = c->exprs[i].op;
-    if (op <= WM_GEN_DIV || op == WM_GEN_NEG || done[op]) {
-      continue;
-    }
-    done[op] = true;
-    int32_t n = wm_gen_op_arity(op);
-    const char *fn = kMath[op];
-    const char *name = wm_gen_op_name(op);
-    // Guarded, so that kernels printed one after the other in one source
-    // share their helpers.
-    wm_strbuf_printf(o, "#ifndef WG_%s%d\n#define WG_%s%d\n", name, w, name, w);
-    static const char *const args[3] = {"a", "b", "c"};
-    wm_strbuf_printf(o, "%s wg_v%d wg_%s%d(", d->helper, w, name, w);
-    for (int32_t k = 0; k < n; k++) {
-      wm_strbuf_printf(o, "%swg_v%d %s", k ? ", " : "", w, args[k]);
-    }
-    wm_strbuf_printf(o, ") {\n");
-    wm_strbuf_printf(o, "  wg_v%d r;\n  for (int l = 0; l < %d; l++) {\n", w,
-                     w);
-    if (fn) {
-      wm_strbuf_printf(o, "    r[l] = %s%s(", fn, d->fsuffix);
-    } else {
-      wm_strbuf_printf(o, "    r[l] = wg_%s(", name);
-    }
-    for (int32_t k = 0; k < n; k++) {
-      wm_strbuf_printf(o, "%s%s[l]", k ? ", " : "", args[k]);
-    }
-    wm_strbuf_printf(o, ");\n  }\n  return r;\n}\n#endif\n");
-  }
+// Whether |op| needs a lane-wise helper in vectors (no vector operator).
+static bool needs_lane_helper(wm_gen_op_t op) {
+  return op > WM_GEN_DIV && op != WM_GEN_NEG;
 }
 
-static void indent(wm_strbuf_t *o, int32_t depth) {
-  for (int32_t i = 0; i < depth; i++) {
-    wm_strbuf_printf(o, "  ");
+// The lane-wise form of |op| (C only), guarded, so that kernels printed
+// one after the other in one source share their helpers.
+static void print_lane_helper(const gen_dialect_t *d, wm_gen_op_t op, int32_t w,
+                              wm_strbuf_t *o) {
+  int32_t n = wm_gen_op_arity(op);
+  const char *fn = kMath[op];
+  const char *name = wm_gen_op_name(op);
+  wm_strbuf_printf(o, "#ifndef WG_%s%d\n#define WG_%s%d\n", name, w, name, w);
+  static const char *const args[3] = {"a", "b", "c"};
+  wm_strbuf_printf(o, "%s wg_v%d wg_%s%d(", d->helper, w, name, w);
+  for (int32_t k = 0; k < n; k++) {
+    wm_strbuf_printf(o, "%swg_v%d %s", k ? ", " : "", w, args[k]);
   }
-}
-
-// The statement at the loops' current indices: |w| lanes from the index
-// of axis |va| on, or one element.
-static void print_statement(const dialect_t *d, const wm_gen_compute_t *c,
-                            int32_t w, int32_t va, int32_t depth,
-                            wm_strbuf_t *o) {
-  indent(o, depth);
-  if (w > 1) {
-    wm_strbuf_printf(o, "wg_store%d(T0 + ", w);
-    print_offset(c, &c->accesses[0], o);
-    wm_strbuf_printf(o, ", ");
-    print_expr(d, c, c->body, w, va, o);
-    wm_strbuf_printf(o, ");\n");
+  wm_strbuf_printf(o, ") {\n");
+  wm_strbuf_printf(o, "  wg_v%d r;\n  for (int l = 0; l < %d; l++) {\n", w, w);
+  if (fn) {
+    wm_strbuf_printf(o, "    r[l] = %s%s(", fn, d->fsuffix);
   } else {
-    wm_strbuf_printf(o, "T0[");
-    print_offset(c, &c->accesses[0], o);
-    wm_strbuf_printf(o, "] = ");
-    print_expr(d, c, c->body, 1, va, o);
-    wm_strbuf_printf(o, ";\n");
+    wm_strbuf_printf(o, "    r[l] = wg_%s(", name);
   }
+  for (int32_t k = 0; k < n; k++) {
+    wm_strbuf_printf(o, "%s%s[l]", k ? ", " : "", args[k]);
+  }
+  wm_strbuf_printf(o, ");\n  }\n  return r;\n}\n#endif\n");
 }
 
-// Loop |k| of the nest and everything inside it.
-static void print_loop(const dialect_t *d, const wm_gen_nest_t *n, int32_t k,
-                       int32_t depth, wm_strbuf_t *o) {
-  const wm_gen_compute_t *c = n->c;
-  if (k == n->n) {
-    print_statement(d, c, 1, -1, depth, o);
-    return;
-  }
-  const wm_gen_loop_t *l = &n->loops[k];
-  int32_t a = l->axis;
-  bool parallel = l->kind == WM_GEN_LOOP_PARALLEL;
-  if (parallel && d->global_id) {
-    indent(o, depth);
-    wm_strbuf_printf(o, "%s i%d = start + %s;\n", d->index, (int)a,
-                     d->global_id);
-    indent(o, depth);
-    wm_strbuf_printf(o, "if (i%d >= end) {\n", (int)a);
-    indent(o, depth + 1);
-    wm_strbuf_printf(o, "return;\n");
-    indent(o, depth);
-    wm_strbuf_printf(o, "}\n");
-    print_loop(d, n, k + 1, depth, o);
-    return;
-  }
-  char from[32], to[32];
-  snprintf(from, sizeof(from), "%s", parallel ? "start" : "0");
-  if (parallel) {
-    snprintf(to, sizeof(to), "end");
-  } else {
-    snprintf(to, sizeof(to), "%lld", (long long)c->extents[a]);
-  }
-  int32_t w = d->vectors && k == n->n - 1 ? l->width : 1;
-  indent(o, depth);
-  wm_strbuf_printf(o, "%s i%d = %s;\n", d->index, (int)a, from);
-  if (w > 1) {
-    // |unroll| vector statements a step, each moving the index on.
-    indent(o, depth);
-    wm_strbuf_printf(o, "while (i%d + %d <= %s) {\n", (int)a, w * l->unroll,
-                     to);
-    for (int32_t u = 0; u < l->unroll; u++) {
-      print_statement(d, c, w, a, depth + 1, o);
-      indent(o, depth + 1);
-      wm_strbuf_printf(o, "i%d += %d;\n", (int)a, w);
-    }
-    indent(o, depth);
-    wm_strbuf_printf(o, "}\n");
-  }
-  indent(o, depth);
-  wm_strbuf_printf(o, "for (; i%d < %s; i%d++) {\n", (int)a, to, (int)a);
-  print_loop(d, n, k + 1, depth + 1, o);
-  indent(o, depth);
-  wm_strbuf_printf(o, "}\n");
-}
-
-void wm_gen_call(void *symbol, void *const *args, int64_t start, int64_t end) {
-  wm_c_kernel_fn fn;
-  memcpy(&fn, &symbol, sizeof(fn));
-  fn(args, start, end);
-}
-
-wm_status_t wm_gen_print(const wm_gen_nest_t *n, wm_gen_dialect_t dl,
-                         wm_strbuf_t *o) {
-  if (dl < WM_GEN_C || dl > WM_GEN_CUDA) {
-    return WM_ERROR(INVALID_ARGUMENT, "gen: unknown dialect %d", (int)dl);
-  }
-  const dialect_t *d = &kDialects[dl];
-  const wm_gen_compute_t *c = n->c;
-  int32_t w = n->n > 0 ? n->loops[n->n - 1].width : 1;
+void gen_print_prologue(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                        int32_t w, wm_strbuf_t *o) {
   wm_strbuf_printf(o, "// %s: generated by wmap for dialect %s\n// ", c->name,
                    d->name);
   wm_gen_canonical(c, o);
   wm_strbuf_printf(o, "\n%s", d->prelude);
   print_helpers(d, o);
-  if (d->vectors && w > 1) {
-    print_vector_helpers(d, w, o);
-    print_lane_helpers(d, c, w, o);
+  if (!d->vectors || w <= 1) {
+    return;
   }
+  print_vector_helpers(d, w, o);
+  bool done[WM_GEN_OP_COUNT] = {false};
+  for (int32_t i = 0; i <= c->n_exprs; i++) {
+    wm_gen_op_t op = i < c->n_exprs ? c->exprs[i].op
+                     : c->n_reduce  ? c->combine
+                                    : WM_GEN_ADD;
+    if (needs_lane_helper(op) && !done[op]) {
+      done[op] = true;
+      print_lane_helper(d, op, w, o);
+    }
+  }
+}
+
+void gen_print_signature(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                         wm_strbuf_t *o) {
   if (d->args_array) {
     // One signature for every kernel (wm_c_kernel_fn): the tensors'
     // addresses in an array.
@@ -351,18 +269,247 @@ wm_status_t wm_gen_print(const wm_gen_nest_t *n, wm_gen_dialect_t dl,
       wm_strbuf_printf(o, "  %s T%d = (const float *)wg_args[%d];\n", d->in_ptr,
                        (int)t, (int)t);
     }
+    return;
+  }
+  wm_strbuf_printf(o, "%svoid %s(%s T0", d->kernel, c->name, d->out_ptr);
+  for (int32_t t = 1; t < c->n_tensors; t++) {
+    wm_strbuf_printf(o, ", %s T%d", d->in_ptr, (int)t);
+  }
+  wm_strbuf_printf(o, ", %s start, %s end) {\n", d->index, d->index);
+}
+
+void gen_indent(wm_strbuf_t *o, int32_t depth) {
+  for (int32_t i = 0; i < depth; i++) {
+    wm_strbuf_printf(o, "  ");
+  }
+}
+
+// The store of |value| (an expression, or -1: wg_acc) at the output's
+// point: |w| lanes from the index of axis |va| on, or one element.
+static void print_store(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                        int32_t value, int32_t w, int32_t va, int32_t depth,
+                        wm_strbuf_t *o) {
+  gen_indent(o, depth);
+  if (w > 1) {
+    wm_strbuf_printf(o, "wg_store%d(T0 + ", w);
+    gen_print_offset(c, &c->accesses[0], o);
+    wm_strbuf_printf(o, ", ");
   } else {
-    wm_strbuf_printf(o, "%svoid %s(%s T0", d->kernel, c->name, d->out_ptr);
-    for (int32_t t = 1; t < c->n_tensors; t++) {
-      wm_strbuf_printf(o, ", %s T%d", d->in_ptr, (int)t);
+    wm_strbuf_printf(o, "T0[");
+    gen_print_offset(c, &c->accesses[0], o);
+    wm_strbuf_printf(o, "] = ");
+  }
+  if (value >= 0) {
+    gen_print_expr(d, c, value, w, va, o);
+  } else {
+    wm_strbuf_printf(o, "wg_acc");
+  }
+  wm_strbuf_printf(o, "%s;\n", w > 1 ? ")" : "");
+}
+
+// |lhs| = combine(|lhs|, body) in |w| lanes along |va|.
+static void print_fold(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                       const char *lhs, int32_t w, int32_t va, int32_t depth,
+                       wm_strbuf_t *o) {
+  gen_indent(o, depth);
+  bool op = c->combine == WM_GEN_ADD || c->combine == WM_GEN_MUL;
+  wm_strbuf_printf(o, "%s = ", lhs);
+  if (op) {
+    wm_strbuf_printf(o, "%s %c ", lhs, c->combine == WM_GEN_ADD ? '+' : '*');
+  } else if (w > 1) {
+    wm_strbuf_printf(o, "wg_%s%d(%s, ", wm_gen_op_name(c->combine), w, lhs);
+  } else {
+    wm_strbuf_printf(o, "wg_%s(%s, ", wm_gen_op_name(c->combine), lhs);
+  }
+  gen_print_expr(d, c, c->body, w, va, o);
+  wm_strbuf_printf(o, "%s;\n", op ? "" : ")");
+}
+
+// The reduce loops from loop |k| on around the fold into wg_acc (|w|
+// lanes along spatial axis |va|, or 1).
+static void print_reduce(const gen_dialect_t *d, const wm_gen_nest_t *n,
+                         int32_t k, int32_t depth, int32_t w, int32_t va,
+                         wm_strbuf_t *o) {
+  const wm_gen_compute_t *c = n->c;
+  if (k == n->n) {
+    print_fold(d, c, "wg_acc", w, va, depth, o);
+    return;
+  }
+  const wm_gen_loop_t *l = &n->loops[k];
+  int a = (int)l->axis;
+  long long ext = (long long)c->extents[a];
+  if (l->kind == WM_GEN_LOOP_VECTOR_REDUCE && d->vectors && w == 1 &&
+      l->width > 1) {
+    // |unroll| partial vectors, combined at the end, then the tail.
+    int W = (int)l->width, U = (int)l->unroll;
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "{\n");
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "wg_v%d", W);
+    for (int u = 0; u < U; u++) {
+      wm_strbuf_printf(o, "%s wg_r%d = wg_splat%d(", u ? "," : "", u, W);
+      gen_print_float(o, c->init);
+      wm_strbuf_printf(o, ")");
     }
-    wm_strbuf_printf(o, ", %s start, %s end) {\n", d->index, d->index);
+    wm_strbuf_printf(o, ";\n");
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "%s i%d = 0;\n", d->index, a);
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "while (i%d + %d <= %lld) {\n", a, W * U, ext);
+    for (int u = 0; u < U; u++) {
+      char lhs[16];
+      snprintf(lhs, sizeof(lhs), "wg_r%d", u);
+      print_fold(d, c, lhs, W, a, depth + 2, o);
+      gen_indent(o, depth + 2);
+      wm_strbuf_printf(o, "i%d += %d;\n", a, W);
+    }
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "}\n");
+    for (int u = 1; u < U; u++) {
+      gen_indent(o, depth + 1);
+      if (c->combine == WM_GEN_ADD || c->combine == WM_GEN_MUL) {
+        wm_strbuf_printf(o, "wg_r0 = wg_r0 %c wg_r%d;\n",
+                         c->combine == WM_GEN_ADD ? '+' : '*', u);
+      } else {
+        wm_strbuf_printf(o, "wg_r0 = wg_%s%d(wg_r0, wg_r%d);\n",
+                         wm_gen_op_name(c->combine), W, u);
+      }
+    }
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "for (int l = 0; l < %d; l++) {\n", W);
+    gen_indent(o, depth + 2);
+    if (c->combine == WM_GEN_ADD || c->combine == WM_GEN_MUL) {
+      wm_strbuf_printf(o, "wg_acc = wg_acc %c wg_r0[l];\n",
+                       c->combine == WM_GEN_ADD ? '+' : '*');
+    } else {
+      wm_strbuf_printf(o, "wg_acc = wg_%s(wg_acc, wg_r0[l]);\n",
+                       wm_gen_op_name(c->combine));
+    }
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "}\n");
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "for (; i%d < %lld; i%d++) {\n", a, ext, a);
+    print_fold(d, c, "wg_acc", 1, -1, depth + 2, o);
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "}\n");
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "}\n");
+    return;
   }
-  if (n->n == 0) {
-    print_statement(d, c, 1, -1, 1, o);
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "for (%s i%d = 0; i%d < %lld; i%d++) {\n", d->index, a, a,
+                   ext, a);
+  print_reduce(d, n, k + 1, depth + 1, w, va, o);
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "}\n");
+}
+
+// What runs at one point of the spatial loops (|w| lanes along |va|):
+// the statement, or the reduction from loop |k| on and its store.
+static void print_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
+                        int32_t k, int32_t depth, int32_t w, int32_t va,
+                        wm_strbuf_t *o) {
+  const wm_gen_compute_t *c = n->c;
+  if (c->n_reduce == 0) {
+    print_store(d, c, c->body, w, va, depth, o);
+    return;
+  }
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "{\n");
+  gen_indent(o, depth + 1);
+  if (w > 1) {
+    wm_strbuf_printf(o, "wg_v%d wg_acc = wg_splat%d(", w, w);
   } else {
-    print_loop(d, n, 0, 1, o);
+    wm_strbuf_printf(o, "float wg_acc = (");
   }
+  gen_print_float(o, c->init);
+  wm_strbuf_printf(o, ");\n");
+  print_reduce(d, n, k, depth + 1, w, va, o);
+  print_store(d, c, c->epilogue, w, va, depth + 1, o);
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "}\n");
+}
+
+// Spatial loop |k| of the nest and everything inside it, |w| lanes along
+// |va| (1: scalar).
+static void print_loop(const gen_dialect_t *d, const wm_gen_nest_t *n,
+                       int32_t k, int32_t depth, int32_t w, int32_t va,
+                       wm_strbuf_t *o) {
+  const wm_gen_compute_t *c = n->c;
+  if (k == n->n || n->loops[k].kind == WM_GEN_LOOP_REDUCE ||
+      n->loops[k].kind == WM_GEN_LOOP_VECTOR_REDUCE) {
+    print_point(d, n, k, depth, w, va, o);
+    return;
+  }
+  const wm_gen_loop_t *l = &n->loops[k];
+  int32_t a = l->axis;
+  bool parallel = l->kind == WM_GEN_LOOP_PARALLEL;
+  if (parallel && d->global_id) {
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "%s i%d = start + %s;\n", d->index, (int)a,
+                     d->global_id);
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "if (i%d >= end) {\n", (int)a);
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "return;\n");
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "}\n");
+    print_loop(d, n, k + 1, depth, 1, -1, o);
+    return;
+  }
+  char to[32];
+  if (parallel) {
+    snprintf(to, sizeof(to), "end");
+  } else {
+    snprintf(to, sizeof(to), "%lld", (long long)c->extents[a]);
+  }
+  int32_t lw = d->vectors && l->kind != WM_GEN_LOOP_SERIAL ? l->width : 1;
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "%s i%d = %s;\n", d->index, (int)a,
+                   parallel ? "start" : "0");
+  if (lw > 1) {
+    // |unroll| vector steps a round, each moving the index on.
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "while (i%d + %d <= %s) {\n", (int)a, lw * l->unroll,
+                     to);
+    for (int32_t u = 0; u < l->unroll; u++) {
+      print_loop(d, n, k + 1, depth + 1, lw, a, o);
+      gen_indent(o, depth + 1);
+      wm_strbuf_printf(o, "i%d += %d;\n", (int)a, lw);
+    }
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "}\n");
+  }
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "for (; i%d < %s; i%d++) {\n", (int)a, to, (int)a);
+  print_loop(d, n, k + 1, depth + 1, w, va, o);
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "}\n");
+}
+
+void wm_gen_call(void *symbol, void *const *args, int64_t start, int64_t end) {
+  wm_c_kernel_fn fn;
+  memcpy(&fn, &symbol, sizeof(fn));
+  fn(args, start, end);
+}
+
+wm_status_t wm_gen_print(const wm_gen_nest_t *n, wm_gen_dialect_t dl,
+                         wm_strbuf_t *o) {
+  const gen_dialect_t *d = gen_dialect(dl);
+  if (!d) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: unknown dialect %d", (int)dl);
+  }
+  const wm_gen_compute_t *c = n->c;
+  if (n->s.mr > 0) {
+    return gen_print_gemm(d, n, o);
+  }
+  int32_t w = 1;
+  for (int32_t k = 0; k < n->n; k++) {
+    w = n->loops[k].width > w ? n->loops[k].width : w;
+  }
+  gen_print_prologue(d, c, w, o);
+  gen_print_signature(d, c, o);
+  print_loop(d, n, 0, 1, 1, -1, o);
   wm_strbuf_printf(o, "}\n");
   if (o->failed) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "gen: out of memory printing %s",

@@ -25,10 +25,6 @@ bool wm_kernels_parse(const char *name, wm_kernels_t *out) {
   return false;
 }
 
-// The output elements a range of a launch holds at least, so that a
-// thread's share pays for waking it.
-enum { GRAIN_ELEMENTS = 16384 };
-
 wm_status_t rt_gen_define(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
                           wm_gen_compute_t **out) {
   *out = NULL;
@@ -46,8 +42,8 @@ wm_status_t rt_gen_define(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
     free(c);
     return NULL;
   }
-  if (!st && c->n_axes > 0 && c->extents[0] > UINT32_MAX) {
-    free(c);  // the parallel axis does not fit a launch's grid
+  if (!st && c->n_axes > 0 && c->extents[0] > UINT32_MAX / 2) {
+    free(c);  // the parallel range may not fit a launch's grid
     return NULL;
   }
   if (st) {
@@ -168,22 +164,18 @@ static wm_status_t print_slot(wm_session_t *s, rt_plan_t *p, size_t slot,
       printed =
           o->gen && o->slot == st->slot && strcmp(o->gen->name, c->name) == 0;
     }
+    wm_gen_nest_t nest;
+    WM_RETURN_IF_ERROR(wm_gen_lower(c, &sch, &nest));
     if (!printed) {
-      wm_gen_nest_t nest;
-      WM_RETURN_IF_ERROR(wm_gen_lower(c, &sch, &nest));
       WM_RETURN_IF_ERROR(wm_gen_print(&nest, dialect, src));
       ++*out_kernels;
     }
-    int64_t inner = 1;
-    for (int32_t a = 1; a < c->n_axes; a++) {
-      inner *= c->extents[a];
+    int64_t elements = 1;
+    for (int32_t a = 0; a < wm_gen_spatial(c); a++) {
+      elements *= c->extents[a];
     }
-    int64_t grid = c->n_axes ? c->extents[0] : 1;
-    int64_t block = inner >= GRAIN_ELEMENTS ? 1
-                    : inner > 0             ? GRAIN_ELEMENTS / inner
-                                            : 1;
-    st->grid = grid * inner == 0 ? 0 : (uint32_t)grid;
-    st->block = (uint32_t)(block < grid ? block : grid > 0 ? grid : 1);
+    st->grid = elements == 0 ? 0 : (uint32_t)nest.grid;
+    st->block = (uint32_t)(nest.grain < nest.grid ? nest.grain : nest.grid);
     st->n_kargs = (uint32_t)c->n_tensors;
     for (int32_t t = 0; t < c->n_tensors; t++) {
       int32_t op = c->tensors[t].operand;
@@ -196,8 +188,15 @@ static wm_status_t print_slot(wm_session_t *s, rt_plan_t *p, size_t slot,
                         s->nodes[st->node].label, c->name, (int)op);
       }
     }
-    snprintf(p->kernel_text[st->node], RT_KERNEL_TEXT, "%s, vector %d x %d",
-             c->name, (int)sch.vector_width, (int)sch.unroll);
+    if (nest.grid > UINT32_MAX) {
+      return WM_ERROR(UNIMPLEMENTED,
+                      "node \"%s\": generated kernel %s runs over %lld "
+                      "indices, more than a launch's grid holds",
+                      s->nodes[st->node].label, c->name, (long long)nest.grid);
+    }
+    char text[RT_KERNEL_TEXT - WM_GEN_NAME - 2];
+    wm_gen_schedule_text(&sch, text, sizeof(text));
+    snprintf(p->kernel_text[st->node], RT_KERNEL_TEXT, "%s, %s", c->name, text);
     p->placement[st->node].kernel = p->kernel_text[st->node];
   }
   return NULL;

@@ -14,7 +14,7 @@
 enum { RT_MAX_SLOTS = WM_SESSION_MAX_BACKENDS + 1 };  // listed + fallback
 enum { RT_LABEL_SIZE = 32 };
 // Bytes of a generated kernel's name and schedule in a placement.
-enum { RT_KERNEL_TEXT = 48 };
+enum { RT_KERNEL_TEXT = 80 };
 // The most plans a session keeps (one per input-shape signature).
 enum { RT_MAX_PLANS = 8 };
 

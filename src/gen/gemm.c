@@ -1,0 +1,409 @@
+// The packed contraction template (kernel-gen.md §2.3, §3.3; BLIS's
+// loops): per job (a batch index and a block of mc' rows by nc' columns
+// of the output), for each kc-deep slice of the reduce axis, B's slice is
+// packed into panels of nr columns and A's into panels of mr rows, mc rows
+// at a time, and a register tile of mr x nr accumulators (nr/w vectors
+// per row) runs over each pair of panels. The tile lands in the output
+// (added to what earlier slices left), and the last slice applies the
+// epilogue. Packing reads A and B through their accesses, so transposed,
+// strided and broadcast operands cost nothing more.
+#include <stdio.h>
+#include <string.h>
+
+#include "gen/internal.h"
+
+// Whether load expression |e| is a load (its access in *out).
+static const wm_gen_access_t *load_of(const wm_gen_compute_t *c, int32_t e) {
+  return c->exprs[e].op == WM_GEN_LOAD ? &c->accesses[c->exprs[e].access]
+                                       : NULL;
+}
+
+bool wm_gen_gemm_shape(const wm_gen_compute_t *c, wm_gen_gemm_t *out) {
+  memset(out, 0, sizeof(*out));
+  int32_t ns = wm_gen_spatial(c);
+  const wm_gen_expr_t *body = &c->exprs[c->body];
+  if (c->n_reduce != 1 || ns < 1 || c->combine != WM_GEN_ADD ||
+      c->init != 0.0f || body->op != WM_GEN_MUL) {
+    return false;
+  }
+  out->k = ns;
+  out->j = ns - 1;
+  out->i = ns >= 2 ? ns - 2 : -1;
+  const wm_gen_access_t *x = load_of(c, body->arg[0]);
+  const wm_gen_access_t *y = load_of(c, body->arg[1]);
+  if (!x || !y || wm_gen_access_step(c, &c->accesses[0], out->j) != 1) {
+    return false;
+  }
+  // A does not move along j, B not along i.
+  bool x_is_a = wm_gen_access_step(c, x, out->j) == 0 &&
+                (out->i < 0 || wm_gen_access_step(c, y, out->i) == 0);
+  bool y_is_a = wm_gen_access_step(c, y, out->j) == 0 &&
+                (out->i < 0 || wm_gen_access_step(c, x, out->i) == 0);
+  if (!x_is_a && !y_is_a) {
+    return false;
+  }
+  out->a = x_is_a ? body->arg[0] : body->arg[1];
+  out->b = x_is_a ? body->arg[1] : body->arg[0];
+  out->m = out->i >= 0 ? c->extents[out->i] : 1;
+  out->n = c->extents[out->j];
+  out->depth = c->extents[out->k];
+  out->batch = 1;
+  for (int32_t a = 0; a < ns - (out->i >= 0 ? 2 : 1); a++) {
+    out->batch *= c->extents[a];
+  }
+  return out->m > 0 && out->n > 0 && out->depth > 0 && out->batch > 0;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+static int64_t round_up(int64_t a, int64_t b) {
+  return ceil_div(a, b) * b;
+}
+
+// Jobs the parallel range is cut into at least, where the output allows:
+// enough for the cores of a machine without knowing how many run it.
+enum { TARGET_JOBS = 8, JOB_MACS = 1 << 18 };
+
+// The job's block of rows and columns: the output cut into about
+// TARGET_JOBS blocks per batch of the batch, as square in count as the
+// output allows (splitting N repacks A per block, splitting M repacks B).
+static void job_blocks(const wm_gen_gemm_t *g, const wm_gen_schedule_t *s,
+                       int64_t *out_mcj, int64_t *out_ncj) {
+  int64_t want = ceil_div(TARGET_JOBS, g->batch);
+  int64_t nb = 1;
+  while (nb * nb < want) {
+    nb++;
+  }
+  nb = nb < ceil_div(g->n, s->nr) ? nb : ceil_div(g->n, s->nr);
+  int64_t mb = ceil_div(want, nb);
+  mb = mb < ceil_div(g->m, s->mr) ? mb : ceil_div(g->m, s->mr);
+  *out_ncj = round_up(ceil_div(g->n, nb), s->nr);
+  *out_mcj = round_up(ceil_div(g->m, mb), s->mr);
+}
+
+wm_status_t wm_gen_lower_gemm(const wm_gen_compute_t *c,
+                              const wm_gen_schedule_t *s, wm_gen_nest_t *out) {
+  wm_gen_gemm_t g;
+  int32_t w = s->vector_width;
+  if (!wm_gen_gemm_shape(c, &g)) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s is not a contraction the packed template runs",
+                    c->name);
+  }
+  if (w < 4 || w > 16 || (w & (w - 1)) || s->nr < w || s->nr % w ||
+      s->nr / w > 4 || s->mr < 1 || s->mr * (s->nr / w) > 28 || s->kc < 1 ||
+      s->mc < s->mr || s->mc % s->mr || s->nc < s->nr || s->nc % s->nr) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s: template schedule mr %d nr %d (vector %d) kc "
+                    "%d mc %d nc %d; want nr a multiple of the vector up to "
+                    "4 of them, at most 28 accumulators, mc a multiple of "
+                    "mr and nc of nr",
+                    c->name, s->mr, s->nr, w, s->kc, s->mc, s->nc);
+  }
+  int64_t mcj, ncj;
+  job_blocks(&g, s, &mcj, &ncj);
+  out->grid = g.batch * ceil_div(g.m, mcj) * ceil_div(g.n, ncj);
+  int64_t job_macs = mcj * ncj * g.depth;
+  out->grain = job_macs >= JOB_MACS ? 1 : ceil_div(JOB_MACS, job_macs);
+  out->n = 0;
+  return NULL;
+}
+
+// Whether every load of expression |e| moves by 0 or 1 along axis |j|
+// (the epilogue in vectors along it).
+static bool vector_loads(const wm_gen_compute_t *c, int32_t e, int32_t j) {
+  const wm_gen_expr_t *x = &c->exprs[e];
+  if (x->op == WM_GEN_LOAD) {
+    int64_t k = wm_gen_access_step(c, &c->accesses[x->access], j);
+    return k == 0 || k == 1;
+  }
+  for (int32_t k = 0; k < wm_gen_op_arity(x->op); k++) {
+    if (!vector_loads(c, x->arg[k], j)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The micro-kernel: |kc| steps of an mr x nr register tile from packed
+// panels a (kc x mr) and b (kc x nr) into t (mr x nr, row-major); shared
+// by the kernels of a source through its guard.
+static void print_micro(const gen_dialect_t *d, int32_t mr, int32_t nr,
+                        int32_t w, wm_strbuf_t *o) {
+  int32_t nv = nr / w;
+  wm_strbuf_printf(o, "#ifndef WG_MK%dx%dv%d\n#define WG_MK%dx%dv%d\n", mr, nr,
+                   w, mr, nr, w);
+  wm_strbuf_printf(o,
+                   "%s void wg_mk%dx%dv%d(int64_t kc, const float *restrict "
+                   "a, const float *restrict b, float *restrict t) {\n",
+                   d->helper, mr, nr, w);
+  for (int32_t r = 0; r < mr; r++) {
+    wm_strbuf_printf(o, "  wg_v%d", w);
+    for (int32_t v = 0; v < nv; v++) {
+      wm_strbuf_printf(o, "%s c%d_%d = {0}", v ? "," : "", r, v);
+    }
+    wm_strbuf_printf(o, ";\n");
+  }
+  wm_strbuf_printf(o, "  for (int64_t p = 0; p < kc; p++) {\n");
+  for (int32_t v = 0; v < nv; v++) {
+    wm_strbuf_printf(o, "    wg_v%d b%d = wg_load%d(b + p * %d + %d);\n", w, v,
+                     w, nr, v * w);
+  }
+  for (int32_t r = 0; r < mr; r++) {
+    wm_strbuf_printf(o, "    float a%d = a[p * %d + %d];\n", r, mr, r);
+    for (int32_t v = 0; v < nv; v++) {
+      wm_strbuf_printf(o, "    c%d_%d += a%d * b%d;\n", r, v, r, v);
+    }
+  }
+  wm_strbuf_printf(o, "  }\n");
+  for (int32_t r = 0; r < mr; r++) {
+    for (int32_t v = 0; v < nv; v++) {
+      wm_strbuf_printf(o, "  wg_store%d(t + %d, c%d_%d);\n", w, r * nr + v * w,
+                       r, v);
+    }
+  }
+  wm_strbuf_printf(o, "}\n#endif\n");
+}
+
+// The tile's update of the output at rows i<i>.., columns i<j>..: |w|
+// lanes at a time (a full tile) or one element, added to what earlier
+// slices left unless |first|, the epilogue applied if |last|.
+static void print_update(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                         int32_t w, int32_t va, int32_t depth, wm_strbuf_t *o,
+                         const char *tile) {
+  gen_indent(o, depth);
+  if (w > 1) {
+    wm_strbuf_printf(o, "wg_v%d wg_acc = wg_load%d(%s);\n", w, w, tile);
+  } else {
+    wm_strbuf_printf(o, "float wg_acc = %s;\n", tile);
+  }
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "if (!wg_first) {\n");
+  gen_indent(o, depth + 1);
+  if (w > 1) {
+    wm_strbuf_printf(o, "wg_acc += wg_load%d(T0 + ", w);
+    gen_print_offset(c, &c->accesses[0], o);
+    wm_strbuf_printf(o, ");\n");
+  } else {
+    wm_strbuf_printf(o, "wg_acc += T0[");
+    gen_print_offset(c, &c->accesses[0], o);
+    wm_strbuf_printf(o, "];\n");
+  }
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "}\n");
+  if (c->epilogue >= 0) {
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "if (wg_last) {\n");
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "wg_acc = ");
+    gen_print_expr(d, c, c->epilogue, w, va, o);
+    wm_strbuf_printf(o, ";\n");
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "}\n");
+  }
+  gen_indent(o, depth);
+  if (w > 1) {
+    wm_strbuf_printf(o, "wg_store%d(T0 + ", w);
+    gen_print_offset(c, &c->accesses[0], o);
+    wm_strbuf_printf(o, ", wg_acc);\n");
+  } else {
+    wm_strbuf_printf(o, "T0[");
+    gen_print_offset(c, &c->accesses[0], o);
+    wm_strbuf_printf(o, "] = wg_acc;\n");
+  }
+}
+
+wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
+                           wm_strbuf_t *o) {
+  const wm_gen_compute_t *c = n->c;
+  const wm_gen_schedule_t *s = &n->s;
+  wm_gen_gemm_t g;
+  if (!d->args_array || !d->vectors || !wm_gen_gemm_shape(c, &g)) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s: the packed contraction template prints C only",
+                    c->name);
+  }
+  int32_t w = s->vector_width, mr = s->mr, nr = s->nr;
+  int64_t mcj, ncj;
+  job_blocks(&g, s, &mcj, &ncj);
+  int64_t mblk = ceil_div(g.m, mcj), nblk = ceil_div(g.n, ncj);
+  int ai = (int)g.i, aj = (int)g.j, ak = (int)g.k;
+  const wm_gen_access_t *A = load_of(c, g.a), *B = load_of(c, g.b);
+  bool vec_epi = c->epilogue < 0 || vector_loads(c, c->epilogue, g.j);
+  gen_print_prologue(d, c, w, o);
+  print_micro(d, mr, nr, w, o);
+  gen_print_signature(d, c, o);
+  wm_strbuf_printf(o,
+                   "  static _Thread_local float wg_pa[%d] "
+                   "__attribute__((aligned(64)));\n"
+                   "  static _Thread_local float wg_pb[%d] "
+                   "__attribute__((aligned(64)));\n",
+                   s->mc * s->kc, s->kc * s->nc);
+  wm_strbuf_printf(
+      o, "  for (int64_t wg_job = start; wg_job < end; wg_job++) {\n");
+  wm_strbuf_printf(o,
+                   "    int64_t wg_nb = wg_job %% %lld, wg_mb = wg_job / %lld "
+                   "%% %lld, wg_bt = wg_job / %lld;\n",
+                   (long long)nblk, (long long)nblk, (long long)mblk,
+                   (long long)(nblk * mblk));
+  // The batch axes' indices from the batch number, row-major.
+  int32_t n_batch = (int32_t)(ai >= 0 ? ai : aj);
+  for (int32_t a = n_batch - 1; a >= 0; a--) {
+    wm_strbuf_printf(o, "    int64_t i%d = wg_bt %% %lld;\n", (int)a,
+                     (long long)c->extents[a]);
+    wm_strbuf_printf(o, "    wg_bt /= %lld;\n", (long long)c->extents[a]);
+  }
+  wm_strbuf_printf(o, "    (void)wg_bt;\n");
+  wm_strbuf_printf(o,
+                   "    int64_t wg_m0 = wg_mb * %lld, wg_mn = %lld - wg_m0 < "
+                   "%lld ? %lld - wg_m0 : %lld;\n",
+                   (long long)mcj, (long long)g.m, (long long)mcj,
+                   (long long)g.m, (long long)mcj);
+  wm_strbuf_printf(o,
+                   "    int64_t wg_n0 = wg_nb * %lld, wg_nn = %lld - wg_n0 < "
+                   "%lld ? %lld - wg_n0 : %lld;\n",
+                   (long long)ncj, (long long)g.n, (long long)ncj,
+                   (long long)g.n, (long long)ncj);
+  wm_strbuf_printf(o,
+                   "    for (int64_t wg_jc = 0; wg_jc < wg_nn; wg_jc += %d) {\n"
+                   "      int64_t wg_jn = wg_nn - wg_jc < %d ? wg_nn - wg_jc : "
+                   "%d;\n",
+                   s->nc, s->nc, s->nc);
+  wm_strbuf_printf(
+      o,
+      "      for (int64_t wg_p0 = 0; wg_p0 < %lld; wg_p0 += %d) {\n"
+      "        int64_t wg_pk = %lld - wg_p0 < %d ? %lld - wg_p0 : "
+      "%d;\n"
+      "        int wg_first = wg_p0 == 0, wg_last = wg_p0 + wg_pk "
+      "== %lld;\n",
+      (long long)g.depth, s->kc, (long long)g.depth, s->kc, (long long)g.depth,
+      s->kc, (long long)g.depth);
+  // Pack B's slice: panels of nr columns, zero past the last column.
+  wm_strbuf_printf(
+      o,
+      "        for (int64_t wg_jr = 0; wg_jr < wg_jn; wg_jr += "
+      "%d) {\n"
+      "          float *wg_q = wg_pb + wg_jr * wg_pk;\n"
+      "          for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n"
+      "            int64_t i%d = wg_p0 + wg_p;\n"
+      "            for (int64_t wg_x = 0; wg_x < %d; wg_x++) {\n"
+      "              int64_t i%d = wg_n0 + wg_jc + wg_jr + wg_x;\n"
+      "              wg_q[wg_p * %d + wg_x] = wg_jr + wg_x < wg_jn "
+      "? T%d[",
+      nr, ak, nr, aj, nr, (int)B->tensor);
+  gen_print_offset(c, B, o);
+  wm_strbuf_printf(o,
+                   "] : 0.0f;\n"
+                   "            }\n"
+                   "          }\n"
+                   "        }\n");
+  // Pack A's rows mc at a time: panels of mr rows, zero past the last.
+  wm_strbuf_printf(
+      o,
+      "        for (int64_t wg_ic = 0; wg_ic < wg_mn; wg_ic += "
+      "%d) {\n"
+      "          int64_t wg_mc = wg_mn - wg_ic < %d ? wg_mn - "
+      "wg_ic : %d;\n"
+      "          for (int64_t wg_ir = 0; wg_ir < wg_mc; wg_ir += "
+      "%d) {\n"
+      "            float *wg_q = wg_pa + wg_ir * wg_pk;\n"
+      "            for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n"
+      "              int64_t i%d = wg_p0 + wg_p;\n"
+      "              for (int64_t wg_y = 0; wg_y < %d; wg_y++) {\n",
+      s->mc, s->mc, s->mc, mr, ak, mr);
+  if (ai >= 0) {
+    wm_strbuf_printf(o,
+                     "                int64_t i%d = wg_m0 + wg_ic + wg_ir + "
+                     "wg_y;\n",
+                     ai);
+  }
+  wm_strbuf_printf(o,
+                   "                wg_q[wg_p * %d + wg_y] = wg_ir + wg_y < "
+                   "wg_mc ? T%d[",
+                   mr, (int)A->tensor);
+  gen_print_offset(c, A, o);
+  wm_strbuf_printf(o,
+                   "] : 0.0f;\n"
+                   "              }\n"
+                   "            }\n"
+                   "          }\n");
+  // The register tiles over the packed panels.
+  wm_strbuf_printf(
+      o,
+      "          for (int64_t wg_jr = 0; wg_jr < wg_jn; wg_jr += "
+      "%d) {\n"
+      "            for (int64_t wg_ir = 0; wg_ir < wg_mc; wg_ir += "
+      "%d) {\n"
+      "              float wg_t[%d] __attribute__((aligned(64)));\n"
+      "              wg_mk%dx%dv%d(wg_pk, wg_pa + wg_ir * wg_pk, "
+      "wg_pb + wg_jr * wg_pk, wg_t);\n"
+      "              int64_t wg_rows = wg_mc - wg_ir < %d ? wg_mc - "
+      "wg_ir : %d;\n"
+      "              int64_t wg_cols = wg_jn - wg_jr < %d ? wg_jn - "
+      "wg_jr : %d;\n",
+      nr, mr, mr * nr, mr, nr, w, mr, mr, nr, nr);
+  // A full tile in vectors (when the epilogue allows), else element by
+  // element.
+  if (vec_epi) {
+    wm_strbuf_printf(o,
+                     "              if (wg_rows == %d && wg_cols == %d) {\n"
+                     "                for (int64_t wg_y = 0; wg_y < %d; "
+                     "wg_y++) {\n",
+                     mr, nr, mr);
+    if (ai >= 0) {
+      wm_strbuf_printf(o,
+                       "                  int64_t i%d = wg_m0 + wg_ic + wg_ir "
+                       "+ wg_y;\n",
+                       ai);
+    }
+    wm_strbuf_printf(o,
+                     "                  for (int64_t wg_x = 0; wg_x < %d; "
+                     "wg_x += %d) {\n"
+                     "                    int64_t i%d = wg_n0 + wg_jc + wg_jr "
+                     "+ wg_x;\n",
+                     nr, w, aj);
+    char vtile[64];
+    snprintf(vtile, sizeof(vtile), "wg_t + wg_y * %d + wg_x", nr);
+    print_update(d, c, w, aj, 10, o, vtile);
+    wm_strbuf_printf(o,
+                     "                  }\n"
+                     "                }\n"
+                     "                continue;\n"
+                     "              }\n");
+  }
+  wm_strbuf_printf(o,
+                   "              for (int64_t wg_y = 0; wg_y < wg_rows; "
+                   "wg_y++) {\n");
+  if (ai >= 0) {
+    wm_strbuf_printf(o,
+                     "                int64_t i%d = wg_m0 + wg_ic + wg_ir + "
+                     "wg_y;\n",
+                     ai);
+  }
+  wm_strbuf_printf(o,
+                   "                for (int64_t wg_x = 0; wg_x < wg_cols; "
+                   "wg_x++) {\n"
+                   "                  int64_t i%d = wg_n0 + wg_jc + wg_jr + "
+                   "wg_x;\n",
+                   aj);
+  char tile[64];
+  snprintf(tile, sizeof(tile), "wg_t[wg_y * %d + wg_x]", nr);
+  print_update(d, c, 1, -1, 9, o, tile);
+  wm_strbuf_printf(o,
+                   "                }\n"
+                   "              }\n"
+                   "            }\n"
+                   "          }\n"
+                   "        }\n"
+                   "      }\n"
+                   "    }\n"
+                   "  }\n"
+                   "}\n");
+  if (o->failed) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "gen: out of memory printing %s",
+                    c->name);
+  }
+  return NULL;
+}

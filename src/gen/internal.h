@@ -1,0 +1,52 @@
+// What the printer's files share: the dialect table and the printing of
+// offsets, expressions and helpers (print.c), used by the loop nest's
+// printer (print.c) and the packed contraction's (gemm.c).
+#ifndef WMAP_SRC_GEN_INTERNAL_H_
+#define WMAP_SRC_GEN_INTERNAL_H_
+
+#include "gen/gen.h"
+
+// What differs between the dialects.
+typedef struct gen_dialect {
+  const char *name;
+  const char *prelude;    // before the helpers
+  const char *helper;     // qualifiers of a helper function
+  const char *kernel;     // before the kernel's return type
+  const char *out_ptr;    // the output's parameter type
+  const char *in_ptr;     // an input's parameter type
+  const char *index;      // the 64-bit index type
+  const char *global_id;  // the work item's index; NULL: a loop
+  bool vectors;           // prints VECTOR loops in vectors
+  bool args_array;        // the tensors come as an array of addresses
+  const char *fsuffix;    // of the float forms of the math functions
+} gen_dialect_t;
+
+const gen_dialect_t *gen_dialect(wm_gen_dialect_t d);
+
+// A float constant in every dialect's syntax (infinities and NaN as
+// divisions).
+void gen_print_float(wm_strbuf_t *o, float v);
+// Indentation of |depth| levels.
+void gen_indent(wm_strbuf_t *o, int32_t depth);
+// The offset of access |acc| in its tensor over the loop variables i<a>.
+void gen_print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
+                      wm_strbuf_t *o);
+// Expression |i|: scalar (|w| 1) or |w| lanes along axis |va|; ACC is the
+// variable wg_acc.
+void gen_print_expr(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                    int32_t i, int32_t w, int32_t va, wm_strbuf_t *o);
+// The kernel's first lines: its comment, the prelude, the scalar helpers
+// and, for |w| > 1 lanes, the vector type and the lane-wise helpers of the
+// operations |c| uses (its combiner included).
+void gen_print_prologue(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                        int32_t w, wm_strbuf_t *o);
+// The kernel's signature and the tensors' names T0.. (C: from the
+// argument array), up to its opening brace.
+void gen_print_signature(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                         wm_strbuf_t *o);
+
+// The packed contraction template's kernel (gemm.c; C only).
+wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
+                           wm_strbuf_t *o) WM_MUST_USE_RESULT;
+
+#endif  // WMAP_SRC_GEN_INTERNAL_H_
