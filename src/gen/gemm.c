@@ -62,25 +62,33 @@ static int64_t round_up(int64_t a, int64_t b) {
   return ceil_div(a, b) * b;
 }
 
-// Jobs the parallel range is cut into at least, where the output allows:
-// enough for the cores of a machine without knowing how many run it.
-enum { TARGET_JOBS = 8, JOB_MACS = 1 << 18 };
+// The jobs of a batch: blocks of rows (split_m) or of columns, about
+// TARGET_JOBS of them when the output is large, each at least JOB_MACS
+// multiply-adds. A kernel merges the jobs of its range into one block of
+// the output, packing each operand once per block: a thread given a whole
+// share packs as a single-threaded GEMM would.
+enum { TARGET_JOBS = 8, JOB_MACS = 1 << 20 };
 
-// The job's block of rows and columns: the output cut into about
-// TARGET_JOBS blocks per batch of the batch, as square in count as the
-// output allows (splitting N repacks A per block, splitting M repacks B).
-static void job_blocks(const wm_gen_gemm_t *g, const wm_gen_schedule_t *s,
-                       int64_t *out_mcj, int64_t *out_ncj) {
+typedef struct split {
+  bool split_m;       // blocks of rows (else of columns)
+  int64_t size;       // rows or columns per block (a multiple of mr or nr)
+  int64_t per_batch;  // blocks per batch index
+} split_t;
+
+static split_t split_of(const wm_gen_gemm_t *g, const wm_gen_schedule_t *s) {
+  split_t sp;
+  sp.split_m = g->m >= g->n;
+  int64_t extent = sp.split_m ? g->m : g->n;
+  int64_t unit = sp.split_m ? s->mr : s->nr;
+  int64_t other = sp.split_m ? g->n : g->m;
   int64_t want = ceil_div(TARGET_JOBS, g->batch);
-  int64_t nb = 1;
-  while (nb * nb < want) {
-    nb++;
-  }
-  nb = nb < ceil_div(g->n, s->nr) ? nb : ceil_div(g->n, s->nr);
-  int64_t mb = ceil_div(want, nb);
-  mb = mb < ceil_div(g->m, s->mr) ? mb : ceil_div(g->m, s->mr);
-  *out_ncj = round_up(ceil_div(g->n, nb), s->nr);
-  *out_mcj = round_up(ceil_div(g->m, mb), s->mr);
+  int64_t most = ceil_div(extent * other * g->depth, JOB_MACS);
+  want = want < most ? want : most;
+  want = want < ceil_div(extent, unit) ? want : ceil_div(extent, unit);
+  want = want > 0 ? want : 1;
+  sp.size = round_up(ceil_div(extent, want), unit);
+  sp.per_batch = ceil_div(extent, sp.size);
+  return sp;
 }
 
 wm_status_t wm_gen_lower_gemm(const wm_gen_compute_t *c,
@@ -102,11 +110,10 @@ wm_status_t wm_gen_lower_gemm(const wm_gen_compute_t *c,
                     "mr and nc of nr",
                     c->name, s->mr, s->nr, w, s->kc, s->mc, s->nc);
   }
-  int64_t mcj, ncj;
-  job_blocks(&g, s, &mcj, &ncj);
-  out->grid = g.batch * ceil_div(g.m, mcj) * ceil_div(g.n, ncj);
-  int64_t job_macs = mcj * ncj * g.depth;
-  out->grain = job_macs >= JOB_MACS ? 1 : ceil_div(JOB_MACS, job_macs);
+  split_t sp = split_of(&g, s);
+  out->grid = g.batch * sp.per_batch;
+  out->grain = 1;
+  out->whole_ranges = true;
   out->n = 0;
   return NULL;
 }
@@ -215,6 +222,112 @@ static void print_update(const gen_dialect_t *d, const wm_gen_compute_t *c,
   }
 }
 
+// Packs A's rows [wg_ic, wg_ic + wg_mc) of the slice into panels of mr
+// rows (zero past the last row): a full panel reads mr rows along the
+// slice, a partial one checks each row.
+static void print_pack_a(const wm_gen_compute_t *c, const wm_gen_gemm_t *g,
+                         const wm_gen_access_t *A, int32_t mr, wm_strbuf_t *o) {
+  int ai = (int)g->i, ak = (int)g->k;
+  wm_strbuf_printf(
+      o,
+      "          for (int64_t wg_ir = 0; wg_ir < wg_mc; wg_ir += "
+      "%d) {\n"
+      "            float *restrict wg_q = wg_pa + wg_ir * wg_pk;\n"
+      "            int64_t wg_rows = wg_mc - wg_ir < %d ? wg_mc - "
+      "wg_ir : %d;\n"
+      "            for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n"
+      "              int64_t i%d = wg_p0 + wg_p;\n"
+      "              if (wg_rows == %d) {\n"
+      "#pragma GCC unroll 16\n"
+      "                for (int64_t wg_y = 0; wg_y < %d; wg_y++) "
+      "{\n",
+      mr, mr, mr, ak, mr, mr);
+  if (ai >= 0) {
+    wm_strbuf_printf(
+        o, "                  int64_t i%d = wg_ic + wg_ir + wg_y;\n", ai);
+  }
+  wm_strbuf_printf(o, "                  wg_q[wg_p * %d + wg_y] = T%d[", mr,
+                   (int)A->tensor);
+  gen_print_offset(c, A, o);
+  wm_strbuf_printf(o,
+                   "];\n"
+                   "                }\n"
+                   "                continue;\n"
+                   "              }\n"
+                   "              for (int64_t wg_y = 0; wg_y < %d; wg_y++) "
+                   "{\n",
+                   mr);
+  if (ai >= 0) {
+    wm_strbuf_printf(o, "                int64_t i%d = wg_ic + wg_ir + wg_y;\n",
+                     ai);
+  }
+  wm_strbuf_printf(o,
+                   "                wg_q[wg_p * %d + wg_y] = wg_y < wg_rows ? "
+                   "T%d[",
+                   mr, (int)A->tensor);
+  gen_print_offset(c, A, o);
+  wm_strbuf_printf(o,
+                   "] : 0.0f;\n"
+                   "              }\n"
+                   "            }\n"
+                   "          }\n");
+}
+
+// Packs B's columns [wg_jc, wg_jc + wg_jn) of the slice into panels of nr
+// columns (zero past the last): a full panel copies nr columns per step
+// of the slice (in vectors when B's columns are contiguous).
+static void print_pack_b(const wm_gen_compute_t *c, const wm_gen_gemm_t *g,
+                         const wm_gen_access_t *B, int32_t nr, int32_t w,
+                         wm_strbuf_t *o) {
+  int aj = (int)g->j, ak = (int)g->k;
+  bool contiguous = wm_gen_access_step(c, B, g->j) == 1;
+  wm_strbuf_printf(o,
+                   "        for (int64_t wg_jr = 0; wg_jr < wg_jn; wg_jr += "
+                   "%d) {\n"
+                   "          float *restrict wg_q = wg_pb + wg_jr * wg_pk;\n"
+                   "          int64_t wg_cols = wg_jn - wg_jr < %d ? wg_jn - "
+                   "wg_jr : %d;\n"
+                   "          for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n"
+                   "            int64_t i%d = wg_p0 + wg_p;\n"
+                   "            if (wg_cols == %d) {\n",
+                   nr, nr, nr, ak, nr);
+  if (contiguous) {
+    wm_strbuf_printf(o, "              int64_t i%d = wg_jc + wg_jr;\n", aj);
+    for (int32_t v = 0; v < nr / w; v++) {
+      wm_strbuf_printf(o,
+                       "              wg_store%d(wg_q + wg_p * %d + %d, "
+                       "wg_load%d(T%d + ",
+                       w, nr, v * w, w, (int)B->tensor);
+      gen_print_offset(c, B, o);
+      wm_strbuf_printf(o, " + %d));\n", v * w);
+    }
+  } else {
+    wm_strbuf_printf(o,
+                     "#pragma GCC unroll 16\n"
+                     "              for (int64_t wg_x = 0; wg_x < %d; wg_x++) "
+                     "{\n"
+                     "                int64_t i%d = wg_jc + wg_jr + wg_x;\n"
+                     "                wg_q[wg_p * %d + wg_x] = T%d[",
+                     nr, aj, nr, (int)B->tensor);
+    gen_print_offset(c, B, o);
+    wm_strbuf_printf(o, "];\n              }\n");
+  }
+  wm_strbuf_printf(o,
+                   "              continue;\n"
+                   "            }\n"
+                   "            for (int64_t wg_x = 0; wg_x < %d; wg_x++) {\n"
+                   "              int64_t i%d = wg_jc + wg_jr + wg_x;\n"
+                   "              wg_q[wg_p * %d + wg_x] = wg_x < wg_cols ? "
+                   "T%d[",
+                   nr, aj, nr, (int)B->tensor);
+  gen_print_offset(c, B, o);
+  wm_strbuf_printf(o,
+                   "] : 0.0f;\n"
+                   "            }\n"
+                   "          }\n"
+                   "        }\n");
+}
+
 wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
                            wm_strbuf_t *o) {
   const wm_gen_compute_t *c = n->c;
@@ -226,10 +339,8 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
                     c->name);
   }
   int32_t w = s->vector_width, mr = s->mr, nr = s->nr;
-  int64_t mcj, ncj;
-  job_blocks(&g, s, &mcj, &ncj);
-  int64_t mblk = ceil_div(g.m, mcj), nblk = ceil_div(g.n, ncj);
-  int ai = (int)g.i, aj = (int)g.j, ak = (int)g.k;
+  split_t sp = split_of(&g, s);
+  int ai = (int)g.i, aj = (int)g.j;
   const wm_gen_access_t *A = load_of(c, g.a), *B = load_of(c, g.b);
   bool vec_epi = c->epilogue < 0 || vector_loads(c, c->epilogue, g.j);
   gen_print_prologue(d, c, w, o);
@@ -241,14 +352,17 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
                    "  static _Thread_local float wg_pb[%d] "
                    "__attribute__((aligned(64)));\n",
                    s->mc * s->kc, s->kc * s->nc);
+  // The range's jobs, batch by batch: the blocks of one batch index in it
+  // make one block of the output.
   wm_strbuf_printf(
-      o, "  for (int64_t wg_job = start; wg_job < end; wg_job++) {\n");
-  wm_strbuf_printf(o,
-                   "    int64_t wg_nb = wg_job %% %lld, wg_mb = wg_job / %lld "
-                   "%% %lld, wg_bt = wg_job / %lld;\n",
-                   (long long)nblk, (long long)nblk, (long long)mblk,
-                   (long long)(nblk * mblk));
-  // The batch axes' indices from the batch number, row-major.
+      o,
+      "  for (int64_t wg_job = start; wg_job < end;) {\n"
+      "    int64_t wg_bt = wg_job / %lld, wg_b0 = wg_job %% %lld;\n"
+      "    int64_t wg_b1 = wg_b0 + (end - wg_job) < %lld ? wg_b0 "
+      "+ (end - wg_job) : %lld;\n"
+      "    wg_job += wg_b1 - wg_b0;\n",
+      (long long)sp.per_batch, (long long)sp.per_batch, (long long)sp.per_batch,
+      (long long)sp.per_batch);
   int32_t n_batch = (int32_t)(ai >= 0 ? ai : aj);
   for (int32_t a = n_batch - 1; a >= 0; a--) {
     wm_strbuf_printf(o, "    int64_t i%d = wg_bt %% %lld;\n", (int)a,
@@ -256,79 +370,43 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
     wm_strbuf_printf(o, "    wg_bt /= %lld;\n", (long long)c->extents[a]);
   }
   wm_strbuf_printf(o, "    (void)wg_bt;\n");
-  wm_strbuf_printf(o,
-                   "    int64_t wg_m0 = wg_mb * %lld, wg_mn = %lld - wg_m0 < "
-                   "%lld ? %lld - wg_m0 : %lld;\n",
-                   (long long)mcj, (long long)g.m, (long long)mcj,
-                   (long long)g.m, (long long)mcj);
-  wm_strbuf_printf(o,
-                   "    int64_t wg_n0 = wg_nb * %lld, wg_nn = %lld - wg_n0 < "
-                   "%lld ? %lld - wg_n0 : %lld;\n",
-                   (long long)ncj, (long long)g.n, (long long)ncj,
-                   (long long)g.n, (long long)ncj);
-  wm_strbuf_printf(o,
-                   "    for (int64_t wg_jc = 0; wg_jc < wg_nn; wg_jc += %d) {\n"
-                   "      int64_t wg_jn = wg_nn - wg_jc < %d ? wg_nn - wg_jc : "
-                   "%d;\n",
-                   s->nc, s->nc, s->nc);
+  long long size = (long long)sp.size, m = (long long)g.m, nn = (long long)g.n;
+  if (sp.split_m) {
+    wm_strbuf_printf(o,
+                     "    int64_t wg_m0 = wg_b0 * %lld, wg_m1 = wg_b1 * %lld < "
+                     "%lld ? wg_b1 * %lld : %lld;\n"
+                     "    int64_t wg_n0 = 0, wg_n1 = %lld;\n",
+                     size, size, m, size, m, nn);
+  } else {
+    wm_strbuf_printf(o,
+                     "    int64_t wg_n0 = wg_b0 * %lld, wg_n1 = wg_b1 * %lld < "
+                     "%lld ? wg_b1 * %lld : %lld;\n"
+                     "    int64_t wg_m0 = 0, wg_m1 = %lld;\n",
+                     size, size, nn, size, nn, m);
+  }
+  long long depth = (long long)g.depth;
   wm_strbuf_printf(
       o,
+      "    for (int64_t wg_jc = wg_n0; wg_jc < wg_n1; wg_jc += "
+      "%d) {\n"
+      "      int64_t wg_jn = wg_n1 - wg_jc < %d ? wg_n1 - wg_jc : "
+      "%d;\n"
       "      for (int64_t wg_p0 = 0; wg_p0 < %lld; wg_p0 += %d) {\n"
       "        int64_t wg_pk = %lld - wg_p0 < %d ? %lld - wg_p0 : "
       "%d;\n"
       "        int wg_first = wg_p0 == 0, wg_last = wg_p0 + wg_pk "
-      "== %lld;\n",
-      (long long)g.depth, s->kc, (long long)g.depth, s->kc, (long long)g.depth,
-      s->kc, (long long)g.depth);
-  // Pack B's slice: panels of nr columns, zero past the last column.
+      "== %lld;\n"
+      "        (void)wg_last;\n",
+      s->nc, s->nc, s->nc, depth, s->kc, depth, s->kc, depth, s->kc, depth);
+  print_pack_b(c, &g, B, nr, w, o);
   wm_strbuf_printf(
       o,
-      "        for (int64_t wg_jr = 0; wg_jr < wg_jn; wg_jr += "
+      "        for (int64_t wg_ic = wg_m0; wg_ic < wg_m1; wg_ic += "
       "%d) {\n"
-      "          float *wg_q = wg_pb + wg_jr * wg_pk;\n"
-      "          for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n"
-      "            int64_t i%d = wg_p0 + wg_p;\n"
-      "            for (int64_t wg_x = 0; wg_x < %d; wg_x++) {\n"
-      "              int64_t i%d = wg_n0 + wg_jc + wg_jr + wg_x;\n"
-      "              wg_q[wg_p * %d + wg_x] = wg_jr + wg_x < wg_jn "
-      "? T%d[",
-      nr, ak, nr, aj, nr, (int)B->tensor);
-  gen_print_offset(c, B, o);
-  wm_strbuf_printf(o,
-                   "] : 0.0f;\n"
-                   "            }\n"
-                   "          }\n"
-                   "        }\n");
-  // Pack A's rows mc at a time: panels of mr rows, zero past the last.
-  wm_strbuf_printf(
-      o,
-      "        for (int64_t wg_ic = 0; wg_ic < wg_mn; wg_ic += "
-      "%d) {\n"
-      "          int64_t wg_mc = wg_mn - wg_ic < %d ? wg_mn - "
-      "wg_ic : %d;\n"
-      "          for (int64_t wg_ir = 0; wg_ir < wg_mc; wg_ir += "
-      "%d) {\n"
-      "            float *wg_q = wg_pa + wg_ir * wg_pk;\n"
-      "            for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n"
-      "              int64_t i%d = wg_p0 + wg_p;\n"
-      "              for (int64_t wg_y = 0; wg_y < %d; wg_y++) {\n",
-      s->mc, s->mc, s->mc, mr, ak, mr);
-  if (ai >= 0) {
-    wm_strbuf_printf(o,
-                     "                int64_t i%d = wg_m0 + wg_ic + wg_ir + "
-                     "wg_y;\n",
-                     ai);
-  }
-  wm_strbuf_printf(o,
-                   "                wg_q[wg_p * %d + wg_y] = wg_ir + wg_y < "
-                   "wg_mc ? T%d[",
-                   mr, (int)A->tensor);
-  gen_print_offset(c, A, o);
-  wm_strbuf_printf(o,
-                   "] : 0.0f;\n"
-                   "              }\n"
-                   "            }\n"
-                   "          }\n");
+      "          int64_t wg_mc = wg_m1 - wg_ic < %d ? wg_m1 - "
+      "wg_ic : %d;\n",
+      s->mc, s->mc, s->mc);
+  print_pack_a(c, &g, A, mr, o);
   // The register tiles over the packed panels.
   wm_strbuf_printf(
       o,
@@ -354,15 +432,15 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
                      mr, nr, mr);
     if (ai >= 0) {
       wm_strbuf_printf(o,
-                       "                  int64_t i%d = wg_m0 + wg_ic + wg_ir "
-                       "+ wg_y;\n",
+                       "                  int64_t i%d = wg_ic + wg_ir + "
+                       "wg_y;\n",
                        ai);
     }
     wm_strbuf_printf(o,
                      "                  for (int64_t wg_x = 0; wg_x < %d; "
                      "wg_x += %d) {\n"
-                     "                    int64_t i%d = wg_n0 + wg_jc + wg_jr "
-                     "+ wg_x;\n",
+                     "                    int64_t i%d = wg_jc + wg_jr + "
+                     "wg_x;\n",
                      nr, w, aj);
     char vtile[64];
     snprintf(vtile, sizeof(vtile), "wg_t + wg_y * %d + wg_x", nr);
@@ -377,16 +455,13 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
                    "              for (int64_t wg_y = 0; wg_y < wg_rows; "
                    "wg_y++) {\n");
   if (ai >= 0) {
-    wm_strbuf_printf(o,
-                     "                int64_t i%d = wg_m0 + wg_ic + wg_ir + "
-                     "wg_y;\n",
+    wm_strbuf_printf(o, "                int64_t i%d = wg_ic + wg_ir + wg_y;\n",
                      ai);
   }
   wm_strbuf_printf(o,
                    "                for (int64_t wg_x = 0; wg_x < wg_cols; "
                    "wg_x++) {\n"
-                   "                  int64_t i%d = wg_n0 + wg_jc + wg_jr + "
-                   "wg_x;\n",
+                   "                  int64_t i%d = wg_jc + wg_jr + wg_x;\n",
                    aj);
   char tile[64];
   snprintf(tile, sizeof(tile), "wg_t[wg_y * %d + wg_x]", nr);

@@ -255,6 +255,10 @@ typedef struct wm_gen_nest {
   // The range the parallel loop runs over ([0, grid) split by the
   // caller), and the fewest indices worth a thread of their own.
   int64_t grid, grain;
+  // The kernel shares work across the indices of one call (the packed
+  // template packs each operand once per call): a caller should give each
+  // thread one range, as long as it can.
+  bool whole_ranges;
 } wm_gen_nest_t;
 
 // Lowers |c| under |s|: the axes in order, the outermost PARALLEL, the

@@ -539,6 +539,7 @@ static bool near_enough(float got, double want, double scale) {
     return isinf(want) && isinf(got) && (want > 0) == (got > 0);
   }
   double err = fabs((double)got - want);
+  scale = scale == scale ? scale : 0;  // a NaN term the epilogue dropped
   return err <= 1e-4 * (fabs(want) + scale) + 1e-5;
 }
 

@@ -54,15 +54,19 @@ wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
   wm_gen_gemm_t g;
   if (wm_gen_gemm_shape(c, &g) && lanes >= 4) {
     // The packed template: a register tile of MR x NR accumulators (NR two
-    // vectors), KC so that an MR x KC and a KC x NR panel fill about half
-    // of L1, MC rows of A about half of L2 (kernel-gen.md §3.3).
+    // vectors; MR x 2 accumulators at least the FMA latency times its
+    // pipes), KC deep slices, MC rows of A in L2 and NC columns of B in
+    // L3 (kernel-gen.md §3.3). For AVX-512, 8 x 32 with KC 512 and MC
+    // 128 measured best on Zen 5 (bench/gen_bench.c: 0.97-1.03 of
+    // OpenBLAS at n = 512 to 2048, where 12 x 32 with KC 256 gave
+    // 0.86-0.98).
     lanes = lanes > 16 ? 16 : lanes;
     s.vector_width = lanes;
-    s.mr = lanes == 16 ? 12 : lanes == 8 ? 6 : 4;
+    s.mr = lanes == 16 ? 8 : lanes == 8 ? 6 : 4;
     s.nr = 2 * lanes;
-    s.kc = 256;
-    s.mc = s.mr * 12;
-    s.nc = 1024;
+    s.kc = lanes == 16 ? 512 : 256;
+    s.mc = lanes == 16 ? 128 : s.mr * 20;
+    s.nc = 2048;
     return s;
   }
   if (ns > 0 && vectorizable(c, ns - 1)) {

@@ -20,6 +20,7 @@ enum { PER_OP = 6, MAX_CASES = 512 };
 // One instance: its compute, input data (float) and the reference output.
 typedef struct inst {
   wm_gen_compute_t c;
+  int64_t grid;  // the parallel range of its kernel
   int32_t n_in;
   float *in[WM_GEN_MAX_TENSORS];
   float *want;
@@ -56,33 +57,167 @@ static wm_status_t random_attrs(const wm_op_def_t *def, int32_t n_in,
   return wm_graph_add_attr_floats(f->graph, f->node, "constants", consts, 2);
 }
 
-// Builds instance |k| of |def| into |out|; false (nothing kept) when the
-// random shapes do not make a valid instance.
-static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
-  memset(out, 0, sizeof(*out));
+// The inputs of an instance: shapes (float data drawn at random), or an
+// int64 vector of values (axes).
+typedef struct in_spec {
+  int32_t n;
+  int32_t rank[4];
+  int64_t dims[4][WM_MAX_RANK];
+  bool i64[4];
+  int64_t vals[4][WM_MAX_RANK];
+  int64_t int_attr[4];  // Gemm: transA, transB; Reduce*: keepdims
+  int32_t n_int_attr;
+  const char *int_names[4];
+  float float_attr[2];  // Gemm: alpha, beta
+  int32_t n_float_attr;
+  const char *float_names[2];
+  bool axes_attr;  // Reduce* before axes became an input
+  int32_t n_axes;
+  int64_t axes[WM_MAX_RANK];
+} in_spec_t;
+
+// Elementwise: input 0 sets the shape, the others broadcast to it.
+static void spec_broadcast(const wm_op_def_t *def, in_spec_t *sp) {
   int32_t rank = pick(5), n_in = def->min_inputs;
   if (def->max_inputs < 0 || def->max_inputs > def->min_inputs) {
     n_in = def->min_inputs + pick(3);
   }
+  sp->n = n_in > 4 ? 4 : n_in;
   int64_t dims[WM_MAX_RANK];
   for (int32_t d = 0; d < rank; d++) {
     dims[d] = 1 + pick(d == rank - 1 ? 37 : 5);
   }
+  for (int32_t i = 0; i < sp->n; i++) {
+    int32_t r = i == 0 ? rank : pick(rank + 1);
+    sp->rank[i] = r;
+    for (int32_t d = 0; d < r; d++) {
+      sp->dims[i][d] = i > 0 && pick(3) == 0 ? 1 : dims[rank - r + d];
+    }
+  }
+}
+
+// Gemm: A and B as transA and transB say, C absent or broadcast, alpha
+// and beta.
+static void spec_gemm(in_spec_t *sp) {
+  int64_t m = 1 + pick(pick(3) ? 40 : 90), n = 1 + pick(pick(3) ? 40 : 90),
+          k = 1 + pick(pick(3) ? 40 : 300);
+  bool ta = pick(2), tb = pick(2);
+  sp->n = 2 + pick(2);
+  sp->rank[0] = sp->rank[1] = 2;
+  sp->dims[0][0] = ta ? k : m;
+  sp->dims[0][1] = ta ? m : k;
+  sp->dims[1][0] = tb ? n : k;
+  sp->dims[1][1] = tb ? k : n;
+  int32_t c = pick(4);
+  sp->rank[2] = c == 0 ? 1 : 2;
+  sp->dims[2][0] = c == 0 ? n : c == 1 ? 1 : m;
+  sp->dims[2][1] = c == 3 ? 1 : n;
+  sp->int_names[0] = "transA";
+  sp->int_names[1] = "transB";
+  sp->int_attr[0] = ta;
+  sp->int_attr[1] = tb;
+  sp->n_int_attr = 2;
+  static const float scales[] = {1.0f, 0.5f, -2.0f};
+  sp->float_names[0] = "alpha";
+  sp->float_names[1] = "beta";
+  sp->float_attr[0] = scales[pick(3)];
+  sp->float_attr[1] = scales[pick(3)];
+  sp->n_float_attr = 2;
+}
+
+// MatMul: batch dims broadcast (some 1), a 1-D operand now and then.
+static void spec_matmul(in_spec_t *sp) {
+  int64_t m = 1 + pick(40), n = 1 + pick(40), k = 1 + pick(pick(3) ? 40 : 200);
+  int32_t nb = pick(3);
+  int64_t batch[2] = {1 + pick(3), 1 + pick(3)};
+  sp->n = 2;
+  for (int32_t t = 0; t < 2; t++) {
+    if (pick(6) == 0) {  // 1-D
+      sp->rank[t] = 1;
+      sp->dims[t][0] = k;
+      continue;
+    }
+    int32_t rb = pick(nb + 1), r = 0;
+    for (int32_t d = nb - rb; d < nb; d++) {
+      sp->dims[t][r++] = pick(3) == 0 ? 1 : batch[d];
+    }
+    sp->dims[t][r++] = t == 0 ? m : k;
+    sp->dims[t][r++] = t == 0 ? k : n;
+    sp->rank[t] = r;
+  }
+}
+
+// Reduce*: rank 1 to 4, a random set of axes (sometimes none: all),
+// keepdims; the axes an input from opset |axes_input| on.
+static void spec_reduce(in_spec_t *sp, int64_t opset, int64_t axes_input) {
+  int32_t rank = 1 + pick(4);
+  sp->n = 1;
+  sp->rank[0] = rank;
+  for (int32_t d = 0; d < rank; d++) {
+    sp->dims[0][d] = 1 + pick(d == rank - 1 ? 37 : 6);
+  }
+  int32_t n_axes = 0;
+  int64_t axes[WM_MAX_RANK];
+  for (int32_t d = 0; d < rank; d++) {
+    if (pick(2)) {
+      axes[n_axes++] = pick(2) ? d : d - rank;  // negative ones too
+    }
+  }
+  sp->int_names[0] = "keepdims";
+  sp->int_attr[0] = pick(2);
+  sp->n_int_attr = 1;
+  if (n_axes == 0) {
+    return;
+  }
+  if (opset >= axes_input) {
+    sp->n = 2;
+    sp->i64[1] = true;
+    sp->rank[1] = 1;
+    sp->dims[1][0] = n_axes;
+    memcpy(sp->vals[1], axes, (size_t)n_axes * sizeof(int64_t));
+  } else {
+    sp->axes_attr = true;
+    sp->n_axes = n_axes;
+    memcpy(sp->axes, axes, (size_t)n_axes * sizeof(int64_t));
+  }
+}
+
+// Builds instance |k| of |def| into |out|; false (nothing kept) when the
+// random shapes do not make a valid instance.
+static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
+  memset(out, 0, sizeof(*out));
+  int64_t opset = def->since_version > 13 ? def->since_version : 13;
+  in_spec_t sp;
+  memset(&sp, 0, sizeof(sp));
+  if (strcmp(def->name, "Gemm") == 0) {
+    spec_gemm(&sp);
+  } else if (strcmp(def->name, "MatMul") == 0) {
+    spec_matmul(&sp);
+  } else if (strncmp(def->name, "Reduce", 6) == 0) {
+    spec_reduce(&sp, opset, strcmp(def->name, "ReduceSum") == 0 ? 13 : 18);
+  } else {
+    spec_broadcast(def, &sp);
+  }
+  int32_t n_in = sp.n;
   wm_op_fixture_t f;
-  if (wm_op_fixture_init(&f,
-                         def->since_version > 13 ? def->since_version : 13)) {
+  if (wm_op_fixture_init(&f, opset)) {
     return false;
   }
   const char *names[4] = {"a", "b", "c", "d"};
-  n_in = n_in > 4 ? 4 : n_in;
   bool ok = true;
   for (int32_t i = 0; ok && i < n_in; i++) {
-    int32_t r = i == 0 ? rank : pick(rank + 1);  // input 0 sets the shape
-    int64_t id[WM_MAX_RANK];
+    int32_t r = sp.rank[i];
+    const int64_t *id = sp.dims[i];
     size_t n = 1;
     for (int32_t d = 0; d < r; d++) {
-      id[d] = i > 0 && pick(3) == 0 ? 1 : dims[rank - r + d];
       n *= (size_t)id[d];
+    }
+    if (sp.i64[i]) {
+      wm_status_t s = wm_op_fixture_add_const_i64(&f, names[i], WM_DTYPE_INT64,
+                                                  r, id, sp.vals[i]);
+      ok = !s;
+      wm_status_free(s);
+      continue;
     }
     double *vals = malloc(n * sizeof(double));
     ok = vals != NULL;
@@ -105,6 +240,15 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
                                    n_in, outs, 1, &f.node)
                : s;
   s = ok && !s ? random_attrs(def, n_in, &f) : s;
+  for (int32_t i = 0; ok && !s && i < sp.n_int_attr; i++) {
+    s = wm_op_fixture_attr_int(&f, sp.int_names[i], sp.int_attr[i]);
+  }
+  for (int32_t i = 0; ok && !s && i < sp.n_float_attr; i++) {
+    s = wm_op_fixture_attr_float(&f, sp.float_names[i], sp.float_attr[i]);
+  }
+  if (ok && !s && sp.axes_attr) {
+    s = wm_op_fixture_attr_ints(&f, "axes", sp.axes, (size_t)sp.n_axes);
+  }
   ok = ok && !s;
   wm_status_free(s);
   s = ok ? wm_op_fixture_run(&f) : NULL;
@@ -131,7 +275,7 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
           f.graph->values[f.graph->nodes[f.node].inputs[i]].initializer;
       out->in[i] = malloc((t->count + 1) * sizeof(float));
       ok = out->in[i] != NULL;
-      if (ok && t->count) {
+      if (ok && t->count && t->dtype == WM_DTYPE_FLOAT) {
         memcpy(out->in[i], t->data, t->count * sizeof(float));
       }
     }
@@ -147,14 +291,18 @@ static void free_inst(inst_t *in) {
   free(in->want);
 }
 
-static bool agree(float got, float want) {
+// Whether |got| is the reference's |want|: within float rounding, and for
+// a reduction over |terms| terms (inputs within 2.5, products within 6.25)
+// within the rounding of a float sum of that many.
+static bool agree(float got, float want, double terms) {
   if (want != want || got != got) {
     return want != want && got != got;
   }
   if (isinf(want) || isinf(got)) {
     return got == want;
   }
-  return fabsf(got - want) <= 1e-5f * fabsf(want) + 1e-6f;
+  double tol = 1e-5 * fabs(want) + 1e-6 + (terms > 1 ? 1e-6 * terms * 25 : 0);
+  return fabs((double)got - (double)want) <= tol;
 }
 
 WM_TEST(definitions_agree_with_the_reference_kernels) {
@@ -181,6 +329,7 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
       wm_gen_schedule_t s = wm_gen_default_schedule(&insts[n].c, 64);
       wm_gen_nest_t nest;
       WM_CHECK_OK(wm_gen_lower(&insts[n].c, &s, &nest));
+      insts[n].grid = nest.grid;
       WM_CHECK_OK(wm_gen_print(&nest, WM_GEN_C, &src));
       made++;
       n++;
@@ -204,12 +353,20 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
       free(y);
       continue;
     }
-    int64_t end = insts[k].c.n_axes ? insts[k].c.extents[0] : 1;
+    int64_t end = insts[k].grid;
+    // The compute's tensors are the operands they name.
     void *args[WM_GEN_MAX_TENSORS] = {y};
-    memcpy(args + 1, insts[k].in, (size_t)insts[k].n_in * sizeof(float *));
+    for (int32_t t = 1; t < insts[k].c.n_tensors; t++) {
+      args[t] = insts[k].in[insts[k].c.tensors[t].operand];
+    }
     wm_gen_call(fn, args, 0, end);
     for (size_t e = 0; e < insts[k].count; e++) {
-      if (!agree(y[e], insts[k].want[e])) {
+      double terms = 1;
+      for (int32_t a = wm_gen_spatial(&insts[k].c); a < insts[k].c.n_axes;
+           a++) {
+        terms *= (double)insts[k].c.extents[a];
+      }
+      if (!agree(y[e], insts[k].want[e], terms)) {
         printf("  %s (%s) element %zu: generated %.9g, reference %.9g\n",
                insts[k].op, insts[k].c.name, e, (double)y[e],
                (double)insts[k].want[e]);

@@ -941,6 +941,128 @@ static void det_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   out->flops = 2.0 * out->macs;
 }
 
+// ------------------------------------------------- compute definitions
+
+// Whether the instance is float32 throughout with known shapes.
+static bool define_float(const wm_op_ctx_t *ctx) {
+  for (int32_t i = 0; i < ctx->n_in; i++) {
+    if (wm_op_has_input(ctx, i) &&
+        (wm_op_in_dtype(ctx, i) != WM_DTYPE_FLOAT ||
+         !wm_shape_is_known(wm_op_in_shape(ctx, i)))) {
+      return false;
+    }
+  }
+  return ctx->out_types[0].dtype == WM_DTYPE_FLOAT &&
+         wm_shape_is_known(&ctx->out_types[0].shape);
+}
+
+// Adds operand |input| of rank |rank| read through |acc| as tensor |name|.
+static wm_status_t define_operand(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
+                                  int32_t input, const char *name,
+                                  const wm_gen_access_t *acc, int32_t *load) {
+  const wm_shape_t *s = wm_op_in_shape(ctx, input);
+  WM_RETURN_IF_ERROR(
+      wm_gen_input_access(out, name, s->rank, s->dims, NULL, acc, load));
+  out->tensors[out->n_tensors - 1].operand = input;
+  return NULL;
+}
+
+// MatMul: Y[batch, m, n] = sum_k A[batch', m, k] * B[batch'', k, n], the
+// batch dims of A and B broadcast (numpy), 1-D operands without their m or
+// n axis.
+static wm_status_t matmul_define(const wm_op_ctx_t *ctx,
+                                 wm_gen_compute_t *out) {
+  matmul_dims_t d;
+  WM_RETURN_IF_ERROR(matmul_dims(ctx, &d));
+  const wm_shape_t *y = &ctx->out_types[0].shape;
+  if (!define_float(ctx) || y->rank + 1 > WM_GEN_MAX_AXES) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape)");
+  }
+  WM_RETURN_IF_ERROR(wm_gen_begin(out, "MatMul", y->rank, y->dims, NULL));
+  int32_t k;
+  WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, "k", d.k, &k));
+  int32_t nb = d.batch.rank, am = nb, bn = y->rank - 1;
+  int32_t loads[2];
+  for (int32_t t = 0; t < 2; t++) {
+    const wm_shape_t *s = wm_op_in_shape(ctx, t);
+    bool vec = t == 0 ? d.a_vec : d.b_vec;
+    int32_t rb = vec ? 0 : s->rank - 2;  // its batch dims
+    wm_gen_access_t acc;
+    memset(&acc, 0, sizeof(acc));
+    for (int32_t i = 0; i < rb; i++) {
+      acc.coef[i][nb - rb + i] = s->dims[i] == 1 ? 0 : 1;
+    }
+    if (t == 0) {
+      if (!vec) {
+        acc.coef[rb][am] = 1;
+      }
+      acc.coef[s->rank - 1][k] = 1;
+    } else {
+      acc.coef[vec ? 0 : rb][k] = 1;
+      if (!vec) {
+        acc.coef[rb + 1][bn] = 1;
+      }
+    }
+    WM_RETURN_IF_ERROR(
+        define_operand(ctx, out, t, t == 0 ? "A" : "B", &acc, &loads[t]));
+  }
+  int32_t body;
+  WM_RETURN_IF_ERROR(wm_gen_binary(out, WM_GEN_MUL, loads[0], loads[1], &body));
+  return wm_gen_finish_reduce(out, WM_GEN_ADD, 0.0f, body, -1);
+}
+
+// Gemm: Y[m, n] = alpha * sum_k A'[m, k] * B'[k, n] + beta * C, A' and
+// B' read transposed as transA and transB say, C broadcast.
+static wm_status_t gemm_define(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  gemm_dims_t g;
+  WM_RETURN_IF_ERROR(gemm_dims(ctx, &g));
+  if (!define_float(ctx)) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape)");
+  }
+  const wm_node_t *n = ctx->node;
+  bool ta = wm_node_attr_int(n, "transA", 0) != 0;
+  bool tb = wm_node_attr_int(n, "transB", 0) != 0;
+  float alpha = wm_node_attr_float(n, "alpha", 1.0f);
+  float beta = wm_node_attr_float(n, "beta", 1.0f);
+  int64_t dims[2] = {g.m, g.n};
+  WM_RETURN_IF_ERROR(wm_gen_begin(out, "Gemm", 2, dims, NULL));
+  int32_t k, la, lb;
+  WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, "k", g.k, &k));
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  acc.coef[ta ? 1 : 0][0] = 1;
+  acc.coef[ta ? 0 : 1][k] = 1;
+  WM_RETURN_IF_ERROR(define_operand(ctx, out, 0, "A", &acc, &la));
+  memset(&acc, 0, sizeof(acc));
+  acc.coef[tb ? 1 : 0][k] = 1;
+  acc.coef[tb ? 0 : 1][1] = 1;
+  WM_RETURN_IF_ERROR(define_operand(ctx, out, 1, "B", &acc, &lb));
+  wm_gen_builder_t b = {out, NULL};
+  int32_t body = wm_gen_f2(&b, WM_GEN_MUL, la, lb);
+  int32_t epi = -1;
+  if (alpha != 1.0f || wm_op_has_input(ctx, 2)) {
+    int32_t a;
+    WM_RETURN_IF_ERROR(wm_gen_acc(out, &a));
+    epi = alpha != 1.0f ? wm_gen_f2(&b, WM_GEN_MUL, a, wm_gen_k(&b, alpha)) : a;
+  }
+  if (wm_op_has_input(ctx, 2)) {
+    const wm_shape_t *cs = wm_op_in_shape(ctx, 2);
+    int32_t lc;
+    WM_RETURN_IF_ERROR(wm_gen_input(out, "C", cs->rank, cs->dims, &lc));
+    out->tensors[out->n_tensors - 1].operand = 2;
+    if (beta != 1.0f) {
+      lc = wm_gen_f2(&b, WM_GEN_MUL, lc, wm_gen_k(&b, beta));
+    }
+    epi = wm_gen_f2(&b, WM_GEN_ADD, epi, lc);
+  }
+  WM_RETURN_IF_ERROR(b.st);
+  return wm_gen_finish_reduce(out, WM_GEN_ADD, 0.0f, body, epi);
+}
+
 // Gemm accepts integer types from opset 11; the mask is the union and
 // older models with integer Gemm are rare enough not to split on it.
 #define GEMM_TYPES \
@@ -948,11 +1070,11 @@ static void det_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 
 const wm_op_def_t wm_ops_linalg[] = {
     {"Gemm", "", 1, 3, 3, 1, 1, GEMM_TYPES, gemm_infer, gemm_run, gemm_cost, 0,
-     gemm_resolve},
+     gemm_resolve, gemm_define},
     {"Gemm", "", 11, 2, 3, 1, 1, GEMM_TYPES, gemm_infer, gemm_run, gemm_cost, 0,
-     gemm_resolve},
+     gemm_resolve, gemm_define},
     {"MatMul", "", 1, 2, 2, 1, 1, GEMM_TYPES, matmul_infer, matmul_run,
-     matmul_cost},
+     matmul_cost, 0, NULL, matmul_define},
     {"Einsum", "", 12, 1, -1, 1, 1, WM_TYPES_NUMERIC, einsum_infer, einsum_run,
      einsum_cost},
     {"Det", "", 11, 1, 1, 1, 1, WM_TYPES_FLOAT, det_infer, det_run, det_cost},

@@ -4,6 +4,7 @@
 // types accumulate in double; integer sums, products and extrema are
 // exact in wrapping int64.
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -471,6 +472,87 @@ static wm_status_t reduce_run(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// The definition of a float reduction: one spatial axis per output dim,
+// one reduce axis per reduced input dim, the body the term each kind sums
+// (|x|, x*x) or folds, the epilogue the mean's scale, L2's root or
+// LogSum's log.
+static wm_status_t reduce_define(const wm_op_ctx_t *ctx,
+                                 wm_gen_compute_t *out) {
+  const reduce_op_t *op;
+  reduce_plan_t p;
+  WM_RETURN_IF_ERROR(reduce_plan(ctx, &op, &p));
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  int32_t n_red = 0;
+  for (int32_t d = 0; d < xs->rank; d++) {
+    n_red += p.axes_known && p.reduced[d];
+  }
+  if (wm_op_in_dtype(ctx, 0) != WM_DTYPE_FLOAT || !p.rank_known ||
+      !p.axes_known || !wm_shape_is_known(xs) ||
+      p.out.rank + n_red > WM_GEN_MAX_AXES) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape and axes)");
+  }
+  WM_RETURN_IF_ERROR(
+      wm_gen_begin(out, ctx->node->op_type, p.out.rank, p.out.dims, NULL));
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  int32_t spatial = 0;
+  double group = 1;
+  for (int32_t d = 0; d < xs->rank; d++) {
+    if (p.reduced[d]) {
+      char name[8];
+      int32_t axis;
+      snprintf(name, sizeof(name), "r%d", (int)d);
+      WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, name, xs->dims[d], &axis));
+      acc.coef[d][axis] = 1;
+      group *= (double)xs->dims[d];
+      spatial += p.keepdims;
+    } else {
+      acc.coef[d][spatial++] = 1;
+    }
+  }
+  int32_t x;
+  WM_RETURN_IF_ERROR(
+      wm_gen_input_access(out, "X", xs->rank, xs->dims, NULL, &acc, &x));
+  wm_gen_builder_t b = {out, NULL};
+  int32_t body = x, epi = -1, a = -1;
+  wm_gen_op_t combine = WM_GEN_ADD;
+  float init = 0.0f;
+  switch (op->kind) {
+    case RK_L1:
+      body = wm_gen_f1(&b, WM_GEN_ABS, x);
+      break;
+    case RK_L2:
+    case RK_SUM_SQUARE:
+      body = wm_gen_f2(&b, WM_GEN_MUL, x, x);
+      break;
+    case RK_MAX:
+    case RK_MIN:
+      combine = op->kind == RK_MAX ? WM_GEN_MAX : WM_GEN_MIN;
+      init = op->kind == RK_MAX ? -INFINITY : INFINITY;
+      break;
+    case RK_PROD:
+      combine = WM_GEN_MUL;
+      init = 1.0f;
+      break;
+    default:
+      break;
+  }
+  if (op->kind == RK_MEAN || op->kind == RK_L2 || op->kind == RK_LOG_SUM) {
+    WM_RETURN_IF_ERROR(wm_gen_acc(out, &a));
+  }
+  if (op->kind == RK_MEAN) {  // an empty group's mean is NaN (0 * inf)
+    epi = wm_gen_f2(&b, WM_GEN_MUL, a, wm_gen_k(&b, (float)(1.0 / group)));
+  } else if (op->kind == RK_L2) {
+    epi = wm_gen_f1(&b, WM_GEN_SQRT, a);
+  } else if (op->kind == RK_LOG_SUM) {
+    epi = wm_gen_f1(&b, WM_GEN_LOG, a);
+  }
+  WM_RETURN_IF_ERROR(b.st);
+  return wm_gen_finish_reduce(out, combine, init, body, epi);
+}
+
 static void reduce_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   memset(out, 0, sizeof(*out));
   const reduce_op_t *op = reduce_op_of(ctx);
@@ -843,10 +925,11 @@ static wm_status_t cumsum_run(wm_op_ctx_t *ctx) {
    reduce_run,                                                                \
    reduce_cost,                                                               \
    0,                                                                         \
-   reduce_resolve},                                                           \
+   reduce_resolve,                                                            \
+   reduce_define},                                                            \
   {                                                                           \
     name, "", axes_since, 1, 2, 1, 1, REDUCE_TYPES, reduce_infer, reduce_run, \
-        reduce_cost, 0, reduce_resolve                                        \
+        reduce_cost, 0, reduce_resolve, reduce_define                         \
   }
 
 const wm_op_def_t wm_ops_reduce[] = {
@@ -854,15 +937,20 @@ const wm_op_def_t wm_ops_reduce[] = {
     REDUCE("ReduceMean", 18),
     REDUCE("ReduceMax", 18),
     {"ReduceMax", "", 20, 1, 2, 1, 1, REDUCE_TYPES | WM_T(BOOL), reduce_infer,
-     reduce_run, reduce_cost, 0, reduce_resolve},
+     reduce_run, reduce_cost, 0, reduce_resolve, reduce_define},
     REDUCE("ReduceMin", 18),
     {"ReduceMin", "", 20, 1, 2, 1, 1, REDUCE_TYPES | WM_T(BOOL), reduce_infer,
-     reduce_run, reduce_cost, 0, reduce_resolve},
+     reduce_run, reduce_cost, 0, reduce_resolve, reduce_define},
     REDUCE("ReduceProd", 18),
     REDUCE("ReduceL1", 18),
     REDUCE("ReduceL2", 18),
     REDUCE("ReduceLogSum", 18),
-    REDUCE("ReduceLogSumExp", 18),
+    // No definition: its two passes (the maximum, then the shifted sum)
+    // are not one reduction yet.
+    {"ReduceLogSumExp", "", 1, 1, 1, 1, 1, REDUCE_TYPES, reduce_infer,
+     reduce_run, reduce_cost, 0, reduce_resolve},
+    {"ReduceLogSumExp", "", 18, 1, 2, 1, 1, REDUCE_TYPES, reduce_infer,
+     reduce_run, reduce_cost, 0, reduce_resolve},
     REDUCE("ReduceSumSquare", 18),
     {"ArgMax", "", 1, 1, 1, 1, 1, WM_TYPES_NUMERIC, arg_infer, arg_run,
      arg_cost, 0, arg_resolve},
