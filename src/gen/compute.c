@@ -250,6 +250,14 @@ int32_t wm_gen_sel(wm_gen_builder_t *b, int32_t cond, int32_t a, int32_t c) {
 static wm_status_t check_access(const wm_gen_compute_t *c,
                                 const wm_gen_access_t *acc) {
   const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  if (acc->guard) {
+    if (acc == &c->accesses[0]) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "gen: %s: the output's access cannot be guarded",
+                      c->name);
+    }
+    return NULL;  // reads outside give 0
+  }
   for (int32_t a = 0; a < c->n_axes; a++) {
     if (c->extents[a] == 0) {
       return NULL;
@@ -381,7 +389,7 @@ wm_status_t wm_gen_finish_reduce(wm_gen_compute_t *c, wm_gen_op_t combine,
 static void print_access(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
                          wm_strbuf_t *out) {
   const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
-  wm_strbuf_printf(out, "t%d[", (int)acc->tensor);
+  wm_strbuf_printf(out, "t%d%s[", (int)acc->tensor, acc->guard ? "?" : "");
   for (int32_t d = 0; d < t->rank; d++) {
     bool any = false;
     wm_strbuf_printf(out, "%s", d ? "," : "");

@@ -18,40 +18,95 @@ static const wm_gen_access_t *load_of(const wm_gen_compute_t *c, int32_t e) {
                                        : NULL;
 }
 
-bool wm_gen_gemm_shape(const wm_gen_compute_t *c, wm_gen_gemm_t *out) {
-  memset(out, 0, sizeof(*out));
+// Whether every load of expression |e| and the output move along the
+// column axes [j0, ns) as along their flattened index (the last axis's
+// step times the columns after each one).
+static bool flat_columns(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
+                         int32_t j0, int32_t ns) {
+  int64_t unit = wm_gen_access_step(c, acc, ns - 1), span = 1;
+  for (int32_t a = ns - 1; a >= j0; a--) {
+    if (wm_gen_access_step(c, acc, a) != unit * span) {
+      return false;
+    }
+    span *= c->extents[a];
+  }
+  return true;
+}
+
+static bool flat_loads(const wm_gen_compute_t *c, int32_t e, int32_t j0,
+                       int32_t ns) {
+  const wm_gen_expr_t *x = &c->exprs[e];
+  if (x->op == WM_GEN_LOAD) {
+    return flat_columns(c, &c->accesses[x->access], j0, ns);
+  }
+  for (int32_t k = 0; k < wm_gen_op_arity(x->op); k++) {
+    if (!flat_loads(c, x->arg[k], j0, ns)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The shape with |ea| as A and |eb| as B, or false.
+static bool shape_as(const wm_gen_compute_t *c, int32_t ea, int32_t eb,
+                     wm_gen_gemm_t *out) {
   int32_t ns = wm_gen_spatial(c);
-  const wm_gen_expr_t *body = &c->exprs[c->body];
-  if (c->n_reduce != 1 || ns < 1 || c->combine != WM_GEN_ADD ||
-      c->init != 0.0f || body->op != WM_GEN_MUL) {
+  const wm_gen_access_t *A = load_of(c, ea), *B = load_of(c, eb);
+  const wm_gen_access_t *Y = &c->accesses[0];
+  if (!A || !B) {
     return false;
   }
-  out->k = ns;
-  out->j = ns - 1;
-  out->i = ns >= 2 ? ns - 2 : -1;
-  const wm_gen_access_t *x = load_of(c, body->arg[0]);
-  const wm_gen_access_t *y = load_of(c, body->arg[1]);
-  if (!x || !y || wm_gen_access_step(c, &c->accesses[0], out->j) != 1) {
+  // The columns: trailing axes A does not move along, the output
+  // contiguous over them.
+  int32_t j0 = ns;
+  int64_t span = 1;
+  while (j0 > 0 && wm_gen_access_step(c, A, j0 - 1) == 0 &&
+         wm_gen_access_step(c, Y, j0 - 1) == span) {
+    span *= c->extents[j0 - 1];
+    j0--;
+  }
+  if (j0 == ns || (c->epilogue >= 0 && !flat_loads(c, c->epilogue, j0, ns))) {
     return false;
   }
-  // A does not move along j, B not along i.
-  bool x_is_a = wm_gen_access_step(c, x, out->j) == 0 &&
-                (out->i < 0 || wm_gen_access_step(c, y, out->i) == 0);
-  bool y_is_a = wm_gen_access_step(c, y, out->j) == 0 &&
-                (out->i < 0 || wm_gen_access_step(c, x, out->i) == 0);
-  if (!x_is_a && !y_is_a) {
-    return false;
-  }
-  out->a = x_is_a ? body->arg[0] : body->arg[1];
-  out->b = x_is_a ? body->arg[1] : body->arg[0];
+  memset(out, 0, sizeof(*out));
+  out->a = ea;
+  out->b = eb;
+  out->j0 = j0;
+  out->i = j0 > 0 && wm_gen_access_step(c, B, j0 - 1) == 0 ? j0 - 1 : -1;
   out->m = out->i >= 0 ? c->extents[out->i] : 1;
-  out->n = c->extents[out->j];
-  out->depth = c->extents[out->k];
+  out->n = span;
+  out->depth = 1;
+  for (int32_t a = ns; a < c->n_axes; a++) {
+    out->depth *= c->extents[a];
+  }
   out->batch = 1;
-  for (int32_t a = 0; a < ns - (out->i >= 0 ? 2 : 1); a++) {
+  for (int32_t a = 0; a < (out->i >= 0 ? out->i : j0); a++) {
     out->batch *= c->extents[a];
   }
   return out->m > 0 && out->n > 0 && out->depth > 0 && out->batch > 0;
+}
+
+bool wm_gen_gemm_shape(const wm_gen_compute_t *c, wm_gen_gemm_t *out) {
+  memset(out, 0, sizeof(*out));
+  const wm_gen_expr_t *body = &c->exprs[c->body];
+  if (c->n_reduce < 1 || wm_gen_spatial(c) < 1 || c->combine != WM_GEN_ADD ||
+      c->init != 0.0f || body->op != WM_GEN_MUL) {
+    return false;
+  }
+  wm_gen_gemm_t x, y;
+  bool ok_x = shape_as(c, body->arg[0], body->arg[1], &x);
+  bool ok_y = shape_as(c, body->arg[1], body->arg[0], &y);
+  // The orientation with more columns (B's side is packed in panels of
+  // the wider vectors).
+  if (ok_x && (!ok_y || x.n * (x.i >= 0) >= y.n * (y.i >= 0))) {
+    *out = x;
+    return true;
+  }
+  if (ok_y) {
+    *out = y;
+    return true;
+  }
+  return false;
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) {
@@ -118,22 +173,6 @@ wm_status_t wm_gen_lower_gemm(const wm_gen_compute_t *c,
   return NULL;
 }
 
-// Whether every load of expression |e| moves by 0 or 1 along axis |j|
-// (the epilogue in vectors along it).
-static bool vector_loads(const wm_gen_compute_t *c, int32_t e, int32_t j) {
-  const wm_gen_expr_t *x = &c->exprs[e];
-  if (x->op == WM_GEN_LOAD) {
-    int64_t k = wm_gen_access_step(c, &c->accesses[x->access], j);
-    return k == 0 || k == 1;
-  }
-  for (int32_t k = 0; k < wm_gen_op_arity(x->op); k++) {
-    if (!vector_loads(c, x->arg[k], j)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The micro-kernel: |kc| steps of an mr x nr register tile from packed
 // panels a (kc x mr) and b (kc x nr) into t (mr x nr, row-major); shared
 // by the kernels of a source through its guard.
@@ -174,12 +213,52 @@ static void print_micro(const gen_dialect_t *d, int32_t mr, int32_t nr,
   wm_strbuf_printf(o, "}\n#endif\n");
 }
 
-// The tile's update of the output at rows i<i>.., columns i<j>..: |w|
-// lanes at a time (a full tile) or one element, added to what earlier
-// slices left unless |first|, the epilogue applied if |last|.
+// Declares the variables of axes [from, to) at |depth| from the flat
+// index |flat| (row-major over their extents).
+static void print_unflatten(const wm_gen_compute_t *c, int32_t from, int32_t to,
+                            const char *flat, int32_t depth, wm_strbuf_t *o) {
+  if (to - from == 1) {
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "int64_t i%d = %s;\n", (int)from, flat);
+    return;
+  }
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "int64_t wg_u%d = %s;\n", (int)from, flat);
+  for (int32_t a = to - 1; a >= from; a--) {
+    gen_indent(o, depth);
+    if (a == from) {
+      wm_strbuf_printf(o, "int64_t i%d = wg_u%d;\n", (int)a, (int)from);
+    } else {
+      wm_strbuf_printf(o, "int64_t i%d = wg_u%d %% %lld;\n", (int)a, (int)from,
+                       (long long)c->extents[a]);
+      gen_indent(o, depth);
+      wm_strbuf_printf(o, "wg_u%d /= %lld;\n", (int)from,
+                       (long long)c->extents[a]);
+    }
+  }
+}
+
+// The column axes' variables at flat column |flat| for the output and the
+// epilogue (flat over them): the last one holds the flat index, the
+// others 0.
+static void print_flat_columns(const wm_gen_gemm_t *g, int32_t ns,
+                               const char *flat, int32_t depth,
+                               wm_strbuf_t *o) {
+  for (int32_t a = g->j0; a < ns; a++) {
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "int64_t i%d = %s;\n", (int)a,
+                     a == ns - 1 ? flat : "0");
+  }
+}
+
+// The tile's update of the output at row i<i>, flat column |col|: |w|
+// lanes (a full tile's) or one element, added to what earlier slices left
+// unless first, the epilogue applied on the last slice.
 static void print_update(const gen_dialect_t *d, const wm_gen_compute_t *c,
-                         int32_t w, int32_t va, int32_t depth, wm_strbuf_t *o,
-                         const char *tile) {
+                         const wm_gen_gemm_t *g, int32_t w, int32_t depth,
+                         const char *col, const char *tile, wm_strbuf_t *o) {
+  int32_t ns = wm_gen_spatial(c), va = ns - 1;
+  print_flat_columns(g, ns, col, depth, o);
   gen_indent(o, depth);
   if (w > 1) {
     wm_strbuf_printf(o, "wg_v%d wg_acc = wg_load%d(%s);\n", w, w, tile);
@@ -222,12 +301,29 @@ static void print_update(const gen_dialect_t *d, const wm_gen_compute_t *c,
   }
 }
 
+// Whether every load of expression |e| moves by 0 or 1 along axis |j|
+// (the epilogue in vectors along it).
+static bool vector_loads(const wm_gen_compute_t *c, int32_t e, int32_t j) {
+  const wm_gen_expr_t *x = &c->exprs[e];
+  if (x->op == WM_GEN_LOAD) {
+    int64_t k = wm_gen_access_step(c, &c->accesses[x->access], j);
+    return k == 0 || k == 1;
+  }
+  for (int32_t k = 0; k < wm_gen_op_arity(x->op); k++) {
+    if (!vector_loads(c, x->arg[k], j)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Packs A's rows [wg_ic, wg_ic + wg_mc) of the slice into panels of mr
-// rows (zero past the last row): a full panel reads mr rows along the
-// slice, a partial one checks each row.
-static void print_pack_a(const wm_gen_compute_t *c, const wm_gen_gemm_t *g,
-                         const wm_gen_access_t *A, int32_t mr, wm_strbuf_t *o) {
-  int ai = (int)g->i, ak = (int)g->k;
+// rows (zero past the last row): per step of the slice its reduce axes'
+// variables, then mr rows (a full panel without checks).
+static void print_pack_a(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                         const wm_gen_gemm_t *g, const wm_gen_access_t *A,
+                         int32_t mr, wm_strbuf_t *o) {
+  int ai = (int)g->i;
   wm_strbuf_printf(
       o,
       "          for (int64_t wg_ir = 0; wg_ir < wg_mc; wg_ir += "
@@ -235,22 +331,23 @@ static void print_pack_a(const wm_gen_compute_t *c, const wm_gen_gemm_t *g,
       "            float *restrict wg_q = wg_pa + wg_ir * wg_pk;\n"
       "            int64_t wg_rows = wg_mc - wg_ir < %d ? wg_mc - "
       "wg_ir : %d;\n"
-      "            for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n"
-      "              int64_t i%d = wg_p0 + wg_p;\n"
-      "              if (wg_rows == %d) {\n"
-      "#pragma GCC unroll 16\n"
-      "                for (int64_t wg_y = 0; wg_y < %d; wg_y++) "
-      "{\n",
-      mr, mr, mr, ak, mr, mr);
+      "            for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n",
+      mr, mr, mr);
+  print_unflatten(c, wm_gen_spatial(c), c->n_axes, "wg_p0 + wg_p", 7, o);
+  wm_strbuf_printf(o,
+                   "              if (wg_rows == %d) {\n"
+                   "#pragma GCC unroll 16\n"
+                   "                for (int64_t wg_y = 0; wg_y < %d; wg_y++) "
+                   "{\n",
+                   mr, mr);
   if (ai >= 0) {
     wm_strbuf_printf(
         o, "                  int64_t i%d = wg_ic + wg_ir + wg_y;\n", ai);
   }
-  wm_strbuf_printf(o, "                  wg_q[wg_p * %d + wg_y] = T%d[", mr,
-                   (int)A->tensor);
-  gen_print_offset(c, A, o);
+  wm_strbuf_printf(o, "                  wg_q[wg_p * %d + wg_y] = ", mr);
+  gen_print_load(d, c, A, o);
   wm_strbuf_printf(o,
-                   "];\n"
+                   ";\n"
                    "                }\n"
                    "                continue;\n"
                    "              }\n"
@@ -261,38 +358,55 @@ static void print_pack_a(const wm_gen_compute_t *c, const wm_gen_gemm_t *g,
     wm_strbuf_printf(o, "                int64_t i%d = wg_ic + wg_ir + wg_y;\n",
                      ai);
   }
+  wm_strbuf_printf(
+      o, "                wg_q[wg_p * %d + wg_y] = wg_y < wg_rows ? ", mr);
+  gen_print_load(d, c, A, o);
   wm_strbuf_printf(o,
-                   "                wg_q[wg_p * %d + wg_y] = wg_y < wg_rows ? "
-                   "T%d[",
-                   mr, (int)A->tensor);
-  gen_print_offset(c, A, o);
-  wm_strbuf_printf(o,
-                   "] : 0.0f;\n"
+                   " : 0.0f;\n"
                    "              }\n"
                    "            }\n"
                    "          }\n");
 }
 
 // Packs B's columns [wg_jc, wg_jc + wg_jn) of the slice into panels of nr
-// columns (zero past the last): a full panel copies nr columns per step
-// of the slice (in vectors when B's columns are contiguous).
-static void print_pack_b(const wm_gen_compute_t *c, const wm_gen_gemm_t *g,
-                         const wm_gen_access_t *B, int32_t nr, int32_t w,
-                         wm_strbuf_t *o) {
-  int aj = (int)g->j, ak = (int)g->k;
-  bool contiguous = wm_gen_access_step(c, B, g->j) == 1;
+// columns (zero past the last). One column axis: a full panel copies nr
+// columns per step of the slice (in vectors where B's columns are
+// contiguous and unguarded). Several: the panel's columns unflattened once
+// into a table, read per step.
+static void print_pack_b(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                         const wm_gen_gemm_t *g, const wm_gen_access_t *B,
+                         int32_t nr, int32_t w, wm_strbuf_t *o) {
+  int32_t ns = wm_gen_spatial(c), nj = ns - g->j0;
+  int aj = (int)g->j0;
+  bool vectors = nj == 1 && !B->guard && wm_gen_access_step(c, B, aj) == 1;
   wm_strbuf_printf(o,
                    "        for (int64_t wg_jr = 0; wg_jr < wg_jn; wg_jr += "
                    "%d) {\n"
                    "          float *restrict wg_q = wg_pb + wg_jr * wg_pk;\n"
                    "          int64_t wg_cols = wg_jn - wg_jr < %d ? wg_jn - "
-                   "wg_jr : %d;\n"
-                   "          for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n"
-                   "            int64_t i%d = wg_p0 + wg_p;\n"
-                   "            if (wg_cols == %d) {\n",
-                   nr, nr, nr, ak, nr);
-  if (contiguous) {
-    wm_strbuf_printf(o, "              int64_t i%d = wg_jc + wg_jr;\n", aj);
+                   "wg_jr : %d;\n",
+                   nr, nr, nr);
+  if (nj > 1) {
+    wm_strbuf_printf(o,
+                     "          int64_t wg_jv[%d][%d];\n"
+                     "          for (int64_t wg_x = 0; wg_x < wg_cols; "
+                     "wg_x++) {\n",
+                     nr, (int)nj);
+    print_unflatten(c, g->j0, ns, "wg_jc + wg_jr + wg_x", 6, o);
+    for (int32_t a = g->j0; a < ns; a++) {
+      wm_strbuf_printf(o, "            wg_jv[wg_x][%d] = i%d;\n",
+                       (int)(a - g->j0), (int)a);
+    }
+    wm_strbuf_printf(o, "          }\n");
+  }
+  wm_strbuf_printf(
+      o, "          for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n");
+  print_unflatten(c, ns, c->n_axes, "wg_p0 + wg_p", 6, o);
+  if (vectors) {
+    wm_strbuf_printf(o,
+                     "            if (wg_cols == %d) {\n"
+                     "              int64_t i%d = wg_jc + wg_jr;\n",
+                     nr, aj);
     for (int32_t v = 0; v < nr / w; v++) {
       wm_strbuf_printf(o,
                        "              wg_store%d(wg_q + wg_p * %d + %d, "
@@ -301,28 +415,30 @@ static void print_pack_b(const wm_gen_compute_t *c, const wm_gen_gemm_t *g,
       gen_print_offset(c, B, o);
       wm_strbuf_printf(o, " + %d));\n", v * w);
     }
-  } else {
     wm_strbuf_printf(o,
-                     "#pragma GCC unroll 16\n"
-                     "              for (int64_t wg_x = 0; wg_x < %d; wg_x++) "
-                     "{\n"
-                     "                int64_t i%d = wg_jc + wg_jr + wg_x;\n"
-                     "                wg_q[wg_p * %d + wg_x] = T%d[",
-                     nr, aj, nr, (int)B->tensor);
-    gen_print_offset(c, B, o);
-    wm_strbuf_printf(o, "];\n              }\n");
+                     "              continue;\n"
+                     "            }\n");
   }
   wm_strbuf_printf(o,
-                   "              continue;\n"
-                   "            }\n"
                    "            for (int64_t wg_x = 0; wg_x < %d; wg_x++) {\n"
-                   "              int64_t i%d = wg_jc + wg_jr + wg_x;\n"
-                   "              wg_q[wg_p * %d + wg_x] = wg_x < wg_cols ? "
-                   "T%d[",
-                   nr, aj, nr, (int)B->tensor);
-  gen_print_offset(c, B, o);
+                   "              if (wg_x >= wg_cols) {\n"
+                   "                wg_q[wg_p * %d + wg_x] = 0.0f;\n"
+                   "                continue;\n"
+                   "              }\n",
+                   nr, nr);
+  if (nj > 1) {
+    for (int32_t a = g->j0; a < ns; a++) {
+      wm_strbuf_printf(o, "              int64_t i%d = wg_jv[wg_x][%d];\n",
+                       (int)a, (int)(a - g->j0));
+    }
+  } else {
+    wm_strbuf_printf(o, "              int64_t i%d = wg_jc + wg_jr + wg_x;\n",
+                     aj);
+  }
+  wm_strbuf_printf(o, "              wg_q[wg_p * %d + wg_x] = ", nr);
+  gen_print_load(d, c, B, o);
   wm_strbuf_printf(o,
-                   "] : 0.0f;\n"
+                   ";\n"
                    "            }\n"
                    "          }\n"
                    "        }\n");
@@ -338,11 +454,11 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
                     "gen: %s: the packed contraction template prints C only",
                     c->name);
   }
-  int32_t w = s->vector_width, mr = s->mr, nr = s->nr;
+  int32_t w = s->vector_width, mr = s->mr, nr = s->nr, ns = wm_gen_spatial(c);
   split_t sp = split_of(&g, s);
-  int ai = (int)g.i, aj = (int)g.j;
+  int ai = (int)g.i;
   const wm_gen_access_t *A = load_of(c, g.a), *B = load_of(c, g.b);
-  bool vec_epi = c->epilogue < 0 || vector_loads(c, c->epilogue, g.j);
+  bool vec_epi = c->epilogue < 0 || vector_loads(c, c->epilogue, ns - 1);
   gen_print_prologue(d, c, w, o);
   print_micro(d, mr, nr, w, o);
   gen_print_signature(d, c, o);
@@ -363,11 +479,9 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
       "    wg_job += wg_b1 - wg_b0;\n",
       (long long)sp.per_batch, (long long)sp.per_batch, (long long)sp.per_batch,
       (long long)sp.per_batch);
-  int32_t n_batch = (int32_t)(ai >= 0 ? ai : aj);
-  for (int32_t a = n_batch - 1; a >= 0; a--) {
-    wm_strbuf_printf(o, "    int64_t i%d = wg_bt %% %lld;\n", (int)a,
-                     (long long)c->extents[a]);
-    wm_strbuf_printf(o, "    wg_bt /= %lld;\n", (long long)c->extents[a]);
+  int32_t n_batch = ai >= 0 ? ai : g.j0;
+  if (n_batch > 0) {
+    print_unflatten(c, 0, n_batch, "wg_bt", 2, o);
   }
   wm_strbuf_printf(o, "    (void)wg_bt;\n");
   long long size = (long long)sp.size, m = (long long)g.m, nn = (long long)g.n;
@@ -398,7 +512,7 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
       "== %lld;\n"
       "        (void)wg_last;\n",
       s->nc, s->nc, s->nc, depth, s->kc, depth, s->kc, depth, s->kc, depth);
-  print_pack_b(c, &g, B, nr, w, o);
+  print_pack_b(d, c, &g, B, nr, w, o);
   wm_strbuf_printf(
       o,
       "        for (int64_t wg_ic = wg_m0; wg_ic < wg_m1; wg_ic += "
@@ -406,7 +520,7 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
       "          int64_t wg_mc = wg_m1 - wg_ic < %d ? wg_m1 - "
       "wg_ic : %d;\n",
       s->mc, s->mc, s->mc);
-  print_pack_a(c, &g, A, mr, o);
+  print_pack_a(d, c, &g, A, mr, o);
   // The register tiles over the packed panels.
   wm_strbuf_printf(
       o,
@@ -438,13 +552,11 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
     }
     wm_strbuf_printf(o,
                      "                  for (int64_t wg_x = 0; wg_x < %d; "
-                     "wg_x += %d) {\n"
-                     "                    int64_t i%d = wg_jc + wg_jr + "
-                     "wg_x;\n",
-                     nr, w, aj);
+                     "wg_x += %d) {\n",
+                     nr, w);
     char vtile[64];
     snprintf(vtile, sizeof(vtile), "wg_t + wg_y * %d + wg_x", nr);
-    print_update(d, c, w, aj, 10, o, vtile);
+    print_update(d, c, &g, w, 10, "wg_jc + wg_jr + wg_x", vtile, o);
     wm_strbuf_printf(o,
                      "                  }\n"
                      "                }\n"
@@ -460,12 +572,10 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
   }
   wm_strbuf_printf(o,
                    "                for (int64_t wg_x = 0; wg_x < wg_cols; "
-                   "wg_x++) {\n"
-                   "                  int64_t i%d = wg_jc + wg_jr + wg_x;\n",
-                   aj);
+                   "wg_x++) {\n");
   char tile[64];
   snprintf(tile, sizeof(tile), "wg_t[wg_y * %d + wg_x]", nr);
-  print_update(d, c, 1, -1, 9, o, tile);
+  print_update(d, c, &g, 1, 9, "wg_jc + wg_jr + wg_x", tile, o);
   wm_strbuf_printf(o,
                    "                }\n"
                    "              }\n"

@@ -88,6 +88,9 @@ typedef struct wm_gen_access {
   int32_t tensor;
   int64_t coef[WM_MAX_RANK][WM_GEN_MAX_AXES];
   int64_t off[WM_MAX_RANK];
+  // Reads outside the tensor's dims give 0 instead (a convolution's
+  // padding); an input's only.
+  bool guard;
 } wm_gen_access_t;
 
 // A node of the body.
@@ -272,16 +275,21 @@ wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
 
 // ---------------------------------------------------------- contraction
 
-// A contraction the packed template runs: one reduce axis k, a sum (init
-// 0) of a product of two loads, A not moving along the output's innermost
-// axis j and B not along its next one i (absent for a vector: one row);
-// the spatial axes before i are batch axes, along which A, B and the
-// output move as their accesses say. The epilogue is any function of the
-// sum and of loads at the output's point (bias, residual, activation).
+// A contraction the packed template runs: a sum (init 0) of a product
+// of two loads. Its columns are the trailing spatial axes along which A
+// does not move and the output (and every load of the epilogue) is
+// contiguous, flattened (j: a matrix's columns, a convolution's output
+// pixels); its row axis i the spatial axis before them, along which B does
+// not move (absent: one row); its depth the reduce axes, flattened (a
+// convolution's input channels and taps); the spatial axes before the row
+// axis are batch axes. The epilogue is any function of the sum and of
+// loads at the output's point (bias, residual, activation). Guarded loads
+// (padding) pack as zeros.
 typedef struct wm_gen_gemm {
   int32_t a, b;         // the two loads (expressions)
-  int32_t i, j, k;      // axes; i -1 for a single row
-  int64_t m, n, depth;  // extents of i (1 without it), j and k
+  int32_t i;            // the row axis, -1 for a single row
+  int32_t j0;           // the columns are axes j0 .. spatial - 1
+  int64_t m, n, depth;  // rows, columns and depth (flattened)
   int64_t batch;        // product of the batch axes' extents
 } wm_gen_gemm_t;
 

@@ -357,15 +357,83 @@ static wm_status_t make_contraction(fuzz_case_t *fc, int k) {
   return fill_case(fc);
 }
 
+// A 2-D convolution Y[n, oc, oh, ow] = sum over ic, kh, kw of
+// X[n, ic, oh * s + kh * d - p, ow * s + kw * d - p] (guarded: the
+// padding reads 0) * W[oc, ic, kh, kw], a bias per output channel now
+// and then: the template's columns are (oh, ow), its depth (ic, kh, kw).
+static wm_status_t make_conv(fuzz_case_t *fc, int k) {
+  wm_gen_compute_t *c = &fc->c;
+  int64_t n = 1 + pick(2), ic = 1 + pick(6), oc = 1 + pick(20),
+          kh = 1 + pick(3), kw = 1 + pick(3), st = 1 + pick(2),
+          dl = 1 + pick(2), pad = pick(3);
+  int64_t h = 1 + pick(12), w = 1 + pick(12);
+  int64_t oh = (h + 2 * pad - dl * (kh - 1) - 1) / st + 1;
+  int64_t ow = (w + 2 * pad - dl * (kw - 1) - 1) / st + 1;
+  if (oh < 1 || ow < 1) {
+    h += dl * kh;
+    w += dl * kw;
+    oh = (h + 2 * pad - dl * (kh - 1) - 1) / st + 1;
+    ow = (w + 2 * pad - dl * (kw - 1) - 1) / st + 1;
+  }
+  int64_t yd[4] = {n, oc, oh, ow};
+  char name[16];
+  snprintf(name, sizeof(name), "k%d", k);
+  WM_RETURN_IF_ERROR(wm_gen_begin(c, name, 4, yd, NULL));
+  int32_t ai, ah, aw;
+  WM_RETURN_IF_ERROR(wm_gen_reduce_axis(c, "ci", ic, &ai));
+  WM_RETURN_IF_ERROR(wm_gen_reduce_axis(c, "kh", kh, &ah));
+  WM_RETURN_IF_ERROR(wm_gen_reduce_axis(c, "kw", kw, &aw));
+  wm_gen_access_t x;
+  memset(&x, 0, sizeof(x));
+  x.coef[0][0] = 1;
+  x.coef[1][ai] = 1;
+  x.coef[2][2] = st;
+  x.coef[2][ah] = dl;
+  x.off[2] = -pad;
+  x.coef[3][3] = st;
+  x.coef[3][aw] = dl;
+  x.off[3] = -pad;
+  x.guard = true;
+  int64_t xd[4] = {n, ic, h, w}, wd[4] = {oc, ic, kh, kw};
+  int32_t lx, lw, body, epi = -1;
+  WM_RETURN_IF_ERROR(wm_gen_input_access(c, "X", 4, xd, NULL, &x, &lx));
+  wm_gen_access_t wa;
+  memset(&wa, 0, sizeof(wa));
+  wa.coef[0][1] = 1;
+  wa.coef[1][ai] = 1;
+  wa.coef[2][ah] = 1;
+  wa.coef[3][aw] = 1;
+  WM_RETURN_IF_ERROR(wm_gen_input_access(c, "W", 4, wd, NULL, &wa, &lw));
+  WM_RETURN_IF_ERROR(wm_gen_binary(c, WM_GEN_MUL, lx, lw, &body));
+  if (pick(2)) {
+    int64_t bd[3] = {oc, 1, 1};
+    int32_t lb, acc;
+    WM_RETURN_IF_ERROR(wm_gen_input(c, "bias", 3, bd, &lb));
+    WM_RETURN_IF_ERROR(wm_gen_acc(c, &acc));
+    WM_RETURN_IF_ERROR(wm_gen_binary(c, WM_GEN_ADD, acc, lb, &epi));
+  }
+  WM_RETURN_IF_ERROR(wm_gen_finish_reduce(c, WM_GEN_ADD, 0.0f, body, epi));
+  fc->s = wm_gen_default_schedule(c, pick(2) ? 64 : 32);
+  if (fc->s.mr > 0 && pick(2)) {
+    fc->s.kc = 1 + pick(40);
+    fc->s.mc = fc->s.mr * (1 + pick(3));
+    fc->s.nc = fc->s.nr * (1 + pick(3));
+  }
+  return fill_case(fc);
+}
+
 // Makes case |k|: output rank 0 to 4, dims 0 to 9 (mostly 1 to 9),
 // inputs broadcast along random dims, one of them sometimes read
 // transposed, a random schedule that the compute allows.
 static wm_status_t make_case(fuzz_case_t *fc, int k) {
   memset(fc, 0, sizeof(*fc));
   wm_gen_compute_t *c = &fc->c;
-  int32_t kind = pick(6);
+  int32_t kind = pick(7);
   if (kind == 0) {
     return make_contraction(fc, k);
+  }
+  if (kind == 6) {
+    return make_conv(fc, k);
   }
   if (kind <= 2) {
     return make_reduction(fc, k);
@@ -424,6 +492,9 @@ static double eval_at(const fuzz_case_t *fc, int32_t i, const int64_t *at,
       int64_t idx = acc->off[d];
       for (int32_t a = 0; a < c->n_axes; a++) {
         idx += acc->coef[d][a] * at[a];
+      }
+      if (acc->guard && (idx < 0 || idx >= t->dims[d])) {
+        return 0;  // padding
       }
       off += idx * t->strides[d];
     }
@@ -613,7 +684,7 @@ WM_TEST(generated_c_agrees_with_the_compute_in_double) {
   bool compiled = false;
   WM_CHECK_OK(wm_cc_build(wm_strbuf_str(&src), dir, &lib, &compiled));
   WM_CHECK(compiled);
-  int bad = 0, vectorized = 0, reductions = 0, packed = 0;
+  int bad = 0, vectorized = 0, reductions = 0, packed = 0, guarded = 0;
   for (int k = 0; lib && k < FUZZ_CASES; k++) {
     void *fn = wm_cc_symbol(lib, cases[k].c.name);
     WM_CHECK(fn != NULL);
@@ -621,11 +692,13 @@ WM_TEST(generated_c_agrees_with_the_compute_in_double) {
     vectorized += cases[k].s.vector_width > 1;
     reductions += cases[k].c.n_reduce > 0;
     packed += cases[k].s.mr > 0;
+    guarded += cases[k].c.n_accesses > 1 && cases[k].c.accesses[1].guard;
   }
   printf(
-      "  %d cases (%d reductions, %d packed contractions), %d vectorized, "
-      "%d wrong\n",
-      FUZZ_CASES, reductions, packed, vectorized, bad);
+      "  %d cases (%d reductions, %d packed contractions, %d guarded), "
+      "%d vectorized, %d wrong\n",
+      FUZZ_CASES, reductions, packed, guarded, vectorized, bad);
+  WM_CHECK(guarded > FUZZ_CASES / 20);
   WM_CHECK(reductions > FUZZ_CASES / 5 && packed > FUZZ_CASES / 20);
   WM_CHECK_INT_EQ(bad, 0);
   WM_CHECK(vectorized > FUZZ_CASES / 4);

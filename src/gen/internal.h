@@ -31,6 +31,10 @@ void gen_indent(wm_strbuf_t *o, int32_t depth);
 // The offset of access |acc| in its tensor over the loop variables i<a>.
 void gen_print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
                       wm_strbuf_t *o);
+// A scalar load through |acc|: T<t>[offset], or for a guarded access
+// (in bounds ? T<t>[offset] : 0.0f) checking the dims it may leave.
+void gen_print_load(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                    const wm_gen_access_t *acc, wm_strbuf_t *o);
 // Expression |i|: scalar (|w| 1) or |w| lanes along axis |va|; ACC is the
 // variable wg_acc.
 void gen_print_expr(const gen_dialect_t *d, const wm_gen_compute_t *c,

@@ -52,7 +52,7 @@ wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
   int32_t lanes = vector_bytes / (int32_t)sizeof(float);
   int32_t ns = wm_gen_spatial(c);
   wm_gen_gemm_t g;
-  if (wm_gen_gemm_shape(c, &g) && lanes >= 4) {
+  if (wm_gen_gemm_shape(c, &g) && lanes >= 4 && g.m >= 4) {
     // The packed template: a register tile of MR x NR accumulators (NR two
     // vectors; MR x 2 accumulators at least the FMA latency times its
     // pipes), KC deep slices, MC rows of A in L2 and NC columns of B in

@@ -132,6 +132,50 @@ void gen_print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
   }
 }
 
+// Whether dim |d| of |acc|'s index stays inside its tensor for every
+// point of the axes (no check needed).
+static bool dim_inside(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
+                       int32_t d) {
+  int64_t lo = acc->off[d], hi = acc->off[d];
+  for (int32_t a = 0; a < c->n_axes; a++) {
+    int64_t span = acc->coef[d][a] * (c->extents[a] - 1);
+    lo += span < 0 ? span : 0;
+    hi += span > 0 ? span : 0;
+  }
+  return lo >= 0 && hi < c->tensors[acc->tensor].dims[d];
+}
+
+void gen_print_load(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                    const wm_gen_access_t *acc, wm_strbuf_t *o) {
+  (void)d;
+  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  bool any = false;
+  for (int32_t k = 0; acc->guard && k < t->rank; k++) {
+    if (dim_inside(c, acc, k)) {
+      continue;
+    }
+    // One unsigned comparison per dim: a negative index wraps above.
+    wm_strbuf_printf(o, "%s(unsigned long long)(", any ? " && " : "((");
+    bool term = false;
+    for (int32_t a = 0; a < c->n_axes; a++) {
+      if (acc->coef[k][a]) {
+        wm_strbuf_printf(o, "%s%lld * i%d", term ? " + " : "",
+                         (long long)acc->coef[k][a], (int)a);
+        term = true;
+      }
+    }
+    wm_strbuf_printf(o, "%s%lld) < %lldull", term ? " + " : "",
+                     (long long)acc->off[k], (long long)t->dims[k]);
+    any = true;
+  }
+  if (any) {
+    wm_strbuf_printf(o, ") ? ");
+  }
+  wm_strbuf_printf(o, "T%d[", (int)acc->tensor);
+  gen_print_offset(c, acc, o);
+  wm_strbuf_printf(o, "]%s", any ? " : 0.0f)" : "");
+}
+
 void gen_print_expr(const gen_dialect_t *d, const wm_gen_compute_t *c,
                     int32_t i, int32_t w, int32_t va, wm_strbuf_t *o) {
   const wm_gen_expr_t *e = &c->exprs[i];
@@ -139,18 +183,26 @@ void gen_print_expr(const gen_dialect_t *d, const wm_gen_compute_t *c,
       e->op == WM_GEN_LOAD ? &c->accesses[e->access] : NULL;
   switch (e->op) {
     case WM_GEN_LOAD:
-      if (w > 1 && wm_gen_access_step(c, acc, va) != 0) {
+      if (w > 1 && wm_gen_access_step(c, acc, va) != 0 && acc->guard) {
+        // Lane by lane, each checked: the vector axis's variable shadowed
+        // per lane (a GNU statement expression).
+        wm_strbuf_printf(o,
+                         "({ wg_v%d wg_g; const int64_t wg_b%d = i%d; "
+                         "for (int wg_l = 0; wg_l < %d; wg_l++) { "
+                         "int64_t i%d = wg_b%d + wg_l; wg_g[wg_l] = ",
+                         w, (int)va, (int)va, w, (int)va, (int)va);
+        gen_print_load(d, c, acc, o);
+        wm_strbuf_printf(o, "; } wg_g; })");
+      } else if (w > 1 && wm_gen_access_step(c, acc, va) != 0) {
         wm_strbuf_printf(o, "wg_load%d(T%d + ", w, (int)acc->tensor);
         gen_print_offset(c, acc, o);
         wm_strbuf_printf(o, ")");
       } else if (w > 1) {
-        wm_strbuf_printf(o, "wg_splat%d(T%d[", w, (int)acc->tensor);
-        gen_print_offset(c, acc, o);
-        wm_strbuf_printf(o, "])");
+        wm_strbuf_printf(o, "wg_splat%d(", w);
+        gen_print_load(d, c, acc, o);
+        wm_strbuf_printf(o, ")");
       } else {
-        wm_strbuf_printf(o, "T%d[", (int)acc->tensor);
-        gen_print_offset(c, acc, o);
-        wm_strbuf_printf(o, "]");
+        gen_print_load(d, c, acc, o);
       }
       return;
     case WM_GEN_ACC:
