@@ -118,6 +118,11 @@ typedef struct wm_session_stats {
                                    // creation)
   uint64_t constant_bytes_copied;  // of those, copied: the rest are used
                                    // in place (backends on host memory)
+  size_t generated_kernels;        // distinct kernels the current plan
+                                   // generated (all backends)
+  double generate_ms;              // printing and building them: compiling
+                                   // with a cold cache, loading with a warm
+                                   // one
 } wm_session_stats_t;
 
 // Checks |graph| (structure, schemas, shape inference: the graph's value

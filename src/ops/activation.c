@@ -520,8 +520,8 @@ static void cost_softmax(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 
 // The activation of x as a generator expression, with the operator's
 // parameters |p| (act_params), as the f_* kernels above compute it.
-static int32_t act_expr(wm_gen_builder_t *b, const char *name, const double *p,
-                        int32_t x) {
+int32_t wm_op_act_expr(wm_gen_builder_t *b, const char *name, const double *p,
+                       int32_t x) {
   const float p0 = (float)p[0], p1 = (float)p[1];
   int32_t zero = wm_gen_k(b, 0.0f), one = wm_gen_k(b, 1.0f);
   // e^v - 1 and log(1 + e^x)
@@ -628,7 +628,7 @@ static wm_status_t define_act(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
   WM_RETURN_IF_ERROR(act_params(ctx, op, p));
   WM_RETURN_IF_ERROR(wm_op_define_inputs(ctx, out, loads));
   wm_gen_builder_t b = {out, NULL};
-  int32_t y = act_expr(&b, op->name, p, loads[0]);
+  int32_t y = wm_op_act_expr(&b, op->name, p, loads[0]);
   WM_RETURN_IF_ERROR(b.st);
   return wm_gen_finish(out, y);
 }

@@ -15,7 +15,7 @@ static int32_t pick(int32_t n) {
   return wm_test_pick(&rng, n);
 }
 
-enum { PER_OP = 6, MAX_CASES = 512 };
+enum { PER_OP = 6, PER_CONTRACTION = 24, MAX_CASES = 1024 };
 
 // One instance: its compute, input data (float) and the reference output.
 typedef struct inst {
@@ -74,6 +74,13 @@ typedef struct in_spec {
   bool axes_attr;  // Reduce* before axes became an input
   int32_t n_axes;
   int64_t axes[WM_MAX_RANK];
+  const char *act;  // Fused*: the activation, its parameters
+  float act_params[2];
+  int32_t n_act_params;
+  int32_t n_ints_attr;  // Conv: strides, dilations, pads
+  const char *ints_names[3];
+  int64_t ints_attr[3][2 * WM_MAX_RANK];
+  int32_t ints_n[3];
 } in_spec_t;
 
 // Elementwise: input 0 sets the shape, the others broadcast to it.
@@ -182,6 +189,100 @@ static void spec_reduce(in_spec_t *sp, int64_t opset, int64_t axes_input) {
   }
 }
 
+// Conv: 1 to 3 spatial dims, groups (depthwise now and then), strides,
+// dilations, pads, a bias now and then.
+static void spec_conv(in_spec_t *sp) {
+  int32_t nsp = 1 + pick(pick(4) ? 2 : 3);
+  int64_t g = pick(3) == 0 ? 1 + pick(4) : 1;
+  int64_t cg = 1 + pick(5), mg = pick(4) == 0 ? 1 : 1 + pick(12);
+  if (pick(5) == 0) {  // depthwise
+    g = 2 + pick(8);
+    cg = mg = 1;
+  }
+  int64_t n = 1 + pick(2);
+  sp->n = 2 + pick(2);
+  sp->rank[0] = sp->rank[1] = 2 + nsp;
+  sp->dims[0][0] = n;
+  sp->dims[0][1] = g * cg;
+  sp->dims[1][0] = g * mg;
+  sp->dims[1][1] = cg;
+  sp->rank[2] = 1;
+  sp->dims[2][0] = g * mg;
+  for (int32_t i = 0; i < nsp; i++) {
+    int64_t k = 1 + pick(3), st = 1 + pick(2), dl = 1 + pick(2);
+    int64_t pb = pick(3) ? pick(k) : 0, pe = pick(3) ? pick(k) : 0;
+    int64_t in = dl * (k - 1) + 1 + pick(nsp == 1 ? 30 : 9);
+    sp->dims[0][2 + i] = in;
+    sp->dims[1][2 + i] = k;
+    sp->ints_attr[0][i] = st;
+    sp->ints_attr[1][i] = dl;
+    sp->ints_attr[2][i] = pb;
+    sp->ints_attr[2][nsp + i] = pe;
+  }
+  sp->ints_names[0] = "strides";
+  sp->ints_names[1] = "dilations";
+  sp->ints_names[2] = "pads";
+  sp->ints_n[0] = sp->ints_n[1] = nsp;
+  sp->ints_n[2] = 2 * nsp;
+  sp->n_ints_attr = 3;
+  sp->int_names[0] = "group";
+  sp->int_attr[0] = g;
+  sp->n_int_attr = 1;
+}
+
+// Fused*: the base's instance, its residual Z (or FusedMatMul's bias) now
+// and then, a random activation.
+static void spec_fused(const char *name, in_spec_t *sp) {
+  int32_t extra;
+  if (strcmp(name, "FusedConv") == 0) {
+    spec_conv(sp);
+    sp->n = 3;  // the bias, then Z
+    extra = 3;
+    int32_t nsp = sp->rank[0] - 2;
+    sp->rank[3] = sp->rank[0];
+    sp->dims[3][0] = sp->dims[0][0];
+    sp->dims[3][1] = sp->dims[1][0];
+    for (int32_t i = 0; i < nsp; i++) {
+      int64_t k = sp->dims[1][2 + i], st = sp->ints_attr[0][i],
+              dl = sp->ints_attr[1][i];
+      int64_t span = sp->dims[0][2 + i] + sp->ints_attr[2][i] +
+                     sp->ints_attr[2][nsp + i] - dl * (k - 1) - 1;
+      sp->dims[3][2 + i] = span / st + 1;
+    }
+  } else if (strcmp(name, "FusedGemm") == 0) {
+    spec_gemm(sp);
+    sp->n = 2;  // Z replaces C (input 2 of both is the sum's extra)
+    extra = 2;
+    bool ta = sp->int_attr[0], tb = sp->int_attr[1];
+    sp->rank[2] = 2;
+    sp->dims[2][0] = sp->dims[0][ta ? 1 : 0];
+    sp->dims[2][1] = sp->dims[1][tb ? 0 : 1];
+  } else {
+    do {
+      spec_matmul(sp);
+    } while (sp->rank[1] < 2);
+    extra = 2;
+    sp->rank[2] = 1;
+    sp->dims[2][0] = sp->dims[1][sp->rank[1] - 1];
+  }
+  if (pick(2)) {
+    sp->n = extra + 1;
+  }
+  static const char *const acts[] = {
+      "",          "Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid",
+      "HardSwish", "Tanh", "Silu", "Gelu",      "GeluTanh"};
+  int32_t a = pick(11);
+  sp->act = acts[a];
+  if (a == 2) {
+    sp->act_params[0] = -1.0f;
+    sp->act_params[1] = 1.5f;
+    sp->n_act_params = 2;
+  } else if (a == 3) {
+    sp->act_params[0] = 0.2f;
+    sp->n_act_params = 1;
+  }
+}
+
 // Builds instance |k| of |def| into |out|; false (nothing kept) when the
 // random shapes do not make a valid instance.
 static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
@@ -193,6 +294,10 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
     spec_gemm(&sp);
   } else if (strcmp(def->name, "MatMul") == 0) {
     spec_matmul(&sp);
+  } else if (strcmp(def->name, "Conv") == 0) {
+    spec_conv(&sp);
+  } else if (strncmp(def->name, "Fused", 5) == 0) {
+    spec_fused(def->name, &sp);
   } else if (strncmp(def->name, "Reduce", 6) == 0) {
     spec_reduce(&sp, opset, strcmp(def->name, "ReduceSum") == 0 ? 13 : 18);
   } else {
@@ -245,6 +350,17 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
   }
   for (int32_t i = 0; ok && !s && i < sp.n_float_attr; i++) {
     s = wm_op_fixture_attr_float(&f, sp.float_names[i], sp.float_attr[i]);
+  }
+  if (ok && !s && sp.act) {
+    s = wm_op_fixture_attr_string(&f, "activation", sp.act);
+  }
+  if (ok && !s && sp.n_act_params) {
+    s = wm_graph_add_attr_floats(f.graph, f.node, "activation_params",
+                                 sp.act_params, (size_t)sp.n_act_params);
+  }
+  for (int32_t i = 0; ok && !s && i < sp.n_ints_attr; i++) {
+    s = wm_op_fixture_attr_ints(&f, sp.ints_names[i], sp.ints_attr[i],
+                                (size_t)sp.ints_n[i]);
   }
   if (ok && !s && sp.axes_attr) {
     s = wm_op_fixture_attr_ints(&f, "axes", sp.axes, (size_t)sp.n_axes);
@@ -321,7 +437,12 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
     }
     n_defs++;
     int made = 0;
-    for (int k = 0; k < PER_OP * 3 && made < PER_OP && n < MAX_CASES; k++) {
+    // Contractions have the most shapes (and schedules) to cover.
+    bool contraction =
+        strcmp(def->name, "Conv") == 0 || strcmp(def->name, "Gemm") == 0 ||
+        strcmp(def->name, "MatMul") == 0 || strncmp(def->name, "Fused", 5) == 0;
+    int want = contraction ? PER_CONTRACTION : PER_OP;
+    for (int k = 0; k < want * 3 && made < want && n < MAX_CASES; k++) {
       if (!make_inst(def, n, &insts[n])) {
         free_inst(&insts[n]);
         continue;
@@ -334,10 +455,10 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
       made++;
       n++;
     }
-    if (made < PER_OP) {
+    if (made < want) {
       printf("  %s: %d instances made\n", def->name, made);
     }
-    WM_CHECK(made == PER_OP);
+    WM_CHECK(made == want);
   }
   char dir[] = "/tmp/wmap_define_XXXXXX";
   WM_CHECK(mkdtemp(dir) != NULL);

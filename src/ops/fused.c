@@ -313,12 +313,86 @@ static void fused_matmul_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   fused_cost(ctx, &kMatMul, out);
 }
 
+// The definition: the base operator's, its epilogue extended by the
+// residual or bias |extra| and the activation.
+static wm_status_t fused_define(const wm_op_ctx_t *ctx, const base_t *b,
+                                int32_t extra, bool extra_is_vector,
+                                wm_gen_compute_t *out) {
+  act_t act;
+  WM_RETURN_IF_ERROR(read_act(ctx, &act));
+  wm_op_ctx_t sub;
+  const wm_op_def_t *def;
+  WM_RETURN_IF_ERROR(base_ctx(ctx, b, &sub, &def));
+  if (!def->define) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED, "%s has no compute definition",
+                       b->name);
+  }
+  WM_RETURN_IF_ERROR(def->define(&sub, out));
+  int32_t v = out->epilogue;
+  if (v < 0) {
+    WM_RETURN_IF_ERROR(wm_gen_acc(out, &v));
+  }
+  wm_gen_builder_t bd = {out, NULL};
+  if (wm_op_has_input(ctx, extra)) {
+    int32_t e;
+    if (extra_is_vector) {
+      const wm_shape_t *s = wm_op_in_shape(ctx, extra);
+      WM_RETURN_IF_ERROR(wm_gen_input(out, "E", s->rank, s->dims, &e));
+    } else {
+      // Z has the output's shape, read as the compute sees the output.
+      const wm_gen_tensor_t *y = &out->tensors[0];
+      WM_RETURN_IF_ERROR(wm_gen_input_access(out, "E", y->rank, y->dims, NULL,
+                                             &out->accesses[0], &e));
+    }
+    out->tensors[out->n_tensors - 1].operand = extra;
+    v = wm_gen_f2(&bd, WM_GEN_ADD, v, e);
+  }
+  static const char *const kNames[] = {
+      [ACT_RELU] = "Relu",
+      [ACT_LEAKY_RELU] = "LeakyRelu",
+      [ACT_SIGMOID] = "Sigmoid",
+      [ACT_HARD_SIGMOID] = "HardSigmoid",
+      [ACT_HARD_SWISH] = "HardSwish",
+      [ACT_SILU] = "Swish",
+      [ACT_GELU] = "Gelu",
+      [ACT_GELU_TANH] = "Gelu",
+  };
+  double p[2] = {act.p0, act.p1};
+  if (act.kind == ACT_CLIP) {
+    v = wm_gen_f2(&bd, WM_GEN_MAX,
+                  wm_gen_f2(&bd, WM_GEN_MIN, v, wm_gen_k(&bd, (float)act.p1)),
+                  wm_gen_k(&bd, (float)act.p0));
+  } else if (act.kind == ACT_TANH) {
+    v = wm_gen_f1(&bd, WM_GEN_TANH, v);
+  } else if (act.kind != ACT_NONE) {
+    p[0] = act.kind == ACT_SILU        ? 1.0
+           : act.kind == ACT_GELU      ? 0.0
+           : act.kind == ACT_GELU_TANH ? 1.0
+                                       : p[0];
+    v = wm_op_act_expr(&bd, kNames[act.kind], p, v);
+  }
+  WM_RETURN_IF_ERROR(bd.st);
+  return wm_gen_finish_reduce(out, out->combine, out->init, out->body, v);
+}
+static wm_status_t fused_conv_define(const wm_op_ctx_t *ctx,
+                                     wm_gen_compute_t *out) {
+  return fused_define(ctx, &kConv, 3, false, out);
+}
+static wm_status_t fused_gemm_define(const wm_op_ctx_t *ctx,
+                                     wm_gen_compute_t *out) {
+  return fused_define(ctx, &kGemm, 3, false, out);
+}
+static wm_status_t fused_matmul_define(const wm_op_ctx_t *ctx,
+                                       wm_gen_compute_t *out) {
+  return fused_define(ctx, &kMatMul, 2, true, out);
+}
+
 const wm_op_def_t wm_ops_fused[] = {
     {"FusedConv", "wmap", 1, 2, 4, 1, 1, WM_T(FLOAT), fused_conv_infer,
-     fused_conv_run, fused_conv_cost, 0, fused_conv_resolve},
+     fused_conv_run, fused_conv_cost, 0, fused_conv_resolve, fused_conv_define},
     {"FusedGemm", "wmap", 1, 2, 3, 1, 1, WM_T(FLOAT), fused_gemm_infer,
-     fused_gemm_run, fused_gemm_cost, 0, fused_gemm_resolve},
+     fused_gemm_run, fused_gemm_cost, 0, fused_gemm_resolve, fused_gemm_define},
     {"FusedMatMul", "wmap", 1, 2, 3, 1, 1, WM_T(FLOAT), fused_matmul_infer,
-     fused_matmul_run, fused_matmul_cost},
+     fused_matmul_run, fused_matmul_cost, 0, NULL, fused_matmul_define},
     WM_OPS_END,
 };

@@ -3,6 +3,7 @@
 // Kernels are reference loops that convert to double, accumulate in double and
 // convert back once.
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -601,6 +602,90 @@ static void conv_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   }
   out->macs = outs * per;
   out->flops = 2 * out->macs + (wm_op_has_input(ctx, 2) ? outs : 0);
+}
+
+// The definition of a float convolution: the output seen as
+// [N, G, M/G, O...] (its own bytes), X as [N, G, C/G, I...] read at
+// o * stride + k * dilation - pad (guarded where padded), W as
+// [G, M/G, C/G, K...], the bias in the epilogue. Its columns are the
+// output pixels, its depth the channels and taps of a group: the packed
+// template's implicit GEMM (depthwise, one row per group, runs as the loop
+// nest).
+static wm_status_t conv_define(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  window_t w;
+  int64_t in_sp[MAX_SPATIAL], out_sp[MAX_SPATIAL], group;
+  bool known;
+  WM_RETURN_IF_ERROR(conv_setup((wm_op_ctx_t *)ctx, &w, in_sp, out_sp, &known));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "group", 1, &group));
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0), *ws = wm_op_in_shape(ctx, 1);
+  bool ok =
+      known && 4 + 2 * w.nsp <= WM_GEN_MAX_AXES && w.nsp + 3 <= WM_MAX_RANK;
+  for (int32_t i = 0; ok && i < ctx->n_in; i++) {
+    ok =
+        !wm_op_has_input(ctx, i) || (wm_op_in_dtype(ctx, i) == WM_DTYPE_FLOAT &&
+                                     wm_shape_is_known(wm_op_in_shape(ctx, i)));
+  }
+  if (!ok || ctx->out_types[0].dtype != WM_DTYPE_FLOAT) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape, at most 4 spatial dims)");
+  }
+  int32_t nsp = w.nsp;
+  int64_t mg = ws->dims[0] / group, cg = ws->dims[1];
+  int64_t yd[WM_MAX_RANK] = {xs->dims[0], group, mg};
+  for (int32_t i = 0; i < nsp; i++) {
+    yd[3 + i] = out_sp[i];
+  }
+  WM_RETURN_IF_ERROR(wm_gen_begin(out, "Conv", 3 + nsp, yd, NULL));
+  int32_t ac, ak[MAX_SPATIAL];
+  WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, "c", cg, &ac));
+  for (int32_t i = 0; i < nsp; i++) {
+    char name[8];
+    snprintf(name, sizeof(name), "k%d", (int)i);
+    WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, name, ws->dims[2 + i], &ak[i]));
+  }
+  wm_gen_access_t x;
+  memset(&x, 0, sizeof(x));
+  int64_t xd[WM_MAX_RANK] = {xs->dims[0], group, cg};
+  x.coef[0][0] = 1;
+  x.coef[1][1] = 1;
+  x.coef[2][ac] = 1;
+  for (int32_t i = 0; i < nsp; i++) {
+    xd[3 + i] = in_sp[i];
+    x.coef[3 + i][3 + i] = w.strides[i];
+    x.coef[3 + i][ak[i]] = w.dilations[i];
+    x.off[3 + i] = -w.pads[i];
+    x.guard |= w.pads[i] != 0 || w.pads[nsp + i] != 0;
+  }
+  int32_t lx, lw, body, epi = -1;
+  WM_RETURN_IF_ERROR(wm_gen_input_access(out, "X", 3 + nsp, xd, NULL, &x, &lx));
+  out->tensors[out->n_tensors - 1].operand = 0;
+  wm_gen_access_t k;
+  memset(&k, 0, sizeof(k));
+  int64_t kd[WM_MAX_RANK] = {group, mg, cg};
+  k.coef[0][1] = 1;
+  k.coef[1][2] = 1;
+  k.coef[2][ac] = 1;
+  for (int32_t i = 0; i < nsp; i++) {
+    kd[3 + i] = ws->dims[2 + i];
+    k.coef[3 + i][ak[i]] = 1;
+  }
+  WM_RETURN_IF_ERROR(wm_gen_input_access(out, "W", 3 + nsp, kd, NULL, &k, &lw));
+  out->tensors[out->n_tensors - 1].operand = 1;
+  WM_RETURN_IF_ERROR(wm_gen_binary(out, WM_GEN_MUL, lx, lw, &body));
+  if (wm_op_has_input(ctx, 2)) {
+    wm_gen_access_t b;
+    memset(&b, 0, sizeof(b));
+    int64_t bd[2] = {group, mg};
+    b.coef[0][1] = 1;
+    b.coef[1][2] = 1;
+    int32_t lb, acc;
+    WM_RETURN_IF_ERROR(wm_gen_input_access(out, "B", 2, bd, NULL, &b, &lb));
+    out->tensors[out->n_tensors - 1].operand = 2;
+    WM_RETURN_IF_ERROR(wm_gen_acc(out, &acc));
+    WM_RETURN_IF_ERROR(wm_gen_binary(out, WM_GEN_ADD, acc, lb, &epi));
+  }
+  return wm_gen_finish_reduce(out, WM_GEN_ADD, 0.0f, body, epi);
 }
 
 // Parameters: the window and group.
@@ -2591,7 +2676,7 @@ static void dc_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 
 const wm_op_def_t wm_ops_nn[] = {
     {"Conv", "", 1, 2, 3, 1, 1, WM_TYPES_FLOAT, conv_infer, conv_run, conv_cost,
-     0, conv_resolve},
+     0, conv_resolve, conv_define},
     {"ConvTranspose", "", 1, 2, 3, 1, 1, WM_TYPES_FLOAT, convt_infer, convt_run,
      convt_cost, 0, convt_resolve},
     {"MaxPool", "", 1, 1, 1, 1, 2, T_MAXPOOL, maxpool_infer, maxpool_run,

@@ -225,6 +225,11 @@ bool wm_op_param_float_of(const wm_op_params_t *params, const char *name,
 // legacy broadcast attribute (before opset 7).
 wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
                                 int32_t *loads) WM_MUST_USE_RESULT;
+// Activation |name| (an ONNX activation operator's op_type) of expression
+// |x| with its parameters |p| (as its resolved alpha, beta...), as that
+// operator's reference kernel computes it; -1 once |b| failed.
+int32_t wm_op_act_expr(wm_gen_builder_t *b, const char *name, const double *p,
+                       int32_t x);
 // The definition of an elementwise |op| folded over every present input:
 // op(x) for a unary one, op(op(x0, x1), x2)... for a binary one.
 wm_status_t wm_op_define_fold(const wm_op_ctx_t *ctx, wm_gen_op_t op,

@@ -222,6 +222,7 @@ wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   wm_status_t st = NULL;
+  uint64_t t_all = wm_now_ns();
   for (size_t k = 0; !st && k < s->n_slots; k++) {
     rt_backend_t *b = &s->slots[k];
     int32_t f = backend_format(b->backend);
@@ -240,6 +241,7 @@ wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
     wm_strbuf_init(&src);
     size_t n_kernels = 0;
     st = print_slot(s, p, k, kFormats[f].dialect, &src, &n_kernels);
+    p->stats.generated_kernels += n_kernels;
     if (!st && src.failed) {
       st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     }
@@ -266,6 +268,7 @@ wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
       }
     }
   }
+  p->stats.generate_ms = (double)(wm_now_ns() - t_all) / 1e6;
   for (size_t i = 0; i < p->n_steps; i++) {
     free(p->steps[i].gen);
     p->steps[i].gen = NULL;

@@ -195,6 +195,8 @@ wm_session_stats_t wm_session_stats(const wm_session_t *session) {
   if (session->active) {
     st.partitions = session->active->stats.partitions;
     st.in_place_outputs = session->active->stats.in_place_outputs;
+    st.generated_kernels = session->active->stats.generated_kernels;
+    st.generate_ms = session->active->stats.generate_ms;
     st.arena_bytes = 0;
     for (size_t k = 0; k < session->n_slots; k++) {
       st.arena_bytes += session->active->arena_bytes[k];
@@ -309,4 +311,10 @@ void wm_session_placement_text(const wm_session_t *s, wm_strbuf_t *out) {
   }
   wm_strbuf_printf(out, ", %zu partition%s\n", stats.partitions,
                    stats.partitions == 1 ? "" : "s");
+  if (stats.generated_kernels) {
+    wm_strbuf_printf(out, "%zu generated kernel%s, built in %.1f ms\n",
+                     stats.generated_kernels,
+                     stats.generated_kernels == 1 ? "" : "s",
+                     stats.generate_ms);
+  }
 }

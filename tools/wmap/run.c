@@ -285,6 +285,15 @@ int wm_cli_run(int argc, char **argv) {
   if (!s && placement) {
     s = report_placement(session, placement_file);
   }
+  if (!s && !placement) {
+    // What generating kernels cost: compiling them with a cold cache.
+    wm_session_stats_t st = wm_session_stats(session);
+    if (st.generated_kernels) {
+      fprintf(stderr, "wmap run: %zu generated kernel%s, built in %.1f ms\n",
+              st.generated_kernels, st.generated_kernels == 1 ? "" : "s",
+              st.generate_ms);
+    }
+  }
   if (!s && save_dir) {
     mkdir(save_dir, 0777);
   }
