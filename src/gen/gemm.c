@@ -378,7 +378,10 @@ static void print_pack_b(const gen_dialect_t *d, const wm_gen_compute_t *c,
                          int32_t nr, int32_t w, wm_strbuf_t *o) {
   int32_t ns = wm_gen_spatial(c), nj = ns - g->j0;
   int aj = (int)g->j0;
-  bool vectors = nj == 1 && !B->guard && wm_gen_access_step(c, B, aj) == 1;
+  // B's columns contiguous over the flattened index (a matrix's rows, a
+  // 1x1 convolution's pixels): whole panel rows in vectors.
+  bool vectors = !B->guard && wm_gen_access_step(c, B, ns - 1) == 1 &&
+                 flat_columns(c, B, g->j0, ns);
   wm_strbuf_printf(o,
                    "        for (int64_t wg_jr = 0; wg_jr < wg_jn; wg_jr += "
                    "%d) {\n"
@@ -403,10 +406,8 @@ static void print_pack_b(const gen_dialect_t *d, const wm_gen_compute_t *c,
       o, "          for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n");
   print_unflatten(c, ns, c->n_axes, "wg_p0 + wg_p", 6, o);
   if (vectors) {
-    wm_strbuf_printf(o,
-                     "            if (wg_cols == %d) {\n"
-                     "              int64_t i%d = wg_jc + wg_jr;\n",
-                     nr, aj);
+    wm_strbuf_printf(o, "            if (wg_cols == %d) {\n", nr);
+    print_flat_columns(g, ns, "wg_jc + wg_jr", 7, o);
     for (int32_t v = 0; v < nr / w; v++) {
       wm_strbuf_printf(o,
                        "              wg_store%d(wg_q + wg_p * %d + %d, "
