@@ -23,6 +23,7 @@
 #include "wmap/base.h"
 #include "wmap/graph.h"
 #include "gen/gen.h"
+#include "ops/ops.h"
 #include "wmap/plan.h"
 #include "wmap/plugin.h"
 #include "wmap/session.h"
@@ -374,7 +375,8 @@ static void sess_deinit(sess_t *s) {
   memset(s, 0, sizeof(*s));
 }
 
-static wm_status_t sess_init(sess_t *s, wm_backend_t *be, const op_spec_t *sp) {
+static wm_status_t sess_init(sess_t *s, wm_backend_t *be, const op_spec_t *sp,
+                             wm_kernels_t kernels) {
   static const char *const names[MAX_IN] = {"x0", "x1", "x2"};
   memset(s, 0, sizeof(*s));
   WM_RETURN_IF_ERROR(wm_graph_create("bench", NULL, &s->graph));
@@ -406,7 +408,8 @@ static wm_status_t sess_init(sess_t *s, wm_backend_t *be, const op_spec_t *sp) {
   wm_session_options_t opt = {.backends = list,
                               .backend_count = 1,
                               .mode = WM_PLACEMENT_STRICT,
-                              .passes = ""};
+                              .passes = "",
+                              .kernels = kernels};
   WM_RETURN_IF_ERROR(wm_session_create_placed(g, &opt, &s->session));
   if (wm_session_nodes_on(s->session, "cpu") != 1) {
     return WM_ERROR(INTERNAL, "%s is not placed on the cpu backend", sp->op);
@@ -420,6 +423,139 @@ static wm_status_t sess_run(void *ctx) {
   WM_RETURN_IF_ERROR(wm_session_run(s->session, NULL, NULL, 0, &out));
   wm_tensor_destroy(out);
   return NULL;
+}
+
+typedef struct bench_env {
+  wm_backend_t *be;   // the cpu backend, borrowed
+  wm_device *dev;     // for the direct runs, owned by the caller
+  wm_stream *stream;  // on |dev|
+  wm_pool_t *pool;    // the triad's threads
+  int threads;        // thread count of this pass
+} bench_env_t;
+
+// ------------------------------------------- generated kernels, direct
+
+// A generated kernel through the cpu backend's device tier, as a session
+// with --impl generated runs it: the node's compute definition (src/ops)
+// under the default schedule, printed as C, compiled by the plugin
+// (compile), launched over the device's threads one range per core.
+typedef struct gen_direct {
+  wm_backend_t *be;          // borrowed
+  const wm_plugin_api *api;  // borrowed
+  wm_stream *stream;         // borrowed
+  wm_executable *exe;        // owned
+  wm_kernel *kernel;         // of |exe|
+  wm_kernel_arg args[MAX_IN + 1];
+  wm_buffer *bufs[MAX_IN + 1];  // owned: the output, then the inputs
+  uint32_t n_args;
+  wm_launch_args launch;
+  char schedule[96];  // wm_gen_schedule_text
+} gen_direct_t;
+
+static void gen_direct_deinit(gen_direct_t *d) {
+  for (uint32_t i = 0; d->api && i <= MAX_IN; i++) {
+    if (d->bufs[i]) {
+      d->api->device->mem_free(d->bufs[i]);
+    }
+  }
+  if (d->exe) {
+    d->api->device->exe_destroy(d->exe);
+  }
+  memset(d, 0, sizeof(*d));
+}
+
+// Generates, compiles and binds the kernel of node 0 of |g| (|sp|'s).
+static wm_status_t gen_direct_init(gen_direct_t *d, const bench_env_t *env,
+                                   const op_spec_t *sp, const wm_graph_t *g) {
+  memset(d, 0, sizeof(*d));
+  d->be = env->be;
+  d->api = wm_backend_api(env->be);
+  d->stream = env->stream;
+  wm_op_ctx_t ctx;
+  WM_RETURN_IF_ERROR(wm_op_ctx_init(&ctx, g, 0));
+  const wm_op_def_t *def = NULL;
+  wm_gen_compute_t *c = malloc(sizeof(*c));
+  wm_status_t st = c ? wm_op_find_def(&ctx, &def)
+                     : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!st) {
+    st = def->infer(&ctx);
+  }
+  if (!st) {
+    st = def->define ? def->define(&ctx, c)
+                     : WM_ERROR(UNIMPLEMENTED, "%s has no definition", sp->op);
+  }
+  wm_gen_nest_t nest;
+  wm_strbuf_t src;
+  wm_strbuf_init(&src);
+  if (!st) {
+    wm_gen_schedule_t sch = wm_gen_default_schedule(c, 64);
+    wm_gen_schedule_text(&sch, d->schedule, sizeof(d->schedule));
+    st = wm_gen_lower(c, &sch, &nest);
+  }
+  if (!st) {
+    st = wm_gen_print(&nest, WM_GEN_C, &src);
+  }
+  double t0 = now_sec();
+  if (!st) {
+    st = wm_backend_error(
+        d->be,
+        d->api->device->compile(env->dev, "c", wm_strbuf_str(&src), src.len,
+                                NULL, &d->exe),
+        "compile");
+  }
+  if (!st) {
+    fprintf(stderr, "  %s: generated kernel (%s) built in %.3f s\n", sp->op,
+            d->schedule, now_sec() - t0);
+    st = wm_backend_error(
+        d->be, d->api->device->exe_get_kernel(d->exe, c->name, &d->kernel),
+        "exe_get_kernel");
+  }
+  // Buffers: the compute's tensors, each the operand it names.
+  for (int32_t t = 0; !st && c && t < c->n_tensors; t++) {
+    int32_t op = c->tensors[t].operand;
+    const wm_shape_t *shape = op >= 0 ? &sp->in_shape[op] : &sp->out_shape;
+    uint64_t bytes = (uint64_t)numel(shape) * sizeof(float);
+    st = wm_backend_error(
+        d->be,
+        d->api->device->mem_alloc(env->dev, bytes, 64, WM_MEM_DEVICE_LOCAL,
+                                  &d->bufs[t]),
+        "mem_alloc");
+    if (!st && op >= 0) {
+      st = wm_backend_error(d->be,
+                            d->api->device->copy_h2d(d->stream, sp->in_data[op],
+                                                     d->bufs[t], 0, bytes),
+                            "copy_h2d");
+    }
+    d->args[t] = (wm_kernel_arg){.struct_size = sizeof(wm_kernel_arg),
+                                 .kind = WM_ARG_BUFFER,
+                                 .buffer = d->bufs[t]};
+    d->n_args = (uint32_t)t + 1;
+  }
+  if (!st) {
+    uint32_t grid = (uint32_t)nest.grid;
+    uint32_t cores = (uint32_t)env->threads;
+    d->launch = (wm_launch_args){
+        .struct_size = sizeof(wm_launch_args),
+        .kernel = d->kernel,
+        .grid = {grid, 1, 1},
+        .block = {nest.whole_ranges ? (grid + cores - 1) / cores
+                                    : (uint32_t)nest.grain,
+                  1, 1},
+        .n_args = d->n_args,
+        .args = d->args};
+  }
+  wm_strbuf_deinit(&src);
+  free(c);
+  wm_op_ctx_deinit(&ctx);
+  return st;
+}
+
+static wm_status_t gen_direct_run(void *ctx) {
+  gen_direct_t *d = ctx;
+  WM_RETURN_IF_ERROR(wm_backend_error(
+      d->be, d->api->device->launch(d->stream, &d->launch), "launch"));
+  return wm_backend_error(d->be, d->api->device->stream_sync(d->stream),
+                          "stream_sync");
 }
 
 // -------------------------------------------------------------- peers
@@ -501,14 +637,6 @@ static void add_row(const char *name, int threads, const char *unit,
 
 // ------------------------------------------------------------- cases
 
-typedef struct bench_env {
-  wm_backend_t *be;   // the cpu backend, borrowed
-  wm_device *dev;     // for the direct runs, owned by the caller
-  wm_stream *stream;  // on |dev|
-  wm_pool_t *pool;    // the triad's threads
-  int threads;        // thread count of this pass
-} bench_env_t;
-
 // Measures |sp| (op and, if |with_sess|, session) against |peer|.
 static wm_status_t run_case(const bench_env_t *env, const char *name,
                             const op_spec_t *sp, bool with_sess,
@@ -524,7 +652,7 @@ static wm_status_t run_case(const bench_env_t *env, const char *name,
   memset(&d, 0, sizeof(d));
   // The session checks the one-node graph (types inferred) that the
   // direct variant is planned from.
-  wm_status_t st = sess_init(&s, env->be, sp);
+  wm_status_t st = sess_init(&s, env->be, sp, WM_KERNELS_AUTO);
   if (!st) {
     st = direct_init(&d, env->be, env->dev, env->stream, sp, s.graph);
   }
@@ -983,6 +1111,142 @@ static wm_status_t bench_gen_chain(const bench_env_t *env) {
   return st ? wm_status_annotate(st, "case %s", name) : NULL;
 }
 
+// Generated sgemm: the MatMul definition's kernel (the packed template)
+// through the device tier against cblas_sgemm on the same matrices.
+static wm_status_t bench_gen_gemm(const bench_env_t *env, int n) {
+  char name[64];
+  snprintf(name, sizeof(name), "Gen sgemm %d", n);
+  if (g_only && !strstr(name, g_only)) {
+    return NULL;
+  }
+  size_t nn = (size_t)n * (size_t)n;
+  float *a = random_floats(nn, 1), *b = random_floats(nn, 2);
+  float *c = alloc_floats(nn), *got = alloc_floats(nn);
+  wm_status_t st =
+      a && b && c && got ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  op_spec_t sp;
+  memset(&sp, 0, sizeof(sp));
+  sp.op = "MatMul";
+  sp.opset = 13;
+  sp.n_in = 2;
+  sp.in_shape[0] = sp.in_shape[1] = sp.out_shape =
+      wm_shape_make(2, (const int64_t[]){n, n});
+  sp.in_data[0] = a;
+  sp.in_data[1] = b;
+  sess_t s;
+  gen_direct_t d;
+  memset(&s, 0, sizeof(s));
+  memset(&d, 0, sizeof(d));
+  if (!st) {
+    st = sess_init(&s, env->be, &sp, WM_KERNELS_AUTO);  // the checked graph
+  }
+  if (!st) {
+    st = gen_direct_init(&d, env, &sp, s.graph);
+  }
+  gemm_peer_t g = {n, n, n, a, b, c};
+  variant_t vs[2] = {{.name = "op", .fn = gen_direct_run, .ctx = &d},
+                     {.name = "peer", .fn = gemm_run, .ctx = &g}};
+  if (!st) {
+    st = measure(vs, 2);
+  }
+  if (!st) {
+    st = wm_backend_error(d.be,
+                          d.api->device->copy_d2h(d.stream, d.bufs[0], 0, got,
+                                                  nn * sizeof(float)),
+                          "copy_d2h");
+  }
+  if (!st) {
+    double work = 2.0 * (double)n * (double)n * (double)n;
+    add_row(name, env->threads, "GFLOP/s", work, &vs[0], NULL, &vs[1], work,
+            "cblas_sgemm", max_rel_err(got, c, nn));
+  }
+  gen_direct_deinit(&d);
+  sess_deinit(&s);
+  free(a);
+  free(b);
+  free(c);
+  free(got);
+  return st ? wm_status_annotate(st, "case %s", name) : NULL;
+}
+
+// A convolution run as its generated kernel (a session with --impl
+// generated) against the cpu backend's own kernel (the same session with
+// the default kernels); both include the session's per-run work.
+static wm_status_t bench_gen_conv(const bench_env_t *env,
+                                  const conv_shape_t *c) {
+  char name[64];
+  snprintf(name, sizeof(name), "Gen Conv %s", c->name);
+  if (g_only && !strstr(name, g_only)) {
+    return NULL;
+  }
+  int ho = (c->hw + 2 * c->pad - c->k) / c->stride + 1;
+  size_t nx = (size_t)c->cin * (size_t)c->hw * (size_t)c->hw;
+  size_t nw = (size_t)c->cout * (size_t)(c->cin / c->group) * (size_t)c->k *
+              (size_t)c->k;
+  float *x = random_floats(nx, 3), *w = random_floats(nw, 4);
+  wm_status_t st =
+      x && w ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  op_spec_t sp;
+  memset(&sp, 0, sizeof(sp));
+  sp.op = "Conv";
+  sp.opset = 11;
+  sp.n_in = 2;
+  sp.in_shape[0] = wm_shape_make(4, (const int64_t[]){1, c->cin, c->hw, c->hw});
+  sp.in_shape[1] = wm_shape_make(
+      4, (const int64_t[]){c->cout, c->cin / c->group, c->k, c->k});
+  sp.out_shape = wm_shape_make(4, (const int64_t[]){1, c->cout, ho, ho});
+  sp.in_data[0] = x;
+  sp.in_data[1] = w;
+  spec_attr_ints(&sp, "kernel_shape", (const int64_t[]){c->k, c->k}, 2);
+  spec_attr_ints(&sp, "strides", (const int64_t[]){c->stride, c->stride}, 2);
+  spec_attr_ints(&sp, "pads", (const int64_t[]){c->pad, c->pad, c->pad, c->pad},
+                 4);
+  spec_attr_int(&sp, "group", c->group);
+  sess_t gen, cpu;
+  memset(&gen, 0, sizeof(gen));
+  memset(&cpu, 0, sizeof(cpu));
+  if (!st) {
+    st = sess_init(&gen, env->be, &sp, WM_KERNELS_GENERATED);
+  }
+  if (!st) {
+    st = sess_init(&cpu, env->be, &sp, WM_KERNELS_AUTO);
+  }
+  if (!st) {
+    const wm_placement_t *p = wm_session_placement(gen.session, 0);
+    if (!p || !p->kernel) {
+      st = WM_ERROR(INTERNAL, "%s did not run generated", name);
+    } else {
+      fprintf(stderr, "  %s: kernel %s\n", name, p->kernel);
+    }
+  }
+  variant_t vs[2] = {{.name = "op", .fn = sess_run, .ctx = &gen},
+                     {.name = "peer", .fn = sess_run, .ctx = &cpu}};
+  if (!st) {
+    st = measure(vs, 2);
+  }
+  double err = -1;
+  wm_tensor_t *yg = NULL, *yc = NULL;
+  if (!st) {
+    st = wm_session_run(gen.session, NULL, NULL, 0, &yg);
+  }
+  if (!st) {
+    st = wm_session_run(cpu.session, NULL, NULL, 0, &yc);
+  }
+  if (!st) {
+    err = max_rel_err(yg->data, yc->data, yc->count);
+    double work = 2.0 * (double)nw * (double)ho * (double)ho;
+    add_row(name, env->threads, "GFLOP/s", work, &vs[0], NULL, &vs[1], work,
+            "cpu backend", err);
+  }
+  wm_tensor_destroy(yg);
+  wm_tensor_destroy(yc);
+  sess_deinit(&gen);
+  sess_deinit(&cpu);
+  free(x);
+  free(w);
+  return st ? wm_status_annotate(st, "case %s", name) : NULL;
+}
+
 static const conv_shape_t conv_shapes[] = {
     {"conv1 7x7/2 3->64 224", 3, 224, 64, 7, 2, 3, 1},
     {"3x3 64->64 56", 64, 56, 64, 3, 1, 1, 1},
@@ -1059,6 +1323,22 @@ static wm_status_t bench_pass(const char *plugin, int threads) {
   }
   if (!st) {
     st = bench_gen_chain(&env);
+  }
+  static const int gen_sizes[] = {512, 1024, 2048};
+  for (size_t i = 0; !st && i < 3; i++) {
+    st = bench_gen_gemm(&env, gen_sizes[i]);
+  }
+  // Generated convolutions against the cpu backend's: ResNet-50's 3x3s,
+  // MobileNetV2's depthwise.
+  static const conv_shape_t gen_convs[] = {
+      {"3x3 64->64 56", 64, 56, 64, 3, 1, 1, 1},
+      {"3x3 256->256 14", 256, 14, 256, 3, 1, 1, 1},
+      {"1x1 256->64 56", 256, 56, 64, 1, 1, 0, 1},
+      {"dw3x3 144 56", 144, 56, 144, 3, 1, 1, 144},
+      {"dw3x3 576 14", 576, 14, 576, 3, 1, 1, 576},
+  };
+  for (size_t i = 0; !st && i < sizeof(gen_convs) / sizeof(gen_convs[0]); i++) {
+    st = bench_gen_conv(&env, &gen_convs[i]);
   }
   wm_pool_destroy(env.pool);
   if (env.stream) {

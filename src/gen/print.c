@@ -176,6 +176,84 @@ void gen_print_load(const gen_dialect_t *d, const wm_gen_compute_t *c,
   wm_strbuf_printf(o, "]%s", any ? " : 0.0f)" : "");
 }
 
+// The bounds check of dim |k| of |acc| at the loops' point, lanes
+// |lane0| .. |lane0| + |lanes| - 1 along axis |va| (lanes 1: the point).
+static void print_in_bounds(const wm_gen_compute_t *c,
+                            const wm_gen_access_t *acc, int32_t k, int32_t va,
+                            int32_t lanes, wm_strbuf_t *o) {
+  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  wm_strbuf_printf(o, "(unsigned long long)(");
+  bool term = false;
+  for (int32_t a = 0; a < c->n_axes; a++) {
+    if (acc->coef[k][a]) {
+      wm_strbuf_printf(o, "%s%lld * i%d", term ? " + " : "",
+                       (long long)acc->coef[k][a], (int)a);
+      term = true;
+    }
+  }
+  wm_strbuf_printf(o, "%s%lld) < %lldull", term ? " + " : "",
+                   (long long)acc->off[k], (long long)t->dims[k]);
+  if (lanes > 1) {
+    // The last lane too (the index moves one way along the lanes).
+    wm_strbuf_printf(o, " && (unsigned long long)(");
+    for (int32_t a = 0; a < c->n_axes; a++) {
+      if (acc->coef[k][a]) {
+        wm_strbuf_printf(o, "%lld * (i%d%s) + ", (long long)acc->coef[k][a],
+                         (int)a, a == va ? " + (int64_t)(LANES)" : "");
+      }
+    }
+    wm_strbuf_printf(o, "%lld) < %lldull", (long long)acc->off[k],
+                     (long long)t->dims[k]);
+  }
+}
+
+// A guarded load moving along the vector axis |va|: zero when a dim not
+// moving along it is out of bounds, a plain vector load when every lane
+// is inside, else lane by lane (the vector axis's variable shadowed per
+// lane in a GNU statement expression).
+static void print_guarded_vector(const gen_dialect_t *d,
+                                 const wm_gen_compute_t *c,
+                                 const wm_gen_access_t *acc, int32_t w,
+                                 int32_t va, wm_strbuf_t *o) {
+  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  wm_strbuf_t scalar, lanes;
+  wm_strbuf_init(&scalar);
+  wm_strbuf_init(&lanes);
+  for (int32_t k = 0; k < t->rank; k++) {
+    if (dim_inside(c, acc, k)) {
+      continue;
+    }
+    wm_strbuf_t *into = acc->coef[k][va] ? &lanes : &scalar;
+    wm_strbuf_printf(into, "%s", into->len ? " && " : "");
+    print_in_bounds(c, acc, k, va, acc->coef[k][va] ? w : 1, into);
+  }
+  // LANES stands for the last lane's offset in the vector checks.
+  char last[16];
+  snprintf(last, sizeof(last), "%d", (int)w - 1);
+  const char *lt = wm_strbuf_str(&lanes);
+  wm_strbuf_printf(o, "(%s ? (", scalar.len ? wm_strbuf_str(&scalar) : "1");
+  for (const char *p = lt; *p; p++) {
+    if (strncmp(p, "LANES", 5) == 0) {
+      wm_strbuf_printf(o, "%s", last);
+      p += 4;
+    } else {
+      wm_strbuf_printf(o, "%c", *p);
+    }
+  }
+  wm_strbuf_printf(o, "%s ? wg_load%d(T%d + ", lanes.len ? "" : "1", w,
+                   (int)acc->tensor);
+  gen_print_offset(c, acc, o);
+  wm_strbuf_printf(o,
+                   ") : ({ wg_v%d wg_g; const int64_t wg_b%d = i%d; "
+                   "for (int wg_l = 0; wg_l < %d; wg_l++) { "
+                   "int64_t i%d = wg_b%d + wg_l; wg_g[wg_l] = ",
+                   w, (int)va, (int)va, w, (int)va, (int)va);
+  gen_print_load(d, c, acc, o);
+  wm_strbuf_printf(o, "; } wg_g; })) : wg_splat%d(0.0f))", w);
+  wm_strbuf_deinit(&scalar);
+  wm_strbuf_deinit(&lanes);
+}
+
 void gen_print_expr(const gen_dialect_t *d, const wm_gen_compute_t *c,
                     int32_t i, int32_t w, int32_t va, wm_strbuf_t *o) {
   const wm_gen_expr_t *e = &c->exprs[i];
@@ -184,15 +262,7 @@ void gen_print_expr(const gen_dialect_t *d, const wm_gen_compute_t *c,
   switch (e->op) {
     case WM_GEN_LOAD:
       if (w > 1 && wm_gen_access_step(c, acc, va) != 0 && acc->guard) {
-        // Lane by lane, each checked: the vector axis's variable shadowed
-        // per lane (a GNU statement expression).
-        wm_strbuf_printf(o,
-                         "({ wg_v%d wg_g; const int64_t wg_b%d = i%d; "
-                         "for (int wg_l = 0; wg_l < %d; wg_l++) { "
-                         "int64_t i%d = wg_b%d + wg_l; wg_g[wg_l] = ",
-                         w, (int)va, (int)va, w, (int)va, (int)va);
-        gen_print_load(d, c, acc, o);
-        wm_strbuf_printf(o, "; } wg_g; })");
+        print_guarded_vector(d, c, acc, w, va, o);
       } else if (w > 1 && wm_gen_access_step(c, acc, va) != 0) {
         wm_strbuf_printf(o, "wg_load%d(T%d + ", w, (int)acc->tensor);
         gen_print_offset(c, acc, o);
