@@ -5,9 +5,11 @@
 #include "gen/gen.h"
 
 static const char *const kOpNames[WM_GEN_OP_COUNT] = {
-    "load", "const",   "acc",   "add",  "sub", "mul",  "div", "max",    "min",
-    "pow",  "lt",      "gt",    "neg",  "abs", "sqrt", "exp", "log",    "tanh",
-    "relu", "sigmoid", "floor", "ceil", "sin", "cos",  "erf", "select",
+    "load", "const", "acc",   "add",   "sub",     "mul",    "div",  "max",
+    "min",  "pow",   "lt",    "gt",    "fmod",    "neg",    "abs",  "sqrt",
+    "exp",  "log",   "tanh",  "relu",  "sigmoid", "floor",  "ceil", "sin",
+    "cos",  "erf",   "sign",  "round", "tan",     "asin",   "acos", "atan",
+    "sinh", "cosh",  "asinh", "acosh", "atanh",   "select",
 };
 
 const char *wm_gen_op_name(wm_gen_op_t op) {
@@ -16,7 +18,7 @@ const char *wm_gen_op_name(wm_gen_op_t op) {
 
 int32_t wm_gen_op_arity(wm_gen_op_t op) {
   return op <= WM_GEN_ACC     ? 0
-         : op <= WM_GEN_GT    ? 2
+         : op <= WM_GEN_FMOD  ? 2
          : op < WM_GEN_SELECT ? 1
                               : 3;
 }

@@ -52,6 +52,7 @@ typedef enum wm_gen_op {
   WM_GEN_POW,
   WM_GEN_LT,
   WM_GEN_GT,
+  WM_GEN_FMOD,  // C's fmod: the remainder with the dividend's sign
   WM_GEN_NEG,
   WM_GEN_ABS,
   WM_GEN_SQRT,
@@ -65,6 +66,17 @@ typedef enum wm_gen_op {
   WM_GEN_SIN,
   WM_GEN_COS,
   WM_GEN_ERF,
+  WM_GEN_SIGN,
+  WM_GEN_ROUND,  // to nearest, ties to even
+  WM_GEN_TAN,
+  WM_GEN_ASIN,
+  WM_GEN_ACOS,
+  WM_GEN_ATAN,
+  WM_GEN_SINH,
+  WM_GEN_COSH,
+  WM_GEN_ASINH,
+  WM_GEN_ACOSH,
+  WM_GEN_ATANH,
   WM_GEN_SELECT,
   WM_GEN_OP_COUNT,
 } wm_gen_op_t;

@@ -155,20 +155,22 @@ static wm_status_t random_expr(wm_gen_compute_t *c, const int32_t *loads,
   WM_RETURN_IF_ERROR(random_expr(c, loads, n_loads, depth - 1, &a));
   if (r < 6) {
     static const wm_gen_op_t un[] = {
-        WM_GEN_NEG,  WM_GEN_ABS,  WM_GEN_SQRT,    WM_GEN_EXP,   WM_GEN_LOG,
-        WM_GEN_TANH, WM_GEN_RELU, WM_GEN_SIGMOID, WM_GEN_FLOOR, WM_GEN_CEIL,
-        WM_GEN_SIN,  WM_GEN_COS,  WM_GEN_ERF};
-    return wm_gen_unary(c, un[pick(13)], a, out);
+        WM_GEN_NEG,  WM_GEN_ABS,   WM_GEN_SQRT,    WM_GEN_EXP,   WM_GEN_LOG,
+        WM_GEN_TANH, WM_GEN_RELU,  WM_GEN_SIGMOID, WM_GEN_FLOOR, WM_GEN_CEIL,
+        WM_GEN_SIN,  WM_GEN_COS,   WM_GEN_ERF,     WM_GEN_SIGN,  WM_GEN_ROUND,
+        WM_GEN_TAN,  WM_GEN_ASIN,  WM_GEN_ACOS,    WM_GEN_ATAN,  WM_GEN_SINH,
+        WM_GEN_COSH, WM_GEN_ASINH, WM_GEN_ACOSH,   WM_GEN_ATANH};
+    return wm_gen_unary(c, un[pick(24)], a, out);
   }
   WM_RETURN_IF_ERROR(random_expr(c, loads, n_loads, depth - 1, &b));
   if (r == 9) {
     WM_RETURN_IF_ERROR(random_expr(c, loads, n_loads, depth - 1, &x));
     return wm_gen_select(c, x, a, b, out);
   }
-  static const wm_gen_op_t bin[] = {WM_GEN_ADD, WM_GEN_SUB, WM_GEN_MUL,
-                                    WM_GEN_DIV, WM_GEN_MAX, WM_GEN_MIN,
-                                    WM_GEN_POW, WM_GEN_LT,  WM_GEN_GT};
-  return wm_gen_binary(c, bin[pick(9)], a, b, out);
+  static const wm_gen_op_t bin[] = {
+      WM_GEN_ADD, WM_GEN_SUB, WM_GEN_MUL, WM_GEN_DIV, WM_GEN_MAX,
+      WM_GEN_MIN, WM_GEN_POW, WM_GEN_LT,  WM_GEN_GT,  WM_GEN_FMOD};
+  return wm_gen_binary(c, bin[pick(10)], a, b, out);
 }
 
 // A random epilogue over ACC and loads |loads| (at spatial points): a
@@ -551,6 +553,30 @@ static double eval_at(const fuzz_case_t *fc, int32_t i, const int64_t *at,
       return erf(x);
     case WM_GEN_SELECT:
       return x != 0 ? y : z;
+    case WM_GEN_FMOD:
+      return fmod(x, y);
+    case WM_GEN_SIGN:
+      return x > 0 ? 1 : x < 0 ? -1 : x;
+    case WM_GEN_ROUND:
+      return nearbyint(x);
+    case WM_GEN_TAN:
+      return tan(x);
+    case WM_GEN_ASIN:
+      return asin(x);
+    case WM_GEN_ACOS:
+      return acos(x);
+    case WM_GEN_ATAN:
+      return atan(x);
+    case WM_GEN_SINH:
+      return sinh(x);
+    case WM_GEN_COSH:
+      return cosh(x);
+    case WM_GEN_ASINH:
+      return asinh(x);
+    case WM_GEN_ACOSH:
+      return acosh(x);
+    case WM_GEN_ATANH:
+      return atanh(x);
     default:
       return 1 / (1 + exp(-x));
   }

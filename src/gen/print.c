@@ -10,10 +10,17 @@
 // The math functions of the operations that have one, by their double
 // names (every dialect has them; C and CUDA add "f" for float).
 static const char *const kMath[WM_GEN_OP_COUNT] = {
-    [WM_GEN_ABS] = "fabs",  [WM_GEN_SQRT] = "sqrt", [WM_GEN_EXP] = "exp",
-    [WM_GEN_LOG] = "log",   [WM_GEN_TANH] = "tanh", [WM_GEN_FLOOR] = "floor",
-    [WM_GEN_CEIL] = "ceil", [WM_GEN_SIN] = "sin",   [WM_GEN_COS] = "cos",
-    [WM_GEN_ERF] = "erf",   [WM_GEN_POW] = "pow",
+    [WM_GEN_ABS] = "fabs",    [WM_GEN_SQRT] = "sqrt",
+    [WM_GEN_EXP] = "exp",     [WM_GEN_LOG] = "log",
+    [WM_GEN_TANH] = "tanh",   [WM_GEN_FLOOR] = "floor",
+    [WM_GEN_CEIL] = "ceil",   [WM_GEN_SIN] = "sin",
+    [WM_GEN_COS] = "cos",     [WM_GEN_ERF] = "erf",
+    [WM_GEN_POW] = "pow",     [WM_GEN_FMOD] = "fmod",
+    [WM_GEN_ROUND] = "rint",  [WM_GEN_TAN] = "tan",
+    [WM_GEN_ASIN] = "asin",   [WM_GEN_ACOS] = "acos",
+    [WM_GEN_ATAN] = "atan",   [WM_GEN_SINH] = "sinh",
+    [WM_GEN_COSH] = "cosh",   [WM_GEN_ASINH] = "asinh",
+    [WM_GEN_ACOSH] = "acosh", [WM_GEN_ATANH] = "atanh",
 };
 
 static const gen_dialect_t kDialects[3] = {
@@ -74,9 +81,12 @@ static void print_helpers(const gen_dialect_t *d, wm_strbuf_t *o) {
                    "%s float wg_gt(float a, float b) {\n"
                    "  return a > b ? 1.0f : 0.0f;\n}\n"
                    "%s float wg_select(float c, float a, float b) {\n"
-                   "  return c != 0.0f ? a : b;\n}\n#endif\n",
+                   "  return c != 0.0f ? a : b;\n}\n"
+                   "%s float wg_sign(float a) {\n"
+                   "  return a > 0.0f ? 1.0f : a < 0.0f ? -1.0f : a;\n}\n"
+                   "#endif\n",
                    d->helper, d->helper, d->helper, d->helper, d->fsuffix,
-                   d->helper, d->helper, d->helper);
+                   d->helper, d->helper, d->helper, d->helper);
 }
 
 // The vector type of |w| lanes and its lane-wise helpers (C only).

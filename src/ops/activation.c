@@ -633,6 +633,24 @@ static wm_status_t define_act(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
   return wm_gen_finish(out, y);
 }
 
+// PRelu from opset 7 (numpy broadcasting of the slope): x < 0 ? slope * x
+// : x.
+static wm_status_t define_prelu(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  wm_shape_t s = slope_shape(ctx);
+  if (ctx->opset < 7 || !wm_shape_equal(&s, wm_op_in_shape(ctx, 1))) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for PRelu's legacy slope");
+  }
+  int32_t loads[WM_GEN_MAX_TENSORS];
+  WM_RETURN_IF_ERROR(wm_op_define_inputs(ctx, out, loads));
+  wm_gen_builder_t b = {out, NULL};
+  int32_t y =
+      wm_gen_sel(&b, wm_gen_f2(&b, WM_GEN_LT, loads[0], wm_gen_k(&b, 0.0f)),
+                 wm_gen_f2(&b, WM_GEN_MUL, loads[1], loads[0]), loads[0]);
+  WM_RETURN_IF_ERROR(b.st);
+  return wm_gen_finish(out, y);
+}
+
 #define ACT_D(name, since, types)                                        \
   {                                                                      \
     name, "", since, 1, 1, 1, 1, types, infer_act, run_act, cost_act, 0, \
@@ -665,7 +683,8 @@ const wm_op_def_t wm_ops_activation[] = {
     ACT_D("Mish", 18, WM_TYPES_FLOAT),
     ACT_D("Swish", 24, WM_TYPES_FLOAT),
     ACT_D("Gelu", 20, WM_TYPES_FLOAT),
-    {"PRelu", "", 1, 2, 2, 1, 1, PRELU_TYPES, infer_prelu, run_prelu, NULL},
+    {"PRelu", "", 1, 2, 2, 1, 1, PRELU_TYPES, infer_prelu, run_prelu, NULL, 0,
+     NULL, define_prelu},
     {"SwiGLU", "", 28, 2, 2, 1, 1, WM_TYPES_FLOAT, infer_swiglu, run_swiglu,
      cost_swiglu},
     SOFTMAX("Softmax"),

@@ -296,6 +296,15 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
     spec_matmul(&sp);
   } else if (strcmp(def->name, "Conv") == 0) {
     spec_conv(&sp);
+  } else if (strcmp(def->name, "Mod") == 0) {
+    spec_broadcast(def, &sp);
+    sp.int_names[0] = "fmod";
+    sp.int_attr[0] = 1;
+    sp.n_int_attr = 1;
+  } else if (strcmp(def->name, "Clip") == 0) {
+    spec_broadcast(def, &sp);  // then min and max scalars (or absent)
+    sp.n = 1 + pick(3);
+    sp.rank[1] = sp.rank[2] = 0;
   } else if (strncmp(def->name, "Fused", 5) == 0) {
     spec_fused(def->name, &sp);
   } else if (strncmp(def->name, "Reduce", 6) == 0) {

@@ -1063,13 +1063,16 @@ static const struct {
   const char *name;
   wm_gen_op_t op;
 } kFolds[] = {
-    {"Add", WM_GEN_ADD},   {"Sub", WM_GEN_SUB}, {"Mul", WM_GEN_MUL},
-    {"Div", WM_GEN_DIV},   {"Min", WM_GEN_MIN}, {"Max", WM_GEN_MAX},
-    {"Sum", WM_GEN_ADD},   {"Neg", WM_GEN_NEG}, {"Abs", WM_GEN_ABS},
-    {"Sqrt", WM_GEN_SQRT}, {"Exp", WM_GEN_EXP}, {"Log", WM_GEN_LOG},
-    {"Tanh", WM_GEN_TANH}, {"Pow", WM_GEN_POW}, {"Floor", WM_GEN_FLOOR},
-    {"Ceil", WM_GEN_CEIL}, {"Sin", WM_GEN_SIN}, {"Cos", WM_GEN_COS},
-    {"Erf", WM_GEN_ERF},
+    {"Add", WM_GEN_ADD},     {"Sub", WM_GEN_SUB},     {"Mul", WM_GEN_MUL},
+    {"Div", WM_GEN_DIV},     {"Min", WM_GEN_MIN},     {"Max", WM_GEN_MAX},
+    {"Sum", WM_GEN_ADD},     {"Neg", WM_GEN_NEG},     {"Abs", WM_GEN_ABS},
+    {"Sqrt", WM_GEN_SQRT},   {"Exp", WM_GEN_EXP},     {"Log", WM_GEN_LOG},
+    {"Tanh", WM_GEN_TANH},   {"Pow", WM_GEN_POW},     {"Floor", WM_GEN_FLOOR},
+    {"Ceil", WM_GEN_CEIL},   {"Sin", WM_GEN_SIN},     {"Cos", WM_GEN_COS},
+    {"Erf", WM_GEN_ERF},     {"Sign", WM_GEN_SIGN},   {"Round", WM_GEN_ROUND},
+    {"Tan", WM_GEN_TAN},     {"Asin", WM_GEN_ASIN},   {"Acos", WM_GEN_ACOS},
+    {"Atan", WM_GEN_ATAN},   {"Sinh", WM_GEN_SINH},   {"Cosh", WM_GEN_COSH},
+    {"Asinh", WM_GEN_ASINH}, {"Acosh", WM_GEN_ACOSH}, {"Atanh", WM_GEN_ATANH},
 };
 
 static wm_status_t define_fold(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
@@ -1079,6 +1082,37 @@ static wm_status_t define_fold(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
     }
   }
   return WM_OP_ERROR(ctx, INTERNAL, "no compute definition");
+}
+
+// Mod with fmod 1 on floats: C's fmod (the integer Mod and fmod 0 are
+// not defined).
+static wm_status_t define_mod(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  if (wm_node_attr_int(ctx->node, "fmod", 0) != 1) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for Mod with fmod 0");
+  }
+  return wm_op_define_fold(ctx, WM_GEN_FMOD, out);
+}
+
+// Clip from opset 11: x raised to min, then lowered to max (a NaN stays),
+// the bounds scalar inputs (absent: none).
+static wm_status_t define_clip(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  if (ctx->opset < 11) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for Clip before opset 11");
+  }
+  int32_t loads[WM_GEN_MAX_TENSORS];
+  WM_RETURN_IF_ERROR(wm_op_define_inputs(ctx, out, loads));
+  wm_gen_builder_t b = {out, NULL};
+  int32_t y = loads[0];  // raised to min, then lowered to max
+  if (loads[1] >= 0) {
+    y = wm_gen_sel(&b, wm_gen_f2(&b, WM_GEN_LT, y, loads[1]), loads[1], y);
+  }
+  if (loads[2] >= 0) {
+    y = wm_gen_sel(&b, wm_gen_f2(&b, WM_GEN_GT, y, loads[2]), loads[2], y);
+  }
+  WM_RETURN_IF_ERROR(b.st);
+  return wm_gen_finish(out, y);
 }
 
 // Mean: the inputs' sum over their count.
@@ -1133,7 +1167,7 @@ const wm_op_def_t wm_ops_math[] = {
     BINARY_D("Mul", 1, WM_TYPES_NUMERIC, define_fold),
     BINARY_D("Div", 1, WM_TYPES_NUMERIC, define_fold),
     BINARY_D("Pow", 1, WM_TYPES_FLOAT | WM_T(INT32) | WM_T(INT64), define_fold),
-    BINARY("Mod", 10, WM_TYPES_NUMERIC),
+    BINARY_D("Mod", 10, WM_TYPES_NUMERIC, define_mod),
     BINARY("Equal", 1, COMPARABLE),
     BINARY("Equal", 19, COMPARABLE | WM_T(STRING)),
     BINARY("Less", 1, WM_TYPES_NUMERIC),
@@ -1156,11 +1190,11 @@ const wm_op_def_t wm_ops_math[] = {
     VARIADIC_D("Mean", WM_TYPES_FLOAT, define_mean),
     UNARY_D("Neg", 1, SIGNED_OR_FLOAT, define_fold),
     UNARY_D("Abs", 1, WM_TYPES_NUMERIC, define_fold),
-    UNARY("Sign", 9, WM_TYPES_NUMERIC),
+    UNARY_D("Sign", 9, WM_TYPES_NUMERIC, define_fold),
     UNARY_D("Reciprocal", 1, WM_TYPES_FLOAT, define_reciprocal),
     UNARY_D("Floor", 1, WM_TYPES_FLOAT, define_fold),
     UNARY_D("Ceil", 1, WM_TYPES_FLOAT, define_fold),
-    UNARY("Round", 11, WM_TYPES_FLOAT),
+    UNARY_D("Round", 11, WM_TYPES_FLOAT, define_fold),
     UNARY("Not", 1, WM_T(BOOL)),
     UNARY("BitwiseNot", 18, WM_TYPES_INT),
     UNARY_D("Sqrt", 1, WM_TYPES_FLOAT, define_fold),
@@ -1168,16 +1202,16 @@ const wm_op_def_t wm_ops_math[] = {
     UNARY_D("Log", 1, WM_TYPES_FLOAT, define_fold),
     UNARY_D("Sin", 7, WM_TYPES_FLOAT, define_fold),
     UNARY_D("Cos", 7, WM_TYPES_FLOAT, define_fold),
-    UNARY("Tan", 7, WM_TYPES_FLOAT),
-    UNARY("Asin", 7, WM_TYPES_FLOAT),
-    UNARY("Acos", 7, WM_TYPES_FLOAT),
-    UNARY("Atan", 7, WM_TYPES_FLOAT),
-    UNARY("Sinh", 9, WM_TYPES_FLOAT),
-    UNARY("Cosh", 9, WM_TYPES_FLOAT),
+    UNARY_D("Tan", 7, WM_TYPES_FLOAT, define_fold),
+    UNARY_D("Asin", 7, WM_TYPES_FLOAT, define_fold),
+    UNARY_D("Acos", 7, WM_TYPES_FLOAT, define_fold),
+    UNARY_D("Atan", 7, WM_TYPES_FLOAT, define_fold),
+    UNARY_D("Sinh", 9, WM_TYPES_FLOAT, define_fold),
+    UNARY_D("Cosh", 9, WM_TYPES_FLOAT, define_fold),
     UNARY_D("Tanh", 1, WM_TYPES_FLOAT, define_fold),
-    UNARY("Asinh", 9, WM_TYPES_FLOAT),
-    UNARY("Acosh", 9, WM_TYPES_FLOAT),
-    UNARY("Atanh", 9, WM_TYPES_FLOAT),
+    UNARY_D("Asinh", 9, WM_TYPES_FLOAT, define_fold),
+    UNARY_D("Acosh", 9, WM_TYPES_FLOAT, define_fold),
+    UNARY_D("Atanh", 9, WM_TYPES_FLOAT, define_fold),
     UNARY_D("Erf", 9, WM_TYPES_NUMERIC, define_fold),
     {"IsNaN", "", 9, 1, 1, 1, 1, WM_TYPES_FLOAT, infer_to_bool, run_unary,
      cost_unary},
@@ -1186,7 +1220,7 @@ const wm_op_def_t wm_ops_math[] = {
     {"Where", "", 9, 3, 3, 1, 1, WM_T(BOOL), infer_where, run_where,
      wm_op_cost_zero},
     {"Clip", "", 1, 1, 3, 1, 1, WM_TYPES_NUMERIC, infer_clip, run_clip, NULL, 0,
-     resolve_clip},
+     resolve_clip, define_clip},
     {"Cast", "", 1, 1, 1, 1, 1, CASTABLE, infer_cast, run_cast,
      wm_op_cost_zero},
     {"CastLike", "", 15, 2, 2, 1, 1, CASTABLE, infer_cast, run_cast,

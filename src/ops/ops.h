@@ -220,9 +220,10 @@ bool wm_op_param_float_of(const wm_op_params_t *params, const char *name,
 
 // Starts the compute definition of an elementwise instance: the output
 // (float32, its inferred shape) over one axis per dim, every present input
-// (float32) read with numpy broadcasting; loads[i] is input i's LOAD (-1
-// when omitted). UNIMPLEMENTED for other dtypes, unknown shapes, or the
-// legacy broadcast attribute (before opset 7).
+// (float32) read with numpy broadcasting; loads[i] (WM_GEN_MAX_TENSORS of
+// them) is input i's LOAD, -1 when omitted or past the node's inputs.
+// UNIMPLEMENTED for other dtypes, unknown shapes, or the legacy broadcast
+// attribute (before opset 7).
 wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
                                 int32_t *loads) WM_MUST_USE_RESULT;
 // Activation |name| (an ONNX activation operator's op_type) of expression

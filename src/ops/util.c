@@ -544,8 +544,10 @@ wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
   }
   WM_RETURN_IF_ERROR(wm_gen_begin(out, ctx->node->op_type, yt->shape.rank,
                                   yt->shape.dims, NULL));
+  for (int32_t i = 0; i < WM_GEN_MAX_TENSORS; i++) {
+    loads[i] = -1;  // absent inputs, and those past the node's
+  }
   for (int32_t i = 0; i < ctx->n_in; i++) {
-    loads[i] = -1;
     if (!wm_op_has_input(ctx, i)) {
       continue;
     }
