@@ -391,7 +391,11 @@ wm_status_t wm_gen_finish_reduce(wm_gen_compute_t *c, wm_gen_op_t combine,
 static void print_access(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
                          wm_strbuf_t *out) {
   const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
-  wm_strbuf_printf(out, "t%d%s[", (int)acc->tensor, acc->guard ? "?" : "");
+  wm_strbuf_printf(out, "t%d", (int)acc->tensor);
+  if (acc->guard) {
+    wm_strbuf_printf(out, "?%a", (double)acc->fill);
+  }
+  wm_strbuf_printf(out, "[");
   for (int32_t d = 0; d < t->rank; d++) {
     bool any = false;
     wm_strbuf_printf(out, "%s", d ? "," : "");

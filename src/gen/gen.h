@@ -100,9 +100,10 @@ typedef struct wm_gen_access {
   int32_t tensor;
   int64_t coef[WM_MAX_RANK][WM_GEN_MAX_AXES];
   int64_t off[WM_MAX_RANK];
-  // Reads outside the tensor's dims give 0 instead (a convolution's
-  // padding); an input's only.
+  // Reads outside the tensor's dims give |fill| instead (a convolution's
+  // zero padding, a max pool's -inf); an input's only.
   bool guard;
+  float fill;
 } wm_gen_access_t;
 
 // A node of the body.

@@ -396,6 +396,7 @@ static wm_status_t make_conv(fuzz_case_t *fc, int k) {
   x.coef[3][aw] = dl;
   x.off[3] = -pad;
   x.guard = true;
+  x.fill = pick(4) == 0 ? 0.5f : 0.0f;  // padding of another value
   int64_t xd[4] = {n, ic, h, w}, wd[4] = {oc, ic, kh, kw};
   int32_t lx, lw, body, epi = -1;
   WM_RETURN_IF_ERROR(wm_gen_input_access(c, "X", 4, xd, NULL, &x, &lx));
@@ -496,7 +497,7 @@ static double eval_at(const fuzz_case_t *fc, int32_t i, const int64_t *at,
         idx += acc->coef[d][a] * at[a];
       }
       if (acc->guard && (idx < 0 || idx >= t->dims[d])) {
-        return 0;  // padding
+        return acc->fill;  // padding
       }
       off += idx * t->strides[d];
     }

@@ -183,7 +183,12 @@ void gen_print_load(const gen_dialect_t *d, const wm_gen_compute_t *c,
   }
   wm_strbuf_printf(o, "T%d[", (int)acc->tensor);
   gen_print_offset(c, acc, o);
-  wm_strbuf_printf(o, "]%s", any ? " : 0.0f)" : "");
+  wm_strbuf_printf(o, "]");
+  if (any) {
+    wm_strbuf_printf(o, " : ");
+    gen_print_float(o, acc->fill);
+    wm_strbuf_printf(o, ")");
+  }
 }
 
 // The bounds check of dim |k| of |acc| at the loops' point, lanes
@@ -259,7 +264,9 @@ static void print_guarded_vector(const gen_dialect_t *d,
                    "int64_t i%d = wg_b%d + wg_l; wg_g[wg_l] = ",
                    w, (int)va, (int)va, w, (int)va, (int)va);
   gen_print_load(d, c, acc, o);
-  wm_strbuf_printf(o, "; } wg_g; })) : wg_splat%d(0.0f))", w);
+  wm_strbuf_printf(o, "; } wg_g; })) : wg_splat%d(", w);
+  gen_print_float(o, acc->fill);
+  wm_strbuf_printf(o, "))");
   wm_strbuf_deinit(&scalar);
   wm_strbuf_deinit(&lanes);
 }

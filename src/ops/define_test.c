@@ -74,6 +74,8 @@ typedef struct in_spec {
   bool axes_attr;  // Reduce* before axes became an input
   int32_t n_axes;
   int64_t axes[WM_MAX_RANK];
+  const char *str_name;  // a string attribute (DepthToSpace's mode)
+  const char *str_value;
   const char *act;  // Fused*: the activation, its parameters
   float act_params[2];
   int32_t n_act_params;
@@ -283,6 +285,117 @@ static void spec_fused(const char *name, in_spec_t *sp) {
   }
 }
 
+// A random shape of rank |lo| to |hi| (dims 1 to 6, the last to 20).
+static void random_shape(in_spec_t *sp, int32_t i, int32_t lo, int32_t hi) {
+  sp->rank[i] = lo + pick(hi - lo + 1);
+  for (int32_t d = 0; d < sp->rank[i]; d++) {
+    sp->dims[i][d] = 1 + pick(d == sp->rank[i] - 1 ? 20 : 6);
+  }
+}
+
+// Data movement: the shapes and lists each operator reads.
+static bool spec_move(const char *name, in_spec_t *sp) {
+  static const char *const kMoves[] = {
+      "Reshape",   "Expand", "Flatten", "Squeeze",      "Unsqueeze",
+      "Transpose", "Concat", "Pad",     "DepthToSpace", "SpaceToDepth"};
+  bool move = false;
+  for (size_t i = 0; i < sizeof(kMoves) / sizeof(kMoves[0]); i++) {
+    move |= strcmp(name, kMoves[i]) == 0;
+  }
+  if (!move) {
+    return false;
+  }
+  sp->n = 1;
+  random_shape(sp, 0, 1, 4);
+  int32_t r = sp->rank[0];
+  if (strcmp(name, "Reshape") == 0 || strcmp(name, "Expand") == 0) {
+    sp->n = 2;
+    sp->i64[1] = true;
+    sp->rank[1] = 1;
+    if (name[0] == 'R') {  // the same elements, the dims merged
+      sp->dims[1][0] = 2;
+      sp->vals[1][0] = sp->dims[0][0];
+      sp->vals[1][1] = -1;
+    } else {  // a leading dim added, the 1s broadcast
+      sp->dims[1][0] = r + 1;
+      sp->vals[1][0] = 1 + pick(3);
+      for (int32_t d = 0; d < r; d++) {
+        sp->vals[1][1 + d] = sp->dims[0][d];
+        sp->dims[0][d] = pick(3) == 0 ? 1 : sp->dims[0][d];
+      }
+    }
+  } else if (strcmp(name, "Flatten") == 0) {
+    sp->int_names[0] = "axis";
+    sp->int_attr[0] = pick(r + 1);
+    sp->n_int_attr = 1;
+  } else if (strcmp(name, "Squeeze") == 0 || strcmp(name, "Unsqueeze") == 0) {
+    sp->n = 2;
+    sp->i64[1] = true;
+    sp->rank[1] = 1;
+    sp->dims[1][0] = 1;
+    if (name[0] == 'S') {
+      sp->dims[0][0] = 1;
+      sp->vals[1][0] = 0;
+    } else {
+      sp->vals[1][0] = pick(r + 1);
+    }
+  } else if (strcmp(name, "Transpose") == 0) {
+    int64_t perm[WM_MAX_RANK];
+    for (int32_t d = 0; d < r; d++) {
+      perm[d] = d;
+    }
+    for (int32_t d = r - 1; d > 0; d--) {
+      int32_t e = pick(d + 1);
+      int64_t t = perm[d];
+      perm[d] = perm[e];
+      perm[e] = t;
+    }
+    sp->ints_names[0] = "perm";
+    memcpy(sp->ints_attr[0], perm, sizeof(perm));
+    sp->ints_n[0] = r;
+    sp->n_ints_attr = 1;
+  } else if (strcmp(name, "Concat") == 0) {
+    int32_t axis = pick(r);
+    sp->n = 2 + pick(3);
+    for (int32_t i = 1; i < sp->n; i++) {
+      sp->rank[i] = r;
+      memcpy(sp->dims[i], sp->dims[0], sizeof(sp->dims[0]));
+      sp->dims[i][axis] = 1 + pick(5);
+    }
+    sp->int_names[0] = "axis";
+    sp->int_attr[0] = pick(2) ? axis : axis - r;
+    sp->n_int_attr = 1;
+  } else if (strcmp(name, "Pad") == 0) {
+    sp->n = 3;
+    sp->i64[1] = true;
+    sp->rank[1] = 1;
+    sp->dims[1][0] = 2 * r;
+    for (int32_t d = 0; d < 2 * r; d++) {
+      sp->vals[1][d] = pick(3) - (pick(4) == 0);  // some crop
+    }
+    sp->rank[2] = 0;  // constant_value
+  } else if (strcmp(name, "DepthToSpace") == 0 ||
+             strcmp(name, "SpaceToDepth") == 0) {
+    int64_t b = 1 + pick(3);
+    sp->rank[0] = 4;
+    sp->dims[0][0] = 1 + pick(2);
+    sp->dims[0][1] = (1 + pick(3)) * (name[0] == 'D' ? b * b : 1);
+    sp->dims[0][2] = (1 + pick(4)) * (name[0] == 'S' ? b : 1);
+    sp->dims[0][3] = (1 + pick(4)) * (name[0] == 'S' ? b : 1);
+    sp->int_names[0] = "blocksize";
+    sp->int_attr[0] = b;
+    sp->n_int_attr = 1;
+    if (name[0] == 'D' && pick(2)) {
+      sp->act = NULL;
+      sp->str_name = "mode";
+      sp->str_value = "CRD";
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // Builds instance |k| of |def| into |out|; false (nothing kept) when the
 // random shapes do not make a valid instance.
 static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
@@ -296,6 +409,8 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
     spec_matmul(&sp);
   } else if (strcmp(def->name, "Conv") == 0) {
     spec_conv(&sp);
+  } else if (spec_move(def->name, &sp)) {
+    // set
   } else if (strcmp(def->name, "Mod") == 0) {
     spec_broadcast(def, &sp);
     sp.int_names[0] = "fmod";
@@ -317,7 +432,7 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
   if (wm_op_fixture_init(&f, opset)) {
     return false;
   }
-  const char *names[4] = {"a", "b", "c", "d"};
+  const char *names[5] = {"a", "b", "c", "d", "e"};
   bool ok = true;
   for (int32_t i = 0; ok && i < n_in; i++) {
     int32_t r = sp.rank[i];
@@ -359,6 +474,9 @@ static bool make_inst(const wm_op_def_t *def, int k, inst_t *out) {
   }
   for (int32_t i = 0; ok && !s && i < sp.n_float_attr; i++) {
     s = wm_op_fixture_attr_float(&f, sp.float_names[i], sp.float_attr[i]);
+  }
+  if (ok && !s && sp.str_name) {
+    s = wm_op_fixture_attr_string(&f, sp.str_name, sp.str_value);
   }
   if (ok && !s && sp.act) {
     s = wm_op_fixture_attr_string(&f, "activation", sp.act);

@@ -231,6 +231,14 @@ wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
 // operator's reference kernel computes it; -1 once |b| failed.
 int32_t wm_op_act_expr(wm_gen_builder_t *b, const char *name, const double *p,
                        int32_t x);
+// The definition of a data movement: the output (float32, its inferred
+// shape) over one axis per dim, equal to input 0 read as a tensor of
+// |rank| dims |dims| with |strides| (elements; NULL: row-major) through
+// |acc|. UNIMPLEMENTED for other dtypes or unknown shapes.
+wm_status_t wm_op_define_copy(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
+                              int32_t rank, const int64_t *dims,
+                              const int64_t *strides,
+                              const wm_gen_access_t *acc) WM_MUST_USE_RESULT;
 // The definition of an elementwise |op| folded over every present input:
 // op(x) for a unary one, op(op(x0, x1), x2)... for a binary one.
 wm_status_t wm_op_define_fold(const wm_op_ctx_t *ctx, wm_gen_op_t op,

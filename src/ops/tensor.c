@@ -1785,34 +1785,221 @@ static wm_status_t bit_cast_run(wm_op_ctx_t *ctx) {
 
 // ------------------------------------------------------------------ table
 
+// ------------------------------------------------- compute definitions
+
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity: the same bytes, the
+// input read as a tensor of the output's dims.
+static wm_status_t define_same_bytes(const wm_op_ctx_t *ctx,
+                                     wm_gen_compute_t *out) {
+  const wm_shape_t *y = &ctx->out_types[0].shape;
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  for (int32_t d = 0; d < y->rank; d++) {
+    acc.coef[d][d] = 1;
+  }
+  return wm_op_define_copy(ctx, out, y->rank, y->dims, NULL, &acc);
+}
+
+// Transpose: output dim d reads input dim perm[d].
+static wm_status_t define_transpose(const wm_op_ctx_t *ctx,
+                                    wm_gen_compute_t *out) {
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  int32_t perm[WM_MAX_RANK];
+  if (in->rank < 0) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition: rank unknown");
+  }
+  WM_RETURN_IF_ERROR(transpose_perm(ctx, in->rank, perm));
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  for (int32_t d = 0; d < in->rank; d++) {
+    acc.coef[perm[d]][d] = 1;
+  }
+  return wm_op_define_copy(ctx, out, in->rank, in->dims, NULL, &acc);
+}
+
+// Expand: the input broadcast to the output (numpy).
+static wm_status_t define_expand(const wm_op_ctx_t *ctx,
+                                 wm_gen_compute_t *out) {
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0), *y = &ctx->out_types[0].shape;
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  for (int32_t d = 0; d < in->rank && d < y->rank; d++) {
+    acc.coef[d][y->rank - in->rank + d] = in->dims[d] == 1 ? 0 : 1;
+  }
+  return wm_op_define_copy(ctx, out, in->rank, in->dims, NULL, &acc);
+}
+
+// Concat: the sum of every input read at its offset along the axis,
+// guarded (each reads 0 outside its own range, so one term is the value).
+static wm_status_t define_concat(const wm_op_ctx_t *ctx,
+                                 wm_gen_compute_t *out) {
+  const wm_type_t *yt = &ctx->out_types[0];
+  int64_t axis = 0;
+  WM_RETURN_IF_ERROR(concat_axis(ctx, &axis));
+  int32_t rank = yt->shape.rank;
+  bool ok = yt->dtype == WM_DTYPE_FLOAT && wm_shape_is_known(&yt->shape) &&
+            ctx->n_in < WM_GEN_MAX_TENSORS && rank > 0;
+  for (int32_t i = 0; ok && i < ctx->n_in; i++) {
+    ok = wm_op_in_dtype(ctx, i) == WM_DTYPE_FLOAT &&
+         wm_shape_is_known(wm_op_in_shape(ctx, i));
+  }
+  if (!ok) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape, at most %d inputs)",
+                       WM_GEN_MAX_TENSORS - 1);
+  }
+  axis = axis < 0 ? axis + rank : axis;
+  WM_RETURN_IF_ERROR(wm_gen_begin(out, "Concat", rank, yt->shape.dims, NULL));
+  int32_t sum = -1;
+  int64_t at = 0;
+  for (int32_t i = 0; i < ctx->n_in; i++) {
+    const wm_shape_t *s = wm_op_in_shape(ctx, i);
+    wm_gen_access_t acc;
+    memset(&acc, 0, sizeof(acc));
+    for (int32_t d = 0; d < rank; d++) {
+      acc.coef[d][d] = 1;
+    }
+    acc.off[axis] = -at;
+    acc.guard = true;
+    at += s->dims[axis];
+    char name[16];
+    snprintf(name, sizeof(name), "X%d", (int)i);
+    int32_t x;
+    WM_RETURN_IF_ERROR(
+        wm_gen_input_access(out, name, rank, s->dims, NULL, &acc, &x));
+    out->tensors[out->n_tensors - 1].operand = i;
+    if (sum < 0) {
+      sum = x;
+    } else {
+      WM_RETURN_IF_ERROR(wm_gen_binary(out, WM_GEN_ADD, sum, x, &sum));
+    }
+  }
+  return wm_gen_finish(out, sum);
+}
+
+// Pad in constant mode with a value known when planning: the input read
+// at o - begin, guarded with the value as its fill.
+static wm_status_t define_pad(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  pad_params_t p;
+  bool known = false;
+  if (in->rank >= 0) {
+    WM_RETURN_IF_ERROR(pad_params(ctx, in->rank, &p, &known));
+  }
+  if (!known || p.mode != PAD_CONSTANT ||
+      (ctx->opset >= 11 && wm_op_has_input(ctx, 2) && !ctx->in[2]) ||
+      wm_op_in_dtype(ctx, 0) != WM_DTYPE_FLOAT) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (constant "
+                       "mode, float32, pads and value known)");
+  }
+  wm_tensor_t *fill = NULL;
+  WM_RETURN_IF_ERROR(pad_fill(ctx, WM_DTYPE_FLOAT, &fill));
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  for (int32_t d = 0; d < in->rank; d++) {
+    acc.coef[d][d] = 1;
+    acc.off[d] = -p.begin[d];
+  }
+  acc.guard = true;
+  acc.fill = ((const float *)fill->data)[0];
+  wm_tensor_destroy(fill);
+  return wm_op_define_copy(ctx, out, in->rank, in->dims, NULL, &acc);
+}
+
+// DepthToSpace and SpaceToDepth: the output seen as the 6-D view their
+// reference kernels copy into, the input read through the same element
+// strides.
+static wm_status_t define_depth_space(const wm_op_ctx_t *ctx,
+                                      wm_gen_compute_t *out) {
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  bool to_space = strcmp(ctx->node->op_type, "DepthToSpace") == 0;
+  int64_t b = 1;
+  bool crd = false;
+  if (!wm_shape_is_known(in) || in->rank != 4 ||
+      wm_op_in_dtype(ctx, 0) != WM_DTYPE_FLOAT) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape)");
+  }
+  WM_RETURN_IF_ERROR(block_size(ctx, in, to_space, &b));
+  WM_RETURN_IF_ERROR(depth_to_space_crd(ctx, &crd));
+  int64_t n = in->dims[0], c = in->dims[1], h = in->dims[2], w = in->dims[3];
+  int64_t hw = h * w, view[6], src[6];
+  if (to_space) {
+    int64_t co = c / (b * b);
+    int64_t v[6] = {n, co, h, b, w, b};
+    int64_t s_crd[6] = {c * hw, b * b * hw, w, b * hw, 1, hw};
+    int64_t s_dcr[6] = {c * hw, hw, w, b * co * hw, 1, co * hw};
+    memcpy(view, v, sizeof(view));
+    memcpy(src, crd ? s_crd : s_dcr, sizeof(src));
+  } else {
+    int64_t v_crd[6] = {n, c, b, b, h / b, w / b};
+    int64_t v_dcr[6] = {n, b, b, c, h / b, w / b};
+    int64_t s_dcr[6] = {c * hw, w, 1, hw, b * w, b};
+    int64_t s_crd[6] = {c * hw, hw, w, 1, b * w, b};
+    memcpy(view, crd ? v_crd : v_dcr, sizeof(view));
+    memcpy(src, crd ? s_crd : s_dcr, sizeof(src));
+  }
+  const wm_type_t *yt = &ctx->out_types[0];
+  if (yt->dtype != WM_DTYPE_FLOAT || !wm_shape_is_known(&yt->shape)) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED, "no compute definition");
+  }
+  WM_RETURN_IF_ERROR(wm_gen_begin(out, ctx->node->op_type, 6, view, NULL));
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  for (int32_t d = 0; d < 6; d++) {
+    acc.coef[d][d] = 1;
+  }
+  int32_t x;
+  WM_RETURN_IF_ERROR(wm_gen_input_access(out, "X", 6, view, src, &acc, &x));
+  out->tensors[out->n_tensors - 1].operand = 0;
+  return wm_gen_finish(out, x);
+}
+
 #define MOVE(name, since, min_in, max_in, min_out, max_out, infer, run) \
   {                                                                     \
     name, "", since, min_in, max_in, min_out, max_out, 0, infer, run,   \
         wm_op_cost_zero                                                 \
   }
 
+// The same with a compute definition |define|.
+#define MOVE_D(name, since, min_in, max_in, min_out, max_out, infer, run, \
+               define)                                                    \
+  {                                                                       \
+    name, "", since, min_in, max_in, min_out, max_out, 0, infer, run,     \
+        wm_op_cost_zero, 0, NULL, define                                  \
+  }
+
 const wm_op_def_t wm_ops_tensor[] = {
-    MOVE("Reshape", 1, 1, 2, 1, 1, reshape_infer, run_copy),
-    MOVE("Flatten", 1, 1, 1, 1, 1, flatten_infer, run_copy),
+    MOVE_D("Reshape", 1, 1, 2, 1, 1, reshape_infer, run_copy,
+           define_same_bytes),
+    MOVE_D("Flatten", 1, 1, 1, 1, 1, flatten_infer, run_copy,
+           define_same_bytes),
     {"Transpose", "", 1, 1, 1, 1, 1, 0, transpose_infer, transpose_run,
-     wm_op_cost_zero, 0, transpose_resolve},
-    MOVE("Squeeze", 1, 1, 2, 1, 1, squeeze_infer, run_copy),
-    MOVE("Unsqueeze", 1, 1, 2, 1, 1, unsqueeze_infer, run_copy),
+     wm_op_cost_zero, 0, transpose_resolve, define_transpose},
+    MOVE_D("Squeeze", 1, 1, 2, 1, 1, squeeze_infer, run_copy,
+           define_same_bytes),
+    MOVE_D("Unsqueeze", 1, 1, 2, 1, 1, unsqueeze_infer, run_copy,
+           define_same_bytes),
     {"Concat", "", 1, 1, -1, 1, 1, 0, concat_infer, concat_run, wm_op_cost_zero,
-     0, concat_resolve},
+     0, concat_resolve, define_concat},
     {"Split", "", 1, 1, 2, 1, -1, 0, split_infer, split_run, wm_op_cost_zero, 0,
      split_resolve},
-    MOVE("Expand", 8, 2, 2, 1, 1, expand_infer, expand_run),
+    MOVE_D("Expand", 8, 2, 2, 1, 1, expand_infer, expand_run, define_expand),
     MOVE("Tile", 6, 2, 2, 1, 1, tile_infer, tile_run),
     {"Pad", "", 1, 1, 4, 1, 1, 0, pad_infer, pad_run, wm_op_cost_zero, 0,
-     pad_resolve},
+     pad_resolve, define_pad},
     MOVE("Shape", 1, 1, 1, 1, 1, shape_infer, shape_run),
     MOVE("Size", 1, 1, 1, 1, 1, size_infer, size_run),
-    MOVE("Identity", 1, 1, 1, 1, 1, wm_op_infer_same, run_copy),
-    MOVE("DepthToSpace", 1, 1, 1, 1, 1, depth_to_space_infer,
-         depth_to_space_run),
-    MOVE("SpaceToDepth", 1, 1, 1, 1, 1, space_to_depth_infer,
-         space_to_depth_run),
+    MOVE_D("Identity", 1, 1, 1, 1, 1, wm_op_infer_same, run_copy,
+           define_same_bytes),
+    MOVE_D("DepthToSpace", 1, 1, 1, 1, 1, depth_to_space_infer,
+           depth_to_space_run, define_depth_space),
+    MOVE_D("SpaceToDepth", 1, 1, 1, 1, 1, space_to_depth_infer,
+           space_to_depth_run, define_depth_space),
     MOVE("ReverseSequence", 10, 2, 2, 1, 1, reverse_sequence_infer,
          reverse_sequence_run),
     MOVE("CenterCropPad", 18, 2, 2, 1, 1, center_crop_pad_infer,

@@ -567,6 +567,27 @@ wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
   return NULL;
 }
 
+wm_status_t wm_op_define_copy(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
+                              int32_t rank, const int64_t *dims,
+                              const int64_t *strides,
+                              const wm_gen_access_t *acc) {
+  const wm_type_t *yt = &ctx->out_types[0];
+  if (yt->dtype != WM_DTYPE_FLOAT || !wm_shape_is_known(&yt->shape) ||
+      wm_op_in_dtype(ctx, 0) != WM_DTYPE_FLOAT ||
+      !wm_shape_is_known(wm_op_in_shape(ctx, 0))) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape)");
+  }
+  WM_RETURN_IF_ERROR(wm_gen_begin(out, ctx->node->op_type, yt->shape.rank,
+                                  yt->shape.dims, NULL));
+  int32_t x;
+  WM_RETURN_IF_ERROR(
+      wm_gen_input_access(out, "X", rank, dims, strides, acc, &x));
+  out->tensors[out->n_tensors - 1].operand = 0;
+  return wm_gen_finish(out, x);
+}
+
 wm_status_t wm_op_define_fold_body(const wm_op_ctx_t *ctx, wm_gen_op_t op,
                                    wm_gen_compute_t *out, int32_t *out_body,
                                    int32_t *out_count) {
