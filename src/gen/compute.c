@@ -98,7 +98,10 @@ static wm_status_t add_expr(wm_gen_compute_t *c, const wm_gen_expr_t *e,
 wm_status_t wm_gen_begin(wm_gen_compute_t *c, const char *name, int32_t rank,
                          const int64_t *dims, const char *const *axis_names) {
   memset(c, 0, sizeof(*c));
-  WM_RETURN_IF_ERROR(set_name(c->name, name, "compute"));
+  // A long name (an operator's) is cut to fit: it only labels the kernel.
+  char cut[WM_GEN_NAME];
+  snprintf(cut, sizeof(cut), "%s", name ? name : "");
+  WM_RETURN_IF_ERROR(set_name(c->name, cut, "compute"));
   if (rank > WM_GEN_MAX_AXES) {
     return WM_ERROR(INVALID_ARGUMENT,
                     "gen: compute %s has rank %d, want at most %d", c->name,

@@ -136,7 +136,8 @@ typedef struct wm_gen_compute {
 
 // ----------------------------------------------------------- building
 
-// Starts the compute |name| writing tensor |out| (rank, dims; row-major)
+// Starts the compute |name| (cut to WM_GEN_NAME - 1 characters) writing
+// tensor |out| (rank, dims; row-major)
 // over one spatial axis per output dim, named after |axis_names| (NULL:
 // i0, i1, ...), the output read through the identity access.
 wm_status_t wm_gen_begin(wm_gen_compute_t *c, const char *name, int32_t rank,

@@ -218,6 +218,28 @@ static wm_status_t slice_infer(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// Slice: output element o of dim d reads input element start + o * step
+// (the steps of dims with one element taken are never applied).
+static wm_status_t slice_define(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  slice_view_t view;
+  bool known = false;
+  if (in->rank >= 0) {
+    WM_RETURN_IF_ERROR(slice_resolve(ctx, in, &view, &known));
+  }
+  if (!known) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition: the slice is not known");
+  }
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  for (int32_t d = 0; d < in->rank; d++) {
+    acc.coef[d][d] = view.len[d] > 1 ? view.step[d] : 0;
+    acc.off[d] = view.start[d];
+  }
+  return wm_op_define_copy(ctx, out, in->rank, in->dims, NULL, &acc);
+}
+
 static wm_status_t slice_run(wm_op_ctx_t *ctx) {
   const wm_tensor_t *in = ctx->in[0];
   wm_tensor_t *out = ctx->out[0];
@@ -1155,7 +1177,7 @@ static wm_status_t nonzero_run(wm_op_ctx_t *ctx) {
 
 const wm_op_def_t wm_ops_index[] = {
     {"Slice", "", 1, 1, 5, 1, 1, 0, slice_infer, slice_run, wm_op_cost_zero, 0,
-     slice_params},
+     slice_params, slice_define},
     {"Gather", "", 1, 2, 2, 1, 1, 0, gather_infer, gather_run, wm_op_cost_zero,
      0, gather_resolve},
     INDEX_OP("GatherElements", 11, 2, 2, gather_elements_infer,

@@ -2670,6 +2670,225 @@ static void dc_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   }
 }
 
+// ------------------------------------------------- compute definitions
+
+// Whether input 0 and output 0 are float32 of known shape.
+static bool define_float_known(const wm_op_ctx_t *ctx) {
+  return wm_op_in_dtype(ctx, 0) == WM_DTYPE_FLOAT &&
+         wm_shape_is_known(wm_op_in_shape(ctx, 0)) &&
+         ctx->out_types[0].dtype == WM_DTYPE_FLOAT &&
+         wm_shape_is_known(&ctx->out_types[0].shape);
+}
+
+// Pools as reductions over their window: an axis per output dim, one per
+// window dim; X read at o * stride + k * dilation - pad, guarded with -inf
+// (max) or 0 (average, whose divisor is then the window's size: with
+// count_include_pad, or where no window leaves the input) or LpPool's
+// (sum of |x|^p)^(1/p). Global pools reduce every spatial dim. MaxPool's
+// indices have none.
+static wm_status_t pool_define(const wm_op_ctx_t *ctx, pool_kind_t kind,
+                               bool global, wm_gen_compute_t *out) {
+  pool_t pl;
+  WM_RETURN_IF_ERROR(pool_setup((wm_op_ctx_t *)ctx, kind, global, &pl));
+  int32_t nsp = pl.w.nsp;
+  bool padded = false;
+  for (int32_t i = 0; !global && i < nsp; i++) {
+    int64_t last = (pl.out[i] - 1) * pl.w.strides[i] +
+                   (pl.w.kernel[i] - 1) * pl.w.dilations[i] - pl.w.pads[i];
+    padded |= pl.w.pads[i] != 0 || last >= pl.in[i];
+  }
+  if (!define_float_known(ctx) || !pl.known_rank || ctx->n_out > 1 ||
+      2 + 2 * nsp > WM_GEN_MAX_AXES ||
+      (kind == POOL_AVG && padded && !pl.count_include_pad) ||
+      (kind == POOL_AVG && pl.w.ceil_mode)) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape; average pools with a constant divisor)");
+  }
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0), *ys = &ctx->out_types[0].shape;
+  WM_RETURN_IF_ERROR(
+      wm_gen_begin(out, ctx->node->op_type, ys->rank, ys->dims, NULL));
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  acc.coef[0][0] = 1;
+  acc.coef[1][1] = 1;
+  double taps = 1;
+  for (int32_t i = 0; i < nsp; i++) {
+    char name[8];
+    int32_t k;
+    snprintf(name, sizeof(name), "k%d", (int)i);
+    WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, name, pl.w.kernel[i], &k));
+    acc.coef[2 + i][2 + i] = global ? 0 : pl.w.strides[i];
+    acc.coef[2 + i][k] = global ? 1 : pl.w.dilations[i];
+    acc.off[2 + i] = global ? 0 : -pl.w.pads[i];
+    taps *= (double)pl.w.kernel[i];
+  }
+  acc.guard = padded;
+  acc.fill = kind == POOL_MAX ? -INFINITY : 0.0f;
+  int32_t x, epi = -1;
+  WM_RETURN_IF_ERROR(
+      wm_gen_input_access(out, "X", xs->rank, xs->dims, NULL, &acc, &x));
+  out->tensors[out->n_tensors - 1].operand = 0;
+  wm_gen_builder_t b = {out, NULL};
+  int32_t a = -1;
+  if (kind != POOL_MAX) {
+    WM_RETURN_IF_ERROR(wm_gen_acc(out, &a));
+  }
+  if (kind == POOL_AVG) {
+    epi = wm_gen_f2(&b, WM_GEN_MUL, a, wm_gen_k(&b, (float)(1.0 / taps)));
+  } else if (kind == POOL_LP) {  // (sum of |x|^p)^(1/p)
+    x = wm_gen_f2(&b, WM_GEN_POW, wm_gen_f1(&b, WM_GEN_ABS, x),
+                  wm_gen_k(&b, (float)pl.p));
+    epi = wm_gen_f2(&b, WM_GEN_POW, a, wm_gen_k(&b, (float)(1.0 / pl.p)));
+  }
+  WM_RETURN_IF_ERROR(b.st);
+  return wm_gen_finish_reduce(out, kind == POOL_MAX ? WM_GEN_MAX : WM_GEN_ADD,
+                              kind == POOL_MAX ? -INFINITY : 0.0f, x, epi);
+}
+static wm_status_t maxpool_define(const wm_op_ctx_t *ctx,
+                                  wm_gen_compute_t *out) {
+  return pool_define(ctx, POOL_MAX, false, out);
+}
+static wm_status_t avgpool_define(const wm_op_ctx_t *ctx,
+                                  wm_gen_compute_t *out) {
+  return pool_define(ctx, POOL_AVG, false, out);
+}
+static wm_status_t gmaxpool_define(const wm_op_ctx_t *ctx,
+                                   wm_gen_compute_t *out) {
+  return pool_define(ctx, POOL_MAX, true, out);
+}
+static wm_status_t gavgpool_define(const wm_op_ctx_t *ctx,
+                                   wm_gen_compute_t *out) {
+  return pool_define(ctx, POOL_AVG, true, out);
+}
+static wm_status_t lppool_define(const wm_op_ctx_t *ctx,
+                                 wm_gen_compute_t *out) {
+  return pool_define(ctx, POOL_LP, false, out);
+}
+static wm_status_t glppool_define(const wm_op_ctx_t *ctx,
+                                  wm_gen_compute_t *out) {
+  return pool_define(ctx, POOL_LP, true, out);
+}
+
+// Dropout in inference (one output, no training mode input or a constant
+// false one): the identity.
+static wm_status_t dropout_define(const wm_op_ctx_t *ctx,
+                                  wm_gen_compute_t *out) {
+  const wm_tensor_t *tm = wm_op_has_input(ctx, 2) ? ctx->in[2] : NULL;
+  bool training = wm_op_has_input(ctx, 2) &&
+                  (!tm || tm->count != 1 || wm_tensor_get_f64(tm, 0) != 0);
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  if (training || ctx->n_out > 1 || xs->rank < 0) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for Dropout in training or "
+                       "with its mask");
+  }
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  for (int32_t d = 0; d < xs->rank; d++) {
+    acc.coef[d][d] = 1;
+  }
+  return wm_op_define_copy(ctx, out, xs->rank, xs->dims, NULL, &acc);
+}
+
+// BatchNormalization in inference: (x - mean) / sqrt(var + epsilon) *
+// scale + B, the parameters per channel (dim 1).
+static wm_status_t bn_define(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  bool training = false, spatial = true;
+  WM_RETURN_IF_ERROR(bn_setup((wm_op_ctx_t *)ctx, &training, &spatial));
+  double eps;
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "epsilon", 1e-5, &eps));
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  bool ok = define_float_known(ctx) && !training && spatial &&
+            ctx->n_out == 1 && xs->rank >= 2;
+  for (int32_t i = 1; ok && i < 5; i++) {
+    const wm_shape_t *s = wm_op_in_shape(ctx, i);
+    ok = wm_op_in_dtype(ctx, i) == WM_DTYPE_FLOAT && s->rank == 1 &&
+         s->dims[0] == xs->dims[1];
+  }
+  if (!ok) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (inference, "
+                       "float32 of known shape, parameters per channel)");
+  }
+  WM_RETURN_IF_ERROR(
+      wm_gen_begin(out, "BatchNormalization", xs->rank, xs->dims, NULL));
+  int32_t loads[5];
+  static const char *const names[5] = {"X", "scale", "B", "mean", "var"};
+  for (int32_t i = 0; i < 5; i++) {
+    wm_gen_access_t acc;
+    memset(&acc, 0, sizeof(acc));
+    const wm_shape_t *s = wm_op_in_shape(ctx, i);
+    for (int32_t d = 0; d < s->rank; d++) {
+      acc.coef[d][i == 0 ? d : 1] = 1;
+    }
+    WM_RETURN_IF_ERROR(wm_gen_input_access(out, names[i], s->rank, s->dims,
+                                           NULL, &acc, &loads[i]));
+    out->tensors[out->n_tensors - 1].operand = i;
+  }
+  wm_gen_builder_t b = {out, NULL};
+  int32_t inv =
+      wm_gen_f1(&b, WM_GEN_SQRT,
+                wm_gen_f2(&b, WM_GEN_ADD, loads[4], wm_gen_k(&b, (float)eps)));
+  int32_t y = wm_gen_f2(
+      &b, WM_GEN_ADD,
+      wm_gen_f2(&b, WM_GEN_MUL,
+                wm_gen_f2(&b, WM_GEN_DIV,
+                          wm_gen_f2(&b, WM_GEN_SUB, loads[0], loads[3]), inv),
+                loads[1]),
+      loads[2]);
+  WM_RETURN_IF_ERROR(b.st);
+  return wm_gen_finish(out, y);
+}
+
+// LRN: x / (bias + alpha / size * sum of x^2 over the channel window)^beta,
+// the window a reduce axis reading channels c - floor((size-1)/2) on,
+// guarded (0 outside).
+static wm_status_t lrn_define(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  lrn_t l = {1, 0, 0, 0};
+  WM_RETURN_IF_ERROR(lrn_setup((wm_op_ctx_t *)ctx, &l));
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  if (!define_float_known(ctx) || xs->rank < 2 ||
+      xs->rank + 1 > WM_GEN_MAX_AXES) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape)");
+  }
+  WM_RETURN_IF_ERROR(wm_gen_begin(out, "LRN", xs->rank, xs->dims, NULL));
+  int32_t j, xw, x;
+  WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, "j", l.size, &j));
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  for (int32_t d = 0; d < xs->rank; d++) {
+    acc.coef[d][d] = 1;
+  }
+  acc.coef[1][j] = 1;
+  acc.off[1] = -((l.size - 1) / 2);
+  acc.guard = true;
+  WM_RETURN_IF_ERROR(
+      wm_gen_input_access(out, "X", xs->rank, xs->dims, NULL, &acc, &xw));
+  out->tensors[out->n_tensors - 1].operand = 0;
+  acc.coef[1][j] = 0;
+  acc.off[1] = 0;
+  acc.guard = false;
+  WM_RETURN_IF_ERROR(
+      wm_gen_input_access(out, "X1", xs->rank, xs->dims, NULL, &acc, &x));
+  out->tensors[out->n_tensors - 1].operand = 0;
+  wm_gen_builder_t b = {out, NULL};
+  int32_t body = wm_gen_f2(&b, WM_GEN_MUL, xw, xw), a;
+  WM_RETURN_IF_ERROR(b.st);
+  WM_RETURN_IF_ERROR(wm_gen_acc(out, &a));
+  int32_t den = wm_gen_f2(
+      &b, WM_GEN_POW,
+      wm_gen_f2(&b, WM_GEN_ADD, wm_gen_k(&b, (float)l.bias),
+                wm_gen_f2(&b, WM_GEN_MUL,
+                          wm_gen_k(&b, (float)(l.alpha / (double)l.size)), a)),
+      wm_gen_k(&b, (float)l.beta));
+  int32_t y = wm_gen_f2(&b, WM_GEN_DIV, x, den);
+  WM_RETURN_IF_ERROR(b.st);
+  return wm_gen_finish_reduce(out, WM_GEN_ADD, 0.0f, body, y);
+}
+
 // ------------------------------------------------------------------ table
 
 #define T_MAXPOOL (WM_TYPES_FLOAT | WM_T(INT8) | WM_T(UINT8))
@@ -2680,22 +2899,23 @@ const wm_op_def_t wm_ops_nn[] = {
     {"ConvTranspose", "", 1, 2, 3, 1, 1, WM_TYPES_FLOAT, convt_infer, convt_run,
      convt_cost, 0, convt_resolve},
     {"MaxPool", "", 1, 1, 1, 1, 2, T_MAXPOOL, maxpool_infer, maxpool_run,
-     maxpool_cost, 0, maxpool_resolve},
+     maxpool_cost, 0, maxpool_resolve, maxpool_define},
     {"AveragePool", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, avgpool_infer,
-     avgpool_run, avgpool_cost, 0, avgpool_resolve},
+     avgpool_run, avgpool_cost, 0, avgpool_resolve, avgpool_define},
     {"LpPool", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, lppool_infer, lppool_run,
-     lppool_cost, 0, lppool_resolve},
+     lppool_cost, 0, lppool_resolve, lppool_define},
     {"GlobalMaxPool", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, gmaxpool_infer,
-     gmaxpool_run, gmaxpool_cost},
+     gmaxpool_run, gmaxpool_cost, 0, NULL, gmaxpool_define},
     {"GlobalAveragePool", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, gavgpool_infer,
-     gavgpool_run, gavgpool_cost},
+     gavgpool_run, gavgpool_cost, 0, NULL, gavgpool_define},
     {"GlobalLpPool", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, glppool_infer,
-     glppool_run, glppool_cost, 0, glppool_resolve},
-    {"LRN", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, lrn_infer, lrn_run, lrn_cost},
+     glppool_run, glppool_cost, 0, glppool_resolve, glppool_define},
+    {"LRN", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, lrn_infer, lrn_run, lrn_cost, 0,
+     NULL, lrn_define},
     {"BatchNormalization", "", 1, 5, 5, 1, 5, WM_TYPES_FLOAT, bn_infer, bn_run,
-     bn_cost, 0, bn_resolve},
+     bn_cost, 0, bn_resolve, bn_define},
     {"BatchNormalization", "", 14, 5, 5, 1, 3, WM_TYPES_FLOAT, bn_infer, bn_run,
-     bn_cost, 0, bn_resolve},
+     bn_cost, 0, bn_resolve, bn_define},
     {"LayerNormalization", "", 17, 2, 3, 1, 3, WM_TYPES_FLOAT, ln_infer, ln_run,
      ln_cost, 0, ln_resolve},
     // The same operator at any opset: what the layernorm pass writes for
@@ -2715,9 +2935,9 @@ const wm_op_def_t wm_ops_nn[] = {
     {"MeanVarianceNormalization", "", 9, 1, 1, 1, 1, WM_TYPES_FLOAT, mvn_infer,
      mvn_run, mvn_cost},
     {"Dropout", "", 1, 1, 1, 1, 2, WM_TYPES_FLOAT, dropout_infer, dropout_run,
-     wm_op_cost_zero, WM_OP_RANDOM_IN_TRAINING},
+     wm_op_cost_zero, WM_OP_RANDOM_IN_TRAINING, NULL, dropout_define},
     {"Dropout", "", 12, 1, 3, 1, 2, WM_TYPES_FLOAT, dropout_infer, dropout_run,
-     wm_op_cost_zero, WM_OP_RANDOM_IN_TRAINING},
+     wm_op_cost_zero, WM_OP_RANDOM_IN_TRAINING, NULL, dropout_define},
     {"NegativeLogLikelihoodLoss", "", 12, 2, 3, 1, 1, WM_TYPES_FLOAT,
      loss_infer, nll_run, nll_cost},
     {"SoftmaxCrossEntropyLoss", "", 12, 2, 3, 1, 2, WM_TYPES_FLOAT, loss_infer,
