@@ -37,6 +37,29 @@ typedef enum wm_kernels {
   WM_KERNELS_GENERATED = 2,
 } wm_kernels_t;
 
+// One generated kernel wmap tune measured.
+typedef struct wm_tune_result {
+  const char *node;     // the first node running it (the session's)
+  const char *op_type;  // its operator
+  int32_t candidates;   // schedules measured
+  double default_us;    // the default schedule's median time
+  double best_us;       // the best one's (the default's when none is 3 %
+                        // faster)
+  char default_schedule[64];
+  char best_schedule[64];
+} wm_tune_result_t;
+
+// Tunes the generated kernels of the session's current plan (it must have
+// run): each kernel's candidate schedules (wm_gen_candidates) built by its
+// backend and timed on the plan's buffers (median of 5 rounds), the best
+// stored in the tuning records at |records_path| (NULL: tune.txt in the
+// generator's cache folder), which plans made afterwards use. Stops
+// starting kernels once |budget_s| seconds are spent. *out (heap, free)
+// lists what was measured.
+wm_status_t wm_session_tune(wm_session_t *session, double budget_s,
+                            const char *records_path, wm_tune_result_t **out,
+                            size_t *out_count) WM_MUST_USE_RESULT;
+
 // The name of |k| as --impl takes it ("auto", "library", "generated").
 const char *wm_kernels_name(wm_kernels_t k);
 // Parses --impl's value; false for an unknown name.

@@ -238,6 +238,51 @@ typedef struct wm_gen_schedule {
 wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
                                           int32_t vector_bytes);
 
+// ------------------------------------------------------------- tuning
+
+// Up to |cap| schedules worth measuring for |c| on a target with
+// |vector_bytes|-wide registers, every one lowerable, the default first:
+// the template's register tiles and blocks around it, or the nest's
+// vector widths, unrolls and vectorized axis. Returns how many.
+int32_t wm_gen_candidates(const wm_gen_compute_t *c, int32_t vector_bytes,
+                          wm_gen_schedule_t *out, int32_t cap);
+
+// Tuning records: the schedule measured best per kernel instance and
+// target, in a versioned text file (WM_GEN_RECORDS_FORMAT on its first
+// line; a file of another version holds no record that applies).
+#define WM_GEN_RECORDS_FORMAT "wmap.tune/1"
+typedef struct wm_gen_record {
+  char key[65];         // wm_gen_record_key
+  wm_gen_schedule_t s;  // the best schedule measured
+  double default_ns;    // the default schedule's median time
+  double best_ns;       // the best one's
+} wm_gen_record_t;
+typedef struct wm_gen_records {
+  wm_gen_record_t *r;
+  size_t n, cap;
+} wm_gen_records_t;
+
+// The key of |c| (its canonical text) on |target| (what the kernels are
+// built for, e.g. the CPU's model and vector width): 64 hex digits.
+void wm_gen_record_key(const wm_gen_compute_t *c, const char *target,
+                       char key[65]);
+// Reads the records of |path| into |out| (a missing file: none).
+wm_status_t wm_gen_records_load(const char *path,
+                                wm_gen_records_t *out) WM_MUST_USE_RESULT;
+// The record of |key|, or NULL.
+const wm_gen_record_t *wm_gen_records_find(const wm_gen_records_t *r,
+                                           const char *key);
+// Adds |rec|, replacing the record of the same key.
+wm_status_t wm_gen_records_put(wm_gen_records_t *r,
+                               const wm_gen_record_t *rec) WM_MUST_USE_RESULT;
+// Writes every record to |path| (under a temporary name, then renamed).
+wm_status_t wm_gen_records_save(const wm_gen_records_t *r,
+                                const char *path) WM_MUST_USE_RESULT;
+void wm_gen_records_free(wm_gen_records_t *r);
+
+// Whether two schedules are the same.
+bool wm_gen_schedule_equal(const wm_gen_schedule_t *a,
+                           const wm_gen_schedule_t *b);
 // The schedule in words ("vector 16 x 2", "packed 12x32, kc 256, mc 144,
 // nc 1024") into |out|.
 void wm_gen_schedule_text(const wm_gen_schedule_t *s, char *out, size_t cap);

@@ -845,12 +845,81 @@ WM_TEST(printed_opencl_and_cuda_compile) {
   WM_CHECK_INT_EQ(system(rm), 0);
 }
 
+// Tuning records round-trip through their file; a damaged one is an
+// error naming it, one of another version holds no record; candidates
+// start with the default and all lower.
+WM_TEST(tuning_records_and_candidates) {
+  char dir[] = "/tmp/wmap_tune_XXXXXX";
+  WM_CHECK(mkdtemp(dir) != NULL);
+  char path[128];
+  snprintf(path, sizeof(path), "%s/sub/tune.txt", dir);
+  wm_gen_records_t r;
+  WM_CHECK_OK(wm_gen_records_load(path, &r));  // missing: none
+  WM_CHECK_INT_EQ((int)r.n, 0);
+  wm_gen_compute_t c;
+  int64_t d[2] = {64, 64};
+  int32_t k, la, lb, body;
+  WM_CHECK_OK(wm_gen_begin(&c, "mm", 2, d, NULL));
+  WM_CHECK_OK(wm_gen_reduce_axis(&c, "k", 64, &k));
+  wm_gen_access_t a, b;
+  memset(&a, 0, sizeof(a));
+  memset(&b, 0, sizeof(b));
+  a.coef[0][0] = b.coef[1][1] = 1;
+  a.coef[1][k] = b.coef[0][k] = 1;
+  WM_CHECK_OK(wm_gen_input_access(&c, "A", 2, d, NULL, &a, &la));
+  WM_CHECK_OK(wm_gen_input_access(&c, "B", 2, d, NULL, &b, &lb));
+  WM_CHECK_OK(wm_gen_binary(&c, WM_GEN_MUL, la, lb, &body));
+  WM_CHECK_OK(wm_gen_finish_reduce(&c, WM_GEN_ADD, 0.0f, body, -1));
+  wm_gen_schedule_t cand[48];
+  int32_t n = wm_gen_candidates(&c, 64, cand, 48);
+  wm_gen_schedule_t def = wm_gen_default_schedule(&c, 64);
+  WM_CHECK(n > 10);
+  WM_CHECK(wm_gen_schedule_equal(&cand[0], &def));
+  wm_gen_record_t rec;
+  memset(&rec, 0, sizeof(rec));
+  wm_gen_record_key(&c, "test cpu", rec.key);
+  rec.s = cand[n - 1];
+  rec.default_ns = 2000;
+  rec.best_ns = 1000;
+  WM_CHECK_OK(wm_gen_records_put(&r, &rec));
+  WM_CHECK_OK(wm_gen_records_put(&r, &rec));  // replaced, not added
+  WM_CHECK_INT_EQ((int)r.n, 1);
+  WM_CHECK_OK(wm_gen_records_save(&r, path));
+  wm_gen_records_free(&r);
+  WM_CHECK_OK(wm_gen_records_load(path, &r));
+  const wm_gen_record_t *got = wm_gen_records_find(&r, rec.key);
+  WM_CHECK(got && wm_gen_schedule_equal(&got->s, &rec.s) &&
+           got->best_ns == 1000);
+  char other[65];
+  wm_gen_record_key(&c, "another cpu", other);
+  WM_CHECK(wm_gen_records_find(&r, other) == NULL);
+  wm_gen_records_free(&r);
+  FILE *f = fopen(path, "a");
+  WM_CHECK(f != NULL);
+  if (f) {
+    fputs("not a record\n", f);
+    fclose(f);
+  }
+  WM_CHECK_ERR(wm_gen_records_load(path, &r), DATA_LOSS, "not a record");
+  f = fopen(path, "w");
+  if (f) {
+    fputs("wmap.tune/0\nwhatever\n", f);
+    fclose(f);
+  }
+  WM_CHECK_OK(wm_gen_records_load(path, &r));
+  WM_CHECK_INT_EQ((int)r.n, 0);
+  char rm[160];
+  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+  WM_CHECK_INT_EQ(system(rm), 0);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(builder_refuses_what_it_cannot_run),
       WM_CASE(printed_sources_match_the_golden_files),
       WM_CASE(generated_c_agrees_with_the_compute_in_double),
       WM_CASE(printed_opencl_and_cuda_compile),
+      WM_CASE(tuning_records_and_candidates),
       {NULL, NULL},
   };
   return wm_test_main(cases);

@@ -88,6 +88,13 @@ wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
   return s;
 }
 
+bool wm_gen_schedule_equal(const wm_gen_schedule_t *a,
+                           const wm_gen_schedule_t *b) {
+  return a->vector_width == b->vector_width && a->unroll == b->unroll &&
+         a->vector_reduce == b->vector_reduce && a->mr == b->mr &&
+         a->nr == b->nr && a->kc == b->kc && a->mc == b->mc && a->nc == b->nc;
+}
+
 void wm_gen_schedule_text(const wm_gen_schedule_t *s, char *out, size_t cap) {
   if (s->mr > 0) {
     snprintf(out, cap, "packed %dx%d, kc %d, mc %d, nc %d", (int)s->mr,

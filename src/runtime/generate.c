@@ -131,7 +131,9 @@ static wm_status_t name_kernel(wm_gen_compute_t *c,
   wm_strbuf_t text;
   wm_strbuf_init(&text);
   wm_gen_canonical(c, &text);
-  wm_strbuf_printf(&text, " v%d u%d", (int)sch->vector_width, (int)sch->unroll);
+  char words[96];
+  wm_gen_schedule_text(sch, words, sizeof(words));
+  wm_strbuf_printf(&text, " %s", words);
   if (text.failed) {
     wm_strbuf_deinit(&text);
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -143,12 +145,66 @@ static wm_status_t name_kernel(wm_gen_compute_t *c,
   return NULL;
 }
 
+int32_t rt_gen_vector_bytes(void) {
+  pthread_once(&vector_once, probe_vectors);
+  return vector_bytes;
+}
+
+void rt_gen_target(char *out, size_t cap) {
+  char model[160] = "";
+  if (!wm_cpuinfo_get("model name", model, sizeof(model))) {
+    snprintf(model, sizeof(model), "unknown cpu");
+  }
+  snprintf(out, cap, "c %s v%d", model, (int)rt_gen_vector_bytes());
+}
+
+wm_status_t rt_gen_records_path(const char *path, char **out) {
+  *out = NULL;
+  if (path && *path) {
+    *out = wm_strdup(path);
+    return *out ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  char *dir = NULL;
+  WM_RETURN_IF_ERROR(wm_cache_folder(NULL, "gen", &dir));
+  size_t n = strlen(dir) + 16;
+  *out = wm_malloc(n);
+  if (*out) {
+    snprintf(*out, n, "%s/tune.txt", dir);
+  }
+  free(dir);
+  return *out ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+}
+
+// The schedule of |c|: a tuning record's for this target when one exists
+// and lowers (*out_tuned), else the analytical default.
+static wm_gen_schedule_t schedule_of(const wm_gen_compute_t *c,
+                                     const wm_gen_records_t *records,
+                                     bool *out_tuned) {
+  wm_gen_schedule_t sch = wm_gen_default_schedule(c, rt_gen_vector_bytes());
+  *out_tuned = false;
+  if (!records || records->n == 0) {
+    return sch;
+  }
+  char target[256], key[65];
+  rt_gen_target(target, sizeof(target));
+  wm_gen_record_key(c, target, key);
+  const wm_gen_record_t *rec = wm_gen_records_find(records, key);
+  wm_gen_nest_t nest;
+  wm_status_t st = rec ? wm_gen_lower(c, &rec->s, &nest) : NULL;
+  if (rec && !st) {
+    sch = rec->s;
+    *out_tuned = true;
+  }
+  wm_status_free(st);
+  return sch;
+}
+
 // Prints the kernels of |p|'s generated steps on |slot| into |src| (each
 // distinct kernel once) and sets their launch shapes and placements.
 static wm_status_t print_slot(wm_session_t *s, rt_plan_t *p, size_t slot,
-                              wm_gen_dialect_t dialect, wm_strbuf_t *src,
+                              wm_gen_dialect_t dialect,
+                              const wm_gen_records_t *records, wm_strbuf_t *src,
                               size_t *out_kernels) {
-  pthread_once(&vector_once, probe_vectors);
   *out_kernels = 0;
   for (size_t i = 0; i < p->n_steps; i++) {
     rt_step_t *st = &p->steps[i];
@@ -156,7 +212,8 @@ static wm_status_t print_slot(wm_session_t *s, rt_plan_t *p, size_t slot,
       continue;
     }
     wm_gen_compute_t *c = st->gen;
-    wm_gen_schedule_t sch = wm_gen_default_schedule(c, vector_bytes);
+    bool tuned;
+    wm_gen_schedule_t sch = schedule_of(c, records, &tuned);
     WM_RETURN_IF_ERROR(name_kernel(c, &sch));
     bool printed = false;
     for (size_t j = 0; j < i && !printed; j++) {
@@ -201,9 +258,10 @@ static wm_status_t print_slot(wm_session_t *s, rt_plan_t *p, size_t slot,
                       "indices, more than a launch's grid holds",
                       s->nodes[st->node].label, c->name, (long long)nest.grid);
     }
-    char text[RT_KERNEL_TEXT - WM_GEN_NAME - 2];
+    char text[RT_KERNEL_TEXT - WM_GEN_NAME - 12];
     wm_gen_schedule_text(&sch, text, sizeof(text));
-    snprintf(p->kernel_text[st->node], RT_KERNEL_TEXT, "%s, %s", c->name, text);
+    snprintf(p->kernel_text[st->node], RT_KERNEL_TEXT, "%s, %s%s", c->name,
+             text, tuned ? " (tuned)" : "");
     p->placement[st->node].kernel = p->kernel_text[st->node];
   }
   return NULL;
@@ -221,7 +279,21 @@ wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
   if (!p->kernel_text) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
-  wm_status_t st = NULL;
+  // The tuning records (wmap tune) choose schedules where they have one.
+  wm_gen_records_t records;
+  memset(&records, 0, sizeof(records));
+  char *path = NULL;
+  wm_status_t st = rt_gen_records_path(NULL, &path);
+  if (!st) {
+    st = wm_gen_records_load(path, &records);
+  }
+  if (st) {  // a damaged file only costs the tuning
+    wm_log(WM_LOG_WARN, "ignoring the tuning records: %s",
+           wm_status_message(st));
+    wm_status_free(st);
+    st = NULL;
+  }
+  free(path);
   uint64_t t_all = wm_now_ns();
   for (size_t k = 0; !st && k < s->n_slots; k++) {
     rt_backend_t *b = &s->slots[k];
@@ -240,7 +312,7 @@ wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
     wm_strbuf_t src;
     wm_strbuf_init(&src);
     size_t n_kernels = 0;
-    st = print_slot(s, p, k, kFormats[f].dialect, &src, &n_kernels);
+    st = print_slot(s, p, k, kFormats[f].dialect, &records, &src, &n_kernels);
     p->stats.generated_kernels += n_kernels;
     if (!st && src.failed) {
       st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -269,11 +341,8 @@ wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
     }
   }
   p->stats.generate_ms = (double)(wm_now_ns() - t_all) / 1e6;
-  for (size_t i = 0; i < p->n_steps; i++) {
-    free(p->steps[i].gen);
-    p->steps[i].gen = NULL;
-  }
-  return st;
+  wm_gen_records_free(&records);
+  return st;  // the computes stay with the steps (wmap tune reads them)
 }
 
 wm_status_t rt_gen_launch(wm_session_t *s, const rt_step_t *st) {

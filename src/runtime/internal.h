@@ -14,7 +14,7 @@
 enum { RT_MAX_SLOTS = WM_SESSION_MAX_BACKENDS + 1 };  // listed + fallback
 enum { RT_LABEL_SIZE = 32 };
 // Bytes of a generated kernel's name and schedule in a placement.
-enum { RT_KERNEL_TEXT = 80 };
+enum { RT_KERNEL_TEXT = 96 };
 // The most plans a session keeps (one per input-shape signature).
 enum { RT_MAX_PLANS = 8 };
 
@@ -337,9 +337,18 @@ bool rt_gen_answer(const wm_backend_t *backend, wm_kernels_t kernels,
 // Whether |backend|'s device tier compiles a format the generator prints.
 bool rt_gen_compiles(const wm_backend_t *backend);
 // Compiles the generated steps of |p| (one source and one compile per
-// backend, identical kernels once), gets their kernels and fills the
-// placement's kernel text; frees their computes.
+// backend, identical kernels once, each under its tuning record's
+// schedule or the default), gets their kernels and fills the placement's
+// kernel text; the steps keep their computes.
 wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) WM_MUST_USE_RESULT;
+// The vector register bytes of the machine compiling format c, and the
+// target string tuning records are keyed by.
+int32_t rt_gen_vector_bytes(void);
+void rt_gen_target(char *out, size_t cap);
+// The tuning records' file: |path| when given, else tune.txt in the
+// generator's cache folder; *out is heap.
+wm_status_t rt_gen_records_path(const char *path,
+                                char **out) WM_MUST_USE_RESULT;
 // Launches generated step |st| on its slot.
 wm_status_t rt_gen_launch(wm_session_t *s,
                           const rt_step_t *st) WM_MUST_USE_RESULT;

@@ -129,6 +129,27 @@ if check impl_library_generates_nothing 0 "$wmap" run "$tmp/mlp.onnx" --backends
       "fc0                      Gemm                 ref"
   fi
 fi
+# wmap tune measures the kernels' schedules and keeps the best in the
+# records, which later plans use.
+if check tune_measures_and_records 0 "$wmap" tune "$tmp/mlp.onnx" --backend cpu \
+    --no-passes --budget 30; then
+  has tune_measures_and_records "$tmp/out" "default us" "best us" "speedup" \
+    "fc0" "generated kernels tuned"
+  if ! head -1 "$tmp/cache/wmap/gen/tune.txt" | grep -q '^wmap.tune/1 '; then
+    fail "tune_measures_and_records: no wmap.tune/1 records" "$tmp/cache/wmap/gen/tune.txt"
+  fi
+fi
+if check tuned_plans_use_the_records 0 "$wmap" run "$tmp/mlp.onnx" --backends cpu \
+    --no-passes --impl generated --placement; then
+  has tuned_plans_use_the_records "$tmp/out" "(tuned)"
+fi
+if check tune_usage 2 "$wmap" tune "$tmp/mlp.onnx" --budget 0; then
+  has tune_usage "$tmp/err" '--budget wants seconds > 0, got "0"'
+fi
+if check tune_needs_a_run 1 "$wmap" tune "$tmp/none.onnx"; then
+  has tune_needs_a_run "$tmp/err" "none.onnx"
+fi
+
 for cmd in run bench conform; do
   if check "${cmd}_impl_usage" 2 "$wmap" $cmd --impl fast "$tmp/mlp.onnx"; then
     has "${cmd}_impl_usage" "$tmp/err" '--impl wants auto, library or generated, got "fast"'

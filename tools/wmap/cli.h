@@ -12,6 +12,7 @@ enum { WM_EXIT_OK = 0, WM_EXIT_FAILED = 1, WM_EXIT_USAGE = 2 };
 
 // Subcommands: each parses its own options and returns an exit code.
 int wm_cli_run(int argc, char **argv);
+int wm_cli_tune(int argc, char **argv);
 int wm_cli_conform(int argc, char **argv);
 int wm_cli_backends(int argc, char **argv);
 int wm_cli_zoo(int argc, char **argv);
@@ -165,6 +166,12 @@ typedef struct wm_cli_dataset {
   size_t n_outputs;    // values found as output_K.pb
   wm_item_t *outputs;  // owned
 } wm_cli_dataset_t;
+// Inputs for a run without --inputs: |dims| applied to |graph| (dims
+// nothing binds are 1, in one note from |cmd|), then the values
+// wm_bench_make_inputs makes.
+wm_status_t wm_cli_generated_inputs(const char *cmd, wm_graph_t *graph,
+                                    wm_cli_dims_t *dims,
+                                    wm_cli_dataset_t *ds) WM_MUST_USE_RESULT;
 
 // Loads input_K.pb (and output_K.pb) from |dir| for |graph|: a value
 // named like a graph input binds to it, others bind by position to the

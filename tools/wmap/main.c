@@ -24,6 +24,8 @@ static const char usage[] =
     "  compare A B    two baselines: the change per metric with its\n"
     "                 interval, a U test and a verdict\n"
     "  run MODEL      run an ONNX model and print or save its outputs\n"
+    "  tune MODEL     measure schedules for a model's generated kernels and\n"
+    "                 keep the best for later runs\n"
     "  conform        run ONNX's backend test suite on a backend\n"
     "  backends       list the backends found and the plugins refused\n"
     "  zoo            list the built-in models or export one as ONNX\n"
@@ -551,6 +553,9 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "run") == 0) {
     return wm_cli_run(argc - 1, argv + 1);
+  }
+  if (strcmp(cmd, "tune") == 0) {
+    return wm_cli_tune(argc - 1, argv + 1);
   }
   if (strcmp(cmd, "conform") == 0) {
     return wm_cli_conform(argc - 1, argv + 1);

@@ -97,14 +97,12 @@ static wm_status_t report_placement(const wm_session_t *session,
   return s;
 }
 
-// Inputs for a run without --inputs: |dims| applied to |graph| (dims
-// nothing binds are 1, in one note), then wm_bench_make_inputs' values.
-static wm_status_t generated_inputs(wm_graph_t *graph, wm_cli_dims_t *dims,
-                                    wm_cli_dataset_t *ds) {
+wm_status_t wm_cli_generated_inputs(const char *cmd, wm_graph_t *graph,
+                                    wm_cli_dims_t *dims, wm_cli_dataset_t *ds) {
   char **names = NULL;
   wm_tensor_t **tensors = NULL;
   size_t n = 0;
-  wm_status_t s = wm_cli_dims_apply("run", graph, dims, true, true);
+  wm_status_t s = wm_cli_dims_apply(cmd, graph, dims, true, true);
   if (!s) {
     s = wm_bench_make_inputs(graph, &names, &tensors, &n);
   }
@@ -263,7 +261,7 @@ int wm_cli_run(int argc, char **argv) {
       s = wm_cli_dataset_load(inputs_dir, graph, &ds);
     }
   } else if (!s) {
-    s = generated_inputs(graph, &dims, &ds);
+    s = wm_cli_generated_inputs("run", graph, &dims, &ds);
   }
   if (!s) {
     s = wm_session_create_placed(graph, &so, &session);

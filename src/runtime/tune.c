@@ -1,0 +1,195 @@
+// wmap tune: for the generated kernels of a session's current plan, the
+// candidate schedules measured on the plan's own buffers through the
+// backend's device tier, the best kept in the tuning records that later
+// plans read (rt_gen_build).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+// The most candidates measured per kernel.
+enum { MAX_CANDIDATES = 48, REPS = 5 };
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+// Launches |kernel| over the step's buffers with |nest|'s range, one
+// range per core where the kernel wants it (as rt_gen_build sets).
+static wm_status_t launch(wm_session_t *s, const rt_step_t *st,
+                          wm_kernel *kernel, const wm_gen_nest_t *nest) {
+  rt_step_t run = *st;
+  run.kernel = kernel;
+  run.grid = (uint32_t)nest->grid;
+  int64_t grain = nest->grain;
+  if (nest->whole_ranges) {
+    const wm_target_desc *t = wm_backend_target(s->slots[st->slot].backend, 0);
+    int64_t cores = t && t->compute_units > 0 ? t->compute_units : 1;
+    grain = (nest->grid + cores - 1) / cores;
+  }
+  run.block = (uint32_t)(grain < nest->grid ? grain : nest->grid);
+  WM_RETURN_IF_ERROR(rt_gen_launch(s, &run));
+  rt_backend_t *b = &s->slots[st->slot];
+  return rt_slot_error(b, b->api->device->stream_sync(b->stream),
+                       "stream_sync");
+}
+
+// The median over REPS rounds of one launch's time, each round repeating
+// it for at least 0.2 ms.
+static wm_status_t time_kernel(wm_session_t *s, const rt_step_t *st,
+                               wm_kernel *kernel, const wm_gen_nest_t *nest,
+                               double *out_ns) {
+  WM_RETURN_IF_ERROR(launch(s, st, kernel, nest));  // warm-up
+  double t[REPS];
+  for (int r = 0; r < REPS; r++) {
+    uint64_t t0 = wm_now_ns(), t1 = t0;
+    int n = 0;
+    while (n == 0 || t1 - t0 < 200000) {
+      WM_RETURN_IF_ERROR(launch(s, st, kernel, nest));
+      n++;
+      t1 = wm_now_ns();
+    }
+    t[r] = (double)(t1 - t0) / n;
+  }
+  qsort(t, REPS, sizeof(double), cmp_double);
+  *out_ns = t[REPS / 2];
+  return NULL;
+}
+
+// Measures the candidates of step |st|'s compute and records the best.
+static wm_status_t tune_step(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
+                             const char *target, wm_gen_records_t *records,
+                             wm_tune_result_t *res) {
+  rt_backend_t *b = &s->slots[st->slot];
+  wm_gen_compute_t *c = st->gen;
+  wm_gen_schedule_t cand[MAX_CANDIDATES];
+  int32_t n = wm_gen_candidates(c, rt_gen_vector_bytes(), cand, MAX_CANDIDATES);
+  // Every candidate in one source: one compile.
+  char name[WM_GEN_NAME];
+  memcpy(name, c->name, sizeof(name));
+  wm_strbuf_t src;
+  wm_strbuf_init(&src);
+  wm_gen_nest_t nests[MAX_CANDIDATES];
+  wm_status_t e = NULL;
+  for (int32_t i = 0; !e && i < n; i++) {
+    snprintf(c->name, sizeof(c->name), "wt_%d", (int)i);
+    e = wm_gen_lower(c, &cand[i], &nests[i]);
+    if (!e) {
+      e = wm_gen_print(&nests[i], WM_GEN_C, &src);
+    }
+  }
+  memcpy(c->name, name, sizeof(name));
+  wm_executable *exe = NULL;
+  if (!e) {
+    e = rt_slot_error(b,
+                      b->api->device->compile(b->dev, "c", wm_strbuf_str(&src),
+                                              src.len, NULL, &exe),
+                      "compile");
+  }
+  wm_strbuf_deinit(&src);
+  double ns[MAX_CANDIDATES];
+  int32_t best = 0;
+  for (int32_t i = 0; !e && i < n; i++) {
+    char kn[WM_GEN_NAME];
+    snprintf(kn, sizeof(kn), "wt_%d", (int)i);
+    wm_kernel *k = NULL;
+    e = rt_slot_error(b, b->api->device->exe_get_kernel(exe, kn, &k),
+                      "exe_get_kernel");
+    if (!e) {
+      e = time_kernel(s, st, k, &nests[i], &ns[i]);
+    }
+    best = !e && ns[i] < ns[best] ? i : best;
+  }
+  // The default stays unless another is faster by 3 % or more (the noise
+  // of one measurement here).
+  if (!e && ns[best] > 0.97 * ns[0]) {
+    best = 0;
+  }
+  if (exe) {
+    b->api->device->exe_destroy(exe);
+  }
+  if (e) {
+    return e;
+  }
+  wm_gen_record_t rec;
+  memset(&rec, 0, sizeof(rec));
+  wm_gen_record_key(c, target, rec.key);
+  rec.s = cand[best];
+  rec.default_ns = ns[0];
+  rec.best_ns = ns[best];
+  WM_RETURN_IF_ERROR(wm_gen_records_put(records, &rec));
+  res->node = p->placement[st->node].node;
+  res->op_type = p->placement[st->node].op_type;
+  res->candidates = n;
+  res->default_us = ns[0] / 1e3;
+  res->best_us = ns[best] / 1e3;
+  wm_gen_schedule_text(&cand[0], res->default_schedule,
+                       sizeof(res->default_schedule));
+  wm_gen_schedule_text(&cand[best], res->best_schedule,
+                       sizeof(res->best_schedule));
+  return NULL;
+}
+
+wm_status_t wm_session_tune(wm_session_t *s, double budget_s,
+                            const char *records_path, wm_tune_result_t **out,
+                            size_t *out_count) {
+  *out = NULL;
+  *out_count = 0;
+  rt_plan_t *p = s->active;
+  if (!p) {
+    return WM_ERROR(FAILED_PRECONDITION,
+                    "tune: the session has not run: no plan to tune");
+  }
+  char *path = NULL;
+  WM_RETURN_IF_ERROR(rt_gen_records_path(records_path, &path));
+  wm_gen_records_t records;
+  wm_status_t e = wm_gen_records_load(path, &records);
+  wm_tune_result_t *res =
+      e ? NULL : wm_calloc(p->n_steps + 1, sizeof(wm_tune_result_t));
+  if (!e && !res) {
+    e = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  char target[256];
+  rt_gen_target(target, sizeof(target));
+  uint64_t t0 = wm_now_ns();
+  size_t n = 0;
+  for (size_t i = 0; !e && i < p->n_steps; i++) {
+    rt_step_t *st = &p->steps[i];
+    bool seen = false;  // an equal kernel tuned already
+    for (size_t j = 0; st->gen && j < i && !seen; j++) {
+      seen = p->steps[j].gen && p->steps[j].slot == st->slot &&
+             strcmp(p->steps[j].gen->name, st->gen->name) == 0;
+    }
+    if (!st->gen || !st->kernel || seen) {
+      continue;
+    }
+    if ((double)(wm_now_ns() - t0) / 1e9 > budget_s) {
+      wm_log(WM_LOG_WARN,
+             "tune: the budget of %.1f s is spent; %s and the "
+             "kernels after it keep their schedules",
+             budget_s, p->placement[st->node].node);
+      break;
+    }
+    e = tune_step(s, p, st, target, &records, &res[n]);
+    if (e) {
+      e = wm_status_annotate(e, "tuning node \"%s\"",
+                             p->placement[st->node].node);
+    } else {
+      n++;
+    }
+  }
+  if (!e) {
+    e = wm_gen_records_save(&records, path);
+  }
+  wm_gen_records_free(&records);
+  free(path);
+  if (e) {
+    free(res);
+    return e;
+  }
+  *out = res;
+  *out_count = n;
+  return NULL;
+}
