@@ -9,6 +9,7 @@ packages=(
   libonnx-testdata
   libopenblas-dev
   libcjson-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd  # OpenCL on the CPU (PoCL)
   libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev  # ImageDecoder
   clang-format-15 clang-15
   python3-venv
