@@ -297,6 +297,7 @@ typedef enum wm_gen_loop_kind {
   WM_GEN_LOOP_REDUCE = 3,  // a reduce axis
   WM_GEN_LOOP_VECTOR_REDUCE = 4,  // the innermost reduce axis in |width|
                                   // lanes, |unroll| partial vectors
+  WM_GEN_LOOP_FUSED = 5,          // an axis of the parallel range (nest.n_par)
 } wm_gen_loop_kind_t;
 
 typedef struct wm_gen_loop {
@@ -315,8 +316,11 @@ typedef struct wm_gen_nest {
   wm_gen_loop_t loops[WM_GEN_MAX_AXES];
   wm_gen_schedule_t s;  // the schedule it was lowered under
   // The range the parallel loop runs over ([0, grid) split by the
-  // caller), and the fewest indices worth a thread of their own.
+  // caller), and the fewest indices worth a thread of their own. The
+  // range is the leading n_par axes flattened (row-major): enough indices
+  // to share among threads when the outermost is a batch of one.
   int64_t grid, grain;
+  int32_t n_par;
   // The kernel shares work across the indices of one call (the packed
   // template packs each operand once per call): a caller should give each
   // thread one range, as long as it can.

@@ -109,7 +109,7 @@ void wm_gen_schedule_text(const wm_gen_schedule_t *s, char *out, size_t cap) {
 
 // The output elements a range of the parallel loop holds at least, so
 // that a thread's share pays for waking it.
-enum { GRAIN_ELEMENTS = 16384 };
+enum { GRAIN_ELEMENTS = 16384, PARALLEL_INDICES = 64 };
 
 wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
                          wm_gen_nest_t *out) {
@@ -157,13 +157,20 @@ wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
     l->width = w;
     l->unroll = u;
   }
-  // The parallel range: the outermost spatial axis (one index when there
-  // is none), in ranges holding GRAIN_ELEMENTS outputs.
+  // The parallel range: the leading spatial axes (not a vectorized one
+  // inside), flattened until they hold PARALLEL_INDICES indices; one index
+  // when there is none. Ranges hold GRAIN_ELEMENTS outputs' work.
+  int32_t limit = w > 1 && !s->vector_reduce && va > 0 ? va : ns;
+  out->n_par = ns > 0 ? 1 : 0;
+  out->grid = ns > 0 ? c->extents[0] : 1;
+  while (out->n_par < limit && out->grid < PARALLEL_INDICES) {
+    out->grid *= c->extents[out->n_par];
+    out->loops[out->n_par++].kind = WM_GEN_LOOP_FUSED;
+  }
   int64_t inner = 1;  // the work of one index
-  for (int32_t a = 1; a < c->n_axes; a++) {
+  for (int32_t a = out->n_par > 0 ? out->n_par : 1; a < c->n_axes; a++) {
     inner *= c->extents[a];
   }
-  out->grid = ns > 0 ? c->extents[0] : 1;
   out->grain = inner >= GRAIN_ELEMENTS ? 1
                : inner > 0             ? GRAIN_ELEMENTS / inner
                                        : 1;

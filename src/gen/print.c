@@ -583,6 +583,35 @@ static void print_loop(const gen_dialect_t *d, const wm_gen_nest_t *n,
   const wm_gen_loop_t *l = &n->loops[k];
   int32_t a = l->axis;
   bool parallel = l->kind == WM_GEN_LOOP_PARALLEL;
+  if (parallel && n->n_par > 1) {
+    // Several axes flattened: one index of the range each, unflattened.
+    gen_indent(o, depth);
+    if (d->global_id) {
+      wm_strbuf_printf(o, "%s wg_p = start + %s;\n", d->index, d->global_id);
+      gen_indent(o, depth);
+      wm_strbuf_printf(o, "if (wg_p < end) {\n");
+    } else {
+      wm_strbuf_printf(o, "for (%s wg_p = start; wg_p < end; wg_p++) {\n",
+                       d->index);
+    }
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "%s wg_r = wg_p;\n", d->index);
+    for (int32_t b = n->n_par - 1; b >= 0; b--) {
+      gen_indent(o, depth + 1);
+      if (b == 0) {
+        wm_strbuf_printf(o, "%s i%d = wg_r;\n", d->index, (int)b);
+      } else {
+        wm_strbuf_printf(o, "%s i%d = wg_r %% %lld;\n", d->index, (int)b,
+                         (long long)c->extents[b]);
+        gen_indent(o, depth + 1);
+        wm_strbuf_printf(o, "wg_r /= %lld;\n", (long long)c->extents[b]);
+      }
+    }
+    print_loop(d, n, n->n_par, depth + 1, 1, -1, o);
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "}\n");
+    return;
+  }
   if (parallel && d->global_id) {
     gen_indent(o, depth);
     wm_strbuf_printf(o, "%s i%d = start + %s;\n", d->index, (int)a,
