@@ -617,7 +617,7 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
     return;
   }
   static inst_t insts[MAX_CASES];
-  int n = 0, n_defs = 0;
+  int n = 0, n_defs = 0, other_schedules = 0;
   wm_strbuf_t src;
   wm_strbuf_init(&src);
   for (size_t i = 0; i < wm_ops_count(); i++) {
@@ -637,7 +637,16 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
         free_inst(&insts[n]);
         continue;
       }
+      // Half under the default schedule, half under one of the tuner's
+      // candidates for a vector width drawn at random: every definition
+      // is checked across schedules.
       wm_gen_schedule_t s = wm_gen_default_schedule(&insts[n].c, 64);
+      if (made % 2) {
+        wm_gen_schedule_t cand[48];
+        int32_t nc = wm_gen_candidates(&insts[n].c, 16 << pick(3), cand, 48);
+        s = nc > 0 ? cand[pick(nc)] : s;
+        other_schedules++;
+      }
       wm_gen_nest_t nest;
       WM_CHECK_OK(wm_gen_lower(&insts[n].c, &s, &nest));
       insts[n].grid = nest.grid;
@@ -699,8 +708,10 @@ WM_TEST(definitions_agree_with_the_reference_kernels) {
     }
     onnx_types += first;
   }
-  printf("  %d definitions (%d ONNX operator types), %d instances, %d wrong\n",
-         n_defs, onnx_types, n, bad);
+  printf(
+      "  %d definitions (%d ONNX operator types), %d instances (%d under "
+      "a tuning candidate's schedule), %d wrong\n",
+      n_defs, onnx_types, n, other_schedules, bad);
   WM_CHECK(onnx_types >= 80);
   WM_CHECK_INT_EQ(bad, 0);
   wm_cc_close(lib);
