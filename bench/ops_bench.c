@@ -761,6 +761,27 @@ static void conv_direct(const conv_shape_t *c, int ho, const float *x,
   }
 }
 
+// The one-node Conv of |c| (batch 1, output |ho| x |ho|) on |x| and |w|.
+static void conv_spec(const conv_shape_t *c, int ho, const float *x,
+                      const float *w, op_spec_t *sp) {
+  memset(sp, 0, sizeof(*sp));
+  sp->op = "Conv";
+  sp->opset = 11;
+  sp->n_in = 2;
+  sp->in_shape[0] =
+      wm_shape_make(4, (const int64_t[]){1, c->cin, c->hw, c->hw});
+  sp->in_shape[1] = wm_shape_make(
+      4, (const int64_t[]){c->cout, c->cin / c->group, c->k, c->k});
+  sp->out_shape = wm_shape_make(4, (const int64_t[]){1, c->cout, ho, ho});
+  sp->in_data[0] = x;
+  sp->in_data[1] = w;
+  spec_attr_ints(sp, "kernel_shape", (const int64_t[]){c->k, c->k}, 2);
+  spec_attr_ints(sp, "strides", (const int64_t[]){c->stride, c->stride}, 2);
+  spec_attr_ints(sp, "pads", (const int64_t[]){c->pad, c->pad, c->pad, c->pad},
+                 4);
+  spec_attr_int(sp, "group", c->group);
+}
+
 // A grouped convolution: no GEMM does its work, so it is measured in GB/s
 // of its compulsory traffic (X, W and Y once) against a triad moving the
 // same bytes (so that both see the same cache level).
@@ -794,21 +815,7 @@ static wm_status_t bench_conv_grouped(const bench_env_t *env,
     conv_direct(c, ho, x, w, y);
   }
   op_spec_t sp;
-  memset(&sp, 0, sizeof(sp));
-  sp.op = "Conv";
-  sp.opset = 11;
-  sp.n_in = 2;
-  sp.in_shape[0] = wm_shape_make(4, (const int64_t[]){1, c->cin, c->hw, c->hw});
-  sp.in_shape[1] = wm_shape_make(
-      4, (const int64_t[]){c->cout, c->cin / c->group, c->k, c->k});
-  sp.out_shape = wm_shape_make(4, (const int64_t[]){1, c->cout, ho, ho});
-  sp.in_data[0] = x;
-  sp.in_data[1] = w;
-  spec_attr_ints(&sp, "kernel_shape", (const int64_t[]){c->k, c->k}, 2);
-  spec_attr_ints(&sp, "strides", (const int64_t[]){c->stride, c->stride}, 2);
-  spec_attr_ints(&sp, "pads", (const int64_t[]){c->pad, c->pad, c->pad, c->pad},
-                 4);
-  spec_attr_int(&sp, "group", c->group);
+  conv_spec(c, ho, x, w, &sp);
   variant_t peer = {.name = "peer", .fn = triad_run, .ctx = &t};
   if (!st) {
     st = run_case(env, name, &sp, false, &peer, bytes, 12.0 * (double)nt,
@@ -864,21 +871,7 @@ static wm_status_t bench_conv(const bench_env_t *env, const conv_shape_t *c) {
     im2col(c, ho, x, col);
   }
   op_spec_t sp;
-  memset(&sp, 0, sizeof(sp));
-  sp.op = "Conv";
-  sp.opset = 11;
-  sp.n_in = 2;
-  sp.in_shape[0] = wm_shape_make(4, (const int64_t[]){1, c->cin, c->hw, c->hw});
-  sp.in_shape[1] =
-      wm_shape_make(4, (const int64_t[]){c->cout, c->cin, c->k, c->k});
-  sp.out_shape = wm_shape_make(4, (const int64_t[]){1, c->cout, ho, ho});
-  sp.in_data[0] = x;
-  sp.in_data[1] = w;
-  spec_attr_ints(&sp, "kernel_shape", (const int64_t[]){c->k, c->k}, 2);
-  spec_attr_ints(&sp, "strides", (const int64_t[]){c->stride, c->stride}, 2);
-  spec_attr_ints(&sp, "pads", (const int64_t[]){c->pad, c->pad, c->pad, c->pad},
-                 4);
-  spec_attr_int(&sp, "group", 1);
+  conv_spec(c, ho, x, w, &sp);
   gemm_peer_t g = {c->cout, (int)n, (int)kk, w, col, y};
   variant_t peer = {.name = "peer", .fn = gemm_run, .ctx = &g};
   char name[64];
@@ -1187,21 +1180,7 @@ static wm_status_t bench_gen_conv(const bench_env_t *env,
   wm_status_t st =
       x && w ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   op_spec_t sp;
-  memset(&sp, 0, sizeof(sp));
-  sp.op = "Conv";
-  sp.opset = 11;
-  sp.n_in = 2;
-  sp.in_shape[0] = wm_shape_make(4, (const int64_t[]){1, c->cin, c->hw, c->hw});
-  sp.in_shape[1] = wm_shape_make(
-      4, (const int64_t[]){c->cout, c->cin / c->group, c->k, c->k});
-  sp.out_shape = wm_shape_make(4, (const int64_t[]){1, c->cout, ho, ho});
-  sp.in_data[0] = x;
-  sp.in_data[1] = w;
-  spec_attr_ints(&sp, "kernel_shape", (const int64_t[]){c->k, c->k}, 2);
-  spec_attr_ints(&sp, "strides", (const int64_t[]){c->stride, c->stride}, 2);
-  spec_attr_ints(&sp, "pads", (const int64_t[]){c->pad, c->pad, c->pad, c->pad},
-                 4);
-  spec_attr_int(&sp, "group", c->group);
+  conv_spec(c, ho, x, w, &sp);
   sess_t gen, cpu;
   memset(&gen, 0, sizeof(gen));
   memset(&cpu, 0, sizeof(cpu));
