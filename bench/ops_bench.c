@@ -1,4 +1,6 @@
-// Operator benchmark: the cpu backend plugin against its peers in one run.
+// Operator benchmark: the cpu backend plugin against its peers in one run,
+// and the generator's kernels against theirs (sgemm against cblas_sgemm,
+// convolutions against the cpu backend's, a fused chain against a triad).
 // GEMM (MatMul) and ResNet-50 convolutions against cblas_sgemm on the same
 // GEMM sizes; depthwise convolutions, Add and Softmax against a
 // STREAM-style triad. Each case is
