@@ -210,7 +210,7 @@ static wm_status_t conv_define(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
   int32_t ac, ak[MAX_SPATIAL];
   WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, "c", cg, &ac));
   for (int32_t i = 0; i < nsp; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof(name), "k%d", (int)i);
     WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, name, ws->dims[2 + i], &ak[i]));
   }

@@ -326,7 +326,7 @@ static wm_status_t pool_define(const wm_op_ctx_t *ctx, pool_kind_t kind,
   acc.coef[1][1] = 1;
   double taps = 1;
   for (int32_t i = 0; i < nsp; i++) {
-    char name[8];
+    char name[16];
     int32_t k;
     snprintf(name, sizeof(name), "k%d", (int)i);
     WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, name, pl.w.kernel[i], &k));

@@ -501,7 +501,7 @@ static wm_status_t reduce_define(const wm_op_ctx_t *ctx,
   double group = 1;
   for (int32_t d = 0; d < xs->rank; d++) {
     if (p.reduced[d]) {
-      char name[8];
+      char name[16];
       int32_t axis;
       snprintf(name, sizeof(name), "r%d", (int)d);
       WM_RETURN_IF_ERROR(wm_gen_reduce_axis(out, name, xs->dims[d], &axis));
