@@ -213,31 +213,6 @@ static void print_micro(const gen_dialect_t *d, int32_t mr, int32_t nr,
   wm_strbuf_printf(o, "}\n#endif\n");
 }
 
-// Declares the variables of axes [from, to) at |depth| from the flat
-// index |flat| (row-major over their extents).
-static void print_unflatten(const wm_gen_compute_t *c, int32_t from, int32_t to,
-                            const char *flat, int32_t depth, wm_strbuf_t *o) {
-  if (to - from == 1) {
-    gen_indent(o, depth);
-    wm_strbuf_printf(o, "int64_t i%d = %s;\n", (int)from, flat);
-    return;
-  }
-  gen_indent(o, depth);
-  wm_strbuf_printf(o, "int64_t wg_u%d = %s;\n", (int)from, flat);
-  for (int32_t a = to - 1; a >= from; a--) {
-    gen_indent(o, depth);
-    if (a == from) {
-      wm_strbuf_printf(o, "int64_t i%d = wg_u%d;\n", (int)a, (int)from);
-    } else {
-      wm_strbuf_printf(o, "int64_t i%d = wg_u%d %% %lld;\n", (int)a, (int)from,
-                       (long long)c->extents[a]);
-      gen_indent(o, depth);
-      wm_strbuf_printf(o, "wg_u%d /= %lld;\n", (int)from,
-                       (long long)c->extents[a]);
-    }
-  }
-}
-
 // The column axes' variables at flat column |flat| for the output and the
 // epilogue (flat over them): the last one holds the flat index, the
 // others 0.
@@ -333,7 +308,7 @@ static void print_pack_a(const gen_dialect_t *d, const wm_gen_compute_t *c,
       "wg_ir : %d;\n"
       "            for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n",
       mr, mr, mr);
-  print_unflatten(c, wm_gen_spatial(c), c->n_axes, "wg_p0 + wg_p", 7, o);
+  gen_print_unflatten(d, c, wm_gen_spatial(c), c->n_axes, "wg_p0 + wg_p", 7, o);
   wm_strbuf_printf(o,
                    "              if (wg_rows == %d) {\n"
                    "#pragma GCC unroll 16\n"
@@ -395,7 +370,7 @@ static void print_pack_b(const gen_dialect_t *d, const wm_gen_compute_t *c,
                      "          for (int64_t wg_x = 0; wg_x < wg_cols; "
                      "wg_x++) {\n",
                      nr, (int)nj);
-    print_unflatten(c, g->j0, ns, "wg_jc + wg_jr + wg_x", 6, o);
+    gen_print_unflatten(d, c, g->j0, ns, "wg_jc + wg_jr + wg_x", 6, o);
     for (int32_t a = g->j0; a < ns; a++) {
       wm_strbuf_printf(o, "            wg_jv[wg_x][%d] = i%d;\n",
                        (int)(a - g->j0), (int)a);
@@ -404,7 +379,7 @@ static void print_pack_b(const gen_dialect_t *d, const wm_gen_compute_t *c,
   }
   wm_strbuf_printf(
       o, "          for (int64_t wg_p = 0; wg_p < wg_pk; wg_p++) {\n");
-  print_unflatten(c, ns, c->n_axes, "wg_p0 + wg_p", 6, o);
+  gen_print_unflatten(d, c, ns, c->n_axes, "wg_p0 + wg_p", 6, o);
   if (vectors) {
     wm_strbuf_printf(o, "            if (wg_cols == %d) {\n", nr);
     print_flat_columns(g, ns, "wg_jc + wg_jr", 7, o);
@@ -482,7 +457,7 @@ wm_status_t gen_print_gemm(const gen_dialect_t *d, const wm_gen_nest_t *n,
       (long long)sp.per_batch);
   int32_t n_batch = ai >= 0 ? ai : g.j0;
   if (n_batch > 0) {
-    print_unflatten(c, 0, n_batch, "wg_bt", 2, o);
+    gen_print_unflatten(d, c, 0, n_batch, "wg_bt", 2, o);
   }
   wm_strbuf_printf(o, "    (void)wg_bt;\n");
   long long size = (long long)sp.size, m = (long long)g.m, nn = (long long)g.n;

@@ -26,6 +26,11 @@ const gen_dialect_t *gen_dialect(wm_gen_dialect_t d);
 // A float constant in every dialect's syntax (infinities and NaN as
 // divisions).
 void gen_print_float(wm_strbuf_t *o, float v);
+// Declares the variables i<from> .. i<to - 1> at |depth| from the flat
+// index |flat| (row-major over those axes' extents).
+void gen_print_unflatten(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                         int32_t from, int32_t to, const char *flat,
+                         int32_t depth, wm_strbuf_t *o);
 // Indentation of |depth| levels.
 void gen_indent(wm_strbuf_t *o, int32_t depth);
 // The offset of access |acc| in its tensor over the loop variables i<a>.

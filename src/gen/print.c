@@ -155,43 +155,8 @@ static bool dim_inside(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
   return lo >= 0 && hi < c->tensors[acc->tensor].dims[d];
 }
 
-void gen_print_load(const gen_dialect_t *d, const wm_gen_compute_t *c,
-                    const wm_gen_access_t *acc, wm_strbuf_t *o) {
-  (void)d;
-  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
-  bool any = false;
-  for (int32_t k = 0; acc->guard && k < t->rank; k++) {
-    if (dim_inside(c, acc, k)) {
-      continue;
-    }
-    // One unsigned comparison per dim: a negative index wraps above.
-    wm_strbuf_printf(o, "%s(unsigned long long)(", any ? " && " : "((");
-    bool term = false;
-    for (int32_t a = 0; a < c->n_axes; a++) {
-      if (acc->coef[k][a]) {
-        wm_strbuf_printf(o, "%s%lld * i%d", term ? " + " : "",
-                         (long long)acc->coef[k][a], (int)a);
-        term = true;
-      }
-    }
-    wm_strbuf_printf(o, "%s%lld) < %lldull", term ? " + " : "",
-                     (long long)acc->off[k], (long long)t->dims[k]);
-    any = true;
-  }
-  if (any) {
-    wm_strbuf_printf(o, ") ? ");
-  }
-  wm_strbuf_printf(o, "T%d[", (int)acc->tensor);
-  gen_print_offset(c, acc, o);
-  wm_strbuf_printf(o, "]");
-  if (any) {
-    wm_strbuf_printf(o, " : ");
-    gen_print_float(o, acc->fill);
-    wm_strbuf_printf(o, ")");
-  }
-}
-
-// The bounds check of dim |k| of |acc| at the loops' point, lanes
+// The bounds check of dim |k| of |acc| (one unsigned comparison: a
+// negative index wraps above) at the loops' point, lanes
 // |lane0| .. |lane0| + |lanes| - 1 along axis |va| (lanes 1: the point).
 static void print_in_bounds(const wm_gen_compute_t *c,
                             const wm_gen_access_t *acc, int32_t k, int32_t va,
@@ -219,6 +184,32 @@ static void print_in_bounds(const wm_gen_compute_t *c,
     }
     wm_strbuf_printf(o, "%lld) < %lldull", (long long)acc->off[k],
                      (long long)t->dims[k]);
+  }
+}
+
+void gen_print_load(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                    const wm_gen_access_t *acc, wm_strbuf_t *o) {
+  (void)d;
+  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  bool any = false;
+  for (int32_t k = 0; acc->guard && k < t->rank; k++) {
+    if (dim_inside(c, acc, k)) {
+      continue;
+    }
+    wm_strbuf_printf(o, "%s", any ? " && " : "((");
+    print_in_bounds(c, acc, k, -1, 1, o);
+    any = true;
+  }
+  if (any) {
+    wm_strbuf_printf(o, ") ? ");
+  }
+  wm_strbuf_printf(o, "T%d[", (int)acc->tensor);
+  gen_print_offset(c, acc, o);
+  wm_strbuf_printf(o, "]");
+  if (any) {
+    wm_strbuf_printf(o, " : ");
+    gen_print_float(o, acc->fill);
+    wm_strbuf_printf(o, ")");
   }
 }
 
@@ -417,6 +408,30 @@ void gen_print_signature(const gen_dialect_t *d, const wm_gen_compute_t *c,
   wm_strbuf_printf(o, ", %s start, %s end) {\n", d->index, d->index);
 }
 
+void gen_print_unflatten(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                         int32_t from, int32_t to, const char *flat,
+                         int32_t depth, wm_strbuf_t *o) {
+  if (to - from == 1) {
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "%s i%d = %s;\n", d->index, (int)from, flat);
+    return;
+  }
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "%s wg_u%d = %s;\n", d->index, (int)from, flat);
+  for (int32_t a = to - 1; a >= from; a--) {
+    gen_indent(o, depth);
+    if (a == from) {
+      wm_strbuf_printf(o, "%s i%d = wg_u%d;\n", d->index, (int)a, (int)from);
+    } else {
+      wm_strbuf_printf(o, "%s i%d = wg_u%d %% %lld;\n", d->index, (int)a,
+                       (int)from, (long long)c->extents[a]);
+      gen_indent(o, depth);
+      wm_strbuf_printf(o, "wg_u%d /= %lld;\n", (int)from,
+                       (long long)c->extents[a]);
+    }
+  }
+}
+
 void gen_indent(wm_strbuf_t *o, int32_t depth) {
   for (int32_t i = 0; i < depth; i++) {
     wm_strbuf_printf(o, "  ");
@@ -594,19 +609,7 @@ static void print_loop(const gen_dialect_t *d, const wm_gen_nest_t *n,
       wm_strbuf_printf(o, "for (%s wg_p = start; wg_p < end; wg_p++) {\n",
                        d->index);
     }
-    gen_indent(o, depth + 1);
-    wm_strbuf_printf(o, "%s wg_r = wg_p;\n", d->index);
-    for (int32_t b = n->n_par - 1; b >= 0; b--) {
-      gen_indent(o, depth + 1);
-      if (b == 0) {
-        wm_strbuf_printf(o, "%s i%d = wg_r;\n", d->index, (int)b);
-      } else {
-        wm_strbuf_printf(o, "%s i%d = wg_r %% %lld;\n", d->index, (int)b,
-                         (long long)c->extents[b]);
-        gen_indent(o, depth + 1);
-        wm_strbuf_printf(o, "wg_r /= %lld;\n", (long long)c->extents[b]);
-      }
-    }
+    gen_print_unflatten(d, c, 0, n->n_par, "wg_p", depth + 1, o);
     print_loop(d, n, n->n_par, depth + 1, 1, -1, o);
     gen_indent(o, depth);
     wm_strbuf_printf(o, "}\n");

@@ -188,14 +188,8 @@ static wm_status_t conv_define(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
   WM_RETURN_IF_ERROR(conv_setup((wm_op_ctx_t *)ctx, &w, in_sp, out_sp, &known));
   WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "group", 1, &group));
   const wm_shape_t *xs = wm_op_in_shape(ctx, 0), *ws = wm_op_in_shape(ctx, 1);
-  bool ok =
-      known && 4 + 2 * w.nsp <= WM_GEN_MAX_AXES && w.nsp + 3 <= WM_MAX_RANK;
-  for (int32_t i = 0; ok && i < ctx->n_in; i++) {
-    ok =
-        !wm_op_has_input(ctx, i) || (wm_op_in_dtype(ctx, i) == WM_DTYPE_FLOAT &&
-                                     wm_shape_is_known(wm_op_in_shape(ctx, i)));
-  }
-  if (!ok || ctx->out_types[0].dtype != WM_DTYPE_FLOAT) {
+  if (!known || 4 + 2 * w.nsp > WM_GEN_MAX_AXES || w.nsp + 3 > WM_MAX_RANK ||
+      !wm_op_define_float(ctx)) {
     return WM_OP_ERROR(ctx, UNIMPLEMENTED,
                        "no compute definition for this instance (float32 of "
                        "known shape, at most 4 spatial dims)");

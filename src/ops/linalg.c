@@ -943,19 +943,6 @@ static void det_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 
 // ------------------------------------------------- compute definitions
 
-// Whether the instance is float32 throughout with known shapes.
-static bool define_float(const wm_op_ctx_t *ctx) {
-  for (int32_t i = 0; i < ctx->n_in; i++) {
-    if (wm_op_has_input(ctx, i) &&
-        (wm_op_in_dtype(ctx, i) != WM_DTYPE_FLOAT ||
-         !wm_shape_is_known(wm_op_in_shape(ctx, i)))) {
-      return false;
-    }
-  }
-  return ctx->out_types[0].dtype == WM_DTYPE_FLOAT &&
-         wm_shape_is_known(&ctx->out_types[0].shape);
-}
-
 // Adds operand |input| of rank |rank| read through |acc| as tensor |name|.
 static wm_status_t define_operand(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
                                   int32_t input, const char *name,
@@ -975,7 +962,7 @@ static wm_status_t matmul_define(const wm_op_ctx_t *ctx,
   matmul_dims_t d;
   WM_RETURN_IF_ERROR(matmul_dims(ctx, &d));
   const wm_shape_t *y = &ctx->out_types[0].shape;
-  if (!define_float(ctx) || y->rank + 1 > WM_GEN_MAX_AXES) {
+  if (!wm_op_define_float(ctx) || y->rank + 1 > WM_GEN_MAX_AXES) {
     return WM_OP_ERROR(ctx, UNIMPLEMENTED,
                        "no compute definition for this instance (float32 of "
                        "known shape)");
@@ -1018,7 +1005,7 @@ static wm_status_t matmul_define(const wm_op_ctx_t *ctx,
 static wm_status_t gemm_define(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
   gemm_dims_t g;
   WM_RETURN_IF_ERROR(gemm_dims(ctx, &g));
-  if (!define_float(ctx)) {
+  if (!wm_op_define_float(ctx)) {
     return WM_OP_ERROR(ctx, UNIMPLEMENTED,
                        "no compute definition for this instance (float32 of "
                        "known shape)");

@@ -403,13 +403,3 @@ bool nn_tap_offset(const window_t *w, const int64_t *pos, const int64_t *tap,
   *out = off;
   return true;
 }
-
-// ------------------------------------------------- compute definitions
-
-// Whether input 0 and output 0 are float32 of known shape.
-bool nn_define_float_known(const wm_op_ctx_t *ctx) {
-  return wm_op_in_dtype(ctx, 0) == WM_DTYPE_FLOAT &&
-         wm_shape_is_known(wm_op_in_shape(ctx, 0)) &&
-         ctx->out_types[0].dtype == WM_DTYPE_FLOAT &&
-         wm_shape_is_known(&ctx->out_types[0].shape);
-}

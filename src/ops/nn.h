@@ -120,7 +120,4 @@ wm_status_t nn_conv_bufs_load(wm_op_ctx_t *ctx, const window_t *w,
 bool nn_tap_offset(const window_t *w, const int64_t *pos, const int64_t *tap,
                    const int64_t *sp, size_t *out);
 
-// Whether input 0 and output 0 are float32 of known shape.
-bool nn_define_float_known(const wm_op_ctx_t *ctx);
-
 #endif  // WMAP_SRC_OPS_NN_H_

@@ -818,7 +818,7 @@ static wm_status_t bn_define(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
   double eps;
   WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "epsilon", 1e-5, &eps));
   const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
-  bool ok = nn_define_float_known(ctx) && !training && spatial &&
+  bool ok = wm_op_define_float(ctx) && !training && spatial &&
             ctx->n_out == 1 && xs->rank >= 2;
   for (int32_t i = 1; ok && i < 5; i++) {
     const wm_shape_t *s = wm_op_in_shape(ctx, i);
@@ -867,7 +867,7 @@ static wm_status_t lrn_define(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
   lrn_t l = {1, 0, 0, 0};
   WM_RETURN_IF_ERROR(lrn_setup((wm_op_ctx_t *)ctx, &l));
   const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
-  if (!nn_define_float_known(ctx) || xs->rank < 2 ||
+  if (!wm_op_define_float(ctx) || xs->rank < 2 ||
       xs->rank + 1 > WM_GEN_MAX_AXES) {
     return WM_OP_ERROR(ctx, UNIMPLEMENTED,
                        "no compute definition for this instance (float32 of "

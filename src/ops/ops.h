@@ -231,6 +231,9 @@ wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
 // operator's reference kernel computes it; -1 once |b| failed.
 int32_t wm_op_act_expr(wm_gen_builder_t *b, const char *name, const double *p,
                        int32_t x);
+// Whether every present input and output 0 are float32 of known shape
+// (what most definitions express).
+bool wm_op_define_float(const wm_op_ctx_t *ctx);
 // The definition of a data movement: the output (float32, its inferred
 // shape) over one axis per dim, equal to input 0 read as a tensor of
 // |rank| dims |dims| with |strides| (elements; NULL: row-major) through

@@ -309,7 +309,7 @@ static wm_status_t pool_define(const wm_op_ctx_t *ctx, pool_kind_t kind,
                    (pl.w.kernel[i] - 1) * pl.w.dilations[i] - pl.w.pads[i];
     padded |= pl.w.pads[i] != 0 || last >= pl.in[i];
   }
-  if (!nn_define_float_known(ctx) || !pl.known_rank || ctx->n_out > 1 ||
+  if (!wm_op_define_float(ctx) || !pl.known_rank || ctx->n_out > 1 ||
       2 + 2 * nsp > WM_GEN_MAX_AXES ||
       (kind == POOL_AVG && padded && !pl.count_include_pad) ||
       (kind == POOL_AVG && pl.w.ceil_mode)) {

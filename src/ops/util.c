@@ -567,6 +567,18 @@ wm_status_t wm_op_define_inputs(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
   return NULL;
 }
 
+bool wm_op_define_float(const wm_op_ctx_t *ctx) {
+  for (int32_t i = 0; i < ctx->n_in; i++) {
+    if (wm_op_has_input(ctx, i) &&
+        (wm_op_in_dtype(ctx, i) != WM_DTYPE_FLOAT ||
+         !wm_shape_is_known(wm_op_in_shape(ctx, i)))) {
+      return false;
+    }
+  }
+  return ctx->n_out > 0 && ctx->out_types[0].dtype == WM_DTYPE_FLOAT &&
+         wm_shape_is_known(&ctx->out_types[0].shape);
+}
+
 wm_status_t wm_op_define_copy(const wm_op_ctx_t *ctx, wm_gen_compute_t *out,
                               int32_t rank, const int64_t *dims,
                               const int64_t *strides,

@@ -199,6 +199,18 @@ static wm_gen_schedule_t schedule_of(const wm_gen_compute_t *c,
   return sch;
 }
 
+uint32_t rt_gen_block(const wm_session_t *s, size_t slot,
+                      const wm_gen_nest_t *nest) {
+  int64_t grain = nest->grain;
+  if (nest->whole_ranges) {
+    // One range per core: the kernel packs once per range.
+    const wm_target_desc *t = wm_backend_target(s->slots[slot].backend, 0);
+    int64_t cores = t && t->compute_units > 0 ? t->compute_units : 1;
+    grain = (nest->grid + cores - 1) / cores;
+  }
+  return (uint32_t)(grain < nest->grid ? grain : nest->grid);
+}
+
 // Prints the kernels of |p|'s generated steps on |slot| into |src| (each
 // distinct kernel once) and sets their launch shapes and placements.
 static wm_status_t print_slot(wm_session_t *s, rt_plan_t *p, size_t slot,
@@ -232,14 +244,7 @@ static wm_status_t print_slot(wm_session_t *s, rt_plan_t *p, size_t slot,
       elements *= c->extents[a];
     }
     st->grid = elements == 0 ? 0 : (uint32_t)nest.grid;
-    int64_t grain = nest.grain;
-    if (nest.whole_ranges) {
-      // One range per core: the kernel packs once per range.
-      const wm_target_desc *t = wm_backend_target(s->slots[slot].backend, 0);
-      int64_t cores = t && t->compute_units > 0 ? t->compute_units : 1;
-      grain = (nest.grid + cores - 1) / cores;
-    }
-    st->block = (uint32_t)(grain < nest.grid ? grain : nest.grid);
+    st->block = rt_gen_block(s, slot, &nest);
     st->n_kargs = (uint32_t)c->n_tensors;
     for (int32_t t = 0; t < c->n_tensors; t++) {
       int32_t op = c->tensors[t].operand;

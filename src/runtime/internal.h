@@ -349,6 +349,10 @@ void rt_gen_target(char *out, size_t cap);
 // generator's cache folder; *out is heap.
 wm_status_t rt_gen_records_path(const char *path,
                                 char **out) WM_MUST_USE_RESULT;
+// The fewest indices of a launch range of |nest| on |slot|: its grain, or
+// one range per core for a kernel that shares work across its range.
+uint32_t rt_gen_block(const wm_session_t *s, size_t slot,
+                      const wm_gen_nest_t *nest);
 // Launches generated step |st| on its slot.
 wm_status_t rt_gen_launch(wm_session_t *s,
                           const rt_step_t *st) WM_MUST_USE_RESULT;

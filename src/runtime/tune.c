@@ -16,20 +16,14 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-// Launches |kernel| over the step's buffers with |nest|'s range, one
-// range per core where the kernel wants it (as rt_gen_build sets).
+// Launches |kernel| over the step's buffers with |nest|'s range, split as
+// rt_gen_build splits it.
 static wm_status_t launch(wm_session_t *s, const rt_step_t *st,
                           wm_kernel *kernel, const wm_gen_nest_t *nest) {
   rt_step_t run = *st;
   run.kernel = kernel;
   run.grid = (uint32_t)nest->grid;
-  int64_t grain = nest->grain;
-  if (nest->whole_ranges) {
-    const wm_target_desc *t = wm_backend_target(s->slots[st->slot].backend, 0);
-    int64_t cores = t && t->compute_units > 0 ? t->compute_units : 1;
-    grain = (nest->grid + cores - 1) / cores;
-  }
-  run.block = (uint32_t)(grain < nest->grid ? grain : nest->grid);
+  run.block = rt_gen_block(s, (size_t)st->slot, nest);
   WM_RETURN_IF_ERROR(rt_gen_launch(s, &run));
   rt_backend_t *b = &s->slots[st->slot];
   return rt_slot_error(b, b->api->device->stream_sync(b->stream),
