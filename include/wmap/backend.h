@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define WM_ABI_MAJOR 0
-#define WM_ABI_MINOR 4
+#define WM_ABI_MINOR 5
 #define WM_ABI_MAX_RANK 8
 
 #define WM_EXPORT __attribute__((visibility("default")))
@@ -151,6 +151,16 @@ typedef struct wm_target_desc {
   double peak_gflops_fp32;
   double peak_gflops_fp16;
   double mem_bandwidth_gbs;
+  /* Since minor 5, 0 when unknown or not applicable: a work group's (a
+   * CUDA block's) local (shared) memory and most work items, the float
+   * lanes the device prefers per work item (OpenCL's preferred vector
+   * width), and the work items that run in lockstep (a subgroup, warp or
+   * wavefront). fp16 and fp64 support are the FLOAT16 and DOUBLE bits of
+   * dtype_mask. */
+  uint64_t local_memory_bytes;
+  uint32_t max_group_size;
+  uint32_t vector_width;
+  uint32_t subgroup_size;
 } wm_target_desc;
 
 /* ------------------------------------------------------------- tensors */
@@ -187,13 +197,34 @@ typedef struct wm_kernel_arg {
   uint64_t size;     /* WM_ARG_SCALAR: size of the value */
 } wm_kernel_arg;
 
-/* A kernel of format "c": a function of the compiled shared object,
+/* Kernel formats and their calling conventions.
+ *
+ * A kernel of format "c": a function of the compiled shared object,
  * found by its name, called as fn(args, start, end) for disjoint ranges
  * [start, end) that cover [0, grid[0]) (grid[1] and grid[2] are 1); args[i]
  * is the address of argument i: a buffer's bytes from its offset, or a
  * scalar's value. A CPU backend runs the ranges on its threads, each at
  * least block[0] long but the last. */
 typedef void (*wm_c_kernel_fn)(void *const *args, int64_t start, int64_t end);
+
+/* A kernel of format "opencl-c" (OpenCL C 1.2): a __kernel function of the
+ * program built from the source, found by its name. Its parameters follow
+ * the launch's arguments in order: a buffer argument is two parameters, a
+ * __global pointer to the buffer and a ulong byte offset into it (OpenCL
+ * has no pointer arithmetic on the host side); a scalar argument is one
+ * parameter of its size. It runs over grid[d] * block[d] work items in
+ * work groups of block[d] (CUDA's grid of blocks), shared_bytes of local
+ * memory for the kernel's one __local pointer parameter when not 0.
+ *
+ * A kernel of format "cuda-c" (CUDA C++ as NVRTC compiles it): an
+ * extern "C" __global__ function of the module, found by its name. A
+ * buffer argument is one pointer parameter (the buffer's device address
+ * plus its offset), a scalar one parameter of its size; grid and block
+ * are gridDim and blockDim, shared_bytes the dynamic shared memory.
+ *
+ * The host's generated kernels in both take the tensors (the output
+ * first) and then two int64 scalars, start and end: work item g handles
+ * index start + g of the parallel range when it is below end. */
 
 typedef struct wm_launch_args {
   uint32_t struct_size;
@@ -219,6 +250,9 @@ typedef struct wm_device_tier {
   wm_error *(*mem_alloc)(wm_device *dev, uint64_t bytes, uint64_t align,
                          uint32_t kind, wm_buffer **out_buffer);
   void (*mem_free)(wm_buffer *buffer);
+  /* Copies are ordered after the stream's earlier work; copy_h2d has read
+   * |src| and copy_d2h has written |dst| when they return (the host's
+   * memory is its own again), while copy_d2d may still be queued. */
   wm_error *(*copy_h2d)(wm_stream *stream, const void *src, wm_buffer *dst,
                         uint64_t dst_offset, uint64_t bytes);
   wm_error *(*copy_d2h)(wm_stream *stream, wm_buffer *src, uint64_t src_offset,
