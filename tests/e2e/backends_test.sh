@@ -74,7 +74,7 @@ refusals=(
   "libwmap_backend_missing_function.so: missing required functions: copy_d2h"
   "libwmap_backend_no_symbol.so: no symbol wm_plugin_query (not a wmap backend)"
   "libwmap_backend_query_error.so: wm_plugin_query failed (UNAVAILABLE): query_error: no device driver found"
-  "libwmap_backend_wrong_major.so: answers ABI 1.0, host speaks 0.4"
+  "libwmap_backend_wrong_major.so: answers ABI 1.0, host speaks 0."
 )
 
 if check env_path_lists_refusals 0 env WMAP_BACKEND_PATH="$plugins" "$wmap" backends; then
