@@ -1,5 +1,6 @@
 // Building and checking compute definitions, and their canonical text.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gen/gen.h"
@@ -66,6 +67,7 @@ static wm_status_t add_tensor(wm_gen_compute_t *c, const char *name,
     }
   }
   t->rank = rank;
+  t->dtype = WM_DTYPE_FLOAT;
   t->operand = c->n_tensors == 0 ? -1 : c->n_tensors - 1;
   int64_t stride = 1;
   for (int32_t d = rank - 1; d >= 0; d--) {
@@ -170,6 +172,61 @@ wm_status_t wm_gen_input(wm_gen_compute_t *c, const char *name, int32_t rank,
   return wm_gen_input_access(c, name, rank, dims, NULL, &acc, out_expr);
 }
 
+// Whether an input may be of |dtype| (its loads convert to float).
+static bool input_dtype(wm_dtype_t dtype) {
+  switch (dtype) {
+    case WM_DTYPE_FLOAT:
+    case WM_DTYPE_DOUBLE:
+    case WM_DTYPE_INT64:
+    case WM_DTYPE_INT32:
+    case WM_DTYPE_INT16:
+    case WM_DTYPE_INT8:
+    case WM_DTYPE_UINT16:
+    case WM_DTYPE_UINT8:
+    case WM_DTYPE_BOOL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+wm_status_t wm_gen_input_dtype(wm_gen_compute_t *c, int32_t load,
+                               wm_dtype_t dtype) {
+  if (load < 0 || load >= c->n_exprs || c->exprs[load].op != WM_GEN_LOAD ||
+      !input_dtype(dtype)) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s: expression %d is not an input's load, or %s is "
+                    "not a dtype an input may have",
+                    c->name, (int)load, wm_dtype_name(dtype));
+  }
+  c->tensors[c->accesses[c->exprs[load].access].tensor].dtype = dtype;
+  return NULL;
+}
+
+wm_status_t wm_gen_index(wm_gen_compute_t *c, const char *name,
+                         wm_dtype_t dtype, int32_t rank, const int64_t *dims,
+                         const wm_gen_access_t *acc, int32_t *out_gather) {
+  if (dtype != WM_DTYPE_INT64 && dtype != WM_DTYPE_INT32) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: %s: index tensor %s of %s", c->name,
+                    name ? name : "", wm_dtype_name(dtype));
+  }
+  if (c->n_accesses >=
+      (int32_t)(sizeof(c->accesses) / sizeof(c->accesses[0]))) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: compute %s has too many accesses",
+                    c->name);
+  }
+  int32_t t;
+  WM_RETURN_IF_ERROR(add_tensor(c, name, rank, dims, NULL, &t));
+  c->tensors[t].dtype = dtype;
+  wm_gen_access_t *a = &c->accesses[c->n_accesses];
+  *a = *acc;
+  a->tensor = t;
+  a->guard = false;
+  memset(a->gather, 0, sizeof(a->gather));
+  *out_gather = ++c->n_accesses;
+  return NULL;
+}
+
 wm_status_t wm_gen_const(wm_gen_compute_t *c, float v, int32_t *out_expr) {
   wm_gen_expr_t e = {
       .op = WM_GEN_CONST, .arg = {-1, -1, -1}, .access = -1, .value = v};
@@ -255,6 +312,32 @@ int32_t wm_gen_sel(wm_gen_builder_t *b, int32_t cond, int32_t a, int32_t c) {
 static wm_status_t check_access(const wm_gen_compute_t *c,
                                 const wm_gen_access_t *acc) {
   const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
+  bool gathers = false;
+  for (int32_t d = 0; d < t->rank; d++) {
+    int32_t g = acc->gather[d] - 1;
+    if (g < 0) {
+      continue;
+    }
+    gathers = true;
+    const wm_gen_access_t *ix = g < c->n_accesses ? &c->accesses[g] : NULL;
+    wm_dtype_t dt = ix ? c->tensors[ix->tensor].dtype : WM_DTYPE_UNDEFINED;
+    if (!ix || ix == acc || (dt != WM_DTYPE_INT64 && dt != WM_DTYPE_INT32)) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "gen: %s: dim %d of %s gathers through access %d, not "
+                      "an index tensor's (wm_gen_index)",
+                      c->name, (int)d, t->name, (int)g);
+    }
+  }
+  if (gathers && !acc->guard) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s: the gathered access of %s must be guarded (an "
+                    "index may be out of range)",
+                    c->name, t->name);
+  }
+  if (acc == &c->accesses[0] && t->dtype != WM_DTYPE_FLOAT) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: %s: the output is %s, not float",
+                    c->name, wm_dtype_name(t->dtype));
+  }
   if (acc->guard) {
     if (acc == &c->accesses[0]) {
       return WM_ERROR(INVALID_ARGUMENT,
@@ -398,6 +481,9 @@ static void print_access(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
   if (acc->guard) {
     wm_strbuf_printf(out, "?%a", (double)acc->fill);
   }
+  if (t->temp) {
+    wm_strbuf_printf(out, "~");  // a temporary
+  }
   wm_strbuf_printf(out, "[");
   for (int32_t d = 0; d < t->rank; d++) {
     bool any = false;
@@ -415,6 +501,10 @@ static void print_access(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
     }
     if (acc->off[d] || !any) {
       wm_strbuf_printf(out, "%s%lld", any ? "+" : "", (long long)acc->off[d]);
+    }
+    if (acc->gather[d] > 0) {
+      wm_strbuf_printf(out, "+@");
+      print_access(c, &c->accesses[acc->gather[d] - 1], out);
     }
   }
   wm_strbuf_printf(out, "]");
@@ -448,7 +538,9 @@ void wm_gen_canonical(const wm_gen_compute_t *c, wm_strbuf_t *out) {
   wm_strbuf_printf(out, ")");
   for (int32_t i = 0; i < c->n_tensors; i++) {
     const wm_gen_tensor_t *t = &c->tensors[i];
-    wm_strbuf_printf(out, " t%d:f32[", (int)i);
+    wm_strbuf_printf(
+        out, " t%d:%s[", (int)i,
+        t->dtype == WM_DTYPE_FLOAT ? "f32" : wm_dtype_name(t->dtype));
     for (int32_t d = 0; d < t->rank; d++) {
       wm_strbuf_printf(out, "%s%lld/%lld", d ? "," : "", (long long)t->dims[d],
                        (long long)t->strides[d]);
@@ -470,4 +562,68 @@ void wm_gen_canonical(const wm_gen_compute_t *c, wm_strbuf_t *out) {
     return;
   }
   print_expr(c, c->body, out);
+}
+
+// ------------------------------------------------------------ programs
+
+wm_status_t wm_gen_program_stage(wm_gen_program_t *p, wm_gen_compute_t **out) {
+  *out = NULL;
+  if (p->n_stages >= WM_GEN_MAX_STAGES) {
+    return WM_ERROR(INVALID_ARGUMENT, "gen: a program has %d stages already",
+                    WM_GEN_MAX_STAGES);
+  }
+  wm_gen_compute_t *c = calloc(1, sizeof(*c));
+  if (!c) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->stages[p->n_stages++] = c;
+  *out = c;
+  return NULL;
+}
+
+wm_status_t wm_gen_program_temp(wm_gen_program_t *p, int64_t elements,
+                                int32_t *out_temp) {
+  if (p->n_temps >= WM_GEN_MAX_TEMPS || elements < 0) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: a program's temporary of %lld elements (it has %d "
+                    "of %d)",
+                    (long long)elements, (int)p->n_temps, WM_GEN_MAX_TEMPS);
+  }
+  p->temp_elems[p->n_temps] = elements;
+  *out_temp = p->n_temps++;
+  return NULL;
+}
+
+wm_status_t wm_gen_bind_temp(const wm_gen_program_t *p, wm_gen_compute_t *c,
+                             int32_t tensor, int32_t temp) {
+  if (tensor < 0 || tensor >= c->n_tensors || temp < 0 || temp >= p->n_temps) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s: tensor %d or temporary %d does not exist",
+                    c->name, (int)tensor, (int)temp);
+  }
+  wm_gen_tensor_t *t = &c->tensors[tensor];
+  int64_t last = 0;  // the farthest element from the origin
+  for (int32_t d = 0; d < t->rank; d++) {
+    if (t->dims[d] == 0) {
+      last = -1;
+      break;
+    }
+    last += (t->dims[d] - 1) * t->strides[d];
+  }
+  if (t->dtype != WM_DTYPE_FLOAT || last >= p->temp_elems[temp]) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "gen: %s: tensor %s does not fit temporary %d of %lld "
+                    "floats",
+                    c->name, t->name, (int)temp,
+                    (long long)p->temp_elems[temp]);
+  }
+  t->temp = temp + 1;
+  return NULL;
+}
+
+void wm_gen_program_free(wm_gen_program_t *p) {
+  for (int32_t i = 0; i < p->n_stages; i++) {
+    free(p->stages[i]);
+  }
+  memset(p, 0, sizeof(*p));
 }

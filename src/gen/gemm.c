@@ -89,6 +89,17 @@ static bool shape_as(const wm_gen_compute_t *c, int32_t ea, int32_t eb,
 bool wm_gen_gemm_shape(const wm_gen_compute_t *c, wm_gen_gemm_t *out) {
   memset(out, 0, sizeof(*out));
   const wm_gen_expr_t *body = &c->exprs[c->body];
+  for (int32_t i = 0; i < c->n_accesses; i++) {
+    const wm_gen_access_t *acc = &c->accesses[i];
+    for (int32_t d = 0; d < WM_MAX_RANK; d++) {
+      if (acc->gather[d] > 0) {
+        return false;  // the template packs affine operands
+      }
+    }
+    if (c->tensors[acc->tensor].dtype != WM_DTYPE_FLOAT) {
+      return false;
+    }
+  }
   if (c->n_reduce < 1 || wm_gen_spatial(c) < 1 || c->combine != WM_GEN_ADD ||
       c->init != 0.0f || body->op != WM_GEN_MUL) {
     return false;

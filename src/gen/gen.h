@@ -81,10 +81,12 @@ typedef enum wm_gen_op {
   WM_GEN_OP_COUNT,
 } wm_gen_op_t;
 
-// One tensor of a compute: float32, row-major unless strides say else
-// (in elements).
+// One tensor of a compute: float32 unless an input says else (its loads
+// then convert to float), row-major unless strides say else (in
+// elements).
 typedef struct wm_gen_tensor {
   char name[WM_GEN_NAME];
+  wm_dtype_t dtype;
   int32_t rank;
   int64_t dims[WM_MAX_RANK];
   int64_t strides[WM_MAX_RANK];
@@ -93,17 +95,25 @@ typedef struct wm_gen_tensor {
   // numbers inputs in the order they are added; a definition whose
   // operands are not all read sets it.
   int32_t operand;
+  // 1 + the temporary of the compute's program it is (wm_gen_program_t),
+  // 0 for an operand.
+  int32_t temp;
 } wm_gen_tensor_t;
 
-// An affine access: index d = sum_a coef[d][a] * axis_a + off[d].
+// An affine access: index d = sum_a coef[d][a] * axis_a + off[d], plus,
+// where gather[d] > 0, the integer at access gather[d] - 1 (an index
+// tensor's, read affinely; a negative one counts from the end of dim d):
+// Gather's and the embeddings' data-dependent rows.
 typedef struct wm_gen_access {
   int32_t tensor;
   int64_t coef[WM_MAX_RANK][WM_GEN_MAX_AXES];
   int64_t off[WM_MAX_RANK];
   // Reads outside the tensor's dims give |fill| instead (a convolution's
-  // zero padding, a max pool's -inf); an input's only.
+  // zero padding, a max pool's -inf); an input's only, and every gathered
+  // access's.
   bool guard;
   float fill;
+  int32_t gather[WM_MAX_RANK];
 } wm_gen_access_t;
 
 // A node of the body.
@@ -157,6 +167,17 @@ wm_status_t wm_gen_input_access(wm_gen_compute_t *c, const char *name,
                                 const int64_t *strides,
                                 const wm_gen_access_t *acc,
                                 int32_t *out_expr) WM_MUST_USE_RESULT;
+// Makes the tensor that LOAD expression |load| reads of |dtype| (an
+// integer, bool or double input read as float; float32 by default).
+wm_status_t wm_gen_input_dtype(wm_gen_compute_t *c, int32_t load,
+                               wm_dtype_t dtype) WM_MUST_USE_RESULT;
+// Adds integer tensor |name| of |dtype| (INT64 or INT32), |rank| and
+// |dims| (row-major) read through |acc| as an index only: *out_gather is
+// the value for another access's gather[d].
+wm_status_t wm_gen_index(wm_gen_compute_t *c, const char *name,
+                         wm_dtype_t dtype, int32_t rank, const int64_t *dims,
+                         const wm_gen_access_t *acc,
+                         int32_t *out_gather) WM_MUST_USE_RESULT;
 // Adds a constant, a unary or a binary node; *out_expr is its index.
 wm_status_t wm_gen_const(wm_gen_compute_t *c, float v,
                          int32_t *out_expr) WM_MUST_USE_RESULT;
@@ -213,6 +234,37 @@ int64_t wm_gen_access_base(const wm_gen_compute_t *c,
 // equal texts mean equal kernels, so it keys caches.
 void wm_gen_canonical(const wm_gen_compute_t *c, wm_strbuf_t *out);
 
+// ------------------------------------------------------------ programs
+
+#define WM_GEN_MAX_STAGES 4
+#define WM_GEN_MAX_TEMPS 4
+
+// A definition in stages, for the operators one statement does not
+// express (Softmax: a row's max, then its sum of exponentials, then the
+// quotients): computes run in order, each reading the operator's inputs
+// and the temporaries of the stages before it (float tensors the program
+// owns, bound to a stage's tensor with wm_gen_bind_temp) and writing a
+// temporary or an output of the operator.
+typedef struct wm_gen_program {
+  int32_t n_stages;
+  wm_gen_compute_t *stages[WM_GEN_MAX_STAGES];  // owned
+  int32_t n_temps;
+  int64_t temp_elems[WM_GEN_MAX_TEMPS];  // float elements of each
+} wm_gen_program_t;
+
+// Appends a stage (zeroed, built with wm_gen_begin ...) to |p|.
+wm_status_t wm_gen_program_stage(wm_gen_program_t *p,
+                                 wm_gen_compute_t **out) WM_MUST_USE_RESULT;
+// Adds a temporary of |elements| floats to |p|.
+wm_status_t wm_gen_program_temp(wm_gen_program_t *p, int64_t elements,
+                                int32_t *out_temp) WM_MUST_USE_RESULT;
+// Makes tensor |tensor| of |c| (0: its output) temporary |temp| of |p|;
+// its elements must fit the temporary.
+wm_status_t wm_gen_bind_temp(const wm_gen_program_t *p, wm_gen_compute_t *c,
+                             int32_t tensor, int32_t temp) WM_MUST_USE_RESULT;
+// Frees the stages of |p| and zeroes it.
+void wm_gen_program_free(wm_gen_program_t *p);
+
 // ----------------------------------------------------------- schedule
 
 // How a compute runs: the vector width of the innermost axis (1 = none;
@@ -230,11 +282,15 @@ typedef struct wm_gen_schedule {
   // blocks of kc along the reduce axis, mc rows and nc columns; mr 0:
   // the loop nest.
   int32_t mr, nr, kc, mc, nc;
+  // Every spatial axis in the parallel range: one index per output point
+  // (a GPU's or an OpenCL device's work item), no vectors.
+  bool points;
 } wm_gen_schedule_t;
 
 // The analytical default for |c| on a target with |vector_bytes|-wide
 // registers: the widest vector the innermost axis can use (its output
-// stride is 1 and its extent at least one vector), unrolled by 2.
+// stride is 1 and its extent at least one vector), unrolled by 2. A
+// |vector_bytes| of 0 is a device of work items: one per output point.
 wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
                                           int32_t vector_bytes);
 
@@ -377,9 +433,11 @@ typedef enum wm_gen_dialect {
 // start, int64_t end)`, format "c"'s convention (wm_c_kernel_fn in
 // wmap/backend.h): args[t] is tensor t's first element (the output first),
 // the parallel axis runs over [start, end) (the caller's threads split
-// it). OpenCL C and CUDA C:
-// one work item per index of the parallel axis (global id 0, guarded by
-// end), the inner loops within it. Its helpers are guarded by macros, so
+// it). OpenCL C and CUDA C: the conventions of formats opencl-c (a
+// buffer and a byte offset per tensor) and cuda-c (a pointer per tensor)
+// in wmap/backend.h, then int64 start and end; one work item per index of
+// the parallel range (start + global id 0, guarded by end), the inner
+// loops within it. Its helpers are guarded by macros, so
 // kernels printed one after another make one source.
 wm_status_t wm_gen_print(const wm_gen_nest_t *nest, wm_gen_dialect_t d,
                          wm_strbuf_t *out) WM_MUST_USE_RESULT;

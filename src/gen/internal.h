@@ -12,17 +12,23 @@ typedef struct gen_dialect {
   const char *prelude;    // before the helpers
   const char *helper;     // qualifiers of a helper function
   const char *kernel;     // before the kernel's return type
-  const char *out_ptr;    // the output's parameter type
-  const char *in_ptr;     // an input's parameter type
+  const char *space;      // the tensors' address space ("" or "__global ")
+  const char *restrict_;  // the pointers' no-alias qualifier
   const char *index;      // the 64-bit index type
   const char *global_id;  // the work item's index; NULL: a loop
   bool vectors;           // prints VECTOR loops in vectors
   bool args_array;        // the tensors come as an array of addresses
-  const char *fsuffix;    // of the float forms of the math functions
+  // Each tensor comes as a buffer and a byte offset into it (OpenCL C:
+  // the buffer's address is not the host's to offset); |buffer| is the
+  // address space the offset's arithmetic runs in.
+  const char *buffer;
+  const char *fsuffix;  // of the float forms of the math functions
 } gen_dialect_t;
 
 const gen_dialect_t *gen_dialect(wm_gen_dialect_t d);
 
+// The element type of |dtype| in dialect |d| ("float", "int64_t", ...).
+const char *gen_elem_type(const gen_dialect_t *d, wm_dtype_t dtype);
 // A float constant in every dialect's syntax (infinities and NaN as
 // divisions).
 void gen_print_float(wm_strbuf_t *o, float v);

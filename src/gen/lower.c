@@ -24,13 +24,15 @@ int64_t wm_gen_access_base(const wm_gen_compute_t *c,
   return base;
 }
 
-// Whether every input moves by 0 (a broadcast, one splat) or 1 element
-// along |axis|, and the output by 1 (a spatial axis) or 0 (a reduce one).
+// Whether every input moves by 0 (a broadcast, one splat) or 1 float
+// element along |axis|, and the output by 1 (a spatial axis) or 0 (a
+// reduce one).
 static bool vectorizable(const wm_gen_compute_t *c, int32_t axis) {
   for (int32_t i = 1; i < c->n_accesses; i++) {
-    int64_t k = wm_gen_access_step(c, &c->accesses[i], axis);
-    if (k != 0 && k != 1) {
-      return false;
+    const wm_gen_access_t *acc = &c->accesses[i];
+    int64_t k = wm_gen_access_step(c, acc, axis);
+    if (k != 0 && (k != 1 || c->tensors[acc->tensor].dtype != WM_DTYPE_FLOAT)) {
+      return false;  // not one float a lane (an index or an integer input)
     }
   }
   int64_t out = wm_gen_access_step(c, &c->accesses[0], axis);
@@ -49,6 +51,10 @@ static int32_t fit(int32_t w, int64_t extent) {
 wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
                                           int32_t vector_bytes) {
   wm_gen_schedule_t s = {.vector_width = 1, .unroll = 1};
+  if (vector_bytes == 0) {
+    s.points = true;
+    return s;
+  }
   int32_t lanes = vector_bytes / (int32_t)sizeof(float);
   int32_t ns = wm_gen_spatial(c);
   wm_gen_gemm_t g;
@@ -90,15 +96,18 @@ wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
 
 bool wm_gen_schedule_equal(const wm_gen_schedule_t *a,
                            const wm_gen_schedule_t *b) {
-  return a->vector_width == b->vector_width && a->unroll == b->unroll &&
-         a->vector_reduce == b->vector_reduce && a->mr == b->mr &&
-         a->nr == b->nr && a->kc == b->kc && a->mc == b->mc && a->nc == b->nc;
+  return a->points == b->points && a->vector_width == b->vector_width &&
+         a->unroll == b->unroll && a->vector_reduce == b->vector_reduce &&
+         a->mr == b->mr && a->nr == b->nr && a->kc == b->kc && a->mc == b->mc &&
+         a->nc == b->nc;
 }
 
 void wm_gen_schedule_text(const wm_gen_schedule_t *s, char *out, size_t cap) {
   if (s->mr > 0) {
     snprintf(out, cap, "packed %dx%d, kc %d, mc %d, nc %d", (int)s->mr,
              (int)s->nr, (int)s->kc, (int)s->mc, (int)s->nc);
+  } else if (s->points) {
+    snprintf(out, cap, "one work item per point");
   } else if (s->vector_width > 1) {
     snprintf(out, cap, "vector %d x %d%s", (int)s->vector_width, (int)s->unroll,
              s->vector_reduce ? " over the reduce axis" : "");
@@ -121,11 +130,13 @@ wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
   if (s->mr > 0) {
     return wm_gen_lower_gemm(c, s, out);
   }
-  if (w < 1 || w > 16 || (w & (w - 1)) || u < 1 || u > 8) {
+  if (w < 1 || w > 16 || (w & (w - 1)) || u < 1 || u > 8 ||
+      (s->points && (w > 1 || s->vector_reduce))) {
     return WM_ERROR(INVALID_ARGUMENT,
-                    "gen: %s: schedule vector width %d, unroll %d; want a "
-                    "power of two up to 16 and 1 to 8",
-                    c->name, w, u);
+                    "gen: %s: schedule vector width %d, unroll %d%s; want "
+                    "a power of two up to 16 and 1 to 8, and no vectors "
+                    "in a schedule per point",
+                    c->name, w, u, s->points ? " per point" : "");
   }
   int32_t va = s->vector_reduce ? c->n_axes - 1 : ns - 1;
   if (w > 1 && (s->vector_reduce ? c->n_reduce == 0 : ns == 0)) {
@@ -163,7 +174,7 @@ wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
   int32_t limit = w > 1 && !s->vector_reduce && va > 0 ? va : ns;
   out->n_par = ns > 0 ? 1 : 0;
   out->grid = ns > 0 ? c->extents[0] : 1;
-  while (out->n_par < limit && out->grid < PARALLEL_INDICES) {
+  while (out->n_par < limit && (s->points || out->grid < PARALLEL_INDICES)) {
     out->grid *= c->extents[out->n_par];
     out->loops[out->n_par++].kind = WM_GEN_LOOP_FUSED;
   }
@@ -171,8 +182,8 @@ wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
   for (int32_t a = out->n_par > 0 ? out->n_par : 1; a < c->n_axes; a++) {
     inner *= c->extents[a];
   }
-  out->grain = inner >= GRAIN_ELEMENTS ? 1
-               : inner > 0             ? GRAIN_ELEMENTS / inner
-                                       : 1;
+  out->grain = inner >= GRAIN_ELEMENTS || s->points ? 1
+               : inner > 0                          ? GRAIN_ELEMENTS / inner
+                                                    : 1;
   return NULL;
 }

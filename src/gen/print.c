@@ -29,8 +29,8 @@ static const gen_dialect_t kDialects[3] = {
         .prelude = "#include <math.h>\n#include <stdint.h>\n",
         .helper = "static inline",
         .kernel = "",
-        .out_ptr = "float *restrict",
-        .in_ptr = "const float *restrict",
+        .space = "",
+        .restrict_ = "restrict",
         .index = "int64_t",
         .global_id = NULL,
         .vectors = true,
@@ -42,11 +42,12 @@ static const gen_dialect_t kDialects[3] = {
         .prelude = "",
         .helper = "inline",
         .kernel = "__kernel ",
-        .out_ptr = "__global float *restrict",
-        .in_ptr = "__global const float *restrict",
+        .space = "__global ",
+        .restrict_ = "restrict",
         .index = "long",
         .global_id = "(long)get_global_id(0)",
         .vectors = false,
+        .buffer = "__global",
         .fsuffix = "",
     },
     {
@@ -54,8 +55,8 @@ static const gen_dialect_t kDialects[3] = {
         .prelude = "",
         .helper = "static __device__ inline",
         .kernel = "extern \"C\" __global__ ",
-        .out_ptr = "float *__restrict__",
-        .in_ptr = "const float *__restrict__",
+        .space = "",
+        .restrict_ = "__restrict__",
         .index = "long long",
         .global_id = "(long long)blockIdx.x * blockDim.x + threadIdx.x",
         .vectors = false,
@@ -84,9 +85,12 @@ static void print_helpers(const gen_dialect_t *d, wm_strbuf_t *o) {
                    "  return c != 0.0f ? a : b;\n}\n"
                    "%s float wg_sign(float a) {\n"
                    "  return a > 0.0f ? 1.0f : a < 0.0f ? -1.0f : a;\n}\n"
+                   "%s %s wg_wrap(%s i, %s n) {\n"
+                   "  return i < 0 ? i + n : i;\n}\n"
                    "#endif\n",
                    d->helper, d->helper, d->helper, d->helper, d->fsuffix,
-                   d->helper, d->helper, d->helper, d->helper);
+                   d->helper, d->helper, d->helper, d->helper, d->helper,
+                   d->index, d->index, d->index);
 }
 
 // The vector type of |w| lanes and its lane-wise helpers (C only).
@@ -118,12 +122,50 @@ void gen_print_float(wm_strbuf_t *o, float v) {
   }
 }
 
+const char *gen_elem_type(const gen_dialect_t *d, wm_dtype_t dtype) {
+  // C, OpenCL C, CUDA C.
+  static const struct {
+    wm_dtype_t dtype;
+    const char *names[3];
+  } kTypes[] = {
+      {WM_DTYPE_DOUBLE, {"double", "double", "double"}},
+      {WM_DTYPE_INT64, {"int64_t", "long", "long long"}},
+      {WM_DTYPE_INT32, {"int32_t", "int", "int"}},
+      {WM_DTYPE_INT16, {"int16_t", "short", "short"}},
+      {WM_DTYPE_INT8, {"int8_t", "char", "signed char"}},
+      {WM_DTYPE_UINT16, {"uint16_t", "ushort", "unsigned short"}},
+      {WM_DTYPE_UINT8, {"uint8_t", "uchar", "unsigned char"}},
+      {WM_DTYPE_BOOL, {"uint8_t", "uchar", "unsigned char"}},
+  };
+  int32_t k = d == &kDialects[WM_GEN_OPENCL] ? 1
+              : d == &kDialects[WM_GEN_CUDA] ? 2
+                                             : 0;
+  for (size_t i = 0; i < sizeof(kTypes) / sizeof(kTypes[0]); i++) {
+    if (kTypes[i].dtype == dtype) {
+      return kTypes[i].names[k];
+    }
+  }
+  return "float";
+}
+
 const gen_dialect_t *gen_dialect(wm_gen_dialect_t d) {
   return d >= WM_GEN_C && d <= WM_GEN_CUDA ? &kDialects[d] : NULL;
 }
 
+// The index gathered in dim |d| of |acc|: the index tensor's integer, a
+// negative one counted from the end of the dim.
+static void print_gathered(const wm_gen_compute_t *c,
+                           const wm_gen_access_t *acc, int32_t d,
+                           wm_strbuf_t *o) {
+  const wm_gen_access_t *ix = &c->accesses[acc->gather[d] - 1];
+  wm_strbuf_printf(o, "wg_wrap(T%d[", (int)ix->tensor);
+  gen_print_offset(c, ix, o);
+  wm_strbuf_printf(o, "], %lld)", (long long)c->tensors[acc->tensor].dims[d]);
+}
+
 void gen_print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
                       wm_strbuf_t *o) {
+  const wm_gen_tensor_t *t = &c->tensors[acc->tensor];
   int64_t base = wm_gen_access_base(c, acc);
   bool any = false;
   for (int32_t a = 0; a < c->n_axes; a++) {
@@ -137,6 +179,16 @@ void gen_print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
       any = true;
     }
   }
+  for (int32_t d = 0; d < t->rank; d++) {
+    if (acc->gather[d] > 0) {
+      wm_strbuf_printf(o, "%s", any ? " + " : "");
+      if (t->strides[d] != 1) {
+        wm_strbuf_printf(o, "%lld * ", (long long)t->strides[d]);
+      }
+      print_gathered(c, acc, d, o);
+      any = true;
+    }
+  }
   if (base || !any) {
     wm_strbuf_printf(o, "%s%lld", any ? " + " : "", (long long)base);
   }
@@ -146,6 +198,9 @@ void gen_print_offset(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
 // point of the axes (no check needed).
 static bool dim_inside(const wm_gen_compute_t *c, const wm_gen_access_t *acc,
                        int32_t d) {
+  if (acc->gather[d] > 0) {
+    return false;
+  }
   int64_t lo = acc->off[d], hi = acc->off[d];
   for (int32_t a = 0; a < c->n_axes; a++) {
     int64_t span = acc->coef[d][a] * (c->extents[a] - 1);
@@ -171,8 +226,12 @@ static void print_in_bounds(const wm_gen_compute_t *c,
       term = true;
     }
   }
-  wm_strbuf_printf(o, "%s%lld) < %lldull", term ? " + " : "",
-                   (long long)acc->off[k], (long long)t->dims[k]);
+  wm_strbuf_printf(o, "%s%lld", term ? " + " : "", (long long)acc->off[k]);
+  if (acc->gather[k] > 0) {
+    wm_strbuf_printf(o, " + ");
+    print_gathered(c, acc, k, o);
+  }
+  wm_strbuf_printf(o, ") < %lldull", (long long)t->dims[k]);
   if (lanes > 1) {
     // The last lane too (the index moves one way along the lanes).
     wm_strbuf_printf(o, " && (unsigned long long)(");
@@ -203,7 +262,8 @@ void gen_print_load(const gen_dialect_t *d, const wm_gen_compute_t *c,
   if (any) {
     wm_strbuf_printf(o, ") ? ");
   }
-  wm_strbuf_printf(o, "T%d[", (int)acc->tensor);
+  bool convert = t->dtype != WM_DTYPE_FLOAT;
+  wm_strbuf_printf(o, "%sT%d[", convert ? "(float)" : "", (int)acc->tensor);
   gen_print_offset(c, acc, o);
   wm_strbuf_printf(o, "]");
   if (any) {
@@ -386,26 +446,51 @@ void gen_print_prologue(const gen_dialect_t *d, const wm_gen_compute_t *c,
   }
 }
 
+// The type of tensor |t|'s pointer in |d|: "const int64_t *restrict".
+static void print_ptr_type(const gen_dialect_t *d, const wm_gen_compute_t *c,
+                           int32_t t, bool restrict_, wm_strbuf_t *o) {
+  wm_strbuf_printf(o, "%s%s%s *%s", d->space, t ? "const " : "",
+                   gen_elem_type(d, c->tensors[t].dtype),
+                   restrict_ ? d->restrict_ : "");
+}
+
 void gen_print_signature(const gen_dialect_t *d, const wm_gen_compute_t *c,
                          wm_strbuf_t *o) {
   if (d->args_array) {
     // One signature for every kernel (wm_c_kernel_fn): the tensors'
     // addresses in an array.
-    wm_strbuf_printf(o,
-                     "%svoid %s(void *const *wg_args, %s start, %s end) {\n"
-                     "  %s T0 = (float *)wg_args[0];\n",
-                     d->kernel, c->name, d->index, d->index, d->out_ptr);
-    for (int32_t t = 1; t < c->n_tensors; t++) {
-      wm_strbuf_printf(o, "  %s T%d = (const float *)wg_args[%d];\n", d->in_ptr,
-                       (int)t, (int)t);
+    wm_strbuf_printf(o, "%svoid %s(void *const *wg_args, %s start, %s end) {\n",
+                     d->kernel, c->name, d->index, d->index);
+    for (int32_t t = 0; t < c->n_tensors; t++) {
+      wm_strbuf_printf(o, "  ");
+      print_ptr_type(d, c, t, true, o);
+      wm_strbuf_printf(o, " T%d = (", (int)t);
+      print_ptr_type(d, c, t, false, o);
+      wm_strbuf_printf(o, ")wg_args[%d];\n", (int)t);
     }
     return;
   }
-  wm_strbuf_printf(o, "%svoid %s(%s T0", d->kernel, c->name, d->out_ptr);
-  for (int32_t t = 1; t < c->n_tensors; t++) {
-    wm_strbuf_printf(o, ", %s T%d", d->in_ptr, (int)t);
+  wm_strbuf_printf(o, "%svoid %s(", d->kernel, c->name);
+  for (int32_t t = 0; t < c->n_tensors; t++) {
+    wm_strbuf_printf(o, "%s", t ? ", " : "");
+    if (d->buffer) {
+      // A buffer and a byte offset (format opencl-c's convention).
+      print_ptr_type(d, c, t, false, o);
+      wm_strbuf_printf(o, "wg_b%d, ulong wg_o%d", (int)t, (int)t);
+    } else {
+      print_ptr_type(d, c, t, true, o);
+      wm_strbuf_printf(o, " T%d", (int)t);
+    }
   }
   wm_strbuf_printf(o, ", %s start, %s end) {\n", d->index, d->index);
+  for (int32_t t = 0; d->buffer && t < c->n_tensors; t++) {
+    wm_strbuf_printf(o, "  ");
+    print_ptr_type(d, c, t, true, o);
+    wm_strbuf_printf(o, " T%d = (", (int)t);
+    print_ptr_type(d, c, t, false, o);
+    wm_strbuf_printf(o, ")((%s%schar *)wg_b%d + wg_o%d);\n", d->buffer,
+                     t ? " const " : " ", (int)t, (int)t);
+  }
 }
 
 void gen_print_unflatten(const gen_dialect_t *d, const wm_gen_compute_t *c,

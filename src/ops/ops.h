@@ -102,6 +102,10 @@ typedef struct wm_op_def {
   // UNIMPLEMENTED for an instance the definition does not express (a
   // dtype other than float32, a legacy broadcast). NULL: none yet.
   wm_status_t (*define)(const wm_op_ctx_t *ctx, wm_gen_compute_t *out);
+  // The same in stages, for an operator one statement does not express
+  // (Softmax, LayerNormalization): builds |out| (zeroed; the caller frees
+  // it with wm_gen_program_free). An operator has define or this.
+  wm_status_t (*define_program)(const wm_op_ctx_t *ctx, wm_gen_program_t *out);
 } wm_op_def_t;
 
 // Properties of an operator (wm_op_def_t.flags).

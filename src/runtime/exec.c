@@ -257,13 +257,13 @@ static wm_status_t run_op(wm_session_t *s, const rt_plan_t *p, rt_step_t *st) {
   rt_backend_t *b = &s->slots[st->slot];
   WM_RETURN_IF_ERROR(bind_dynamic(s, p, st));
   wm_status_t e =
-      st->kernel ? rt_gen_launch(s, st)
-                 : rt_slot_error(b,
-                                 b->api->library->op_run(
-                                     b->stream, st->plan, st->views, st->n_in,
-                                     st->views + st->n_in, st->n_out,
-                                     st->ws_bytes ? &st->ws_view : NULL),
-                                 "op_run");
+      st->gen ? rt_gen_launch(s, st)
+              : rt_slot_error(b,
+                              b->api->library->op_run(
+                                  b->stream, st->plan, st->views, st->n_in,
+                                  st->views + st->n_in, st->n_out,
+                                  st->ws_bytes ? &st->ws_view : NULL),
+                              "op_run");
   if (e) {
     const wm_node_t *node = &s->graph->nodes[st->node];
     e = wm_status_annotate(e, "node \"%s\" (%s)", s->nodes[st->node].label,

@@ -25,41 +25,81 @@ bool wm_kernels_parse(const char *name, wm_kernels_t *out) {
   return false;
 }
 
+void rt_gen_free(wm_gen_program_t *p) {
+  if (p) {
+    wm_gen_program_free(p);
+    free(p);
+  }
+}
+
 wm_status_t rt_gen_define(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
-                          wm_gen_compute_t **out) {
+                          wm_gen_program_t **out) {
   *out = NULL;
-  if (!def || !def->define) {
+  if (!def || (!def->define && !def->define_program)) {
     return NULL;
   }
-  wm_gen_compute_t *c = wm_malloc(sizeof(*c));
-  if (!c) {
+  wm_gen_program_t *p = wm_calloc(1, sizeof(*p));
+  if (!p) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
-  wm_status_t st = def->define(ctx, c);
+  wm_status_t st;
+  if (def->define_program) {
+    st = def->define_program(ctx, p);
+  } else {
+    wm_gen_compute_t *c = NULL;
+    st = wm_gen_program_stage(p, &c);
+    if (!st) {
+      st = def->define(ctx, c);
+    }
+  }
   if (st && wm_status_code(st) == WM_STATUS_UNIMPLEMENTED) {
     // Not an instance the definition expresses (a dtype, a legacy form).
     wm_status_free(st);
-    free(c);
+    rt_gen_free(p);
     return NULL;
   }
-  if (!st && c->n_axes > 0 && c->extents[0] > UINT32_MAX / 2) {
-    free(c);  // the parallel range may not fit a launch's grid
+  bool fits = true;  // every parallel range fits a launch's grid
+  for (int32_t i = 0; !st && i < p->n_stages; i++) {
+    int64_t points = 1;
+    const wm_gen_compute_t *c = p->stages[i];
+    for (int32_t a = 0; a < wm_gen_spatial(c); a++) {
+      points *= c->extents[a];  // each below 2^32 (the parallel bound)
+      fits &= c->extents[a] <= UINT32_MAX / 2 && points <= UINT32_MAX / 2;
+    }
+  }
+  if (!st && (!fits || p->n_stages == 0)) {
+    rt_gen_free(p);
     return NULL;
   }
   if (st) {
-    free(c);
+    rt_gen_free(p);
     return wm_status_annotate(st, "the compute definition of node \"%s\" (%s)",
                               ctx->label, ctx->node->op_type);
   }
-  *out = c;
+  *out = p;
   return NULL;
 }
 
-// The formats the generator prints, and their dialects.
+uint64_t rt_gen_workspace(const wm_gen_program_t *p, uint64_t *offsets) {
+  uint64_t bytes = 0;
+  for (int32_t k = 0; k < p->n_temps; k++) {
+    offsets[k] = bytes;
+    bytes += ((uint64_t)p->temp_elems[k] * sizeof(float) + 63) / 64 * 64;
+  }
+  return bytes;
+}
+
+// The formats the generator prints, and their dialects; a device of work
+// items gets one per output point.
 static const struct {
   const char *format;
   wm_gen_dialect_t dialect;
-} kFormats[] = {{"c", WM_GEN_C}};
+  bool points;
+} kFormats[] = {
+    {"c", WM_GEN_C, false},
+    {"opencl-c", WM_GEN_OPENCL, true},
+    {"cuda-c", WM_GEN_CUDA, true},
+};
 
 // The format of kFormats that |backend| compiles and launches at level
 // SUPPORTED or better, or -1.
@@ -176,13 +216,15 @@ wm_status_t rt_gen_records_path(const char *path, char **out) {
 }
 
 // The schedule of |c|: a tuning record's for this target when one exists
-// and lowers (*out_tuned), else the analytical default.
-static wm_gen_schedule_t schedule_of(const wm_gen_compute_t *c,
+// and lowers (*out_tuned), else the analytical default (one work item per
+// point for a device of work items, which the records do not cover).
+static wm_gen_schedule_t schedule_of(const wm_gen_compute_t *c, bool points,
                                      const wm_gen_records_t *records,
                                      bool *out_tuned) {
-  wm_gen_schedule_t sch = wm_gen_default_schedule(c, rt_gen_vector_bytes());
+  wm_gen_schedule_t sch =
+      wm_gen_default_schedule(c, points ? 0 : rt_gen_vector_bytes());
   *out_tuned = false;
-  if (!records || records->n == 0) {
+  if (points || !records || records->n == 0) {
     return sch;
   }
   char target[256], key[65];
@@ -211,63 +253,123 @@ uint32_t rt_gen_block(const wm_session_t *s, size_t slot,
   return (uint32_t)(grain < nest->grid ? grain : nest->grid);
 }
 
+// The work items per group of a launch over |items| on |slot|'s device: a
+// multiple of its subgroup up to GROUP_ITEMS and its limit.
+enum { GROUP_ITEMS = 256 };
+
+static uint32_t group_size(const wm_session_t *s, size_t slot, int64_t items) {
+  const wm_target_desc *t = wm_backend_target(s->slots[slot].backend, 0);
+  int64_t g = GROUP_ITEMS;
+  if (t && WM_HAS(t, wm_target_desc, max_group_size) && t->max_group_size > 0 &&
+      t->max_group_size < g) {
+    g = t->max_group_size;
+  }
+  return (uint32_t)(items < g ? (items > 0 ? items : 1) : g);
+}
+
+// Whether a kernel named |name| is printed for |slot| before stage |g| of
+// step |i|.
+static bool printed_before(const rt_plan_t *p, size_t i, int32_t g,
+                           int32_t slot, const char *name) {
+  for (size_t j = 0; j <= i; j++) {
+    const rt_step_t *o = &p->steps[j];
+    if (!o->gen || o->slot != slot) {
+      continue;
+    }
+    for (int32_t k = 0; k < (j == i ? g : o->gen->n_stages); k++) {
+      if (strcmp(o->gen->stages[k]->name, name) == 0) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Prints stage |g| of generated step |st| (unless an equal kernel is
+// printed already) and sets its launch shape and arguments.
+static wm_status_t print_stage(wm_session_t *s, rt_plan_t *p, size_t i,
+                               int32_t g, int32_t format,
+                               const wm_gen_records_t *records,
+                               wm_strbuf_t *src, size_t *inout_kernels) {
+  rt_step_t *st = &p->steps[i];
+  rt_gen_stage_t *k = &st->stages[g];
+  wm_gen_compute_t *c = st->gen->stages[g];
+  bool points = kFormats[format].points, tuned;
+  wm_gen_schedule_t sch = schedule_of(c, points, records, &tuned);
+  WM_RETURN_IF_ERROR(name_kernel(c, &sch));
+  wm_gen_nest_t nest;
+  WM_RETURN_IF_ERROR(wm_gen_lower(c, &sch, &nest));
+  if (!printed_before(p, i, g, st->slot, c->name)) {
+    WM_RETURN_IF_ERROR(wm_gen_print(&nest, kFormats[format].dialect, src));
+    ++*inout_kernels;
+  }
+  int64_t elements = 1;
+  for (int32_t a = 0; a < wm_gen_spatial(c); a++) {
+    elements *= c->extents[a];
+  }
+  k->grid = elements == 0 ? 0 : (uint32_t)nest.grid;
+  k->points = points;
+  k->block = points ? group_size(s, (size_t)st->slot, nest.grid)
+                    : rt_gen_block(s, (size_t)st->slot, &nest);
+  k->n_kargs = (uint32_t)c->n_tensors;
+  for (int32_t t = 0; t < c->n_tensors; t++) {
+    int32_t op = c->tensors[t].operand;
+    if (c->tensors[t].temp) {
+      k->kargs[t] = -c->tensors[t].temp;  // -1 - temporary
+      continue;
+    }
+    k->kargs[t] = op >= 0 ? op : (int32_t)st->n_in + (-1 - op);
+    if (k->kargs[t] >= (int32_t)(st->n_in + st->n_out) ||
+        st->io[k->kargs[t]] < 0) {
+      return WM_ERROR(INTERNAL,
+                      "node \"%s\": generated kernel %s reads operand %d, "
+                      "which the node does not have",
+                      s->nodes[st->node].label, c->name, (int)op);
+    }
+  }
+  if (nest.grid > UINT32_MAX) {
+    return WM_ERROR(UNIMPLEMENTED,
+                    "node \"%s\": generated kernel %s runs over %lld "
+                    "indices, more than a launch's grid holds",
+                    s->nodes[st->node].label, c->name, (long long)nest.grid);
+  }
+  if (g == 0) {  // the placement names the first stage's kernel
+    char text[RT_KERNEL_TEXT - WM_GEN_NAME - 32];
+    wm_gen_schedule_text(&sch, text, sizeof(text));
+    int32_t more = st->gen->n_stages - 1;
+    char stages[24] = "";
+    if (more > 0) {
+      snprintf(stages, sizeof(stages), " (+%d stage%s)", (int)more,
+               more == 1 ? "" : "s");
+    }
+    snprintf(p->kernel_text[st->node], RT_KERNEL_TEXT, "%s, %s%s%s", c->name,
+             text, tuned ? " (tuned)" : "", stages);
+    p->placement[st->node].kernel = p->kernel_text[st->node];
+  }
+  return NULL;
+}
+
 // Prints the kernels of |p|'s generated steps on |slot| into |src| (each
 // distinct kernel once) and sets their launch shapes and placements.
 static wm_status_t print_slot(wm_session_t *s, rt_plan_t *p, size_t slot,
-                              wm_gen_dialect_t dialect,
-                              const wm_gen_records_t *records, wm_strbuf_t *src,
-                              size_t *out_kernels) {
+                              int32_t format, const wm_gen_records_t *records,
+                              wm_strbuf_t *src, size_t *out_kernels) {
   *out_kernels = 0;
   for (size_t i = 0; i < p->n_steps; i++) {
     rt_step_t *st = &p->steps[i];
     if (!st->gen || st->slot != (int32_t)slot) {
       continue;
     }
-    wm_gen_compute_t *c = st->gen;
-    bool tuned;
-    wm_gen_schedule_t sch = schedule_of(c, records, &tuned);
-    WM_RETURN_IF_ERROR(name_kernel(c, &sch));
-    bool printed = false;
-    for (size_t j = 0; j < i && !printed; j++) {
-      const rt_step_t *o = &p->steps[j];
-      printed =
-          o->gen && o->slot == st->slot && strcmp(o->gen->name, c->name) == 0;
-    }
-    wm_gen_nest_t nest;
-    WM_RETURN_IF_ERROR(wm_gen_lower(c, &sch, &nest));
-    if (!printed) {
-      WM_RETURN_IF_ERROR(wm_gen_print(&nest, dialect, src));
-      ++*out_kernels;
-    }
-    int64_t elements = 1;
-    for (int32_t a = 0; a < wm_gen_spatial(c); a++) {
-      elements *= c->extents[a];
-    }
-    st->grid = elements == 0 ? 0 : (uint32_t)nest.grid;
-    st->block = rt_gen_block(s, slot, &nest);
-    st->n_kargs = (uint32_t)c->n_tensors;
-    for (int32_t t = 0; t < c->n_tensors; t++) {
-      int32_t op = c->tensors[t].operand;
-      st->kargs[t] = op >= 0 ? op : (int32_t)st->n_in + (-1 - op);
-      if (st->kargs[t] >= (int32_t)(st->n_in + st->n_out) ||
-          st->io[st->kargs[t]] < 0) {
-        return WM_ERROR(INTERNAL,
-                        "node \"%s\": generated kernel %s reads operand %d, "
-                        "which the node does not have",
-                        s->nodes[st->node].label, c->name, (int)op);
+    if (!st->stages) {
+      st->stages = wm_calloc((size_t)st->gen->n_stages, sizeof(*st->stages));
+      if (!st->stages) {
+        return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
       }
     }
-    if (nest.grid > UINT32_MAX) {
-      return WM_ERROR(UNIMPLEMENTED,
-                      "node \"%s\": generated kernel %s runs over %lld "
-                      "indices, more than a launch's grid holds",
-                      s->nodes[st->node].label, c->name, (long long)nest.grid);
+    for (int32_t g = 0; g < st->gen->n_stages; g++) {
+      WM_RETURN_IF_ERROR(
+          print_stage(s, p, i, g, format, records, src, out_kernels));
     }
-    char text[RT_KERNEL_TEXT - WM_GEN_NAME - 12];
-    wm_gen_schedule_text(&sch, text, sizeof(text));
-    snprintf(p->kernel_text[st->node], RT_KERNEL_TEXT, "%s, %s%s", c->name,
-             text, tuned ? " (tuned)" : "");
-    p->placement[st->node].kernel = p->kernel_text[st->node];
   }
   return NULL;
 }
@@ -317,7 +419,7 @@ wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
     wm_strbuf_t src;
     wm_strbuf_init(&src);
     size_t n_kernels = 0;
-    st = print_slot(s, p, k, kFormats[f].dialect, &records, &src, &n_kernels);
+    st = print_slot(s, p, k, f, &records, &src, &n_kernels);
     p->stats.generated_kernels += n_kernels;
     if (!st && src.failed) {
       st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -337,10 +439,13 @@ wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
     wm_strbuf_deinit(&src);
     for (size_t i = 0; !st && i < p->n_steps; i++) {
       rt_step_t *step = &p->steps[i];
-      if (step->gen && step->slot == (int32_t)k) {
+      for (int32_t g = 0; !st && step->gen && step->slot == (int32_t)k &&
+                          g < step->gen->n_stages;
+           g++) {
         st = rt_slot_error(b,
                            b->api->device->exe_get_kernel(
-                               p->exes[k], step->gen->name, &step->kernel),
+                               p->exes[k], step->gen->stages[g]->name,
+                               &step->stages[g].kernel),
                            "exe_get_kernel");
       }
     }
@@ -350,24 +455,45 @@ wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
   return st;  // the computes stay with the steps (wmap tune reads them)
 }
 
-wm_status_t rt_gen_launch(wm_session_t *s, const rt_step_t *st) {
-  if (st->grid == 0) {
+wm_status_t rt_gen_launch_stage(wm_session_t *s, const rt_step_t *st,
+                                const rt_gen_stage_t *g) {
+  if (g->grid == 0) {
     return NULL;  // an empty output
   }
-  wm_kernel_arg args[WM_GEN_MAX_TENSORS];
-  for (uint32_t i = 0; i < st->n_kargs; i++) {
-    const wm_buffer_view *v = &st->views[st->kargs[i]];
-    args[i] = (wm_kernel_arg){.struct_size = sizeof(wm_kernel_arg),
-                              .kind = WM_ARG_BUFFER,
-                              .buffer = v->buffer,
-                              .offset = v->offset};
+  wm_kernel_arg args[WM_GEN_MAX_TENSORS + 2];
+  for (uint32_t i = 0; i < g->n_kargs; i++) {
+    int32_t v = g->kargs[i];
+    const wm_buffer_view *view = v >= 0 ? &st->views[v] : &st->ws_view;
+    args[i] = (wm_kernel_arg){
+        .struct_size = sizeof(wm_kernel_arg),
+        .kind = WM_ARG_BUFFER,
+        .buffer = view->buffer,
+        .offset = view->offset + (v >= 0 ? 0 : st->temp_offsets[-1 - v])};
   }
   wm_launch_args la = {.struct_size = sizeof(la),
-                       .kernel = st->kernel,
-                       .grid = {st->grid, 1, 1},
-                       .block = {st->block, 1, 1},
-                       .n_args = st->n_kargs,
+                       .kernel = g->kernel,
+                       .grid = {g->grid, 1, 1},
+                       .block = {g->block, 1, 1},
+                       .n_args = g->n_kargs,
                        .args = args};
+  // Work items: groups of |block| covering [0, grid), told the range.
+  const int64_t range[2] = {0, g->grid};
+  if (g->points) {
+    la.grid[0] = (g->grid + g->block - 1) / g->block;
+    for (int32_t i = 0; i < 2; i++) {
+      args[la.n_args++] = (wm_kernel_arg){.struct_size = sizeof(wm_kernel_arg),
+                                          .kind = WM_ARG_SCALAR,
+                                          .value = &range[i],
+                                          .size = sizeof(range[i])};
+    }
+  }
   rt_backend_t *b = &s->slots[st->slot];
   return rt_slot_error(b, b->api->device->launch(b->stream, &la), "launch");
+}
+
+wm_status_t rt_gen_launch(wm_session_t *s, const rt_step_t *st) {
+  for (int32_t g = 0; g < st->gen->n_stages; g++) {
+    WM_RETURN_IF_ERROR(rt_gen_launch_stage(s, st, &st->stages[g]));
+  }
+  return NULL;
 }

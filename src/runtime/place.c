@@ -121,12 +121,12 @@ static wm_status_t query_desc(void *env, const wm_op_desc *op,
   }
   const wm_op_def_t *def = NULL;
   wm_status_free(wm_op_find_def(ctx, &def));
-  wm_gen_compute_t *gen = NULL;
+  wm_gen_program_t *gen = NULL;
   WM_RETURN_IF_ERROR(rt_gen_define(def, ctx, &gen));
   if (gen) {
     rt_gen_answer(q->backend, WM_KERNELS_AUTO, q->out);
   }
-  free(gen);
+  rt_gen_free(gen);
   return NULL;
 }
 

@@ -144,7 +144,7 @@ static wm_placement_t *entry(builder_t *b, size_t index) {
 // Backend |k|'s answer for |op|: its library tier's, or a generated
 // kernel's when |gen| defines the instance (rt_gen_answer).
 static wm_status_t answer(wm_session_t *s, size_t k, const wm_op_desc *op,
-                          const wm_gen_compute_t *gen, wm_op_support *out,
+                          const wm_gen_program_t *gen, wm_op_support *out,
                           bool *out_generated) {
   WM_RETURN_IF_ERROR(wm_backend_op_query(s->slots[k].backend, op, out));
   *out_generated = gen && rt_gen_answer(s->slots[k].backend, s->kernels, out);
@@ -152,7 +152,7 @@ static wm_status_t answer(wm_session_t *s, size_t k, const wm_op_desc *op,
 }
 
 wm_status_t rt_place(wm_session_t *s, wm_placement_t *pl, const wm_op_desc *op,
-                     const wm_gen_compute_t *gen, int32_t *out_slot,
+                     const wm_gen_program_t *gen, int32_t *out_slot,
                      bool *out_generated) {
   wm_op_support answers[RT_MAX_SLOTS];
   bool generated[RT_MAX_SLOTS] = {false};
@@ -320,7 +320,7 @@ static wm_status_t plan_node(builder_t *b, size_t index, const wm_op_def_t *def,
   // An instance whose parameters need values known only while running
   // (a Slice's bounds computed by the graph) is planned then.
   bool concrete = wm_op_ctx_is_concrete(ctx) && !attrs.params.pending;
-  wm_gen_compute_t *gen = NULL;
+  wm_gen_program_t *gen = NULL;
   bool generated = false;
   if (!st && concrete && s->kernels != WM_KERNELS_LIBRARY) {
     st = rt_gen_define(def, ctx, &gen);
@@ -361,6 +361,7 @@ static wm_status_t plan_node(builder_t *b, size_t index, const wm_op_def_t *def,
     if (!st && generated) {
       step->gen = gen;  // compiled with the plan's other kernels
       gen = NULL;
+      ws = rt_gen_workspace(step->gen, step->temp_offsets);
     } else if (!st) {
       rt_backend_t *be = &s->slots[slot];
       op.captured = &captured;
@@ -431,7 +432,7 @@ static wm_status_t plan_node(builder_t *b, size_t index, const wm_op_def_t *def,
       pv->home = -1;
     }
   }
-  free(gen);
+  rt_gen_free(gen);
   free(descs);
   free(vals);
   wm_node_attrs_deinit(&attrs);
@@ -969,7 +970,8 @@ void rt_plan_destroy(wm_session_t *s, rt_plan_t *p) {
     }
     free(st->dyn_key);
     free(st->dyn_params);
-    free(st->gen);
+    rt_gen_free(st->gen);
+    free(st->stages);
     free(st->views);
     free(st->io);
     free(st->in_place);

@@ -16,15 +16,15 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-// Launches |kernel| over the step's buffers with |nest|'s range, split as
-// rt_gen_build splits it.
-static wm_status_t launch(wm_session_t *s, const rt_step_t *st,
+// Launches |kernel| as stage |g| of the step over its buffers with
+// |nest|'s range, split as rt_gen_build splits it.
+static wm_status_t launch(wm_session_t *s, const rt_step_t *st, int32_t g,
                           wm_kernel *kernel, const wm_gen_nest_t *nest) {
-  rt_step_t run = *st;
+  rt_gen_stage_t run = st->stages[g];
   run.kernel = kernel;
   run.grid = (uint32_t)nest->grid;
   run.block = rt_gen_block(s, (size_t)st->slot, nest);
-  WM_RETURN_IF_ERROR(rt_gen_launch(s, &run));
+  WM_RETURN_IF_ERROR(rt_gen_launch_stage(s, st, &run));
   rt_backend_t *b = &s->slots[st->slot];
   return rt_slot_error(b, b->api->device->stream_sync(b->stream),
                        "stream_sync");
@@ -32,16 +32,16 @@ static wm_status_t launch(wm_session_t *s, const rt_step_t *st,
 
 // The median over REPS rounds of one launch's time, each round repeating
 // it for at least 0.2 ms.
-static wm_status_t time_kernel(wm_session_t *s, const rt_step_t *st,
+static wm_status_t time_kernel(wm_session_t *s, const rt_step_t *st, int32_t g,
                                wm_kernel *kernel, const wm_gen_nest_t *nest,
                                double *out_ns) {
-  WM_RETURN_IF_ERROR(launch(s, st, kernel, nest));  // warm-up
+  WM_RETURN_IF_ERROR(launch(s, st, g, kernel, nest));  // warm-up
   double t[REPS];
   for (int r = 0; r < REPS; r++) {
     uint64_t t0 = wm_now_ns(), t1 = t0;
     int n = 0;
     while (n == 0 || t1 - t0 < 200000) {
-      WM_RETURN_IF_ERROR(launch(s, st, kernel, nest));
+      WM_RETURN_IF_ERROR(launch(s, st, g, kernel, nest));
       n++;
       t1 = wm_now_ns();
     }
@@ -52,12 +52,13 @@ static wm_status_t time_kernel(wm_session_t *s, const rt_step_t *st,
   return NULL;
 }
 
-// Measures the candidates of step |st|'s compute and records the best.
-static wm_status_t tune_step(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
-                             const char *target, wm_gen_records_t *records,
-                             wm_tune_result_t *res) {
+// Measures the candidates of stage |g| of step |st| and records the best.
+static wm_status_t tune_stage(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
+                              int32_t g, const char *target,
+                              wm_gen_records_t *records,
+                              wm_tune_result_t *res) {
   rt_backend_t *b = &s->slots[st->slot];
-  wm_gen_compute_t *c = st->gen;
+  wm_gen_compute_t *c = st->gen->stages[g];
   wm_gen_schedule_t cand[MAX_CANDIDATES];
   int32_t n = wm_gen_candidates(c, rt_gen_vector_bytes(), cand, MAX_CANDIDATES);
   // Every candidate in one source: one compile.
@@ -92,7 +93,7 @@ static wm_status_t tune_step(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
     e = rt_slot_error(b, b->api->device->exe_get_kernel(exe, kn, &k),
                       "exe_get_kernel");
     if (!e) {
-      e = time_kernel(s, st, k, &nests[i], &ns[i]);
+      e = time_kernel(s, st, g, k, &nests[i], &ns[i]);
     }
     best = !e && ns[i] < ns[best] ? i : best;
   }
@@ -126,6 +127,23 @@ static wm_status_t tune_step(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
   return NULL;
 }
 
+// Whether a kernel named |name| of the same slot comes before stage |g|
+// of step |i| (tuned already).
+static bool tuned_before(const rt_plan_t *p, size_t i, int32_t g,
+                         const char *name) {
+  for (size_t j = 0; j <= i; j++) {
+    const rt_step_t *o = &p->steps[j];
+    for (int32_t k = 0; o->gen && o->slot == p->steps[i].slot &&
+                        k < (j == i ? g : o->gen->n_stages);
+         k++) {
+      if (strcmp(o->gen->stages[k]->name, name) == 0) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 wm_status_t wm_session_tune(wm_session_t *s, double budget_s,
                             const char *records_path, wm_tune_result_t **out,
                             size_t *out_count) {
@@ -140,38 +158,42 @@ wm_status_t wm_session_tune(wm_session_t *s, double budget_s,
   WM_RETURN_IF_ERROR(rt_gen_records_path(records_path, &path));
   wm_gen_records_t records;
   wm_status_t e = wm_gen_records_load(path, &records);
-  wm_tune_result_t *res =
-      e ? NULL : wm_calloc(p->n_steps + 1, sizeof(wm_tune_result_t));
-  if (!e && !res) {
-    e = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  }
+  wm_tune_result_t *res = NULL;  // one per kernel tuned
+  size_t cap = 0;
   char target[256];
   rt_gen_target(target, sizeof(target));
   uint64_t t0 = wm_now_ns();
   size_t n = 0;
-  for (size_t i = 0; !e && i < p->n_steps; i++) {
+  bool spent = false;
+  for (size_t i = 0; !e && !spent && i < p->n_steps; i++) {
     rt_step_t *st = &p->steps[i];
-    bool seen = false;  // an equal kernel tuned already
-    for (size_t j = 0; st->gen && j < i && !seen; j++) {
-      seen = p->steps[j].gen && p->steps[j].slot == st->slot &&
-             strcmp(p->steps[j].gen->name, st->gen->name) == 0;
-    }
-    if (!st->gen || !st->kernel || seen) {
-      continue;
-    }
-    if ((double)(wm_now_ns() - t0) / 1e9 > budget_s) {
-      wm_log(WM_LOG_WARN,
-             "tune: the budget of %.1f s is spent; %s and the "
-             "kernels after it keep their schedules",
-             budget_s, p->placement[st->node].node);
-      break;
-    }
-    e = tune_step(s, p, st, target, &records, &res[n]);
-    if (e) {
-      e = wm_status_annotate(e, "tuning node \"%s\"",
-                             p->placement[st->node].node);
-    } else {
-      n++;
+    for (int32_t g = 0; !e && !spent && st->gen && g < st->gen->n_stages; g++) {
+      const char *name = st->gen->stages[g]->name;
+      if (!st->stages || !st->stages[g].kernel || st->stages[g].points ||
+          tuned_before(p, i, g, name)) {
+        continue;  // the records cover format c (a device of work items
+                   // runs one per point)
+      }
+      if ((double)(wm_now_ns() - t0) / 1e9 > budget_s) {
+        wm_log(WM_LOG_WARN,
+               "tune: the budget of %.1f s is spent; %s and the "
+               "kernels after it keep their schedules",
+               budget_s, p->placement[st->node].node);
+        spent = true;
+        break;
+      }
+      e = wm_grow((void **)&res, &cap, n + 1, sizeof(*res));
+      if (e) {
+        break;
+      }
+      memset(&res[n], 0, sizeof(res[n]));
+      e = tune_stage(s, p, st, g, target, &records, &res[n]);
+      if (e) {
+        e = wm_status_annotate(e, "tuning node \"%s\"",
+                               p->placement[st->node].node);
+      } else {
+        n++;
+      }
     }
   }
   if (!e) {
