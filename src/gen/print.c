@@ -263,7 +263,9 @@ void gen_print_load(const gen_dialect_t *d, const wm_gen_compute_t *c,
     wm_strbuf_printf(o, ") ? ");
   }
   bool convert = t->dtype != WM_DTYPE_FLOAT;
-  wm_strbuf_printf(o, "%sT%d[", convert ? "(float)" : "", (int)acc->tensor);
+  // Through double, as the reference kernels convert.
+  wm_strbuf_printf(o, "%sT%d[", convert ? "(float)(double)" : "",
+                   (int)acc->tensor);
   gen_print_offset(c, acc, o);
   wm_strbuf_printf(o, "]");
   if (any) {

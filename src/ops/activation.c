@@ -488,6 +488,82 @@ static wm_status_t run_softmax(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// The compute definition of Softmax and LogSoftmax in three stages over x
+// viewed as [outer, n, inner]: a row's max m, then its sum s of exp(x - m)
+// (LogSoftmax: log of it), then exp(x - m) / s (LogSoftmax: x - m - s).
+static wm_status_t define_softmax(const wm_op_ctx_t *ctx, wm_gen_program_t *p) {
+  char kind = ctx->node->op_type[0];
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  rows_t r;
+  if (kind == 'H' || !wm_op_define_float(ctx)) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (Softmax "
+                       "and LogSoftmax of float32 of known shape)");
+  }
+  WM_RETURN_IF_ERROR(softmax_rows(ctx, xs, &r));
+  const int64_t x3[3] = {(int64_t)r.outer, (int64_t)r.n, (int64_t)r.inner};
+  const int64_t rows[2] = {x3[0], x3[2]};
+  int32_t temp[2];
+  for (int32_t t = 0; t < 2; t++) {
+    WM_RETURN_IF_ERROR(wm_gen_program_temp(p, rows[0] * rows[1], &temp[t]));
+  }
+  for (int32_t stage = 0; stage < 3; stage++) {
+    wm_gen_compute_t *c;
+    WM_RETURN_IF_ERROR(wm_gen_program_stage(p, &c));
+    static const char *const names[3][2] = {{"o", "q"}, {"o", "q"}, {0}};
+    WM_RETURN_IF_ERROR(wm_gen_begin(c, ctx->node->op_type, stage < 2 ? 2 : 3,
+                                    stage < 2 ? rows : x3,
+                                    stage < 2 ? names[stage] : NULL));
+    // x[o, k, q] with k the reduce axis (stages 0, 1) or axis 1.
+    wm_gen_access_t ax;
+    memset(&ax, 0, sizeof(ax));
+    int32_t k = 1, q = 2, x, m = -1, s = -1;
+    if (stage < 2) {
+      WM_RETURN_IF_ERROR(wm_gen_reduce_axis(c, "k", x3[1], &k));
+      q = 1;
+    }
+    ax.coef[0][0] = ax.coef[1][k] = ax.coef[2][q] = 1;
+    WM_RETURN_IF_ERROR(wm_gen_input_access(c, "X", 3, x3, NULL, &ax, &x));
+    c->tensors[c->n_tensors - 1].operand = 0;
+    if (stage > 0) {  // m[o, q] (and s[o, q] in the last stage)
+      wm_gen_access_t am;
+      memset(&am, 0, sizeof(am));
+      am.coef[0][0] = am.coef[1][q] = 1;
+      for (int32_t t = 0; t < (stage == 2 ? 2 : 1); t++) {
+        int32_t *load = t == 0 ? &m : &s;
+        WM_RETURN_IF_ERROR(wm_gen_input_access(c, t == 0 ? "M" : "S", 2, rows,
+                                               NULL, &am, load));
+        WM_RETURN_IF_ERROR(wm_gen_bind_temp(p, c, c->n_tensors - 1, temp[t]));
+      }
+    }
+    if (stage < 2) {
+      WM_RETURN_IF_ERROR(wm_gen_bind_temp(p, c, 0, temp[stage]));
+    }
+    wm_gen_builder_t b = {c, NULL};
+    if (stage == 0) {
+      WM_RETURN_IF_ERROR(wm_gen_finish_reduce(c, WM_GEN_MAX, -INFINITY, x, -1));
+      continue;
+    }
+    int32_t shifted = wm_gen_f2(&b, WM_GEN_SUB, x, m);
+    if (stage == 1) {
+      int32_t body = wm_gen_f1(&b, WM_GEN_EXP, shifted), acc = -1;
+      if (!b.st && kind == 'L') {
+        b.st = wm_gen_acc(c, &acc);
+      }
+      int32_t epi = kind == 'L' ? wm_gen_f1(&b, WM_GEN_LOG, acc) : -1;
+      WM_RETURN_IF_ERROR(b.st);
+      WM_RETURN_IF_ERROR(wm_gen_finish_reduce(c, WM_GEN_ADD, 0.0f, body, epi));
+      continue;
+    }
+    int32_t y = kind == 'L' ? wm_gen_f2(&b, WM_GEN_SUB, shifted, s)
+                            : wm_gen_f2(&b, WM_GEN_DIV,
+                                        wm_gen_f1(&b, WM_GEN_EXP, shifted), s);
+    WM_RETURN_IF_ERROR(b.st);
+    WM_RETURN_IF_ERROR(wm_gen_finish(c, y));
+  }
+  return NULL;
+}
+
 // Softmax: per element a compare, a subtraction, an add and a division
 // around one exp; LogSoftmax adds a log per row; Hardmax only compares.
 static void cost_softmax(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
@@ -664,7 +740,7 @@ static wm_status_t define_prelu(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
 #define SOFTMAX(name)                                                    \
   {                                                                      \
     name, "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, infer_softmax, run_softmax, \
-        cost_softmax, 0, resolve_softmax                                 \
+        cost_softmax, 0, resolve_softmax, NULL, define_softmax           \
   }
 
 const wm_op_def_t wm_ops_activation[] = {

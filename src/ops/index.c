@@ -318,6 +318,54 @@ static wm_status_t gather_infer(wm_op_ctx_t *ctx) {
   return NULL;
 }
 
+// The compute definition of Gather on float32 data: the output's axes are
+// data's before |axis|, the indices', then data's after; data's dim |axis|
+// is gathered through the indices (a negative one counts from the end; one
+// out of range reads 0 — run_gather refuses it, a kernel cannot).
+static wm_status_t gather_define(const wm_op_ctx_t *ctx,
+                                 wm_gen_compute_t *out) {
+  const wm_shape_t *data = wm_op_in_shape(ctx, 0);
+  const wm_shape_t *ind = wm_op_in_shape(ctx, 1);
+  const wm_type_t *yt = &ctx->out_types[0];
+  wm_dtype_t it = wm_op_in_dtype(ctx, 1);
+  if (wm_op_in_dtype(ctx, 0) != WM_DTYPE_FLOAT || !wm_shape_is_known(data) ||
+      !wm_shape_is_known(ind) || !wm_shape_is_known(&yt->shape) ||
+      (it != WM_DTYPE_INT64 && it != WM_DTYPE_INT32) || data->rank < 1) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 "
+                       "data and int32 or int64 indices of known shapes)");
+  }
+  int32_t a;
+  WM_RETURN_IF_ERROR(wm_op_axis(ctx, wm_node_attr_int(ctx->node, "axis", 0),
+                                data->rank, "axis", &a));
+  WM_RETURN_IF_ERROR(
+      wm_gen_begin(out, "Gather", yt->shape.rank, yt->shape.dims, NULL));
+  wm_gen_access_t ai, ad;
+  memset(&ai, 0, sizeof(ai));
+  memset(&ad, 0, sizeof(ad));
+  for (int32_t d = 0; d < ind->rank; d++) {
+    ai.coef[d][a + d] = 1;
+  }
+  int32_t gather;
+  WM_RETURN_IF_ERROR(
+      wm_gen_index(out, "I", it, ind->rank, ind->dims, &ai, &gather));
+  out->tensors[out->n_tensors - 1].operand = 1;
+  for (int32_t d = 0; d < data->rank; d++) {
+    if (d < a) {
+      ad.coef[d][d] = 1;
+    } else if (d > a) {
+      ad.coef[d][d - 1 + ind->rank] = 1;
+    }
+  }
+  ad.gather[a] = gather;
+  ad.guard = true;
+  int32_t x;
+  WM_RETURN_IF_ERROR(
+      wm_gen_input_access(out, "X", data->rank, data->dims, NULL, &ad, &x));
+  out->tensors[out->n_tensors - 1].operand = 0;
+  return wm_gen_finish(out, x);
+}
+
 static wm_status_t gather_run(wm_op_ctx_t *ctx) {
   const wm_tensor_t *data = ctx->in[0];
   const wm_tensor_t *ind = ctx->in[1];
@@ -1179,7 +1227,7 @@ const wm_op_def_t wm_ops_index[] = {
     {"Slice", "", 1, 1, 5, 1, 1, 0, slice_infer, slice_run, wm_op_cost_zero, 0,
      slice_params, slice_define},
     {"Gather", "", 1, 2, 2, 1, 1, 0, gather_infer, gather_run, wm_op_cost_zero,
-     0, gather_resolve},
+     0, gather_resolve, gather_define},
     INDEX_OP("GatherElements", 11, 2, 2, gather_elements_infer,
              gather_elements_run),
     INDEX_OP("GatherND", 11, 2, 2, gather_nd_infer, gather_nd_run),

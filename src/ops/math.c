@@ -843,6 +843,63 @@ static wm_status_t cast_target(const wm_op_ctx_t *ctx, wm_dtype_t *out) {
   return NULL;
 }
 
+// The compute definition of a Cast to float32 from float32, double, the
+// integers up to 32 bits, int64 and bool: a load converted (through
+// double, as run_cast converts).
+static wm_status_t define_cast(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  wm_dtype_t to;
+  WM_RETURN_IF_ERROR(cast_target(ctx, &to));
+  const wm_type_t *yt = &ctx->out_types[0];
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  if (to != WM_DTYPE_FLOAT || yt->dtype != WM_DTYPE_FLOAT ||
+      !wm_shape_is_known(xs)) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (a cast to "
+                       "float32 of known shape)");
+  }
+  WM_RETURN_IF_ERROR(
+      wm_gen_begin(out, ctx->node->op_type, xs->rank, xs->dims, NULL));
+  int32_t x;
+  WM_RETURN_IF_ERROR(wm_gen_input(out, "X", xs->rank, xs->dims, &x));
+  wm_status_t st = wm_gen_input_dtype(out, x, wm_op_in_dtype(ctx, 0));
+  if (st) {  // a dtype the generator does not read (strings, minifloats)
+    wm_status_free(st);
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for a cast from %s",
+                       wm_dtype_name(wm_op_in_dtype(ctx, 0)));
+  }
+  out->tensors[out->n_tensors - 1].operand = 0;
+  return wm_gen_finish(out, x);
+}
+
+// The compute definition of Where on float32: select(condition, X, Y),
+// the three broadcast to the output.
+static wm_status_t define_where(const wm_op_ctx_t *ctx, wm_gen_compute_t *out) {
+  const wm_type_t *yt = &ctx->out_types[0];
+  bool ok = yt->dtype == WM_DTYPE_FLOAT && wm_shape_is_known(&yt->shape);
+  for (int32_t i = 0; i < 3; i++) {
+    ok &= wm_shape_is_known(wm_op_in_shape(ctx, i)) &&
+          wm_op_in_dtype(ctx, i) == (i ? WM_DTYPE_FLOAT : WM_DTYPE_BOOL);
+  }
+  if (!ok) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 "
+                       "values of known shape)");
+  }
+  WM_RETURN_IF_ERROR(
+      wm_gen_begin(out, "Where", yt->shape.rank, yt->shape.dims, NULL));
+  int32_t v[3];
+  static const char *const names[3] = {"C", "A", "B"};
+  for (int32_t i = 0; i < 3; i++) {
+    const wm_shape_t *s = wm_op_in_shape(ctx, i);
+    WM_RETURN_IF_ERROR(wm_gen_input(out, names[i], s->rank, s->dims, &v[i]));
+  }
+  WM_RETURN_IF_ERROR(wm_gen_input_dtype(out, v[0], WM_DTYPE_BOOL));
+  int32_t y;
+  WM_RETURN_IF_ERROR(wm_gen_select(out, v[0], v[1], v[2], &y));
+  return wm_gen_finish(out, y);
+}
+
 // How values convert to the minifloats: attributes "saturate" (opset 19)
 // and "round_mode" (opset 24), which only matter for those targets.
 typedef struct cast_mode {
@@ -1218,12 +1275,12 @@ const wm_op_def_t wm_ops_math[] = {
     {"IsInf", "", 10, 1, 1, 1, 1, WM_TYPES_FLOAT, infer_to_bool, run_isinf,
      NULL},
     {"Where", "", 9, 3, 3, 1, 1, WM_T(BOOL), infer_where, run_where,
-     wm_op_cost_zero},
+     wm_op_cost_zero, 0, NULL, define_where},
     {"Clip", "", 1, 1, 3, 1, 1, WM_TYPES_NUMERIC, infer_clip, run_clip, NULL, 0,
      resolve_clip, define_clip},
-    {"Cast", "", 1, 1, 1, 1, 1, CASTABLE, infer_cast, run_cast,
-     wm_op_cost_zero},
+    {"Cast", "", 1, 1, 1, 1, 1, CASTABLE, infer_cast, run_cast, wm_op_cost_zero,
+     0, NULL, define_cast},
     {"CastLike", "", 15, 2, 2, 1, 1, CASTABLE, infer_cast, run_cast,
-     wm_op_cost_zero},
+     wm_op_cost_zero, 0, NULL, define_cast},
     WM_OPS_END,
 };

@@ -448,6 +448,131 @@ done:
   return st;
 }
 
+// Adds the per-row statistic |which| (0: mean, 1: inverse deviation) as
+// a [outer] input of |c|: output 1 + which when the node has it, else the
+// program's temporary |temp|.
+static wm_status_t ln_stat_input(const wm_op_ctx_t *ctx, wm_gen_program_t *p,
+                                 wm_gen_compute_t *c, int32_t which,
+                                 int32_t temp, int64_t outer, int32_t *load) {
+  wm_gen_access_t acc;
+  memset(&acc, 0, sizeof(acc));
+  acc.coef[0][0] = 1;
+  WM_RETURN_IF_ERROR(
+      wm_gen_input_access(c, which ? "R" : "M", 1, &outer, NULL, &acc, load));
+  if (wm_op_has_output(ctx, 1 + which)) {
+    c->tensors[c->n_tensors - 1].operand = -2 - which;
+    return NULL;
+  }
+  return wm_gen_bind_temp(p, c, c->n_tensors - 1, temp);
+}
+
+// The compute definition of LayerNormalization over x viewed as [outer,
+// normalized dims...], in three stages: each row's mean, its inverse
+// standard deviation 1 / sqrt(mean of (x - mean)^2 + epsilon) (into the
+// node's Mean and InvStdDev outputs when it has them), then (x - mean) *
+// inv * scale + bias.
+static wm_status_t ln_define(const wm_op_ctx_t *ctx, wm_gen_program_t *p) {
+  const wm_shape_t *xs = wm_op_in_shape(ctx, 0);
+  int32_t axis = -1;
+  double eps;
+  int64_t stash;
+  WM_RETURN_IF_ERROR(wm_op_attr_float(ctx, "epsilon", 1e-5, &eps));
+  WM_RETURN_IF_ERROR(wm_op_attr_int(ctx, "stash_type", WM_DTYPE_FLOAT, &stash));
+  if (wm_op_define_float(ctx)) {
+    WM_RETURN_IF_ERROR(ln_setup((wm_op_ctx_t *)ctx, &axis));
+  }
+  int64_t outer = axis >= 0 ? (int64_t)nn_prod(xs->dims, axis) : 0;
+  int64_t inner =
+      axis >= 0 ? (int64_t)nn_prod(xs->dims + axis, xs->rank - axis) : 0;
+  int32_t m = xs->rank - axis;  // normalized dims
+  if (axis < 0 || stash != WM_DTYPE_FLOAT || inner == 0 ||
+      1 + m > WM_GEN_MAX_AXES) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shape, float statistics, rows not empty)");
+  }
+  int64_t dims[WM_MAX_RANK + 1];  // x as [outer, normalized dims...]
+  dims[0] = outer;
+  memcpy(dims + 1, xs->dims + axis, (size_t)m * sizeof(int64_t));
+  int32_t temp[2];
+  for (int32_t t = 0; t < 2; t++) {
+    WM_RETURN_IF_ERROR(wm_gen_program_temp(p, outer, &temp[t]));
+  }
+  for (int32_t stage = 0; stage < 3; stage++) {
+    wm_gen_compute_t *c;
+    WM_RETURN_IF_ERROR(wm_gen_program_stage(p, &c));
+    WM_RETURN_IF_ERROR(
+        wm_gen_begin(c, "LayerNorm", stage < 2 ? 1 : 1 + m, dims, NULL));
+    wm_gen_access_t ax;  // x[o, k...]: axes 1.. are the normalized dims
+    memset(&ax, 0, sizeof(ax));
+    ax.coef[0][0] = 1;
+    for (int32_t d = 0; d < m; d++) {
+      int32_t a = 1 + d;
+      if (stage < 2) {
+        char name[16];
+        snprintf(name, sizeof(name), "k%d", (int)d);
+        WM_RETURN_IF_ERROR(wm_gen_reduce_axis(c, name, dims[1 + d], &a));
+      }
+      ax.coef[1 + d][a] = 1;
+    }
+    int32_t x, mean = -1, inv = -1;
+    WM_RETURN_IF_ERROR(wm_gen_input_access(c, "X", 1 + m, dims, NULL, &ax, &x));
+    c->tensors[c->n_tensors - 1].operand = 0;
+    if (stage > 0) {
+      WM_RETURN_IF_ERROR(ln_stat_input(ctx, p, c, 0, temp[0], outer, &mean));
+    }
+    if (stage > 1) {
+      WM_RETURN_IF_ERROR(ln_stat_input(ctx, p, c, 1, temp[1], outer, &inv));
+    }
+    wm_gen_builder_t b = {c, NULL};
+    if (stage < 2) {  // the statistic into an output or a temporary
+      if (wm_op_has_output(ctx, 1 + stage)) {
+        c->tensors[0].operand = -2 - stage;
+      } else {
+        WM_RETURN_IF_ERROR(wm_gen_bind_temp(p, c, 0, temp[stage]));
+      }
+      int32_t acc;
+      WM_RETURN_IF_ERROR(wm_gen_acc(c, &acc));
+      int32_t mean_of = wm_gen_f2(&b, WM_GEN_MUL, acc,
+                                  wm_gen_k(&b, (float)(1.0 / (double)inner)));
+      int32_t body = x, epi = mean_of;
+      if (stage == 1) {
+        int32_t dev = wm_gen_f2(&b, WM_GEN_SUB, x, mean);
+        body = wm_gen_f2(&b, WM_GEN_MUL, dev, dev);
+        epi = wm_gen_f2(&b, WM_GEN_DIV, wm_gen_k(&b, 1.0f),
+                        wm_gen_f1(&b, WM_GEN_SQRT,
+                                  wm_gen_f2(&b, WM_GEN_ADD, mean_of,
+                                            wm_gen_k(&b, (float)eps))));
+      }
+      WM_RETURN_IF_ERROR(b.st);
+      WM_RETURN_IF_ERROR(wm_gen_finish_reduce(c, WM_GEN_ADD, 0.0f, body, epi));
+      continue;
+    }
+    // Scale and bias broadcast to the normalized dims (numpy's rule).
+    int32_t y =
+        wm_gen_f2(&b, WM_GEN_MUL, wm_gen_f2(&b, WM_GEN_SUB, x, mean), inv);
+    for (int32_t i = 1; i < 3 && !b.st; i++) {
+      if (!wm_op_has_input(ctx, i)) {
+        continue;
+      }
+      const wm_shape_t *ps = wm_op_in_shape(ctx, i);
+      wm_gen_access_t ap;
+      memset(&ap, 0, sizeof(ap));
+      for (int32_t d = 0; d < ps->rank; d++) {
+        ap.coef[d][1 + m - ps->rank + d] = ps->dims[d] == 1 ? 0 : 1;
+      }
+      int32_t v;
+      b.st = wm_gen_input_access(c, i == 1 ? "G" : "B", ps->rank, ps->dims,
+                                 NULL, &ap, &v);
+      c->tensors[c->n_tensors - 1].operand = i;
+      y = wm_gen_f2(&b, i == 1 ? WM_GEN_MUL : WM_GEN_ADD, y, v);
+    }
+    WM_RETURN_IF_ERROR(b.st);
+    WM_RETURN_IF_ERROR(wm_gen_finish(c, y));
+  }
+  return NULL;
+}
+
 static void ln_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
   // sum, sub, square, sum, sub, mul, mul, add
   norm_cost(ctx, 8, 0, out);
@@ -918,11 +1043,11 @@ const wm_op_def_t wm_ops_norm[] = {
     {"BatchNormalization", "", 14, 5, 5, 1, 3, WM_TYPES_FLOAT, bn_infer, bn_run,
      bn_cost, 0, bn_resolve, bn_define},
     {"LayerNormalization", "", 17, 2, 3, 1, 3, WM_TYPES_FLOAT, ln_infer, ln_run,
-     ln_cost, 0, ln_resolve},
+     ln_cost, 0, ln_resolve, NULL, ln_define},
     // The same operator at any opset: what the layernorm pass writes for
     // the nodes exporters spell it with before opset 17.
     {"LayerNormalization", "wmap", 1, 2, 3, 1, 3, WM_TYPES_FLOAT, ln_infer,
-     ln_run, ln_cost, 0, ln_resolve},
+     ln_run, ln_cost, 0, ln_resolve, NULL, ln_define},
     {"LpNormalization", "", 1, 1, 1, 1, 1, WM_TYPES_FLOAT, lpn_infer, lpn_run,
      lpn_cost},
     {"GroupNormalization", "", 18, 3, 3, 1, 1, WM_TYPES_FLOAT, gn_infer, gn_run,
