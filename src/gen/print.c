@@ -509,6 +509,9 @@ void gen_print_unflatten(const gen_dialect_t *d, const wm_gen_compute_t *c,
     gen_indent(o, depth);
     if (a == from) {
       wm_strbuf_printf(o, "%s i%d = wg_u%d;\n", d->index, (int)a, (int)from);
+    } else if (c->extents[a] == 0) {
+      // An empty range: never run, but printed without a division by 0.
+      wm_strbuf_printf(o, "%s i%d = 0;\n", d->index, (int)a);
     } else {
       wm_strbuf_printf(o, "%s i%d = wg_u%d %% %lld;\n", d->index, (int)a,
                        (int)from, (long long)c->extents[a]);

@@ -200,11 +200,12 @@ wm_status_t rt_store_item(wm_session_t *s, int32_t id, wm_item_t *item) {
   if (!st) {
     v->desc =
         wm_tensor_desc_from_type(item->tensor->dtype, &item->tensor->shape);
-    st = rt_alloc_dynamic(s, 0, &v->desc, &v->loc[0]);
+    st = rt_alloc_dynamic(s, (size_t)s->host_slot, &v->desc,
+                          &v->loc[s->host_slot]);
   }
   if (!st) {
-    v->home = 0;
-    st = rt_write(s, 0, &v->loc[0], item->tensor);
+    v->home = s->host_slot;
+    st = rt_write(s, (size_t)s->host_slot, &v->loc[s->host_slot], item->tensor);
   }
   wm_item_deinit(item);
   return st;

@@ -374,6 +374,35 @@ static wm_status_t print_slot(wm_session_t *s, rt_plan_t *p, size_t slot,
   return NULL;
 }
 
+// With WMAP_GEN_SOURCES set to a folder, writes the source compiled for
+// |b| there as <backend>-<sha256 prefix>.<format>, for whoever brings up a
+// backend to read; a failure only warns.
+static void keep_source(const rt_backend_t *b, const char *format,
+                        const wm_strbuf_t *src) {
+  const char *dir = getenv("WMAP_GEN_SOURCES");
+  if (!dir || !*dir) {
+    return;
+  }
+  char hex[65];
+  wm_sha256_hex(wm_strbuf_str(src), src->len, hex);
+  size_t n = strlen(dir) + 128;
+  char *path = wm_malloc(n);
+  wm_status_t st = path ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!st) {
+    snprintf(path, n, "%s/%s-%.16s.%s", dir, wm_backend_name(b->backend), hex,
+             format);
+    st = wm_file_write(path, wm_strbuf_str(src), src->len);
+  }
+  if (st) {
+    wm_log(WM_LOG_WARN, "WMAP_GEN_SOURCES: %s", wm_status_message(st));
+    wm_status_free(st);
+  } else {
+    wm_log(WM_LOG_INFO, "generated source for %s in %s",
+           wm_backend_name(b->backend), path);
+  }
+  free(path);
+}
+
 wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
   size_t n_gen = 0;
   for (size_t i = 0; i < p->n_steps; i++) {
@@ -423,6 +452,9 @@ wm_status_t rt_gen_build(wm_session_t *s, rt_plan_t *p) {
     p->stats.generated_kernels += n_kernels;
     if (!st && src.failed) {
       st = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    if (!st) {
+      keep_source(b, kFormats[f].format, &src);
     }
     uint64_t t0 = wm_now_ns();
     if (!st) {

@@ -210,17 +210,21 @@ struct wm_session {
   rt_backend_t slots[RT_MAX_SLOTS];  // listed backends, then the fallback
   size_t n_slots;                    // slots in use
   size_t n_listed;                   // listed backends (the rest: fallback)
-  int32_t *order;                    // topological order
-  int32_t *user_order;               // topological order of |user|
-  rt_node_t *nodes;                  // per node
-  rt_val_t *vals;                    // per value id
-  rt_loc_t *cloc;                    // initializer copies: value * n_slots
-  int32_t *bindable;                 // graph inputs and outer values
-  size_t n_bindable;                 // entries of |bindable|
-  int32_t *bind_index;               // per value: index in |bindable| or -1
-  wm_type_t *key_types;              // this run's signature (n_bindable)
-  bool *key_given;                   // which bindable values this run binds
-  rt_plan_t *plans[RT_MAX_PLANS];    // cached plans
+  // The slot of the values the session itself computes or holds for no
+  // backend step (its host nodes' outputs, inputs nothing reads): the
+  // first whose memory the host maps, else 0.
+  int32_t host_slot;
+  int32_t *order;                  // topological order
+  int32_t *user_order;             // topological order of |user|
+  rt_node_t *nodes;                // per node
+  rt_val_t *vals;                  // per value id
+  rt_loc_t *cloc;                  // initializer copies: value * n_slots
+  int32_t *bindable;               // graph inputs and outer values
+  size_t n_bindable;               // entries of |bindable|
+  int32_t *bind_index;             // per value: index in |bindable| or -1
+  wm_type_t *key_types;            // this run's signature (n_bindable)
+  bool *key_given;                 // which bindable values this run binds
+  rt_plan_t *plans[RT_MAX_PLANS];  // cached plans
   size_t n_plans;
   bool release_weights;      // options.release_weights, and it is safe
   bool in_place;             // !options.no_in_place

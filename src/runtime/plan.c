@@ -233,7 +233,8 @@ static wm_status_t plan_host(builder_t *b, size_t index) {
     use(b, rn->implicit[k]);
   }
   rt_step_t *st;
-  WM_RETURN_IF_ERROR(add_step(b, RT_STEP_HOST, (int32_t)index, 0, &st));
+  WM_RETURN_IF_ERROR(
+      add_step(b, RT_STEP_HOST, (int32_t)index, b->s->host_slot, &st));
   int32_t step = (int32_t)b->p->n_steps;
   for (int32_t i = 0; i < node->output_count; i++) {
     int32_t id = node->outputs[i];
@@ -244,8 +245,8 @@ static wm_status_t plan_host(builder_t *b, size_t index) {
     pv->type = b->g->values[id].type;
     b->types[id] = pv->type;
     pv->kind = pv->type.kind == WM_TYPE_TENSOR ? RT_PV_DYNAMIC : RT_PV_ITEM;
-    pv->home = 0;
-    pv->on[0] = pv->kind == RT_PV_DYNAMIC;
+    pv->home = b->s->host_slot;
+    pv->on[pv->home] = pv->kind == RT_PV_DYNAMIC;
     pv->first = step;
   }
   return NULL;
@@ -777,15 +778,15 @@ static void plan_inputs(builder_t *b, const wm_type_t *key, const bool *given) {
   }
 }
 
-// Bound inputs that no backend step reads live on slot 0 (the session's
-// own steps read them from there).
+// Bound inputs that no backend step reads live on the host slot (the
+// session's own steps read them from there).
 static void plan_homeless_inputs(builder_t *b) {
   for (size_t j = 0; j < b->s->n_bindable; j++) {
     rt_pv_t *pv = &b->p->pv[b->s->bindable[j]];
     if (pv->first == 0 && pv->home < 0 &&
         (pv->kind == RT_PV_ARENA || pv->kind == RT_PV_DYNAMIC)) {
-      pv->home = 0;
-      pv->on[0] = true;
+      pv->home = b->s->host_slot;
+      pv->on[pv->home] = true;
     }
   }
 }

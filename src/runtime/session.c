@@ -352,6 +352,9 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
       s->n_slots = s->n_listed;  // already listed: no separate fallback
     }
   }
+  for (size_t k = s->n_slots; k-- > 0;) {
+    s->host_slot = s->slots[k].mappable ? (int32_t)k : s->host_slot;
+  }
   if (!st) {
     st = wm_graph_topo_order(graph, &s->order);
   }

@@ -82,6 +82,8 @@ typedef struct case_result {
   size_t nodes;          // nodes in the model's main graph
   size_t nodes_on;       // of those, placed on the tested backend
   size_t nodes_gen;      // of those, run as kernels the host generated
+  char **ops_on;         // distinct op types run on the tested backend
+  size_t n_ops_on;
   const char *unseeded;  // a node drawing values without a seed, or NULL
 } case_result_t;
 
@@ -104,6 +106,25 @@ static bool draws_unseeded(const wm_graph_t *g, const wm_node_t *node) {
          wm_op_draws_random(def, node, training);
 }
 
+// Adds |op| to the distinct names (*list, *n) unless there already.
+static void add_distinct(char ***list, size_t *n, const char *op) {
+  for (size_t k = 0; k < *n; k++) {
+    if (strcmp((*list)[k], op) == 0) {
+      return;
+    }
+  }
+  char **grown = realloc(*list, (*n + 1) * sizeof(char *));
+  char *copy = wm_strdup(op);
+  if (grown) {
+    *list = grown;
+  }
+  if (grown && copy) {
+    (*list)[(*n)++] = copy;
+  } else {
+    free(copy);
+  }
+}
+
 // Collects the distinct op types of |g| and its subgraphs into |r|, and
 // the first node drawing unseeded random values.
 static void collect_ops(const wm_graph_t *g, case_result_t *r) {
@@ -112,21 +133,7 @@ static void collect_ops(const wm_graph_t *g, case_result_t *r) {
     if (!r->unseeded && draws_unseeded(g, node)) {
       r->unseeded = node->op_type;
     }
-    bool seen = false;
-    for (size_t k = 0; k < r->n_ops && !seen; k++) {
-      seen = strcmp(r->ops[k], node->op_type) == 0;
-    }
-    if (!seen) {
-      char **ops = realloc(r->ops, (r->n_ops + 1) * sizeof(char *));
-      char *op = wm_strdup(node->op_type);
-      if (ops && op) {
-        r->ops = ops;
-        r->ops[r->n_ops++] = op;
-      } else {
-        r->ops = ops ? ops : r->ops;
-        free(op);
-      }
-    }
+    add_distinct(&r->ops, &r->n_ops, node->op_type);
     for (int32_t a = 0; a < node->attr_count; a++) {
       const wm_attr_t *attr = &node->attrs[a];
       if (attr->g) {
@@ -401,9 +408,13 @@ static void run_case(const char *dir, const wm_session_options_t *opts,
   r->nodes = wm_session_nodes_run(session);
   r->nodes_on =
       wm_session_nodes_on(session, wm_backend_name(opts->backends[0]));
+  const char *tested = wm_backend_name(opts->backends[0]);
   for (size_t i = 0; i < wm_session_node_count(session); i++) {
     const wm_placement_t *p = wm_session_placement(session, i);
     r->nodes_gen += p && p->kernel && !p->runs_in;
+    if (p && p->domain[0] == '\0' && strcmp(p->backend, tested) == 0) {
+      add_distinct(&r->ops_on, &r->n_ops_on, p->op_type);
+    }
   }
   if (n_sets == 0 && r->status == ST_PASS) {
     r->status = ST_SKIPPED;
@@ -740,6 +751,8 @@ int wm_cli_conform(int argc, char **argv) {
   bool is_ref = strcmp(wm_backend_name(backend), "ref") == 0;
   case_result_t *rs = NULL;
   size_t n = 0, cap = 0, whole = 0, gen_cases = 0, gen_nodes = 0;
+  char **types_on = NULL;  // ONNX op types the backend ran in passing cases
+  size_t n_types_on = 0;
   int counts[ST_COUNT] = {0};
   for (int k = 0; k < SUITE_COUNT; k++) {
     if (!want[k]) {
@@ -788,8 +801,12 @@ int wm_cli_conform(int argc, char **argv) {
           }
           free(again.reason);
           free_list(again.ops, again.n_ops);
+          free_list(again.ops_on, again.n_ops_on);
         }
         whole += r->status == ST_PASS && r->nodes_on == r->nodes;
+        for (size_t t = 0; r->status == ST_PASS && t < r->n_ops_on; t++) {
+          add_distinct(&types_on, &n_types_on, r->ops_on[t]);
+        }
         gen_cases += r->status == ST_PASS && r->nodes_gen > 0;
         gen_nodes += r->status == ST_PASS ? r->nodes_gen : 0;
       } else {
@@ -828,7 +845,10 @@ int wm_cli_conform(int argc, char **argv) {
         "kernels\n",
         wm_backend_name(backend), gen_cases, gen_cases == 1 ? "" : "s",
         gen_nodes, gen_nodes == 1 ? "" : "s");
+    printf("backend %s: %zu ONNX operator type%s ran on it in passing cases\n",
+           wm_backend_name(backend), n_types_on, n_types_on == 1 ? "" : "s");
   }
+  free_list(types_on, n_types_on);
   int rc = counts[ST_FAIL] || counts[ST_CLAIMED_FAILED] ? WM_EXIT_FAILED
                                                         : WM_EXIT_OK;
   if (json) {
@@ -885,6 +905,7 @@ int wm_cli_conform(int argc, char **argv) {
     free(rs[i].name);
     free(rs[i].reason);
     free_list(rs[i].ops, rs[i].n_ops);
+    free_list(rs[i].ops_on, rs[i].n_ops_on);
   }
   free(rs);
   wm_registry_destroy(reg);
