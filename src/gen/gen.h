@@ -236,7 +236,7 @@ void wm_gen_canonical(const wm_gen_compute_t *c, wm_strbuf_t *out);
 
 // ------------------------------------------------------------ programs
 
-#define WM_GEN_MAX_STAGES 4
+#define WM_GEN_MAX_STAGES 8
 #define WM_GEN_MAX_TEMPS 4
 
 // A definition in stages, for the operators one statement does not

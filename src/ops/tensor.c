@@ -791,6 +791,49 @@ static wm_status_t split_run(wm_op_ctx_t *ctx) {
   return st;
 }
 
+// The compute definition of Split on float32: one stage per output
+// present, each a copy of its slice of the input along the axis.
+static wm_status_t split_define(const wm_op_ctx_t *ctx, wm_gen_program_t *p) {
+  const wm_shape_t *in = wm_op_in_shape(ctx, 0);
+  bool ok = wm_op_in_dtype(ctx, 0) == WM_DTYPE_FLOAT && wm_shape_is_known(in) &&
+            ctx->n_out <= WM_GEN_MAX_STAGES && in->rank > 0;
+  for (int32_t i = 0; ok && i < ctx->n_out; i++) {
+    ok = wm_shape_is_known(&ctx->out_types[i].shape);
+  }
+  if (!ok) {
+    return WM_OP_ERROR(ctx, UNIMPLEMENTED,
+                       "no compute definition for this instance (float32 of "
+                       "known shapes, at most %d outputs)",
+                       WM_GEN_MAX_STAGES);
+  }
+  int32_t a;
+  WM_RETURN_IF_ERROR(wm_op_axis(ctx, wm_node_attr_int(ctx->node, "axis", 0),
+                                in->rank, "axis", &a));
+  int64_t offset = 0;
+  for (int32_t i = 0; i < ctx->n_out; i++) {
+    const wm_shape_t *os = &ctx->out_types[i].shape;
+    if (wm_op_has_output(ctx, i)) {
+      wm_gen_compute_t *c;
+      WM_RETURN_IF_ERROR(wm_gen_program_stage(p, &c));
+      WM_RETURN_IF_ERROR(wm_gen_begin(c, "Split", os->rank, os->dims, NULL));
+      c->tensors[0].operand = -1 - i;
+      wm_gen_access_t acc;
+      memset(&acc, 0, sizeof(acc));
+      for (int32_t d = 0; d < in->rank; d++) {
+        acc.coef[d][d] = 1;
+      }
+      acc.off[a] = offset;
+      int32_t x;
+      WM_RETURN_IF_ERROR(
+          wm_gen_input_access(c, "X", in->rank, in->dims, NULL, &acc, &x));
+      c->tensors[c->n_tensors - 1].operand = 0;
+      WM_RETURN_IF_ERROR(wm_gen_finish(c, x));
+    }
+    offset += os->dims[a];
+  }
+  return NULL;
+}
+
 // ---------------------------------------------------------------- Expand
 
 static wm_status_t expand_infer(wm_op_ctx_t *ctx) {
@@ -1987,7 +2030,7 @@ const wm_op_def_t wm_ops_tensor[] = {
     {"Concat", "", 1, 1, -1, 1, 1, 0, concat_infer, concat_run, wm_op_cost_zero,
      0, concat_resolve, define_concat},
     {"Split", "", 1, 1, 2, 1, -1, 0, split_infer, split_run, wm_op_cost_zero, 0,
-     split_resolve},
+     split_resolve, NULL, split_define},
     MOVE_D("Expand", 8, 2, 2, 1, 1, expand_infer, expand_run, define_expand),
     MOVE("Tile", 6, 2, 2, 1, 1, tile_infer, tile_run),
     {"Pad", "", 1, 1, 4, 1, 1, 0, pad_infer, pad_run, wm_op_cost_zero, 0,

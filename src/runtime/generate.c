@@ -136,10 +136,21 @@ bool rt_gen_compiles(const wm_backend_t *backend) {
 }
 
 bool rt_gen_answer(const wm_backend_t *backend, wm_kernels_t kernels,
-                   wm_op_support *inout) {
+                   bool defined, wm_op_support *inout) {
   if (kernels == WM_KERNELS_LIBRARY ||
       (kernels == WM_KERNELS_AUTO && inout->level != WM_SUPPORT_NONE) ||
       backend_format(backend) < 0) {
+    return false;
+  }
+  if (!defined) {
+    // What to write for a backend that compiles: what the generator
+    // cannot express yet.
+    if (inout->level == WM_SUPPORT_NONE) {
+      inout->reason = WM_WHY_OP;
+      inout->detail =
+          "no compute definition expresses this instance for the "
+          "generator (the operator, or its dtypes or attributes)";
+    }
     return false;
   }
   inout->level = WM_SUPPORT_SUPPORTED;

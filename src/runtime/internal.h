@@ -351,8 +351,10 @@ uint64_t rt_gen_workspace(const wm_gen_program_t *p, uint64_t *offsets);
 // kernel's (SUPPORTED, impl GENERATED) when |kernels| allows it (AUTO:
 // where the library refused; GENERATED: always) and the backend's device
 // tier compiles a format the generator prints. Returns whether it did.
+// When the generator does not define the instance (!|defined|), a refusal
+// of a backend that compiles says so instead.
 bool rt_gen_answer(const wm_backend_t *backend, wm_kernels_t kernels,
-                   wm_op_support *inout);
+                   bool defined, wm_op_support *inout);
 // Whether |backend|'s device tier compiles a format the generator prints.
 bool rt_gen_compiles(const wm_backend_t *backend);
 // Compiles the generated steps of |p| (one source and one compile per
