@@ -293,6 +293,10 @@ typedef struct wm_gen_schedule {
 // |vector_bytes| of 0 is a device of work items: one per output point.
 wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
                                           int32_t vector_bytes);
+// The same without the packed template (a dialect that does not print it):
+// the loop nest's vectors only.
+wm_gen_schedule_t wm_gen_nest_schedule(const wm_gen_compute_t *c,
+                                       int32_t vector_bytes);
 
 // ------------------------------------------------------------- tuning
 
@@ -441,6 +445,9 @@ typedef enum wm_gen_dialect {
 // kernels printed one after another make one source.
 wm_status_t wm_gen_print(const wm_gen_nest_t *nest, wm_gen_dialect_t d,
                          wm_strbuf_t *out) WM_MUST_USE_RESULT;
+// Whether dialect |d| prints a schedule's vectors (C and OpenCL C; CUDA C
+// runs scalar work items); only C prints the packed template.
+bool wm_gen_dialect_vectors(wm_gen_dialect_t d);
 
 // Calls the C kernel at |symbol| (wm_cc_symbol's address of a printed C
 // kernel) over [start, end) of its parallel axis; args[t] is tensor t's

@@ -17,6 +17,8 @@ typedef struct gen_dialect {
   const char *index;      // the 64-bit index type
   const char *global_id;  // the work item's index; NULL: a loop
   bool vectors;           // prints VECTOR loops in vectors
+  bool builtin_vectors;   // floatN with vloadN and vstoreN (OpenCL C), else
+                          // GCC vector extensions
   bool args_array;        // the tensors come as an array of addresses
   // Each tensor comes as a buffer and a byte offset into it (OpenCL C:
   // the buffer's address is not the host's to offset); |buffer| is the

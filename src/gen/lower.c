@@ -56,7 +56,6 @@ wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
     return s;
   }
   int32_t lanes = vector_bytes / (int32_t)sizeof(float);
-  int32_t ns = wm_gen_spatial(c);
   wm_gen_gemm_t g;
   if (wm_gen_gemm_shape(c, &g) && lanes >= 4 && g.m >= 4) {
     // The packed template: a register tile of MR x NR accumulators (NR two
@@ -75,6 +74,14 @@ wm_gen_schedule_t wm_gen_default_schedule(const wm_gen_compute_t *c,
     s.nc = 2048;
     return s;
   }
+  return wm_gen_nest_schedule(c, vector_bytes);
+}
+
+wm_gen_schedule_t wm_gen_nest_schedule(const wm_gen_compute_t *c,
+                                       int32_t vector_bytes) {
+  wm_gen_schedule_t s = {.vector_width = 1, .unroll = 1};
+  int32_t lanes = vector_bytes / (int32_t)sizeof(float);
+  int32_t ns = wm_gen_spatial(c);
   if (ns > 0 && vectorizable(c, ns - 1)) {
     int32_t w = fit(lanes, c->extents[ns - 1]);
     if (w > 1) {

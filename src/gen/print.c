@@ -46,7 +46,8 @@ static const gen_dialect_t kDialects[3] = {
         .restrict_ = "restrict",
         .index = "long",
         .global_id = "(long)get_global_id(0)",
-        .vectors = false,
+        .vectors = true,
+        .builtin_vectors = true,
         .buffer = "__global",
         .fsuffix = "",
     },
@@ -97,6 +98,19 @@ static void print_helpers(const gen_dialect_t *d, wm_strbuf_t *o) {
 static void print_vector_helpers(const gen_dialect_t *d, int32_t w,
                                  wm_strbuf_t *o) {
   wm_strbuf_printf(o, "#ifndef WG_V%d\n#define WG_V%d\n", w, w);
+  if (d->builtin_vectors) {
+    wm_strbuf_printf(o,
+                     "typedef float%d wg_v%d;\n"
+                     "%s wg_v%d wg_load%d(%sconst float *p) {\n"
+                     "  return vload%d(0, p);\n}\n"
+                     "%s void wg_store%d(%sfloat *p, wg_v%d v) {\n"
+                     "  vstore%d(v, 0, p);\n}\n"
+                     "%s wg_v%d wg_splat%d(float x) {\n"
+                     "  return (wg_v%d)(x);\n}\n#endif\n",
+                     w, w, d->helper, w, w, d->space, w, d->helper, w, d->space,
+                     w, w, d->helper, w, w, w);
+    return;
+  }
   wm_strbuf_printf(o,
                    "typedef float wg_v%d __attribute__((vector_size(%d)));\n"
                    "%s wg_v%d wg_load%d(const float *p) {\n"
@@ -146,6 +160,11 @@ const char *gen_elem_type(const gen_dialect_t *d, wm_dtype_t dtype) {
     }
   }
   return "float";
+}
+
+bool wm_gen_dialect_vectors(wm_gen_dialect_t d) {
+  const gen_dialect_t *g = gen_dialect(d);
+  return g && g->vectors;
 }
 
 const gen_dialect_t *gen_dialect(wm_gen_dialect_t d) {
@@ -238,7 +257,7 @@ static void print_in_bounds(const wm_gen_compute_t *c,
     for (int32_t a = 0; a < c->n_axes; a++) {
       if (acc->coef[k][a]) {
         wm_strbuf_printf(o, "%lld * (i%d%s) + ", (long long)acc->coef[k][a],
-                         (int)a, a == va ? " + (int64_t)(LANES)" : "");
+                         (int)a, a == va ? " + (LANES)" : "");
       }
     }
     wm_strbuf_printf(o, "%lld) < %lldull", (long long)acc->off[k],
@@ -312,10 +331,11 @@ static void print_guarded_vector(const gen_dialect_t *d,
                    (int)acc->tensor);
   gen_print_offset(c, acc, o);
   wm_strbuf_printf(o,
-                   ") : ({ wg_v%d wg_g; const int64_t wg_b%d = i%d; "
+                   ") : ({ wg_v%d wg_g; const %s wg_b%d = i%d; "
                    "for (int wg_l = 0; wg_l < %d; wg_l++) { "
-                   "int64_t i%d = wg_b%d + wg_l; wg_g[wg_l] = ",
-                   w, (int)va, (int)va, w, (int)va, (int)va);
+                   "%s i%d = wg_b%d + wg_l; wg_g[wg_l] = ",
+                   w, d->index, (int)va, (int)va, w, d->index, (int)va,
+                   (int)va);
   gen_print_load(d, c, acc, o);
   wm_strbuf_printf(o, "; } wg_g; })) : wg_splat%d(", w);
   gen_print_float(o, acc->fill);

@@ -89,12 +89,12 @@ uint64_t rt_gen_workspace(const wm_gen_program_t *p, uint64_t *offsets) {
   return bytes;
 }
 
-// The formats the generator prints, and their dialects; a device of work
-// items gets one per output point.
+// The formats the generator prints, their dialects, and whether their
+// kernels run as work items (start and end passed, grids of groups).
 static const struct {
   const char *format;
   wm_gen_dialect_t dialect;
-  bool points;
+  bool work_items;
 } kFormats[] = {
     {"c", WM_GEN_C, false},
     {"opencl-c", WM_GEN_OPENCL, true},
@@ -226,16 +226,27 @@ wm_status_t rt_gen_records_path(const char *path, char **out) {
   return *out ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
 }
 
-// The schedule of |c|: a tuning record's for this target when one exists
-// and lowers (*out_tuned), else the analytical default (one work item per
-// point for a device of work items, which the records do not cover).
-static wm_gen_schedule_t schedule_of(const wm_gen_compute_t *c, bool points,
+// The schedule of |c| in format |format| on target |t|: for format c a
+// tuning record's for this target when one exists and lowers
+// (*out_tuned), else the analytical default; for work items on a CPU
+// device whose dialect has vectors (OpenCL on a CPU), the loop nest's
+// vectors at the device's float lanes, a work item a row; on other
+// devices of work items (GPUs), one work item per output point.
+static wm_gen_schedule_t schedule_of(const wm_gen_compute_t *c,
+                                     const wm_target_desc *t, int32_t format,
                                      const wm_gen_records_t *records,
                                      bool *out_tuned) {
-  wm_gen_schedule_t sch =
-      wm_gen_default_schedule(c, points ? 0 : rt_gen_vector_bytes());
   *out_tuned = false;
-  if (points || !records || records->n == 0) {
+  if (kFormats[format].work_items) {
+    bool cpu = t && t->kind == WM_TARGET_CPU &&
+               wm_gen_dialect_vectors(kFormats[format].dialect);
+    uint32_t lanes =
+        t && WM_HAS(t, wm_target_desc, vector_width) ? t->vector_width : 0;
+    return cpu ? wm_gen_nest_schedule(c, (int32_t)(lanes ? lanes : 4) * 4)
+               : wm_gen_default_schedule(c, 0);
+  }
+  wm_gen_schedule_t sch = wm_gen_default_schedule(c, rt_gen_vector_bytes());
+  if (!records || records->n == 0) {
     return sch;
   }
   char target[256], key[65];
@@ -305,8 +316,10 @@ static wm_status_t print_stage(wm_session_t *s, rt_plan_t *p, size_t i,
   rt_step_t *st = &p->steps[i];
   rt_gen_stage_t *k = &st->stages[g];
   wm_gen_compute_t *c = st->gen->stages[g];
-  bool points = kFormats[format].points, tuned;
-  wm_gen_schedule_t sch = schedule_of(c, points, records, &tuned);
+  bool tuned;
+  wm_gen_schedule_t sch =
+      schedule_of(c, wm_backend_target(s->slots[st->slot].backend, 0), format,
+                  records, &tuned);
   WM_RETURN_IF_ERROR(name_kernel(c, &sch));
   wm_gen_nest_t nest;
   WM_RETURN_IF_ERROR(wm_gen_lower(c, &sch, &nest));
@@ -319,9 +332,12 @@ static wm_status_t print_stage(wm_session_t *s, rt_plan_t *p, size_t i,
     elements *= c->extents[a];
   }
   k->grid = elements == 0 ? 0 : (uint32_t)nest.grid;
-  k->points = points;
-  k->block = points ? group_size(s, (size_t)st->slot, nest.grid)
-                    : rt_gen_block(s, (size_t)st->slot, &nest);
+  // Work items: groups of one point each, or one work item per group
+  // when each runs a row (a CPU device spreads groups over its cores).
+  k->points = kFormats[format].work_items;
+  k->block = !k->points   ? rt_gen_block(s, (size_t)st->slot, &nest)
+             : sch.points ? group_size(s, (size_t)st->slot, nest.grid)
+                          : 1;
   k->n_kargs = (uint32_t)c->n_tensors;
   for (int32_t t = 0; t < c->n_tensors; t++) {
     int32_t op = c->tensors[t].operand;

@@ -67,6 +67,22 @@ static void text_target(wm_strbuf_t *b, const wm_backend_t *be,
   if (mem) {
     wm_strbuf_printf(b, ", %.1f MiB memory", (double)mem / (1024.0 * 1024.0));
   }
+  uint32_t group = TARGET_FIELD(t, max_group_size, 0);
+  if (group) {  // a device of work items (minor 5)
+    wm_strbuf_printf(b, ", groups of up to %u work items", group);
+  }
+  uint64_t local = TARGET_FIELD(t, local_memory_bytes, (uint64_t)0);
+  if (local) {
+    wm_strbuf_printf(b, ", %.0f KiB local memory", (double)local / 1024.0);
+  }
+  uint32_t lanes = TARGET_FIELD(t, vector_width, 0);
+  if (lanes) {
+    wm_strbuf_printf(b, ", %u float lanes", lanes);
+  }
+  uint32_t sub = TARGET_FIELD(t, subgroup_size, 0);
+  if (sub) {
+    wm_strbuf_printf(b, ", subgroups of %u", sub);
+  }
   double fp32 = TARGET_FIELD(t, peak_gflops_fp32, 0.0);
   double fp16 = TARGET_FIELD(t, peak_gflops_fp16, 0.0);
   double bw = TARGET_FIELD(t, mem_bandwidth_gbs, 0.0);
@@ -191,6 +207,13 @@ static void json_target(wm_strbuf_t *b, const wm_backend_t *be,
       b, ", \"compute_units\": %u, \"memory_bytes\": %llu",
       TARGET_FIELD(t, compute_units, 0),
       (unsigned long long)TARGET_FIELD(t, memory_bytes, (uint64_t)0));
+  wm_strbuf_printf(
+      b,
+      ", \"local_memory_bytes\": %llu, \"max_group_size\": %u, "
+      "\"vector_width\": %u, \"subgroup_size\": %u",
+      (unsigned long long)TARGET_FIELD(t, local_memory_bytes, (uint64_t)0),
+      TARGET_FIELD(t, max_group_size, 0), TARGET_FIELD(t, vector_width, 0),
+      TARGET_FIELD(t, subgroup_size, 0));
   wm_strbuf_printf(b, ", \"peak_gflops_fp32\": ");
   json_peak(b, TARGET_FIELD(t, peak_gflops_fp32, 0.0));
   wm_strbuf_printf(b, ", \"peak_gflops_fp16\": ");
