@@ -135,14 +135,39 @@ bool rt_gen_compiles(const wm_backend_t *backend) {
   return backend_format(backend) >= 0;
 }
 
+// Whether |t| declares every dtype the tensors of |gen| have (a target
+// that declares none is taken at its word for float32 only).
+static bool dtypes_declared(const wm_target_desc *t,
+                            const wm_gen_program_t *gen) {
+  uint64_t mask =
+      t && t->dtype_mask ? t->dtype_mask : (uint64_t)1 << WM_DTYPE_FLOAT;
+  for (int32_t i = 0; i < gen->n_stages; i++) {
+    const wm_gen_compute_t *c = gen->stages[i];
+    for (int32_t k = 0; k < c->n_tensors; k++) {
+      if (!(mask & ((uint64_t)1 << c->tensors[k].dtype))) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool rt_gen_answer(const wm_backend_t *backend, wm_kernels_t kernels,
-                   bool defined, wm_op_support *inout) {
+                   const wm_gen_program_t *gen, wm_op_support *inout) {
   if (kernels == WM_KERNELS_LIBRARY ||
       (kernels == WM_KERNELS_AUTO && inout->level != WM_SUPPORT_NONE) ||
       backend_format(backend) < 0) {
     return false;
   }
-  if (!defined) {
+  if (gen && !dtypes_declared(wm_backend_target(backend, 0), gen)) {
+    if (inout->level == WM_SUPPORT_NONE) {
+      inout->reason = WM_WHY_DTYPE;
+      inout->detail =
+          "the generated kernel reads a dtype the device does not declare";
+    }
+    return false;
+  }
+  if (!gen) {
     // What to write for a backend that compiles: what the generator
     // cannot express yet.
     if (inout->level == WM_SUPPORT_NONE) {

@@ -351,10 +351,11 @@ uint64_t rt_gen_workspace(const wm_gen_program_t *p, uint64_t *offsets);
 // kernel's (SUPPORTED, impl GENERATED) when |kernels| allows it (AUTO:
 // where the library refused; GENERATED: always) and the backend's device
 // tier compiles a format the generator prints. Returns whether it did.
-// When the generator does not define the instance (!|defined|), a refusal
-// of a backend that compiles says so instead.
+// |gen| is the instance's definition (NULL: none; a refusal of a backend
+// that compiles then says so); its tensors' dtypes must be ones the
+// target declares (dtype_mask).
 bool rt_gen_answer(const wm_backend_t *backend, wm_kernels_t kernels,
-                   bool defined, wm_op_support *inout);
+                   const wm_gen_program_t *gen, wm_op_support *inout);
 // Whether |backend|'s device tier compiles a format the generator prints.
 bool rt_gen_compiles(const wm_backend_t *backend);
 // Compiles the generated steps of |p| (one source and one compile per

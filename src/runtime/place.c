@@ -123,7 +123,7 @@ static wm_status_t query_desc(void *env, const wm_op_desc *op,
   wm_status_free(wm_op_find_def(ctx, &def));
   wm_gen_program_t *gen = NULL;
   WM_RETURN_IF_ERROR(rt_gen_define(def, ctx, &gen));
-  rt_gen_answer(q->backend, WM_KERNELS_AUTO, gen != NULL, q->out);
+  rt_gen_answer(q->backend, WM_KERNELS_AUTO, gen, q->out);
   rt_gen_free(gen);
   return NULL;
 }

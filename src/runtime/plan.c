@@ -147,8 +147,7 @@ static wm_status_t answer(wm_session_t *s, size_t k, const wm_op_desc *op,
                           const wm_gen_program_t *gen, wm_op_support *out,
                           bool *out_generated) {
   WM_RETURN_IF_ERROR(wm_backend_op_query(s->slots[k].backend, op, out));
-  *out_generated =
-      rt_gen_answer(s->slots[k].backend, s->kernels, gen != NULL, out);
+  *out_generated = rt_gen_answer(s->slots[k].backend, s->kernels, gen, out);
   return NULL;
 }
 
