@@ -300,9 +300,10 @@ uint32_t rt_gen_block(const wm_session_t *s, size_t slot,
   return (uint32_t)(grain < nest->grid ? grain : nest->grid);
 }
 
-// The work items per group of a launch over |items| on |slot|'s device: a
-// multiple of its subgroup up to GROUP_ITEMS and its limit.
-enum { GROUP_ITEMS = 256 };
+// The work items per group of a launch over |items| on |slot|'s device:
+// up to GROUP_ITEMS and its limit, and on a CPU device few enough that
+// each core gets GROUPS_PER_CORE groups (a CPU runs a group on one core).
+enum { GROUP_ITEMS = 256, GROUPS_PER_CORE = 8 };
 
 static uint32_t group_size(const wm_session_t *s, size_t slot, int64_t items) {
   const wm_target_desc *t = wm_backend_target(s->slots[slot].backend, 0);
@@ -311,7 +312,12 @@ static uint32_t group_size(const wm_session_t *s, size_t slot, int64_t items) {
       t->max_group_size < g) {
     g = t->max_group_size;
   }
-  return (uint32_t)(items < g ? (items > 0 ? items : 1) : g);
+  if (t && t->kind == WM_TARGET_CPU) {
+    int64_t groups =
+        (int64_t)(t->compute_units ? t->compute_units : 1) * GROUPS_PER_CORE;
+    g = items / groups < g ? items / groups : g;
+  }
+  return (uint32_t)(items < g ? (items > 0 ? items : 1) : g > 0 ? g : 1);
 }
 
 // Whether a kernel named |name| is printed for |slot| before stage |g| of
@@ -357,12 +363,9 @@ static wm_status_t print_stage(wm_session_t *s, rt_plan_t *p, size_t i,
     elements *= c->extents[a];
   }
   k->grid = elements == 0 ? 0 : (uint32_t)nest.grid;
-  // Work items: groups of one point each, or one work item per group
-  // when each runs a row (a CPU device spreads groups over its cores).
   k->points = kFormats[format].work_items;
-  k->block = !k->points   ? rt_gen_block(s, (size_t)st->slot, &nest)
-             : sch.points ? group_size(s, (size_t)st->slot, nest.grid)
-                          : 1;
+  k->block = k->points ? group_size(s, (size_t)st->slot, nest.grid)
+                       : rt_gen_block(s, (size_t)st->slot, &nest);
   k->n_kargs = (uint32_t)c->n_tensors;
   for (int32_t t = 0; t < c->n_tensors; t++) {
     int32_t op = c->tensors[t].operand;

@@ -16,36 +16,7 @@ if [ ! -f "$plugins/libwmap_backend_dummy.so" ]; then
   exit 77
 fi
 
-fail() {
-  echo "FAIL $1"; shift
-  for f in "$@"; do sed 's/^/  /' "$f" | head -20; done
-  failed=$((failed + 1))
-}
-
-# check NAME WANT_RC CMD...: runs CMD into $tmp/out and $tmp/err.
-check() {
-  local name=$1 want_rc=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$want_rc" ]; then
-    fail "$name: exit $rc, want $want_rc" "$tmp/err"; return 1
-  fi
-  return 0
-}
-
-# has NAME FILE FRAGMENT...: every fragment is in FILE.
-has() {
-  local name=$1 file=$2
-  shift 2
-  for frag in "$@"; do
-    if ! grep -qF -- "$frag" "$file"; then
-      fail "$name: lacks \"$frag\"" "$file"; return
-    fi
-  done
-  echo "ok   $name"
-  passed=$((passed + 1))
-}
+. "$(dirname "$0")/common.sh"
 
 if check lists_ref 0 "$wmap" backends; then
   has lists_ref "$tmp/out" "ref " "origin: built-in" "device 0: cpu" "dtypes: float"

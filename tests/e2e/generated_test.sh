@@ -23,34 +23,7 @@ fi
 export WMAP_BACKEND_PATH=$plugins
 export XDG_CACHE_HOME=$tmp/cache
 
-fail() {
-  echo "FAIL $1"; shift
-  for f in "$@"; do sed 's/^/  /' "$f" | head -20; done
-  failed=$((failed + 1))
-}
-
-check() {
-  local name=$1 want_rc=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$want_rc" ]; then
-    fail "$name: exit $rc, want $want_rc" "$tmp/out" "$tmp/err"; return 1
-  fi
-  return 0
-}
-
-has() {
-  local name=$1 file=$2
-  shift 2
-  for frag in "$@"; do
-    if ! grep -qF -- "$frag" "$file"; then
-      fail "$name: lacks \"$frag\"" "$file"; return
-    fi
-  done
-  echo "ok   $name"
-  passed=$((passed + 1))
-}
+. "$(dirname "$0")/common.sh"
 
 "$wmap" zoo export mlp "$tmp/mlp.onnx" >/dev/null || exit 1
 

@@ -21,34 +21,7 @@ if ! "$wmap" backends 2>&1 | grep -q '^opencl [0-9]'; then
   exit 77
 fi
 
-fail() {
-  echo "FAIL $1"; shift
-  for f in "$@"; do sed 's/^/  /' "$f" | head -20; done
-  failed=$((failed + 1))
-}
-
-check() {
-  local name=$1 want_rc=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$want_rc" ]; then
-    fail "$name: exit $rc, want $want_rc" "$tmp/out" "$tmp/err"; return 1
-  fi
-  return 0
-}
-
-has() {
-  local name=$1 file=$2
-  shift 2
-  for frag in "$@"; do
-    if ! grep -qF -- "$frag" "$file"; then
-      fail "$name: lacks \"$frag\"" "$file"; return
-    fi
-  done
-  echo "ok   $name"
-  passed=$((passed + 1))
-}
+. "$(dirname "$0")/common.sh"
 
 if check backends_list_opencl 0 "$wmap" backends; then
   has backends_list_opencl "$tmp/out" "opencl 0.1.0" \
