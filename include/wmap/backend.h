@@ -213,8 +213,9 @@ typedef void (*wm_c_kernel_fn)(void *const *args, int64_t start, int64_t end);
  * __global pointer to the buffer and a ulong byte offset into it (OpenCL
  * has no pointer arithmetic on the host side); a scalar argument is one
  * parameter of its size. It runs over grid[d] * block[d] work items in
- * work groups of block[d] (CUDA's grid of blocks), shared_bytes of local
- * memory for the kernel's one __local pointer parameter when not 0.
+ * work groups of block[d] (CUDA's grid of blocks); when shared_bytes is
+ * not 0, a last parameter, a __local pointer to that much local memory,
+ * follows the arguments'.
  *
  * A kernel of format "cuda-c" (CUDA C++ as NVRTC compiles it): an
  * extern "C" __global__ function of the module, found by its name. A

@@ -527,7 +527,28 @@ wm_status_t wm_cli_backend_list(wm_registry_t *reg, const char *list,
   return s;
 }
 
+// Sets the log level from WMAP_LOG (error, warn, info or debug); an
+// unknown value is named and ignored.
+static void log_level_from_env(void) {
+  static const char *const names[] = {"error", "warn", "info", "debug"};
+  const char *v = getenv("WMAP_LOG");
+  if (!v || !*v) {
+    return;
+  }
+  for (int i = 0; i < 4; i++) {
+    if (strcmp(v, names[i]) == 0) {
+      wm_log_set_level((wm_log_level_t)i);
+      return;
+    }
+  }
+  fprintf(stderr,
+          "wmap: WMAP_LOG is \"%s\", not one of error, warn, info, debug; "
+          "ignored\n",
+          v);
+}
+
 int main(int argc, char **argv) {
+  log_level_from_env();
   if (argc < 2) {
     fputs(usage, stderr);
     return WM_EXIT_USAGE;
