@@ -272,7 +272,9 @@ void wm_gen_program_free(wm_gen_program_t *p);
 // caller splits over threads (the outermost).
 typedef struct wm_gen_schedule {
   int32_t vector_width;
-  int32_t unroll;  // vector iterations per unrolled step, 1 to 8
+  int32_t unroll;  // vector iterations per unrolled step, 1 to 8; a
+                   // reduction's are jammed: one pass over the reduce
+                   // loops, an accumulator each
   // A reduction: vectorize the innermost reduce axis (a vector of
   // partial results per unrolled step, combined at its end) instead of
   // the innermost spatial axis.

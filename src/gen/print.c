@@ -591,12 +591,51 @@ static void print_fold(const gen_dialect_t *d, const wm_gen_compute_t *c,
 
 // The reduce loops from loop |k| on around the fold into wg_acc (|w|
 // lanes along spatial axis |va|, or 1).
+// Prints |what| (a fold or a store) for vector |u| of a jam along |va|:
+// the vector axis's variable shadowed by its value |u| vectors on.
+static void open_jam(const gen_dialect_t *d, int32_t va, int32_t u, int32_t w,
+                     int32_t depth, wm_strbuf_t *o) {
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "{\n");
+  gen_indent(o, depth + 1);
+  wm_strbuf_printf(o, "const %s wg_s%d = i%d;\n", d->index, (int)va, (int)va);
+  gen_indent(o, depth + 1);
+  wm_strbuf_printf(o, "{\n");
+  gen_indent(o, depth + 2);
+  wm_strbuf_printf(o, "const %s i%d = wg_s%d + %d;\n", d->index, (int)va,
+                   (int)va, (int)(u * w));
+}
+
+static void close_jam(int32_t depth, wm_strbuf_t *o) {
+  gen_indent(o, depth + 1);
+  wm_strbuf_printf(o, "}\n");
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "}\n");
+}
+
+// The reduce loops from loop |k| on around the fold of |jam| vectors along
+// |va| (jam > 1: into wg_acc0 .. wg_acc<jam - 1>, sharing every load that
+// does not move along |va|).
 static void print_reduce(const gen_dialect_t *d, const wm_gen_nest_t *n,
                          int32_t k, int32_t depth, int32_t w, int32_t va,
-                         wm_strbuf_t *o) {
+                         int32_t jam, wm_strbuf_t *o) {
   const wm_gen_compute_t *c = n->c;
-  if (k == n->n) {
+  if (k == n->n && jam == 1) {
     print_fold(d, c, "wg_acc", w, va, depth, o);
+    return;
+  }
+  if (k == n->n) {
+    for (int32_t u = 0; u < jam; u++) {
+      char lhs[24];
+      snprintf(lhs, sizeof(lhs), "wg_acc%d", (int)u);
+      if (u == 0) {
+        print_fold(d, c, lhs, w, va, depth, o);
+        continue;
+      }
+      open_jam(d, va, u, w, depth, o);
+      print_fold(d, c, lhs, w, va, depth + 2, o);
+      close_jam(depth, o);
+    }
     return;
   }
   const wm_gen_loop_t *l = &n->loops[k];
@@ -663,13 +702,40 @@ static void print_reduce(const gen_dialect_t *d, const wm_gen_nest_t *n,
   gen_indent(o, depth);
   wm_strbuf_printf(o, "for (%s i%d = 0; i%d < %lld; i%d++) {\n", d->index, a, a,
                    ext, a);
-  print_reduce(d, n, k + 1, depth + 1, w, va, o);
+  print_reduce(d, n, k + 1, depth + 1, w, va, jam, o);
   gen_indent(o, depth);
   wm_strbuf_printf(o, "}\n");
 }
 
 // What runs at one point of the spatial loops (|w| lanes along |va|):
 // the statement, or the reduction from loop |k| on and its store.
+// A reduction of |jam| > 1 vectors along |va| in one pass over the reduce
+// loops from |k| on (independent accumulators, shared loads), then their
+// stores.
+static void print_jammed_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
+                               int32_t k, int32_t depth, int32_t w, int32_t va,
+                               int32_t jam, wm_strbuf_t *o) {
+  const wm_gen_compute_t *c = n->c;
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "{\n");
+  for (int32_t u = 0; u < jam; u++) {
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "wg_v%d wg_acc%d = wg_splat%d(", w, (int)u, w);
+    gen_print_float(o, c->init);
+    wm_strbuf_printf(o, ");\n");
+  }
+  print_reduce(d, n, k, depth + 1, w, va, jam, o);
+  for (int32_t u = 0; u < jam; u++) {
+    open_jam(d, va, u, w, depth + 1, o);
+    gen_indent(o, depth + 3);
+    wm_strbuf_printf(o, "const wg_v%d wg_acc = wg_acc%d;\n", w, (int)u);
+    print_store(d, c, c->epilogue, w, va, depth + 3, o);
+    close_jam(depth + 1, o);
+  }
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "}\n");
+}
+
 static void print_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
                         int32_t k, int32_t depth, int32_t w, int32_t va,
                         wm_strbuf_t *o) {
@@ -688,7 +754,7 @@ static void print_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
   }
   gen_print_float(o, c->init);
   wm_strbuf_printf(o, ");\n");
-  print_reduce(d, n, k, depth + 1, w, va, o);
+  print_reduce(d, n, k, depth + 1, w, va, 1, o);
   print_store(d, c, c->epilogue, w, va, depth + 1, o);
   gen_indent(o, depth);
   wm_strbuf_printf(o, "}\n");
@@ -753,10 +819,26 @@ static void print_loop(const gen_dialect_t *d, const wm_gen_nest_t *n,
     gen_indent(o, depth);
     wm_strbuf_printf(o, "while (i%d + %d <= %s) {\n", (int)a, lw * l->unroll,
                      to);
-    for (int32_t u = 0; u < l->unroll; u++) {
+    if (c->n_reduce > 0 && l->unroll > 1) {
+      // A reduction: the vectors jammed into one pass (the vector axis is
+      // the innermost spatial one: the reduce loops follow).
+      print_jammed_point(d, n, k + 1, depth + 1, lw, a, l->unroll, o);
+      gen_indent(o, depth + 1);
+      wm_strbuf_printf(o, "i%d += %d;\n", (int)a, lw * l->unroll);
+      // Then single vectors, before the scalar tail.
+      gen_indent(o, depth);
+      wm_strbuf_printf(o, "}\n");
+      gen_indent(o, depth);
+      wm_strbuf_printf(o, "while (i%d + %d <= %s) {\n", (int)a, lw, to);
       print_loop(d, n, k + 1, depth + 1, lw, a, o);
       gen_indent(o, depth + 1);
       wm_strbuf_printf(o, "i%d += %d;\n", (int)a, lw);
+    } else {
+      for (int32_t u = 0; u < l->unroll; u++) {
+        print_loop(d, n, k + 1, depth + 1, lw, a, o);
+        gen_indent(o, depth + 1);
+        wm_strbuf_printf(o, "i%d += %d;\n", (int)a, lw);
+      }
     }
     gen_indent(o, depth);
     wm_strbuf_printf(o, "}\n");

@@ -267,8 +267,18 @@ static wm_gen_schedule_t schedule_of(const wm_gen_compute_t *c,
                wm_gen_dialect_vectors(kFormats[format].dialect);
     uint32_t lanes =
         t && WM_HAS(t, wm_target_desc, vector_width) ? t->vector_width : 0;
-    return cpu ? wm_gen_nest_schedule(c, (int32_t)(lanes ? lanes : 4) * 4)
-               : wm_gen_default_schedule(c, 0);
+    if (!cpu) {
+      return wm_gen_default_schedule(c, 0);
+    }
+    // A reduction's vectors jammed by up to 4: independent accumulators
+    // over shared loads (a contraction's weights, a row's inputs).
+    wm_gen_schedule_t sch =
+        wm_gen_nest_schedule(c, (int32_t)(lanes ? lanes : 4) * 4);
+    if (c->n_reduce > 0 && sch.vector_width > 1 && !sch.vector_reduce) {
+      int64_t jam = c->extents[wm_gen_spatial(c) - 1] / sch.vector_width;
+      sch.unroll = (int32_t)(jam > 4 ? 4 : jam > 1 ? jam : 1);
+    }
+    return sch;
   }
   wm_gen_schedule_t sch = wm_gen_default_schedule(c, rt_gen_vector_bytes());
   if (!records || records->n == 0) {
