@@ -62,9 +62,10 @@ wm_status_t rt_gen_define(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
   for (int32_t i = 0; !st && i < p->n_stages; i++) {
     int64_t points = 1;
     const wm_gen_compute_t *c = p->stages[i];
-    for (int32_t a = 0; a < wm_gen_spatial(c); a++) {
-      points *= c->extents[a];  // each below 2^32 (the parallel bound)
-      fits &= c->extents[a] <= UINT32_MAX / 2 && points <= UINT32_MAX / 2;
+    for (int32_t a = 0; fits && a < wm_gen_spatial(c); a++) {
+      // A device of work items runs one per point: every point counts.
+      fits = wm_checked_mul_i64(points, c->extents[a], &points) &&
+             points <= UINT32_MAX / 2;
     }
   }
   if (!st && (!fits || p->n_stages == 0)) {
