@@ -287,6 +287,12 @@ typedef struct wm_gen_schedule {
   // Every spatial axis in the parallel range: one index per output point
   // (a GPU's or an OpenCL device's work item), no vectors.
   bool points;
+  // A reduction vectorized along the innermost spatial axis: this many
+  // rows of the axis before it (a serial one) jammed into one pass over
+  // the reduce loops (0 or 1: none; up to 8); that axis then stays out
+  // of the parallel range. Lowering keeps it where it applies (an axis
+  // before the rows' one to run in parallel) and sets 1 elsewhere.
+  int32_t rows;
 } wm_gen_schedule_t;
 
 // The analytical default for |c| on a target with |vector_bytes|-wide

@@ -103,10 +103,11 @@ wm_gen_schedule_t wm_gen_nest_schedule(const wm_gen_compute_t *c,
 
 bool wm_gen_schedule_equal(const wm_gen_schedule_t *a,
                            const wm_gen_schedule_t *b) {
-  return a->points == b->points && a->vector_width == b->vector_width &&
-         a->unroll == b->unroll && a->vector_reduce == b->vector_reduce &&
-         a->mr == b->mr && a->nr == b->nr && a->kc == b->kc && a->mc == b->mc &&
-         a->nc == b->nc;
+  int32_t ra = a->rows > 1 ? a->rows : 1, rb = b->rows > 1 ? b->rows : 1;
+  return ra == rb && a->points == b->points &&
+         a->vector_width == b->vector_width && a->unroll == b->unroll &&
+         a->vector_reduce == b->vector_reduce && a->mr == b->mr &&
+         a->nr == b->nr && a->kc == b->kc && a->mc == b->mc && a->nc == b->nc;
 }
 
 void wm_gen_schedule_text(const wm_gen_schedule_t *s, char *out, size_t cap) {
@@ -116,8 +117,13 @@ void wm_gen_schedule_text(const wm_gen_schedule_t *s, char *out, size_t cap) {
   } else if (s->points) {
     snprintf(out, cap, "one work item per point");
   } else if (s->vector_width > 1) {
-    snprintf(out, cap, "vector %d x %d%s", (int)s->vector_width, (int)s->unroll,
-             s->vector_reduce ? " over the reduce axis" : "");
+    char rows[24] = "";
+    if (s->rows > 1) {
+      snprintf(rows, sizeof(rows), ", %d rows", (int)s->rows);
+    }
+    snprintf(out, cap, "vector %d x %d%s%s", (int)s->vector_width,
+             (int)s->unroll, s->vector_reduce ? " over the reduce axis" : "",
+             rows);
   } else {
     snprintf(out, cap, "scalar");
   }
@@ -137,8 +143,8 @@ wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
   if (s->mr > 0) {
     return wm_gen_lower_gemm(c, s, out);
   }
-  if (w < 1 || w > 16 || (w & (w - 1)) || u < 1 || u > 8 ||
-      (s->points && (w > 1 || s->vector_reduce))) {
+  if (w < 1 || w > 16 || (w & (w - 1)) || u < 1 || u > 8 || s->rows < 0 ||
+      s->rows > 8 || (s->points && (w > 1 || s->vector_reduce))) {
     return WM_ERROR(INVALID_ARGUMENT,
                     "gen: %s: schedule vector width %d, unroll %d%s; want "
                     "a power of two up to 16 and 1 to 8, and no vectors "
@@ -179,12 +185,20 @@ wm_status_t wm_gen_lower(const wm_gen_compute_t *c, const wm_gen_schedule_t *s,
   // inside), flattened until they hold PARALLEL_INDICES indices; one index
   // when there is none. Ranges hold GRAIN_ELEMENTS outputs' work.
   int32_t limit = w > 1 && !s->vector_reduce && va > 0 ? va : ns;
+  if (s->rows > 1 && c->n_reduce > 0 && limit == va && va >= 2) {
+    limit = va - 1;  // the jammed rows' axis stays serial
+  }
   out->n_par = ns > 0 ? 1 : 0;
   out->grid = ns > 0 ? c->extents[0] : 1;
   while (out->n_par < limit && (s->points || out->grid < PARALLEL_INDICES)) {
     out->grid *= c->extents[out->n_par];
     out->loops[out->n_par++].kind = WM_GEN_LOOP_FUSED;
   }
+  // Rows jam where the axis before the vector one is serial.
+  bool rows_apply = c->n_reduce > 0 && w > 1 && !s->vector_reduce && va >= 1 &&
+                    out->loops[va].kind == WM_GEN_LOOP_VECTOR &&
+                    out->loops[va - 1].kind == WM_GEN_LOOP_SERIAL;
+  out->s.rows = rows_apply && s->rows > 1 ? s->rows : 1;
   int64_t inner = 1;  // the work of one index
   for (int32_t a = out->n_par > 0 ? out->n_par : 1; a < c->n_axes; a++) {
     inner *= c->extents[a];

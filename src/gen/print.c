@@ -589,21 +589,26 @@ static void print_fold(const gen_dialect_t *d, const wm_gen_compute_t *c,
   wm_strbuf_printf(o, "%s;\n", op ? "" : ")");
 }
 
-// The reduce loops from loop |k| on around the fold into wg_acc (|w|
-// lanes along spatial axis |va|, or 1).
-// Prints |what| (a fold or a store) for vector |u| of a jam along |va|:
-// the vector axis's variable shadowed by its value |u| vectors on.
-static void open_jam(const gen_dialect_t *d, int32_t va, int32_t u, int32_t w,
+// A jam: |n| copies of a point, copy u with spatial axis |axis| moved on
+// by u * |step| (n 1: none): a reduction's independent accumulators over
+// the loads the copies share.
+typedef struct jam {
+  int32_t n, axis, step;
+} jam_t;
+
+// Opens copy |u| of jam |j|: its axis's variable shadowed by its value.
+static void open_jam(const gen_dialect_t *d, const jam_t *j, int32_t u,
                      int32_t depth, wm_strbuf_t *o) {
   gen_indent(o, depth);
   wm_strbuf_printf(o, "{\n");
   gen_indent(o, depth + 1);
-  wm_strbuf_printf(o, "const %s wg_s%d = i%d;\n", d->index, (int)va, (int)va);
+  wm_strbuf_printf(o, "const %s wg_s%d = i%d;\n", d->index, (int)j->axis,
+                   (int)j->axis);
   gen_indent(o, depth + 1);
   wm_strbuf_printf(o, "{\n");
   gen_indent(o, depth + 2);
-  wm_strbuf_printf(o, "const %s i%d = wg_s%d + %d;\n", d->index, (int)va,
-                   (int)va, (int)(u * w));
+  wm_strbuf_printf(o, "const %s i%d = wg_s%d + %d;\n", d->index, (int)j->axis,
+                   (int)j->axis, (int)(u * j->step));
 }
 
 static void close_jam(int32_t depth, wm_strbuf_t *o) {
@@ -613,26 +618,26 @@ static void close_jam(int32_t depth, wm_strbuf_t *o) {
   wm_strbuf_printf(o, "}\n");
 }
 
-// The reduce loops from loop |k| on around the fold of |jam| vectors along
-// |va| (jam > 1: into wg_acc0 .. wg_acc<jam - 1>, sharing every load that
-// does not move along |va|).
+// The reduce loops from loop |k| on around the fold (|w| lanes along
+// spatial axis |va|, or 1) into wg_acc, or for a jam of |j|->n > 1 copies
+// into wg_acc0 .. wg_acc<n - 1>.
 static void print_reduce(const gen_dialect_t *d, const wm_gen_nest_t *n,
                          int32_t k, int32_t depth, int32_t w, int32_t va,
-                         int32_t jam, wm_strbuf_t *o) {
+                         const jam_t *j, wm_strbuf_t *o) {
   const wm_gen_compute_t *c = n->c;
-  if (k == n->n && jam == 1) {
+  if (k == n->n && j->n == 1) {
     print_fold(d, c, "wg_acc", w, va, depth, o);
     return;
   }
   if (k == n->n) {
-    for (int32_t u = 0; u < jam; u++) {
+    for (int32_t u = 0; u < j->n; u++) {
       char lhs[24];
       snprintf(lhs, sizeof(lhs), "wg_acc%d", (int)u);
       if (u == 0) {
         print_fold(d, c, lhs, w, va, depth, o);
         continue;
       }
-      open_jam(d, va, u, w, depth, o);
+      open_jam(d, j, u, depth, o);
       print_fold(d, c, lhs, w, va, depth + 2, o);
       close_jam(depth, o);
     }
@@ -702,33 +707,39 @@ static void print_reduce(const gen_dialect_t *d, const wm_gen_nest_t *n,
   gen_indent(o, depth);
   wm_strbuf_printf(o, "for (%s i%d = 0; i%d < %lld; i%d++) {\n", d->index, a, a,
                    ext, a);
-  print_reduce(d, n, k + 1, depth + 1, w, va, jam, o);
+  print_reduce(d, n, k + 1, depth + 1, w, va, j, o);
   gen_indent(o, depth);
   wm_strbuf_printf(o, "}\n");
 }
 
-// What runs at one point of the spatial loops (|w| lanes along |va|):
-// the statement, or the reduction from loop |k| on and its store.
-// A reduction of |jam| > 1 vectors along |va| in one pass over the reduce
-// loops from |k| on (independent accumulators, shared loads), then their
-// stores.
+// A reduction at a point (|w| lanes along |va|, or 1) in jam |j|: one
+// pass over the reduce loops from |k| on, then the copies' stores.
 static void print_jammed_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
                                int32_t k, int32_t depth, int32_t w, int32_t va,
-                               int32_t jam, wm_strbuf_t *o) {
+                               const jam_t *j, wm_strbuf_t *o) {
   const wm_gen_compute_t *c = n->c;
+  char type[16] = "float";
+  if (w > 1) {
+    snprintf(type, sizeof(type), "wg_v%d", (int)w);
+  }
   gen_indent(o, depth);
   wm_strbuf_printf(o, "{\n");
-  for (int32_t u = 0; u < jam; u++) {
+  for (int32_t u = 0; u < j->n; u++) {
     gen_indent(o, depth + 1);
-    wm_strbuf_printf(o, "wg_v%d wg_acc%d = wg_splat%d(", w, (int)u, w);
+    wm_strbuf_printf(o, "%s wg_acc%d = ", type, (int)u);
+    if (w > 1) {
+      wm_strbuf_printf(o, "wg_splat%d(", w);
+    } else {
+      wm_strbuf_printf(o, "(");
+    }
     gen_print_float(o, c->init);
     wm_strbuf_printf(o, ");\n");
   }
-  print_reduce(d, n, k, depth + 1, w, va, jam, o);
-  for (int32_t u = 0; u < jam; u++) {
-    open_jam(d, va, u, w, depth + 1, o);
+  print_reduce(d, n, k, depth + 1, w, va, j, o);
+  for (int32_t u = 0; u < j->n; u++) {
+    open_jam(d, j, u, depth + 1, o);
     gen_indent(o, depth + 3);
-    wm_strbuf_printf(o, "const wg_v%d wg_acc = wg_acc%d;\n", w, (int)u);
+    wm_strbuf_printf(o, "const %s wg_acc = wg_acc%d;\n", type, (int)u);
     print_store(d, c, c->epilogue, w, va, depth + 3, o);
     close_jam(depth + 1, o);
   }
@@ -736,6 +747,8 @@ static void print_jammed_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
   wm_strbuf_printf(o, "}\n");
 }
 
+// What runs at one point of the spatial loops (|w| lanes along |va|):
+// the statement, or the reduction from loop |k| on and its store.
 static void print_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
                         int32_t k, int32_t depth, int32_t w, int32_t va,
                         wm_strbuf_t *o) {
@@ -754,8 +767,33 @@ static void print_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
   }
   gen_print_float(o, c->init);
   wm_strbuf_printf(o, ");\n");
-  print_reduce(d, n, k, depth + 1, w, va, 1, o);
+  const jam_t none = {1, -1, 0};
+  print_reduce(d, n, k, depth + 1, w, va, &none, o);
   print_store(d, c, c->epilogue, w, va, depth + 1, o);
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "}\n");
+}
+
+// Vector loop |k| (the innermost spatial one) with each point reducing
+// n->s.rows rows of axis |row| together: in vectors, then the scalar tail.
+static void print_rows(const gen_dialect_t *d, const wm_gen_nest_t *n,
+                       int32_t k, int32_t depth, int32_t row, wm_strbuf_t *o) {
+  const wm_gen_loop_t *l = &n->loops[k];
+  int b = (int)l->axis;
+  long long ext = (long long)n->c->extents[b];
+  const jam_t j = {n->s.rows, row, 1};
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "%s i%d = 0;\n", d->index, b);
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "while (i%d + %d <= %lld) {\n", b, (int)l->width, ext);
+  print_jammed_point(d, n, k + 1, depth + 1, l->width, b, &j, o);
+  gen_indent(o, depth + 1);
+  wm_strbuf_printf(o, "i%d += %d;\n", b, (int)l->width);
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "}\n");
+  gen_indent(o, depth);
+  wm_strbuf_printf(o, "for (; i%d < %lld; i%d++) {\n", b, ext, b);
+  print_jammed_point(d, n, k + 1, depth + 1, 1, -1, &j, o);
   gen_indent(o, depth);
   wm_strbuf_printf(o, "}\n");
 }
@@ -814,6 +852,19 @@ static void print_loop(const gen_dialect_t *d, const wm_gen_nest_t *n,
   gen_indent(o, depth);
   wm_strbuf_printf(o, "%s i%d = %s;\n", d->index, (int)a,
                    parallel ? "start" : "0");
+  if (n->s.rows > 1 && d->vectors && l->kind == WM_GEN_LOOP_SERIAL &&
+      k + 1 < n->n && n->loops[k + 1].kind == WM_GEN_LOOP_VECTOR) {
+    // Rows jammed: |rows| of this axis a pass over the vector loop, whose
+    // points reduce them together; the rows left over one by one.
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "while (i%d + %d <= %s) {\n", (int)a, (int)n->s.rows,
+                     to);
+    print_rows(d, n, k + 1, depth + 1, a, o);
+    gen_indent(o, depth + 1);
+    wm_strbuf_printf(o, "i%d += %d;\n", (int)a, (int)n->s.rows);
+    gen_indent(o, depth);
+    wm_strbuf_printf(o, "}\n");
+  }
   if (lw > 1) {
     // |unroll| vector steps a round, each moving the index on.
     gen_indent(o, depth);
@@ -822,7 +873,8 @@ static void print_loop(const gen_dialect_t *d, const wm_gen_nest_t *n,
     if (c->n_reduce > 0 && l->unroll > 1) {
       // A reduction: the vectors jammed into one pass (the vector axis is
       // the innermost spatial one: the reduce loops follow).
-      print_jammed_point(d, n, k + 1, depth + 1, lw, a, l->unroll, o);
+      const jam_t j = {l->unroll, a, lw};
+      print_jammed_point(d, n, k + 1, depth + 1, lw, a, &j, o);
       gen_indent(o, depth + 1);
       wm_strbuf_printf(o, "i%d += %d;\n", (int)a, lw * l->unroll);
       // Then single vectors, before the scalar tail.

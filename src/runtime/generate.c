@@ -275,9 +275,14 @@ static wm_gen_schedule_t schedule_of(const wm_gen_compute_t *c,
     // over shared loads (a contraction's weights, a row's inputs).
     wm_gen_schedule_t sch =
         wm_gen_nest_schedule(c, (int32_t)(lanes ? lanes : 4) * 4);
+    // A row too narrow for that: up to 4 rows of the axis before it
+    // (where that one is serial; lowering keeps it only there).
+    int32_t ns = wm_gen_spatial(c);
     if (c->n_reduce > 0 && sch.vector_width > 1 && !sch.vector_reduce) {
-      int64_t jam = c->extents[wm_gen_spatial(c) - 1] / sch.vector_width;
+      int64_t jam = c->extents[ns - 1] / sch.vector_width;
       sch.unroll = (int32_t)(jam > 4 ? 4 : jam > 1 ? jam : 1);
+      int64_t rows = ns >= 2 ? c->extents[ns - 2] : 1;
+      sch.rows = sch.unroll == 1 ? (int32_t)(rows > 4 ? 4 : rows) : 1;
     }
     return sch;
   }
