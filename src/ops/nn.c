@@ -30,6 +30,20 @@ size_t nn_prod(const int64_t *dims, int32_t n) {
 }
 
 // Product of dims as a double for costs; -1 when any is unknown.
+void nn_moments(const double *x, size_t n, double eps, double *out_mean,
+                double *out_inv) {
+  double s = 0, v = 0;
+  for (size_t j = 0; j < n; j++) {
+    s += x[j];
+  }
+  double mean = n ? s / (double)n : 0;
+  for (size_t j = 0; j < n; j++) {
+    v += (x[j] - mean) * (x[j] - mean);
+  }
+  *out_mean = mean;
+  *out_inv = 1.0 / sqrt((n ? v / (double)n : 0) + eps);
+}
+
 double nn_prod_f(const int64_t *dims, int32_t n) {
   double p = 1;
   for (int32_t i = 0; i < n; i++) {

@@ -47,6 +47,12 @@ int64_t nn_floor_half(int64_t v);
 // Product of dims known to come from an allocated tensor.
 size_t nn_prod(const int64_t *dims, int32_t n);
 
+// The mean of the |n| values at |x| and 1 / sqrt(variance + eps), the
+// variance the population's (both 0 for n = 0): the normalizations'
+// statistics, in double.
+void nn_moments(const double *x, size_t n, double eps, double *out_mean,
+                double *out_inv);
+
 // Product of dims as a double for costs; -1 when any is unknown.
 double nn_prod_f(const int64_t *dims, int32_t n);
 

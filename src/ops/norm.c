@@ -420,15 +420,8 @@ static wm_status_t ln_run(wm_op_ctx_t *ctx) {
   wm_tensor_t *vt = wm_op_has_output(ctx, 2) ? ctx->out[2] : NULL;
   for (size_t o = 0; o < outer; o++) {
     const double *xp = x + o * inner;
-    double s = 0, v = 0;
-    for (size_t j = 0; j < inner; j++) {
-      s += xp[j];
-    }
-    double mean = inner ? s / (double)inner : 0;
-    for (size_t j = 0; j < inner; j++) {
-      v += (xp[j] - mean) * (xp[j] - mean);
-    }
-    double inv = 1.0 / sqrt((inner ? v / (double)inner : 0) + eps);
+    double mean, inv;
+    nn_moments(xp, inner, eps, &mean, &inv);
     for (size_t j = 0; j < inner; j++) {
       y[o * inner + j] = (xp[j] - mean) * inv * sc[j] + (bi ? bi[j] : 0.0);
     }
@@ -632,15 +625,8 @@ static wm_status_t in_run(wm_op_ctx_t *ctx) {
     for (size_t ch = 0; ch < c; ch++) {
       const double *xp = x + (b * c + ch) * inner;
       double *yp = y + (b * c + ch) * inner;
-      double s = 0, v = 0;
-      for (size_t j = 0; j < inner; j++) {
-        s += xp[j];
-      }
-      double mean = inner ? s / (double)inner : 0;
-      for (size_t j = 0; j < inner; j++) {
-        v += (xp[j] - mean) * (xp[j] - mean);
-      }
-      double inv = 1.0 / sqrt((inner ? v / (double)inner : 0) + eps);
+      double mean, inv;
+      nn_moments(xp, inner, eps, &mean, &inv);
       for (size_t j = 0; j < inner; j++) {
         yp[j] = (xp[j] - mean) * inv * sc[ch] + bi[ch];
       }
@@ -901,15 +887,8 @@ static wm_status_t gn_run(wm_op_ctx_t *ctx) {
   for (size_t b = 0; b < n; b++) {
     for (size_t gi = 0; gi < g; gi++) {
       double *xp = x + (b * c + gi * cg) * inner;
-      double s = 0, v = 0;
-      for (size_t j = 0; j < span; j++) {
-        s += xp[j];
-      }
-      double mean = span ? s / (double)span : 0;
-      for (size_t j = 0; j < span; j++) {
-        v += (xp[j] - mean) * (xp[j] - mean);
-      }
-      double inv = 1.0 / sqrt((span ? v / (double)span : 0) + eps);
+      double mean, inv;
+      nn_moments(xp, span, eps, &mean, &inv);
       for (size_t j = 0; j < span; j++) {
         size_t k = per_channel ? gi * cg + j / inner : gi;
         xp[j] = (xp[j] - mean) * inv * sc[k] + bi[k];
