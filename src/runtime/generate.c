@@ -336,10 +336,8 @@ static uint32_t group_size(const wm_session_t *s, size_t slot, int64_t items) {
   return (uint32_t)(items < g ? (items > 0 ? items : 1) : g > 0 ? g : 1);
 }
 
-// Whether a kernel named |name| is printed for |slot| before stage |g| of
-// step |i|.
-static bool printed_before(const rt_plan_t *p, size_t i, int32_t g,
-                           int32_t slot, const char *name) {
+bool rt_gen_before(const rt_plan_t *p, size_t i, int32_t g, const char *name) {
+  int32_t slot = p->steps[i].slot;
   for (size_t j = 0; j <= i; j++) {
     const rt_step_t *o = &p->steps[j];
     if (!o->gen || o->slot != slot) {
@@ -367,10 +365,12 @@ static wm_status_t print_stage(wm_session_t *s, rt_plan_t *p, size_t i,
   wm_gen_schedule_t sch =
       schedule_of(c, wm_backend_target(s->slots[st->slot].backend, 0), format,
                   records, &tuned);
-  WM_RETURN_IF_ERROR(name_kernel(c, &sch));
+  // Lowered first: the kernel is named after the schedule as lowered
+  // (rows kept only where they apply).
   wm_gen_nest_t nest;
   WM_RETURN_IF_ERROR(wm_gen_lower(c, &sch, &nest));
-  if (!printed_before(p, i, g, st->slot, c->name)) {
+  WM_RETURN_IF_ERROR(name_kernel(c, &nest.s));
+  if (!rt_gen_before(p, i, g, c->name)) {
     WM_RETURN_IF_ERROR(wm_gen_print(&nest, kFormats[format].dialect, src));
     ++*inout_kernels;
   }
@@ -406,7 +406,7 @@ static wm_status_t print_stage(wm_session_t *s, rt_plan_t *p, size_t i,
   }
   if (g == 0) {  // the placement names the first stage's kernel
     char text[RT_KERNEL_TEXT - WM_GEN_NAME - 32];
-    wm_gen_schedule_text(&sch, text, sizeof(text));
+    wm_gen_schedule_text(&nest.s, text, sizeof(text));
     int32_t more = st->gen->n_stages - 1;
     char stages[24] = "";
     if (more > 0) {

@@ -375,6 +375,9 @@ wm_status_t rt_gen_records_path(const char *path,
 // one range per core for a kernel that shares work across its range.
 uint32_t rt_gen_block(const wm_session_t *s, size_t slot,
                       const wm_gen_nest_t *nest);
+// Whether a kernel named |name| belongs to a stage of the same slot before
+// stage |g| of step |i| of |p| (printed, or tuned, already).
+bool rt_gen_before(const rt_plan_t *p, size_t i, int32_t g, const char *name);
 // Launches stage |g| of generated step |st| on its slot.
 wm_status_t rt_gen_launch_stage(wm_session_t *s, const rt_step_t *st,
                                 const rt_gen_stage_t *g) WM_MUST_USE_RESULT;

@@ -127,23 +127,6 @@ static wm_status_t tune_stage(wm_session_t *s, rt_plan_t *p, rt_step_t *st,
   return NULL;
 }
 
-// Whether a kernel named |name| of the same slot comes before stage |g|
-// of step |i| (tuned already).
-static bool tuned_before(const rt_plan_t *p, size_t i, int32_t g,
-                         const char *name) {
-  for (size_t j = 0; j <= i; j++) {
-    const rt_step_t *o = &p->steps[j];
-    for (int32_t k = 0; o->gen && o->slot == p->steps[i].slot &&
-                        k < (j == i ? g : o->gen->n_stages);
-         k++) {
-      if (strcmp(o->gen->stages[k]->name, name) == 0) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
 wm_status_t wm_session_tune(wm_session_t *s, double budget_s,
                             const char *records_path, wm_tune_result_t **out,
                             size_t *out_count) {
@@ -170,7 +153,7 @@ wm_status_t wm_session_tune(wm_session_t *s, double budget_s,
     for (int32_t g = 0; !e && !spent && st->gen && g < st->gen->n_stages; g++) {
       const char *name = st->gen->stages[g]->name;
       if (!st->stages || !st->stages[g].kernel || st->stages[g].points ||
-          tuned_before(p, i, g, name)) {
+          rt_gen_before(p, i, g, name)) {
         continue;  // the records cover format c (a device of work items
                    // runs one per point)
       }
