@@ -713,7 +713,8 @@ static void print_reduce(const gen_dialect_t *d, const wm_gen_nest_t *n,
 }
 
 // A reduction at a point (|w| lanes along |va|, or 1) in jam |j|: one
-// pass over the reduce loops from |k| on, then the copies' stores.
+// pass over the reduce loops from |k| on, then the copies' stores (one
+// copy, n 1: the accumulator wg_acc, stored as it is).
 static void print_jammed_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
                                int32_t k, int32_t depth, int32_t w, int32_t va,
                                const jam_t *j, wm_strbuf_t *o) {
@@ -726,17 +727,23 @@ static void print_jammed_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
   wm_strbuf_printf(o, "{\n");
   for (int32_t u = 0; u < j->n; u++) {
     gen_indent(o, depth + 1);
-    wm_strbuf_printf(o, "%s wg_acc%d = ", type, (int)u);
+    wm_strbuf_printf(o, "%s wg_acc", type);
+    if (j->n > 1) {
+      wm_strbuf_printf(o, "%d", (int)u);
+    }
     if (w > 1) {
-      wm_strbuf_printf(o, "wg_splat%d(", w);
+      wm_strbuf_printf(o, " = wg_splat%d(", w);
     } else {
-      wm_strbuf_printf(o, "(");
+      wm_strbuf_printf(o, " = (");
     }
     gen_print_float(o, c->init);
     wm_strbuf_printf(o, ");\n");
   }
   print_reduce(d, n, k, depth + 1, w, va, j, o);
-  for (int32_t u = 0; u < j->n; u++) {
+  if (j->n == 1) {
+    print_store(d, c, c->epilogue, w, va, depth + 1, o);
+  }
+  for (int32_t u = 0; j->n > 1 && u < j->n; u++) {
     open_jam(d, j, u, depth + 1, o);
     gen_indent(o, depth + 3);
     wm_strbuf_printf(o, "const %s wg_acc = wg_acc%d;\n", type, (int)u);
@@ -757,21 +764,8 @@ static void print_point(const gen_dialect_t *d, const wm_gen_nest_t *n,
     print_store(d, c, c->body, w, va, depth, o);
     return;
   }
-  gen_indent(o, depth);
-  wm_strbuf_printf(o, "{\n");
-  gen_indent(o, depth + 1);
-  if (w > 1) {
-    wm_strbuf_printf(o, "wg_v%d wg_acc = wg_splat%d(", w, w);
-  } else {
-    wm_strbuf_printf(o, "float wg_acc = (");
-  }
-  gen_print_float(o, c->init);
-  wm_strbuf_printf(o, ");\n");
   const jam_t none = {1, -1, 0};
-  print_reduce(d, n, k, depth + 1, w, va, &none, o);
-  print_store(d, c, c->epilogue, w, va, depth + 1, o);
-  gen_indent(o, depth);
-  wm_strbuf_printf(o, "}\n");
+  print_jammed_point(d, n, k, depth, w, va, &none, o);
 }
 
 // Vector loop |k| (the innermost spatial one) with each point reducing

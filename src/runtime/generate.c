@@ -169,9 +169,9 @@ bool rt_gen_answer(const wm_backend_t *backend, wm_kernels_t kernels,
     return false;
   }
   if (!gen) {
-    // What to write for a backend that compiles: what the generator
-    // cannot express yet.
-    if (inout->level == WM_SUPPORT_NONE) {
+    // What to write for a backend with the device tier alone: what the
+    // generator cannot express yet (a library tier gives its own reason).
+    if (inout->level == WM_SUPPORT_NONE && !wm_backend_api(backend)->library) {
       inout->reason = WM_WHY_OP;
       inout->detail =
           "no compute definition expresses this instance for the "

@@ -351,9 +351,9 @@ uint64_t rt_gen_workspace(const wm_gen_program_t *p, uint64_t *offsets);
 // kernel's (SUPPORTED, impl GENERATED) when |kernels| allows it (AUTO:
 // where the library refused; GENERATED: always) and the backend's device
 // tier compiles a format the generator prints. Returns whether it did.
-// |gen| is the instance's definition (NULL: none; a refusal of a backend
-// that compiles then says so); its tensors' dtypes must be ones the
-// target declares (dtype_mask).
+// |gen| is the instance's definition (NULL: none; the refusal of a
+// backend with the device tier alone then says so); its tensors' dtypes
+// must be ones the target declares (dtype_mask).
 bool rt_gen_answer(const wm_backend_t *backend, wm_kernels_t kernels,
                    const wm_gen_program_t *gen, wm_op_support *inout);
 // Whether |backend|'s device tier compiles a format the generator prints.
