@@ -12,6 +12,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd  # OpenCL on the CPU (PoCL)
   libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev  # ImageDecoder
   clang-format-15 clang-15
+  libopenmpi-dev openmpi-bin  # MPI: collectives across processes (mpirun)
   python3-venv
   chromium  # headless screenshots of the map's HTML report (e2e.html_view)
 )
