@@ -11,6 +11,7 @@
 
 #include "cpu.h"
 #include "gemm.h"
+#include "comm/comm.h"
 #include "host_tier.h"
 
 struct wm_op_plan {
@@ -30,7 +31,7 @@ static uint32_t host_threads;        // 0 = all cores
 static char cpu_name[160];           // from /proc/cpuinfo
 static char gemm_feature[64];        // "gemm=avx512 12x32"
 static char threads_feature[32];     // "threads=N"
-static const char *features[2];      // the two above
+static const char *features[3];      // the two above and comm=
 static wm_target_desc host_target;   // the one target
 static const wm_target_desc *const targets[] = {&host_target};
 static const char *const formats[] = {"c"};  // compile.c
@@ -67,7 +68,7 @@ static wm_error *get_info(wm_plugin_info *out) {
     out->version = "0.1.0";
   }
   if (WM_HAS(out, wm_plugin_info, features)) {
-    out->n_features = 2;
+    out->n_features = 3;
     out->features = features;
   }
   if (WM_HAS(out, wm_plugin_info, sanitizer)) {
@@ -125,6 +126,7 @@ static void describe_host(void) {
   snprintf(threads_feature, sizeof(threads_feature), "threads=%u", threads);
   features[0] = gemm_feature;
   features[1] = threads_feature;
+  features[2] = wm_comm_mpi_built() ? "comm=threads,mpi" : "comm=threads";
   long pages = sysconf(_SC_PHYS_PAGES);
   long page = sysconf(_SC_PAGESIZE);
   wm_target_desc t = {
@@ -542,6 +544,7 @@ static wm_plugin_api api_table = {
     WM_HOST_ERROR_FIELDS,
     .device = &device_tier,
     .library = &library_tier,
+    .collective = &cpu_collective_tier,
 };
 
 WM_EXPORT wm_error *wm_plugin_query(uint32_t host_major,

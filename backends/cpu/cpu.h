@@ -84,6 +84,9 @@ extern const cpu_kernel_t cpu_kernels_deconv[];          // deconv.c
 wm_error *cpu_error(int32_t code, const char *fmt, ...) WM_PRINTF(2, 3);
 
 // An open device (cpu.c opens it).
+// The collective tier (collective.c): src/comm over threads and MPI.
+extern const wm_collective_tier cpu_collective_tier;
+
 struct wm_device {
   const wm_target_desc *target;  // the one host target
   wm_pool_t *pool;               // kernel threads

@@ -556,9 +556,10 @@ WM_TEST(plugin_describes_itself_and_the_host) {
   memset(&info, 0, sizeof(info));
   info.struct_size = sizeof(info);
   WM_CHECK(api->get_info(&info) == NULL);
-  WM_CHECK_INT_EQ(info.n_features, 2);
+  WM_CHECK_INT_EQ(info.n_features, 3);
   WM_CHECK(strncmp(info.features[0], "gemm=", 5) == 0);
   WM_CHECK(strncmp(info.features[1], "threads=", 8) == 0);
+  WM_CHECK(strncmp(info.features[2], "comm=threads", 12) == 0);
   WM_CHECK_INT_EQ(wm_backend_target_count(cpu_be), 1);
   const wm_target_desc *t = wm_backend_target(cpu_be, 0);
   WM_CHECK_INT_EQ(t->kind, WM_TARGET_CPU);
@@ -566,6 +567,54 @@ WM_TEST(plugin_describes_itself_and_the_host) {
   WM_CHECK(t->memory_bytes > 0);
   WM_CHECK(t->dtype_mask & (1u << WM_DTYPE_FLOAT));
   WM_CHECK(t->name && t->name[0]);
+}
+
+// The collective tier through the ABI: its answers, a one-rank
+// communicator's AllReduce on device buffers, and the refusals.
+WM_TEST(collective_tier_runs_on_device_buffers_and_checks_views) {
+  const wm_plugin_api *api = wm_backend_api(cpu_be);
+  const wm_collective_tier *ct = api->collective;
+  WM_CHECK(ct != NULL && ct->send && ct->recv && ct->barrier);
+  const wm_target_desc *t = wm_backend_target(cpu_be, 0);
+  uint32_t level = 9;
+  WM_CHECK(ct->coll_query(t, WM_COLL_ALL_REDUCE, WM_DTYPE_BFLOAT16,
+                          WM_REDOP_AVG, &level) == NULL);
+  WM_CHECK_INT_EQ(level, WM_SUPPORT_SUPPORTED);
+  WM_CHECK(ct->coll_query(t, WM_COLL_ALL_REDUCE, WM_DTYPE_INT32, WM_REDOP_AVG,
+                          &level) == NULL);
+  WM_CHECK_INT_EQ(level, WM_SUPPORT_NONE);
+  wm_device *dev = NULL;
+  WM_CHECK(api->device_open(t, &dev) == NULL);
+  wm_comm *comm = NULL;
+  wm_error *e = ct->comm_create(&dev, 1, 0, 1, "tcp:x", 5, &comm);
+  WM_CHECK(e != NULL);
+  WM_CHECK_INT_EQ(api->error_code(e), WM_ERR_INVALID_ARGUMENT);
+  WM_CHECK(strstr(api->error_message(e), "\"tcp:x\"") != NULL);
+  api->error_destroy(e);
+  const char id[] = "threads:cpu_test";
+  WM_CHECK(ct->comm_create(&dev, 1, 0, 1, id, strlen(id), &comm) == NULL);
+  wm_buffer *buf = NULL;
+  WM_CHECK(api->device->mem_alloc(dev, 64, 64, 0, &buf) == NULL);
+  void *p = NULL;
+  WM_CHECK(api->device->mem_map(buf, &p) == NULL);
+  float *x = p;
+  for (int i = 0; i < 16; i++) {
+    x[i] = (float)i;
+  }
+  wm_buffer_view v = {.struct_size = sizeof(v), .buffer = buf, .offset = 8};
+  WM_CHECK(ct->all_reduce(comm, NULL, &v, &v, 14, WM_DTYPE_FLOAT,
+                          WM_REDOP_SUM) == NULL);
+  WM_CHECK_DBL_NEAR(x[2], 2.0, 0);
+  WM_CHECK(ct->barrier(comm, NULL) == NULL);
+  e = ct->all_reduce(comm, NULL, &v, &v, 15, WM_DTYPE_FLOAT, WM_REDOP_SUM);
+  WM_CHECK(e != NULL);
+  WM_CHECK_INT_EQ(api->error_code(e), WM_ERR_OUT_OF_RANGE);
+  WM_CHECK(strstr(api->error_message(e), "15 elements at offset 8") != NULL);
+  api->error_destroy(e);
+  api->device->mem_unmap(buf);
+  api->device->mem_free(buf);
+  ct->comm_destroy(comm);
+  api->device->device_close(dev);
 }
 
 // Asks op_query directly about a hand-made description.
@@ -3547,6 +3596,7 @@ int main(void) {
   }
   static const wm_test_case_t cases[] = {
       WM_CASE(plugin_describes_itself_and_the_host),
+      WM_CASE(collective_tier_runs_on_device_buffers_and_checks_views),
       WM_CASE(query_refuses_with_reasons),
       WM_CASE(op_run_checks_views_against_the_plan),
       WM_CASE(compile_and_launch_run_format_c),

@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define WM_ABI_MAJOR 0
-#define WM_ABI_MINOR 5
+#define WM_ABI_MINOR 6
 #define WM_ABI_MAX_RANK 8
 
 #define WM_EXPORT __attribute__((visibility("default")))
@@ -417,17 +417,32 @@ enum {
   WM_REDOP_AVG = 4
 };
 
-/* Declared in v0; implemented by backends in a later minor. All calls are
- * stream-ordered and return at once. */
+/* Communicators and collectives. comm_create is called by every rank with
+ * the same unique_id (bytes, id_len of them) and world_size; ids the host
+ * makes for host-memory backends are the strings "threads:KEY" (ranks are
+ * threads of this process, each with its own comm) and "mpi:world" (ranks
+ * are the processes of the MPI job; rank and size are the world's). A
+ * backend refuses an id it cannot serve with INVALID_ARGUMENT.
+ * |count| is elements per rank: AllReduce's and Broadcast's buffer,
+ * AllGather's send (recv holds world_size * count), ReduceScatter's recv
+ * (send holds world_size * count). send == recv (same buffer and offset)
+ * is in place. Calls are stream-ordered; on a synchronous stream (the host
+ * tier's) they have completed when they return. A peer that never takes
+ * part ends the call with DEADLINE_EXCEEDED or UNAVAILABLE naming it (the
+ * host's WMAP_COMM_TIMEOUT), never a hang; ranks calling different
+ * collectives get INVALID_ARGUMENT or UNAVAILABLE naming the peer. */
 typedef struct wm_collective_tier {
   uint32_t struct_size;
+  /* The level (WM_SUPPORT_*) of |kind| over |dtype| with |redop|. */
   wm_error *(*coll_query)(const wm_target_desc *target, uint32_t kind,
                           uint32_t dtype, uint32_t redop, uint32_t *out_level);
   wm_error *(*comm_create)(wm_device *const *devs, uint32_t n_devs,
                            uint32_t rank, uint32_t world_size,
                            const void *unique_id, uint64_t id_len,
                            wm_comm **out_comm);
+  /* Leaves the communicator: the other ranks' waits for this one fail. */
   void (*comm_destroy)(wm_comm *comm);
+  /* Ends every pending and later call with an error (any thread). */
   wm_error *(*comm_abort)(wm_comm *comm);
   wm_error *(*all_reduce)(wm_comm *comm, wm_stream *stream,
                           const wm_buffer_view *send,
@@ -444,6 +459,14 @@ typedef struct wm_collective_tier {
   wm_error *(*broadcast)(wm_comm *comm, wm_stream *stream,
                          const wm_buffer_view *send, const wm_buffer_view *recv,
                          uint64_t count, uint32_t dtype, uint32_t root);
+  /* Since minor 6, optional together: point to point (a send matches the
+   * peer's recv of the same count and dtype, in order per direction) and a
+   * barrier. */
+  wm_error *(*send)(wm_comm *comm, wm_stream *stream, const wm_buffer_view *buf,
+                    uint64_t count, uint32_t dtype, uint32_t peer);
+  wm_error *(*recv)(wm_comm *comm, wm_stream *stream, const wm_buffer_view *buf,
+                    uint64_t count, uint32_t dtype, uint32_t peer);
+  wm_error *(*barrier)(wm_comm *comm, wm_stream *stream);
 } wm_collective_tier;
 
 /* ------------------------------------------------------ the top table */

@@ -8,7 +8,8 @@
 // collective over the communicator (Send/Recv over the pair) and blocks
 // until this rank's part is done: its buffers may be reused on return.
 //
-// Algorithms (chosen by size unless forced with wm_comm_set_algo):
+// Algorithms (chosen by size unless forced with wm_comm_set_algo or, for
+// every communicator opened after it is set, WMAP_COMM_ALGO):
 // - threads: "direct" for small messages (each rank reads every rank's
 //   buffer: one rendezvous), "ring" for large ones (reduce-scatter then
 //   all-gather around the ring, each step reading the left neighbour).
@@ -110,6 +111,13 @@ wm_status_t wm_comm_set_algo(wm_comm_t *comm,
 // The algorithm a call of |op| over |bytes| (per rank) would use.
 wm_comm_algo_t wm_comm_algo_for(const wm_comm_t *comm, uint32_t op,
                                 size_t bytes);
+// The same rule without a communicator: |transport| "threads" or "mpi",
+// |forced| as wm_comm_set_algo or WMAP_COMM_ALGO would set it.
+wm_comm_algo_t wm_comm_algo_rule(const char *transport, uint32_t op,
+                                 size_t bytes, int32_t size,
+                                 wm_comm_algo_t forced);
+// Parses "auto", "ring", "direct" or "rd"; false otherwise.
+bool wm_comm_algo_parse(const char *text, wm_comm_algo_t *out);
 
 // |count| elements per rank: AllReduce's and Broadcast's whole buffer,
 // AllGather's send (recv holds size * count), ReduceScatter's recv (send
@@ -171,7 +179,11 @@ wm_status_t wm_comm_mpi_init(int32_t *out_rank,
                              int32_t *out_size) WM_MUST_USE_RESULT;
 // MPI_Finalize when wm_comm_mpi_init ran; only after a clean run.
 void wm_comm_mpi_finalize(void);
-// Ends the whole job at once (after a communication error).
+// Waits for every process of the job without spinning (MPI_Ibarrier
+// polled with sleeps), so that the cores are free meanwhile.
+wm_status_t wm_comm_mpi_idle_barrier(void) WM_MUST_USE_RESULT;
+// Ends the whole job (after a communication error), half a second after
+// the call so that the other ranks' reports come out too.
 _Noreturn void wm_comm_mpi_abort(int code);
 // MPI's own collective, the peer of wm_comm_*: MPI_Allreduce,
 // MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast or MPI_Barrier on

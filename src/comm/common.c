@@ -70,6 +70,18 @@ const char *wm_comm_algo_name(wm_comm_algo_t algo) {
   return "?";
 }
 
+bool wm_comm_algo_parse(const char *text, wm_comm_algo_t *out) {
+  static const wm_comm_algo_t all[] = {WM_COMM_ALGO_AUTO, WM_COMM_ALGO_RING,
+                                       WM_COMM_ALGO_DIRECT, WM_COMM_ALGO_RD};
+  for (size_t i = 0; text && i < sizeof(all) / sizeof(all[0]); i++) {
+    if (strcmp(text, wm_comm_algo_name(all[i])) == 0) {
+      *out = all[i];
+      return true;
+    }
+  }
+  return false;
+}
+
 size_t wm_comm_dtype_size(uint32_t dtype) {
   switch (dtype) {
     case DT_UINT8:
@@ -369,6 +381,13 @@ wm_status_t wm_comm_open(const char *id, int32_t rank, int32_t size,
   c->rank = rank;
   c->size = size;
   c->timeout_s = wm_comm_timeout();
+  const char *algo = getenv("WMAP_COMM_ALGO");
+  if (algo && *algo && !wm_comm_algo_parse(algo, &c->algo)) {
+    wm_log(WM_LOG_WARN,
+           "WMAP_COMM_ALGO=\"%.40s\" is not auto, ring, direct or rd; "
+           "using auto",
+           algo);
+  }
   atomic_init(&c->failed, false);
   wm_status_t s;
   if (strncmp(id, "threads:", 8) == 0 && id[8]) {
@@ -437,6 +456,16 @@ wm_comm_algo_t wm_comm_algo_for(const wm_comm_t *comm, uint32_t op,
     return comm->algo;
   }
   return comm->tr->pick(comm, op, bytes);
+}
+
+wm_comm_algo_t wm_comm_algo_rule(const char *transport, uint32_t op,
+                                 size_t bytes, int32_t size,
+                                 wm_comm_algo_t forced) {
+  const comm_transport_t *tr = strcmp(transport, "mpi") == 0
+                                   ? &comm_mpi_transport
+                                   : &comm_threads_transport;
+  wm_comm_t c = {.tr = tr, .size = size, .algo = forced};
+  return wm_comm_algo_for(&c, op, bytes);
 }
 
 void wm_comm_counts(const wm_comm_t *comm, uint32_t op, uint64_t *out_calls,

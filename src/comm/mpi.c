@@ -41,6 +41,9 @@ wm_status_t wm_comm_mpi_init(int32_t *out_rank, int32_t *out_size) {
   return not_built();
 }
 void wm_comm_mpi_finalize(void) {}
+wm_status_t wm_comm_mpi_idle_barrier(void) {
+  return not_built();
+}
 _Noreturn void wm_comm_mpi_abort(int code) {
   exit(code);
 }
@@ -135,6 +138,33 @@ void wm_comm_mpi_finalize(void) {
   }
 }
 
+wm_status_t wm_comm_mpi_idle_barrier(void) {
+  if (world == MPI_COMM_NULL) {
+    return WM_ERROR(FAILED_PRECONDITION, "MPI is not initialized");
+  }
+  MPI_Request req;
+  int e = MPI_Ibarrier(world, &req);
+  double timeout = wm_comm_timeout();
+  uint64_t start = wm_now_ns();
+  while (e == MPI_SUCCESS) {
+    int done = 0;
+    e = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done && e == MPI_SUCCESS) {
+      return NULL;
+    }
+    double waited = (double)(wm_now_ns() - start) * 1e-9;
+    if (waited > timeout) {
+      return WM_ERROR(UNAVAILABLE,
+                      "communicator mpi:world: Barrier: waited %.1f s for the "
+                      "other processes (WMAP_COMM_TIMEOUT)",
+                      waited);
+    }
+    struct timespec ts = {0, 1000000};  // 1 ms: leave the cores alone
+    nanosleep(&ts, NULL);
+  }
+  return mpi_error(e, "MPI_Ibarrier");
+}
+
 _Noreturn void wm_comm_mpi_abort(int code) {
   fflush(stdout);
   fflush(stderr);
@@ -142,6 +172,10 @@ _Noreturn void wm_comm_mpi_abort(int code) {
   MPI_Initialized(&inited);
   MPI_Finalized(&fin);
   if (inited && !fin) {
+    // The other survivors usually fail at about the same moment: give
+    // them half a second to report before the job is torn down.
+    struct timespec ts = {0, 500000000};
+    nanosleep(&ts, NULL);
     MPI_Abort(MPI_COMM_WORLD, code);
   }
   exit(code);
@@ -221,10 +255,16 @@ typedef struct mp_comm {
 } mp_comm_t;
 
 wm_status_t comm_mpi_open(wm_comm_t *comm) {
-  if (world == MPI_COMM_NULL) {
+  int inited = 0;
+  MPI_Initialized(&inited);
+  if (!inited) {
     return WM_ERROR(FAILED_PRECONDITION,
                     "communicator mpi:world: MPI is not initialized (start "
                     "under mpirun)");
+  }
+  if (world == MPI_COMM_NULL) {  // another copy of this module ran MPI_Init
+    int32_t r0, n0;
+    WM_RETURN_IF_ERROR(wm_comm_mpi_init(&r0, &n0));
   }
   int r = 0, n = 1;
   MPI_Comm_rank(world, &r);

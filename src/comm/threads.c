@@ -388,37 +388,74 @@ static wm_status_t direct(const th_run_t *x, const void *send, void *recv) {
 // AllReduce: n-1 reduce-scatter steps, each reducing one chunk with the
 // left neighbour's partial sum, then n-1 all-gather steps copying the
 // left's finished chunk. Rank r's chunk at reduce step s is
-// (r - s + n - 2) mod n, so it finishes chunk r.
-static wm_status_t ring_all_reduce(const th_run_t *x, const char *send,
-                                   char *recv) {
+// (r - s + n - 2) mod n, so it finishes chunk r and writes it into the
+// right neighbour's recv as well: the first all-gather step costs no read
+// of the neighbour's memory (for 2 ranks, no step at all). A large buffer goes
+// round in pieces of about PIECE bytes, one after the other, so that what
+// a neighbour wrote one step before is still in cache when it is read.
+enum { PIECE = 2 * 1024 * 1024 };
+
+static wm_status_t ring_piece(const th_run_t *x, const char *send, char *recv,
+                              size_t first, size_t count, uint64_t step0) {
   const comm_call_t *call = x->call;
   int32_t r = x->r, n = x->n;
+  size_t es = x->es;
   th_slot_t *ls = slot(x, x->left);
+  const char *lsend = (const char *)ls->send[x->par] + first * es;
+  const char *lrecv = (const char *)ls->recv[x->par] + first * es;
+  th_slot_t *rs = slot(x, x->right);
+  char *rrecv = (char *)rs->recv[x->par] + first * es;
+  bool right_in_place = rs->send[x->par] == rs->recv[x->par];
+  send += first * es;
+  recv += first * es;
   for (int32_t s = 0; s < n - 1; s++) {
     int32_t c = (r - s + 2 * n - 2) % n;
     size_t b, e;
-    comm_chunk(call->count, n, c, &b, &e);
-    WM_RETURN_IF_ERROR(wait_step(x, x->left, (uint64_t)s));
-    const char *from = s == 0 ? ls->send[x->par] : ls->recv[x->par];
-    comm_reduce(recv + b * x->es, send + b * x->es, from + b * x->es, e - b,
-                call->dtype, call->redop);
-    if (s == n - 2 && call->redop == WM_COMM_AVG) {
-      comm_divide(recv + b * x->es, e - b, call->dtype, n);
+    comm_chunk(count, n, c, &b, &e);
+    WM_RETURN_IF_ERROR(wait_step(x, x->left, step0 + (uint64_t)s));
+    const char *from = s == 0 ? lsend : lrecv;
+    comm_reduce(recv + b * es, send + b * es, from + b * es, e - b, call->dtype,
+                call->redop);
+    if (s == n - 2) {
+      if (call->redop == WM_COMM_AVG) {
+        comm_divide(recv + b * es, e - b, call->dtype, n);
+      }
+      // In place, rank r + 2 reads this chunk of the right's buffer at its
+      // first step.
+      if (n > 2 && right_in_place) {
+        WM_RETURN_IF_ERROR(wait_step(x, (r + 2) % n, step0 + 1));
+      }
+      memcpy(rrecv + b * es, recv + b * es, (e - b) * es);
     }
-    set_step(x, (uint64_t)s + 1);
+    set_step(x, step0 + (uint64_t)s + 1);
   }
-  for (int32_t t = 0; t < n - 1; t++) {
+  // All-gather step 0 was the left neighbour's push.
+  WM_RETURN_IF_ERROR(wait_step(x, x->left, step0 + (uint64_t)(n - 1)));
+  set_step(x, step0 + (uint64_t)n);
+  for (int32_t t = 1; t < n - 1; t++) {
     int32_t c = (r - t - 1 + n) % n;
     size_t b, e;
-    comm_chunk(call->count, n, c, &b, &e);
+    comm_chunk(count, n, c, &b, &e);
     // The right neighbour read this chunk of ours at its reduce step t.
-    WM_RETURN_IF_ERROR(wait_step(x, x->right, (uint64_t)t + 1));
-    WM_RETURN_IF_ERROR(wait_step(x, x->left, (uint64_t)(n - 1 + t)));
-    memcpy(recv + b * x->es, (const char *)ls->recv[x->par] + b * x->es,
-           (e - b) * x->es);
-    set_step(x, (uint64_t)(n + t));
+    WM_RETURN_IF_ERROR(wait_step(x, x->right, step0 + (uint64_t)t + 1));
+    WM_RETURN_IF_ERROR(wait_step(x, x->left, step0 + (uint64_t)(n - 1 + t)));
+    memcpy(recv + b * es, lrecv + b * es, (e - b) * es);
+    set_step(x, step0 + (uint64_t)(n + t));
   }
-  return wait_step(x, x->right, (uint64_t)(2 * n - 2));
+  return NULL;
+}
+
+static wm_status_t ring_all_reduce(const th_run_t *x, const char *send,
+                                   char *recv) {
+  size_t count = x->call->count, per = 2 * (size_t)(x->n - 1);
+  size_t pieces = (count * x->es + PIECE - 1) / PIECE;
+  size_t most = 60000 / per;  // steps stay under 2^16
+  pieces = pieces < 1 ? 1 : pieces > most ? most : pieces;
+  for (size_t p = 0; p < pieces; p++) {
+    size_t b = count * p / pieces, e = count * (p + 1) / pieces;
+    WM_RETURN_IF_ERROR(ring_piece(x, send, recv, b, e - b, p * per));
+  }
+  return wait_step(x, x->right, pieces * per);
 }
 
 // AllGather: own chunk first (before posting), then n-1 steps each copying

@@ -119,6 +119,42 @@ static void text_target(wm_strbuf_t *b, const wm_backend_t *be,
   wm_strbuf_printf(b, "\n");
 }
 
+// The collectives the backend's tier answers for float32 (sum) on its
+// first target, and its point-to-point calls: "(AllReduce, ...)" in text,
+// a list of JSON strings otherwise.
+static void collective_list(wm_strbuf_t *b, const wm_backend_t *be, bool json) {
+  const wm_collective_tier *c = wm_backend_api(be)->collective;
+  const wm_target_desc *t = wm_backend_target(be, 0);
+  if (!c) {
+    return;
+  }
+  static const char *const names[] = {"", "AllReduce", "AllGather",
+                                      "ReduceScatter", "Broadcast"};
+  int n = 0;
+  for (uint32_t kind = WM_COLL_ALL_REDUCE; t && kind <= WM_COLL_BROADCAST;
+       kind++) {
+    uint32_t level = 0;
+    wm_error *e = c->coll_query(t, kind, 1, WM_REDOP_SUM, &level);
+    if (e) {
+      wm_status_free(wm_backend_error(be, e, "coll_query"));
+      continue;
+    }
+    if (level >= WM_SUPPORT_SUPPORTED) {
+      wm_strbuf_printf(b, json ? "%s\"%s\"" : "%s%s",
+                       n++ ? ", " : (json ? "" : "yes ("), names[kind]);
+    }
+  }
+  if (WM_HAS(c, wm_collective_tier, barrier) && c->send && c->recv &&
+      c->barrier) {
+    wm_strbuf_printf(
+        b, json ? "%s\"Send\", \"Recv\", \"Barrier\"" : "%sSend/Recv, Barrier",
+        n++ ? ", " : (json ? "" : "yes ("));
+  }
+  if (!json) {
+    wm_strbuf_printf(b, n ? ")" : "yes");
+  }
+}
+
 static void text_backend(wm_strbuf_t *b, const wm_backend_t *be) {
   const wm_plugin_api *api = wm_backend_api(be);
   const wm_plugin_info *info = wm_backend_info(be);
@@ -129,8 +165,12 @@ static void text_backend(wm_strbuf_t *b, const wm_backend_t *be) {
     wm_strbuf_printf(b, ", by %s", info->vendor);
   }
   wm_strbuf_printf(b, ")\n  origin: %s\n", wm_backend_origin(be));
-  wm_strbuf_printf(b, "  tiers: device, library %s, collective %s\n",
-                   api->library ? "yes" : "no", api->collective ? "yes" : "no");
+  wm_strbuf_printf(b, "  tiers: device, library %s, collective %s",
+                   api->library ? "yes" : "no", api->collective ? "" : "no");
+  if (api->collective) {
+    collective_list(b, be, false);
+  }
+  wm_strbuf_printf(b, "\n");
   if (info->n_features && info->features) {
     wm_strbuf_printf(b, "  features:");
     for (uint32_t i = 0; i < info->n_features; i++) {
@@ -272,10 +312,12 @@ static void json_backend(wm_strbuf_t *b, const wm_backend_t *be) {
   }
   wm_strbuf_printf(b,
                    "], \"tiers\": {\"device\": true, \"compile\": %s, "
-                   "\"library\": %s, \"collective\": %s}, \"devices\": [",
+                   "\"library\": %s, \"collective\": %s}, \"collectives\": [",
                    api->device->compile ? "true" : "false",
                    api->library ? "true" : "false",
                    api->collective ? "true" : "false");
+  collective_list(b, be, true);
+  wm_strbuf_printf(b, "], \"devices\": [");
   for (uint32_t i = 0; i < wm_backend_target_count(be); i++) {
     wm_strbuf_printf(b, "%s", i ? ", " : "");
     json_target(b, be, wm_backend_target(be, i));

@@ -20,6 +20,7 @@ int wm_cli_probe(int argc, char **argv);
 int wm_cli_map(int argc, char **argv);
 int wm_cli_bench(int argc, char **argv);
 int wm_cli_compare(int argc, char **argv);
+int wm_cli_comm_bench(int argc, char **argv);
 
 // Prints "wmap: <status message>" on stderr, frees |s|; returns
 // WM_EXIT_FAILED.

@@ -21,6 +21,8 @@ static const char usage[] =
     "                 coverage per backend, critical path, parallel plans\n"
     "  bench MODEL    latency distributions in interleaved blocks; baseline\n"
     "                 JSON for wmap compare\n"
+    "  comm-bench     collectives' time and bus bandwidth by size, beside\n"
+    "                 MPI's own (nccl-tests' table); under mpirun too\n"
     "  compare A B    two baselines: the change per metric with its\n"
     "                 interval, a U test and a verdict\n"
     "  run MODEL      run an ONNX model and print or save its outputs\n"
@@ -568,6 +570,9 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "bench") == 0) {
     return wm_cli_bench(argc - 1, argv + 1);
+  }
+  if (strcmp(cmd, "comm-bench") == 0) {
+    return wm_cli_comm_bench(argc - 1, argv + 1);
   }
   if (strcmp(cmd, "compare") == 0) {
     return wm_cli_compare(argc - 1, argv + 1);

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Collectives across MPI processes (mpirun on loopback): conformance of
+# every operation on 2 and 3 processes, a rank that dies and ranks that
+# disagree (every survivor reports the peer, in time, and the job ends),
+# and `wmap comm-bench` with its peer, baseline and HTML.
+# usage: mpi_test.sh WMAP MPI_RANK
+set -u
+wmap=$1 rank_bin=$2
+if ! command -v mpirun >/dev/null 2>&1; then
+  echo "SKIP: mpirun not found (install openmpi-bin)"; exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+. "$(dirname "$0")/../e2e/common.sh"
+
+mpi=(mpirun --oversubscribe --bind-to none)
+[ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
+# Survivors of a dead rank must live to report it (mpirun would kill them).
+mpi_keep=("${mpi[@]}" --mca orte_abort_on_non_zero_status 0)
+
+# fails NAME CMD...: runs CMD into $tmp/out and $tmp/err; fails NAME
+# unless it ends with an error before timeout's limit (mpirun's status
+# depends on how the job was torn down).
+fails() {
+  local name=$1
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
+    fail "$name: exit $rc, want a failure before the limit" "$tmp/out" \
+      "$tmp/err"
+    return 1
+  fi
+}
+
+for np in 2 3; do
+  check "conform on $np processes" 0 timeout 300 "${mpi[@]}" -np "$np" \
+    "$rank_bin" conform &&
+    has "conform on $np processes" "$tmp/out" "rank 0 of $np: ok" \
+      "rank $((np - 1)) of $np: ok"
+done
+
+# A rank dies: the others end within the timeout, naming it.
+start=$(date +%s)
+if fails "dead rank" env WMAP_COMM_TIMEOUT=2 timeout 60 "${mpi_keep[@]}" \
+  -np 3 "$rank_bin" dead; then
+  has "dead rank: rank 0 names rank 2" "$tmp/err" \
+    "rank 0: communicator mpi:world, rank 0 of 3: AllReduce of 1000 float32 (sum)" \
+    "for rank 2 (WMAP_COMM_TIMEOUT)"
+  has "dead rank: rank 1 names rank 2" "$tmp/err" \
+    "rank 1: communicator mpi:world, rank 1 of 3: AllReduce"
+fi
+end=$(date +%s)
+if [ $((end - start)) -lt 30 ]; then
+  echo "ok   dead rank: ended in $((end - start)) s"; passed=$((passed + 1))
+else
+  fail "dead rank: took $((end - start)) s" "$tmp/err"
+fi
+
+fails "mismatch" timeout 60 "${mpi[@]}" -np 2 "$rank_bin" mismatch &&
+  has "mismatch: each rank names the other's call" "$tmp/err" \
+  "rank 0: communicator mpi:world, rank 0 of 2: AllReduce of 1000 float32 (sum), call 1: ranks disagree: rank 1 called Broadcast of 1000 float32 from rank 0" \
+  "rank 1: communicator mpi:world, rank 1 of 2: Broadcast of 1000 float32 from rank 0, call 1: ranks disagree: rank 0 called AllReduce"
+
+# comm-bench with MPI's own collectives as the peer, checked results.
+check "comm-bench under mpirun" 0 timeout 300 "${mpi[@]}" -np 2 "$wmap" \
+  comm-bench --ops allreduce,allgather,reducescatter,broadcast \
+  --sizes 8,64K,1M --blocks 2 --min-time 0.005 --format json \
+  -o "$tmp/base.json" --html "$tmp/cb.html" &&
+  python3 - "$tmp/out" >"$tmp/py" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "wmap.comm-bench/1", d["schema"]
+rows = d["rows"]
+impls = {r["impl"] for r in rows}
+assert impls == {"threads", "mpi", "mpi-native"}, impls
+assert len(rows) == 4 * 3 * 3, len(rows)
+for r in rows:
+    assert r["check"] == "ok", r
+    assert r["p50_us"] > 0 and r["busbw_gbs"] > 0, r
+    n = r["ranks"]
+    f = {"allreduce": 2 * (n - 1) / n, "broadcast": 1}.get(r["op"], (n - 1) / n)
+    assert abs(r["busbw_gbs"] - r["algbw_gbs"] * f) < 1e-3 * r["busbw_gbs"] + 1e-9, r
+print("ok")
+PY
+if [ -f "$tmp/py" ]; then has "comm-bench json rows" "$tmp/py" "ok"; fi
+if [ -s "$tmp/base.json" ]; then
+  check "compare reads the comm-bench baseline" 0 "$wmap" compare \
+    "$tmp/base.json" "$tmp/base.json" &&
+    has "compare reads the comm-bench baseline" "$tmp/out" \
+      "threads allreduce 1M" "mpi-native broadcast 64K"
+  has "comm-bench html has the curves" "$tmp/cb.html" "<polyline" \
+    "busbw (GB/s)" "mpi-native"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
