@@ -30,7 +30,7 @@ test-asan:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DWMAP_SANITIZE=ON $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS) -L 'unit|conform|fuzz|e2e'
+	  ctest --output-on-failure -j $(JOBS) -L 'unit|conform|fuzz|e2e|mpi'
 
 demo: build
 	@scripts/demo.sh $(BUILD)

@@ -69,6 +69,13 @@ static inline uint16_t comm_f32_to_bf16(float f) {
   return (uint16_t)(u >> 16);
 }
 
+// memcpy that accepts NULL pointers when |n| is 0 (empty messages).
+static inline void comm_copy(void *dst, const void *src, size_t n) {
+  if (n) {
+    memcpy(dst, src, n);
+  }
+}
+
 // dst[i] = a[i] op b[i] for |n| elements (dst may be a or b).
 void comm_reduce(void *dst, const void *a, const void *b, size_t n,
                  uint32_t dtype, uint32_t redop);

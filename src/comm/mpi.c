@@ -235,7 +235,7 @@ wm_status_t wm_comm_mpi_native(uint32_t op, const void *send, void *recv,
       break;
     case WM_COMM_BROADCAST:
       if (rank == (int)arg && send != recv) {
-        memcpy(recv, send, count * wm_comm_dtype_size(dtype));
+        comm_copy(recv, send, count * wm_comm_dtype_size(dtype));
       }
       e = MPI_Bcast(recv, n, t, (int)arg, MPI_COMM_WORLD);
       break;
@@ -493,7 +493,7 @@ static wm_status_t rd_all_reduce(const mp_run_t *x, const char *send,
   WM_RETURN_IF_ERROR(ensure_tmp(x, bytes ? bytes : 1));
   char *tmp = ((mp_comm_t *)x->comm->impl)->tmp;
   if (recv != send && bytes) {
-    memcpy(recv, send, bytes);
+    comm_copy(recv, send, bytes);
   }
   int32_t p = 1;
   while (p * 2 <= n) {
@@ -548,7 +548,7 @@ static wm_status_t ring_all_gather(const mp_run_t *x, const char *send,
   size_t bytes = x->call->count * x->es;
   int32_t r = x->r, n = x->n;
   if (recv + (size_t)r * bytes != send && bytes) {
-    memcpy(recv + (size_t)r * bytes, send, bytes);
+    comm_copy(recv + (size_t)r * bytes, send, bytes);
   }
   for (int32_t t = 0; t < n - 1; t++) {
     int32_t out = (r - t + n) % n, in = (r - t - 1 + n) % n;
@@ -565,7 +565,7 @@ static wm_status_t direct_all_gather(const mp_run_t *x, const char *send,
   size_t bytes = x->call->count * x->es;
   int32_t r = x->r, n = x->n;
   if (recv + (size_t)r * bytes != send && bytes) {
-    memcpy(recv + (size_t)r * bytes, send, bytes);
+    comm_copy(recv + (size_t)r * bytes, send, bytes);
   }
   for (int32_t k = 1; k < n; k++) {
     int32_t to = (r + k) % n, from = (r - k + n) % n;
@@ -602,9 +602,11 @@ static wm_status_t reduce_scatter(const mp_run_t *x, wm_comm_algo_t algo,
       WM_RETURN_IF_ERROR(exchange_big(x, send + (size_t)to * bytes, bytes, to,
                                       tmp + (size_t)from * bytes, bytes, from));
     }
-    memcpy(tmp + (size_t)r * bytes, send + (size_t)r * bytes, bytes);
+    comm_copy(tmp + (size_t)r * bytes, send + (size_t)r * bytes, bytes);
     if (n == 1) {
-      memmove(recv, tmp, bytes);
+      if (bytes) {
+        memmove(recv, tmp, bytes);
+      }
     } else {
       comm_reduce(recv, tmp, tmp + bytes, call->count, call->dtype,
                   call->redop);
@@ -628,7 +630,7 @@ static wm_status_t broadcast(const mp_run_t *x, wm_comm_algo_t algo,
   size_t bytes = call->count * x->es;
   int32_t r = x->r, n = x->n, root = call->root;
   if (r == root && send != recv && bytes) {
-    memcpy(recv, send, bytes);
+    comm_copy(recv, send, bytes);
   }
   if (algo != WM_COMM_ALGO_RING) {
     if (r == root) {
@@ -705,7 +707,7 @@ static wm_status_t mp_run(wm_comm_t *comm, const comm_call_t *call,
     case WM_COMM_ALL_REDUCE:
       if (x.n == 1) {
         if (send != recv && bytes) {
-          memcpy(recv, send, bytes);
+          comm_copy(recv, send, bytes);
         }
         return NULL;
       }

@@ -340,7 +340,7 @@ static wm_status_t direct(const th_run_t *x, const void *send, void *recv) {
       const char *s0 = (const char *)slot(x, 0)->send[x->par] + off;
       if (n == 1) {
         if (!in_place) {
-          memcpy(acc, s0, bytes);
+          comm_copy(acc, s0, bytes);
         }
       } else {
         const char *s1 = (const char *)slot(x, 1)->send[x->par] + off;
@@ -356,7 +356,7 @@ static wm_status_t direct(const th_run_t *x, const void *send, void *recv) {
       set_step(x, 1);
       WM_RETURN_IF_ERROR(wait_all(x, 1));
       if (in_place && n > 1) {
-        memcpy(recv, acc, bytes);
+        comm_copy(recv, acc, bytes);
       }
       return NULL;
     }
@@ -365,7 +365,7 @@ static wm_status_t direct(const th_run_t *x, const void *send, void *recv) {
         char *dst = (char *)recv + (size_t)p * bytes;
         const void *src = slot(x, p)->send[x->par];
         if (src != dst && bytes) {
-          memcpy(dst, src, bytes);
+          comm_copy(dst, src, bytes);
         }
       }
       set_step(x, 1);
@@ -373,7 +373,7 @@ static wm_status_t direct(const th_run_t *x, const void *send, void *recv) {
     case WM_COMM_BROADCAST: {
       const void *src = slot(x, call->root)->send[x->par];
       if (src != recv && bytes) {
-        memcpy(recv, src, bytes);
+        comm_copy(recv, src, bytes);
       }
       set_step(x, 1);
       return r == call->root ? wait_all(x, 1) : NULL;
@@ -425,7 +425,7 @@ static wm_status_t ring_piece(const th_run_t *x, const char *send, char *recv,
       if (n > 2 && right_in_place) {
         WM_RETURN_IF_ERROR(wait_step(x, (r + 2) % n, step0 + 1));
       }
-      memcpy(rrecv + b * es, recv + b * es, (e - b) * es);
+      comm_copy(rrecv + b * es, recv + b * es, (e - b) * es);
     }
     set_step(x, step0 + (uint64_t)s + 1);
   }
@@ -439,7 +439,7 @@ static wm_status_t ring_piece(const th_run_t *x, const char *send, char *recv,
     // The right neighbour read this chunk of ours at its reduce step t.
     WM_RETURN_IF_ERROR(wait_step(x, x->right, step0 + (uint64_t)t + 1));
     WM_RETURN_IF_ERROR(wait_step(x, x->left, step0 + (uint64_t)(n - 1 + t)));
-    memcpy(recv + b * es, lrecv + b * es, (e - b) * es);
+    comm_copy(recv + b * es, lrecv + b * es, (e - b) * es);
     set_step(x, step0 + (uint64_t)(n + t));
   }
   return NULL;
@@ -467,8 +467,8 @@ static wm_status_t ring_all_gather(const th_run_t *x, char *recv) {
   for (int32_t t = 0; t < n - 1; t++) {
     int32_t c = (r - t - 1 + n) % n;
     WM_RETURN_IF_ERROR(wait_step(x, x->left, (uint64_t)t));
-    memcpy(recv + (size_t)c * bytes,
-           (const char *)ls->recv[x->par] + (size_t)c * bytes, bytes);
+    comm_copy(recv + (size_t)c * bytes,
+              (const char *)ls->recv[x->par] + (size_t)c * bytes, bytes);
     set_step(x, (uint64_t)t + 1);
   }
   return wait_step(x, x->right, (uint64_t)(n - 1));
@@ -530,7 +530,7 @@ static wm_status_t p2p(wm_comm_t *comm, const comm_call_t *call,
     return th_fail(comm, call, msg);
   }
   if (call->count) {
-    memcpy(recv, ch->buf, call->count * wm_comm_dtype_size(call->dtype));
+    comm_copy(recv, ch->buf, call->count * wm_comm_dtype_size(call->dtype));
   }
   atomic_store_explicit(&ch->taken, s, memory_order_release);
   return NULL;
@@ -566,7 +566,7 @@ static wm_status_t th_run(wm_comm_t *comm, const comm_call_t *call,
   if (call->op == WM_COMM_ALL_GATHER && ring) {
     char *own = (char *)recv + (size_t)x.r * bytes;
     if (own != send && bytes) {
-      memcpy(own, send, bytes);
+      comm_copy(own, send, bytes);
     }
   }
   th_slot_t *me = slot(&x, x.r);
