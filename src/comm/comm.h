@@ -149,6 +149,12 @@ wm_status_t wm_comm_barrier(wm_comm_t *comm) WM_MUST_USE_RESULT;
 void wm_comm_counts(const wm_comm_t *comm, uint32_t op, uint64_t *out_calls,
                     uint64_t *out_bytes);
 
+// The communicator of the calling thread's rank, for the graph's
+// collective nodes (wmap.AllReduce, wmap.AllGather) to run on: set by the
+// code that runs a rank's partition, NULL when none.
+void wm_comm_set_current(wm_comm_t *comm);
+wm_comm_t *wm_comm_current(void);
+
 // ------------------------------------------------------------ checking
 // Known data whose reductions are exact in every dtype: elements
 // [first, first + count) of |rank|'s input (|redop| picks the values:

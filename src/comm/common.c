@@ -351,6 +351,15 @@ wm_status_t comm_fail(wm_comm_t *comm, const comm_call_t *call, const char *fmt,
 
 // ------------------------------------------------------------- the API
 
+static _Thread_local wm_comm_t *current;
+
+void wm_comm_set_current(wm_comm_t *comm) {
+  current = comm;
+}
+wm_comm_t *wm_comm_current(void) {
+  return current;
+}
+
 void wm_comm_new_id(char out[WM_COMM_ID_MAX]) {
   static atomic_uint_fast64_t next = 1;
   unsigned long long n = (unsigned long long)atomic_fetch_add(&next, 1);

@@ -15,7 +15,9 @@
 //   constant and input 0 is not): replicated input -> column-parallel,
 //   output sharded; sharded input -> row-parallel, output partial, so an
 //   AllReduce of the output (S = its bytes) makes it replicated. Grouped
-//   Conv (group > 1) is channel-local: sharded in, sharded out.
+//   Conv (group > 1) is channel-local: sharded in, sharded out. A weight
+//   whose output columns do not divide by tp (GPT-2's 50257-word head
+//   over 2 ranks) stays whole, as src/parallel's partition keeps it.
 // - Elementwise ops keep sharded values sharded; a replicated operand
 //   beside a sharded one (a mask, a residual) is sliced locally, no
 //   communication: every rank holds all of it.
@@ -318,6 +320,27 @@ static bool is_conv(const wm_node_t *n) {
          strcmp(n->op_type, "ConvTranspose") == 0;
 }
 
+// Whether weight |w| of contraction |n| splits its output columns (output
+// channels) evenly over |tp| ranks; true when its shape is unknown.
+static bool columns_divide(const wm_graph_t *g, const wm_node_t *n, int32_t w,
+                           int32_t tp) {
+  const wm_shape_t *s = &g->values[w].type.shape;
+  if (s->rank < 1) {
+    return true;
+  }
+  int64_t cols;
+  if (strcmp(n->op_type, "Gemm") == 0 && s->rank == 2) {
+    cols = s->dims[wm_node_attr_int(n, "transB", 0) ? 0 : 1];
+  } else if (strcmp(n->op_type, "Conv") == 0) {
+    cols = s->dims[0];
+  } else if (strcmp(n->op_type, "ConvTranspose") == 0 && s->rank >= 2) {
+    cols = s->dims[1] * wm_node_attr_int(n, "group", 1);
+  } else {
+    cols = s->dims[s->rank - 1];
+  }
+  return cols < 0 || cols % tp == 0;
+}
+
 // The nccl-tests bus factor: per-rank wire bytes per call are factor * S.
 static double ring_factor(uint32_t kind, int32_t ranks) {
   double n = ranks > 0 ? (double)ranks : 1.0;
@@ -452,6 +475,11 @@ static wm_status_t tp_node(plan_ctx_t *c, size_t pos) {
     for (int32_t k = 2; k < n->input_count; k++) {
       int32_t vid = n->inputs[k];
       extra_sharded |= vid >= 0 && c->state[vid] == SHARDED;
+    }
+    if (!extra_sharded && c->state[x] == REPLICATED &&
+        !columns_divide(c->graph, n, w, c->tp)) {
+      set_outputs(c, n, REPLICATED);  // stays whole on every rank
+      return NULL;
     }
     if (!extra_sharded) {
       mn->sharded = true;

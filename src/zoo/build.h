@@ -26,6 +26,7 @@ void wm_zoo_mobilenetv2(wm_zoo_builder_t *b, const wm_zoo_args_t *a);
 void wm_zoo_mlp(wm_zoo_builder_t *b, const wm_zoo_args_t *a);
 void wm_zoo_bert(wm_zoo_builder_t *b, const wm_zoo_args_t *a);
 void wm_zoo_gpt2(wm_zoo_builder_t *b, const wm_zoo_args_t *a);
+void wm_zoo_mlp_train(wm_zoo_builder_t *b, const wm_zoo_args_t *a);
 
 // Returns a printf-formatted name interned in the graph.
 const char *wm_zoo_name(wm_zoo_builder_t *b, const char *fmt, ...)

@@ -19,6 +19,14 @@ static const wm_zoo_key_t mlp_keys[] = {
     {"layers", 2, 0, 64, "hidden Gemm+Relu layers"},
     {"out", 10, 1, 1 << 16, "output features"},
 };
+static const wm_zoo_key_t mlp_train_keys[] = {
+    {"batch", 8, 1, 1 << 20, "batch size (split over data-parallel ranks)"},
+    {"in", 784, 1, 1 << 16, "input features"},
+    {"hidden", 512, 1, 1 << 14, "hidden width"},
+    {"layers", 2, 0, 64, "hidden Gemm+Relu layers"},
+    {"out", 10, 1, 1 << 16, "output features"},
+    {"lr", 50, 1, 1000000, "learning rate in thousandths"},
+};
 static const wm_zoo_key_t bert_keys[] = {
     {"layers", 12, 1, 48, "encoder layers"},
     {"seq", 128, 1, 512, "sequence length"},
@@ -61,6 +69,11 @@ static const zoo_entry_t entries[] = {
     {{"mlp", "Gemm+Relu layers: input [batch,in] -> logits [batch,out]",
       KEYS(mlp_keys)},
      wm_zoo_mlp},
+    {{"mlp-train",
+      "one SGD step of mlp on a mean squared error: input [batch,in], "
+      "target [batch,out] -> loss, NAME.next per parameter",
+      KEYS(mlp_train_keys)},
+     wm_zoo_mlp_train},
 };
 
 #define N_ENTRIES (sizeof(entries) / sizeof(entries[0]))

@@ -166,7 +166,7 @@ WM_TEST(spec_errors_name_the_problem) {
 }
 
 WM_TEST(listing_describes_every_model) {
-  WM_CHECK_INT_EQ(wm_zoo_count(), 6);
+  WM_CHECK_INT_EQ(wm_zoo_count(), 7);
   for (size_t i = 0; i < wm_zoo_count(); i++) {
     const wm_zoo_model_t *m = wm_zoo_at(i);
     WM_CHECK(m && m->description && m->key_count > 0);
@@ -277,6 +277,99 @@ WM_TEST(small_gpt2_runs_on_ref_with_finite_outputs) {
   run_on_ref("gpt2:layers=1,seq=4");
 }
 
+// One step of mlp-train on ref with |x| and |t| as input and target and
+// fc0.weight given (or its default when NULL): the loss and the updated
+// fc0.weight.
+static wm_status_t train_step(wm_graph_t *g, wm_backend_t *be, wm_tensor_t *x,
+                              wm_tensor_t *t, const wm_tensor_t *w,
+                              double *loss, wm_tensor_t **w_next) {
+  wm_session_t *s = NULL;
+  wm_graph_t *copy = NULL;
+  WM_RETURN_IF_ERROR(wm_graph_clone(g, NULL, &copy));
+  wm_status_t st = wm_session_create(copy, be, &s);
+  const char *names[] = {"input", "target", "fc0.weight"};
+  const wm_tensor_t *in[] = {x, t, w};
+  wm_tensor_t *out[16] = {NULL};
+  if (!st) {
+    st = wm_session_run(s, names, in, w ? 3 : 2, out);
+  }
+  if (!st) {
+    *loss = wm_tensor_get_f64(out[0], 0);
+    *w_next = out[1];  // outputs: loss, fc0.weight.next, ...
+    out[1] = NULL;
+  }
+  for (size_t i = 0; i < 16; i++) {
+    wm_tensor_destroy(out[i]);
+  }
+  wm_session_destroy(s);
+  wm_graph_destroy(copy);
+  return st;
+}
+
+WM_TEST(mlp_train_gradients_match_finite_differences) {
+  wm_graph_t *g = NULL;
+  WM_CHECK_OK(wm_zoo_build(
+      "mlp-train:batch=4,in=3,hidden=5,layers=1,out=2,lr=100", &g));
+  WM_CHECK(g->output_count == 5);
+  wm_backend_t *be = NULL;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &be));
+  int64_t xd[] = {4, 3}, td[] = {4, 2};
+  wm_shape_t xs = wm_shape_make(2, xd), ts = wm_shape_make(2, td);
+  wm_tensor_t *x = NULL, *t = NULL, *w = NULL, *next = NULL;
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &xs, &x));
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &ts, &t));
+  for (size_t k = 0; k < x->count; k++) {
+    wm_tensor_set_f64(x, k, sin((double)k * 0.7) + 0.3);
+  }
+  for (size_t k = 0; k < t->count; k++) {
+    wm_tensor_set_f64(t, k, cos((double)k * 0.9));
+  }
+  const wm_tensor_t *w0 =
+      g->values[wm_graph_find_value(g, "fc0.weight")].initializer;
+  double loss = 0, lp = 0, lm = 0;
+  wm_status_t st = train_step(g, be, x, t, NULL, &loss, &next);
+  // The gradient the step used: (w - w.next) / lr; against
+  // (L(w + e) - L(w - e)) / 2e for a few elements.
+  for (size_t k = 0; !st && k < w0->count; k += 4) {
+    double grad = (wm_tensor_get_f64(w0, k) - wm_tensor_get_f64(next, k)) / 0.1;
+    const double e = 1e-2;
+    wm_tensor_t *dummy = NULL;
+    st = wm_tensor_clone(w0, &w);
+    if (!st) {
+      wm_tensor_set_f64(w, k, wm_tensor_get_f64(w0, k) + e);
+      st = train_step(g, be, x, t, w, &lp, &dummy);
+      wm_tensor_destroy(dummy);
+      dummy = NULL;
+    }
+    if (!st) {
+      wm_tensor_set_f64(w, k, wm_tensor_get_f64(w0, k) - e);
+      st = train_step(g, be, x, t, w, &lm, &dummy);
+      wm_tensor_destroy(dummy);
+    }
+    wm_tensor_destroy(w);
+    w = NULL;
+    double fd = (lp - lm) / (2 * e);
+    if (!st && !(fabs(fd - grad) <= 2e-3 + 2e-2 * fabs(fd))) {
+      st = WM_ERROR(DATA_LOSS, "element %zu: gradient %g, finite difference %g",
+                    k, grad, fd);
+    }
+  }
+  // A step downhill lowers the loss.
+  double after = 0;
+  wm_tensor_t *next2 = NULL;
+  if (!st) {
+    st = train_step(g, be, x, t, next, &after, &next2);
+  }
+  wm_tensor_destroy(next2);
+  wm_tensor_destroy(next);
+  wm_tensor_destroy(x);
+  wm_tensor_destroy(t);
+  wm_backend_destroy(be);
+  wm_graph_destroy(g);
+  WM_CHECK_OK(st);
+  WM_CHECK(after < loss);
+}
+
 WM_TEST(param_count_skips_batchnorm_statistics_and_constants) {
   wm_graph_t *g;
   WM_CHECK_OK(wm_zoo_build("mobilenetv2", &g));
@@ -320,6 +413,7 @@ int main(void) {
       WM_CASE(bert_base_has_published_parameters),
       WM_CASE(gpt2_has_published_parameters_with_tied_head),
       WM_CASE(mlp_keys_shape_the_model),
+      WM_CASE(mlp_train_gradients_match_finite_differences),
       WM_CASE(bert_keys_shape_the_model),
       WM_CASE(spec_errors_name_the_problem),
       WM_CASE(listing_describes_every_model),

@@ -2,7 +2,8 @@
 # Collectives across MPI processes (mpirun on loopback): conformance of
 # every operation on 2 and 3 processes, a rank that dies and ranks that
 # disagree (every survivor reports the peer, in time, and the job ends),
-# and `wmap comm-bench` with its peer, baseline and HTML.
+# GPT-2 and BERT split over 2 processes (`wmap run --parallel tp=2`), and
+# `wmap comm-bench` with its peer, baseline and HTML.
 # usage: mpi_test.sh WMAP MPI_RANK
 set -u
 wmap=$1 rank_bin=$2
@@ -62,6 +63,30 @@ fails "mismatch" timeout 60 "${mpi[@]}" -np 2 "$rank_bin" mismatch &&
   has "mismatch: each rank names the other's call" "$tmp/err" \
   "rank 0: communicator mpi:world, rank 0 of 2: AllReduce of 1000 float32 (sum), call 1: ranks disagree: rank 1 called Broadcast of 1000 float32 from rank 0" \
   "rank 1: communicator mpi:world, rank 1 of 2: Broadcast of 1000 float32 from rank 0, call 1: ranks disagree: rank 0 called AllReduce"
+
+# Tensor parallelism across processes: the outputs of one unsplit run, and
+# calls and bytes per rank as the map predicts.
+here=$(cd "$(dirname "$0")/../e2e" && pwd)
+for spec in gpt2:layers=2,seq=32 bert-base:layers=2,seq=64; do
+  name=${spec%%:*}
+  check "$name whole" 0 "$wmap" run --zoo "$spec" --values 100000000 ||
+    continue
+  mv "$tmp/out" "$tmp/want"
+  check "$name tp=2 on 2 processes" 0 timeout 300 "${mpi[@]}" -np 2 "$wmap" \
+    run --zoo "$spec" --parallel tp=2 --values 100000000 || continue
+  if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/out" 1e-3 1e-4 \
+      >"$tmp/cmp" 2>&1; then
+    echo "ok   $name tp=2 agrees ($(cat "$tmp/cmp"))"
+    passed=$((passed + 1))
+  else
+    fail "$name tp=2 agrees" "$tmp/cmp"
+  fi
+  has "$name tp=2 as the map predicts" "$tmp/err" \
+    "parallel tp=2 on 2 MPI processes" "AllReduce         4" "as predicted"
+  if grep -q DIFFERS "$tmp/err"; then
+    fail "$name tp=2: a count differs from the map" "$tmp/err"
+  fi
+done
 
 # comm-bench with MPI's own collectives as the peer, checked results.
 check "comm-bench under mpirun" 0 timeout 300 "${mpi[@]}" -np 2 "$wmap" \

@@ -12,7 +12,7 @@ expect unknown_command_is_usage_error 2 'unknown command "frobnicate"' "$wmap" f
 expect help_lists_commands 0 "conform" "$wmap" --help
 expect run_help 0 "usage: wmap run" "$wmap" run --help
 expect conform_help 0 "usage: wmap conform" "$wmap" conform --help
-expect run_without_model_is_usage_error 2 "want exactly one MODEL" "$wmap" run
+expect run_without_model_is_usage_error 2 "want one MODEL file or --zoo NAME" "$wmap" run
 expect run_unknown_option_is_usage_error 2 "Try 'wmap run --help'" "$wmap" run --bogus x.onnx
 expect run_missing_file 1 'cannot open "'"$tmp"'/none.onnx"' "$wmap" run "$tmp/none.onnx"
 expect conform_bad_suite 2 'unknown suite "nodes"' "$wmap" conform --suite nodes

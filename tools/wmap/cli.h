@@ -167,6 +167,35 @@ typedef struct wm_cli_dataset {
   size_t n_outputs;    // values found as output_K.pb
   wm_item_t *outputs;  // owned
 } wm_cli_dataset_t;
+// Moves each output NAME.next of |graph| whose NAME is a graph input into
+// |ds| as that input's value (replacing or adding it), for the next step
+// of a run of several (--steps); |outs| has graph->output_count items,
+// the moved ones left empty. *out_fed counts them (may be NULL).
+wm_status_t wm_cli_feed_next(const wm_graph_t *graph, wm_item_t *outs,
+                             wm_cli_dataset_t *ds,
+                             size_t *out_fed) WM_MUST_USE_RESULT;
+
+// A run split over ranks (--parallel; tools/wmap/parallel.c).
+typedef struct wm_cli_parallel_run {
+  wm_map_parallel_t spec;               // tp > 1 (dp, pp: refused so far)
+  wm_graph_t *graph;                    // dims bound; types are inferred
+  const wm_session_options_t *session;  // each rank's session's
+  const char *const *input_names;       // the whole inputs, every rank's
+  const wm_item_t *inputs;
+  size_t n_inputs;
+} wm_cli_parallel_run_t;
+// Runs |p->graph| split over spec.tp (tensor) or spec.dp (data) ranks:
+// threads of this process, or the processes of the MPI job when started
+// by mpirun (-np must be the rank count). Data-parallel ranks take equal
+// shares of the batch inputs (src/parallel/parallel.h).
+// Rank 0 gets the whole outputs in *out_outputs (graph->output_count
+// items, caller deinits and frees) and appends to |report| (may be NULL)
+// each collective's calls and bytes per rank beside the map's prediction;
+// other MPI ranks get NULL.
+wm_status_t wm_cli_parallel_run(const wm_cli_parallel_run_t *p,
+                                wm_item_t **out_outputs,
+                                wm_strbuf_t *report) WM_MUST_USE_RESULT;
+
 // Inputs for a run without --inputs: |dims| applied to |graph| (dims
 // nothing binds are 1, in one note from |cmd|), then the values
 // wm_bench_make_inputs makes.

@@ -181,3 +181,60 @@ wm_status_t wm_cli_dataset_tensors(const wm_cli_dataset_t *ds,
   *out_tensors = ts;
   return NULL;
 }
+
+wm_status_t wm_cli_feed_next(const wm_graph_t *graph, wm_item_t *outs,
+                             wm_cli_dataset_t *ds, size_t *out_fed) {
+  size_t fed = 0;
+  for (size_t i = 0; i < graph->output_count; i++) {
+    const char *name = graph->values[graph->outputs[i]].name;
+    size_t len = strlen(name);
+    if (len <= 5 || strcmp(name + len - 5, ".next") != 0) {
+      continue;
+    }
+    char *input = wm_strndup(name, len - 5);
+    if (!input) {
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    int32_t v = wm_graph_find_value(graph, input);
+    if (v < 0 || !graph->values[v].is_input) {
+      free(input);
+      continue;  // not a state the graph takes back
+    }
+    size_t k = 0;
+    while (k < ds->n_inputs && strcmp(ds->input_names[k], input) != 0) {
+      k++;
+    }
+    if (k == ds->n_inputs) {
+      wm_status_t s = NULL;
+      char **names =
+          wm_realloc(ds->input_names, (ds->n_inputs + 1) * sizeof(*names));
+      if (names) {
+        ds->input_names = names;
+        wm_item_t *items =
+            wm_realloc(ds->inputs, (ds->n_inputs + 1) * sizeof(*items));
+        if (items) {
+          ds->inputs = items;
+          memset(&ds->inputs[k], 0, sizeof(ds->inputs[k]));
+          ds->input_names[k] = input;
+          ds->n_inputs++;
+          input = NULL;
+        }
+      }
+      if (input) {
+        free(input);
+        s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+        return s;
+      }
+    } else {
+      free(input);
+      wm_item_deinit(&ds->inputs[k]);
+    }
+    ds->inputs[k] = outs[i];
+    memset(&outs[i], 0, sizeof(outs[i]));
+    fed++;
+  }
+  if (out_fed) {
+    *out_fed = fed;
+  }
+  return NULL;
+}

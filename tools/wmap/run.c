@@ -7,12 +7,14 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "comm/comm.h"
 #include "wmap/bench.h"
 #include "wmap/onnx.h"
 #include "wmap/session.h"
 
 static const char run_usage[] =
-    "usage: wmap run MODEL [options]\n"
+    "usage: wmap run MODEL | --zoo NAME[:key=value,...] [options]\n"
+    "       mpirun -np N wmap run ... --parallel tp=N\n"
     "\n"
     "Runs the ONNX model MODEL once and prints each output's type, shape\n"
     "and first values. Without --inputs it runs on generated inputs (as\n"
@@ -20,6 +22,14 @@ static const char run_usage[] =
     "dim they leave unbound being 1.\n"
     "\n"
     "Options:\n"
+    "  --zoo SPEC           run a built-in model (see `wmap zoo list`)\n"
+    "  --parallel tp=N      split the model over N ranks, Megatron-style\n"
+    "                       (column- and row-parallel MatMuls, an AllReduce\n"
+    "                       after each row-parallel one, split outputs\n"
+    "                       gathered): N threads, or the N processes of an\n"
+    "                       MPI job started by mpirun; prints each\n"
+    "                       collective's calls and bytes per rank beside the\n"
+    "                       map's prediction\n"
     "  --inputs DIR         read inputs from a test_data_set folder\n"
     "                       (input_K.pb: tensors, sequences, "
     "optionals)\n" WM_CLI_DIM_OPTIONS_USAGE
@@ -131,6 +141,8 @@ wm_status_t wm_cli_generated_inputs(const char *cmd, wm_graph_t *graph,
 int wm_cli_run(int argc, char **argv) {
   static const struct option opts[] = {
       {"inputs", required_argument, NULL, 'i'},
+      {"zoo", required_argument, NULL, 'Z'},
+      {"parallel", required_argument, NULL, 'L'},
       {"backends", required_argument, NULL, 'b'},
       {"backend", required_argument, NULL, 'b'},
       {"strict", no_argument, NULL, 'S'},
@@ -148,7 +160,8 @@ int wm_cli_run(int argc, char **argv) {
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *inputs_dir = NULL, *backend_list = NULL, *save_dir = NULL;
-  const char *placement_file = NULL, *passes = NULL;
+  const char *placement_file = NULL, *passes = NULL, *zoo = NULL;
+  const char *parallel = NULL;
   bool strict = false, placement = false, no_in_place = false;
   wm_kernels_t kernels = WM_KERNELS_AUTO;
   long values = 8;
@@ -162,6 +175,12 @@ int wm_cli_run(int argc, char **argv) {
     switch (c) {
       case 'i':
         inputs_dir = optarg;
+        break;
+      case 'Z':
+        zoo = optarg;
+        break;
+      case 'L':
+        parallel = optarg;
         break;
       case 'b':
         backend_list = optarg;
@@ -220,16 +239,40 @@ int wm_cli_run(int argc, char **argv) {
         rc = wm_cli_usage_error("run", "unknown option");
     }
   }
-  if (rc == WM_EXIT_OK && optind != argc - 1) {
-    rc = wm_cli_usage_error("run", "want exactly one MODEL, got %d",
-                            argc - optind);
+  const char *model = NULL;
+  if (rc == WM_EXIT_OK) {
+    rc = wm_cli_model_operand("run", zoo, argc, argv, optind, &model);
+  }
+  wm_map_parallel_t par = {0};
+  if (rc == WM_EXIT_OK && parallel) {
+    wm_status_t ps = wm_map_parse_parallel(parallel, &par);
+    if (ps) {
+      rc = wm_cli_usage_error("run", "--parallel: %s", wm_status_message(ps));
+      wm_status_free(ps);
+    } else if (par.tp < 2 && par.dp < 2 && par.pp < 2) {
+      rc = wm_cli_usage_error("run",
+                              "--parallel \"%s\" splits nothing (want tp=N "
+                              "with N >= 2)",
+                              parallel);
+    } else if (placement) {
+      rc = wm_cli_usage_error("run",
+                              "--placement describes one session; a "
+                              "--parallel run has one per rank");
+    }
   }
   if (rc != WM_EXIT_OK) {
     wm_cli_dims_deinit(&dims);
     wm_cli_backend_options_deinit(&bo);
     return rc;
   }
-  const char *model = argv[optind];
+  if (parallel && !bo.threads_set && !getenv("WMAP_NUM_THREADS")) {
+    // The ranks share the cores.
+    int32_t per = wm_cpu_count() / (par.tp > 1 ? par.tp : 1);
+    bo.num_threads = (uint32_t)(per > 1 ? per : 1);
+  }
+  if (!model) {
+    model = zoo;
+  }
   wm_registry_t *reg = NULL;
   wm_graph_t *graph = NULL;
   wm_session_t *session = NULL;
@@ -252,7 +295,7 @@ int wm_cli_run(int argc, char **argv) {
     s = wm_registry_find(reg, "ref", &so.fallback);
   }
   if (!s) {
-    s = wm_onnx_load(model, &graph);
+    s = wm_cli_model_load(zoo, zoo ? NULL : model, &graph);
   }
   if (!s && inputs_dir) {
     // The values give the shapes; --dim and --shape must agree with them.
@@ -263,17 +306,32 @@ int wm_cli_run(int argc, char **argv) {
   } else if (!s) {
     s = wm_cli_generated_inputs("run", graph, &dims, &ds);
   }
-  if (!s) {
+  wm_strbuf_t prep;
+  wm_strbuf_init(&prep);
+  if (!s && parallel) {
+    wm_cli_parallel_run_t pr = {
+        .spec = par,
+        .graph = graph,
+        .session = &so,
+        .input_names = (const char *const *)ds.input_names,
+        .inputs = ds.inputs,
+        .n_inputs = ds.n_inputs};
+    s = wm_cli_parallel_run(&pr, &outs, &prep);
+    if (s) {
+      s = wm_status_annotate(s, "running \"%s\"", model);
+    }
+  }
+  if (!s && !parallel) {
     s = wm_session_create_placed(graph, &so, &session);
     if (s) {
       s = wm_status_annotate(s, "preparing \"%s\"", model);
     }
   }
-  if (!s) {
+  if (!s && !parallel) {
     outs = wm_calloc(graph->output_count + 1, sizeof(*outs));
     s = outs ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
-  if (!s) {
+  if (!s && !parallel) {
     s = wm_session_run_items(session, (const char *const *)ds.input_names,
                              ds.inputs, ds.n_inputs, outs);
     if (s) {
@@ -283,7 +341,7 @@ int wm_cli_run(int argc, char **argv) {
   if (!s && placement) {
     s = report_placement(session, placement_file);
   }
-  if (!s && !placement) {
+  if (!s && !placement && session) {
     // What generating kernels cost: compiling them with a cold cache.
     wm_session_stats_t st = wm_session_stats(session);
     if (st.generated_kernels) {
@@ -292,10 +350,14 @@ int wm_cli_run(int argc, char **argv) {
               st.generate_ms);
     }
   }
-  if (!s && save_dir) {
+  if (!s && save_dir && outs) {
     mkdir(save_dir, 0777);
   }
-  for (size_t i = 0; !s && i < graph->output_count; i++) {
+  if (!s && prep.len) {
+    fputs(wm_strbuf_str(&prep), stderr);
+  }
+  wm_strbuf_deinit(&prep);
+  for (size_t i = 0; !s && outs && i < graph->output_count; i++) {
     const char *name = graph->values[graph->outputs[i]].name;
     print_item(name, &outs[i], (size_t)values, 0);
     if (save_dir) {
@@ -315,5 +377,12 @@ int wm_cli_run(int argc, char **argv) {
   wm_registry_destroy(reg);
   wm_cli_dims_deinit(&dims);
   wm_cli_backend_options_deinit(&bo);
+  if (parallel && wm_comm_mpi_launched()) {
+    if (s) {
+      fprintf(stderr, "wmap: %s\n", wm_status_message(s));
+      wm_comm_mpi_abort(WM_EXIT_FAILED);
+    }
+    wm_comm_mpi_finalize();
+  }
   return s ? wm_cli_fail(s) : WM_EXIT_OK;
 }

@@ -1,0 +1,260 @@
+// Tests of the tensor-parallel partition: GPT-2's and BERT's partitions
+// hold the rank's columns and rows, Megatron's two AllReduces per layer and
+// the local head counts, and running every rank's partition on thread
+// ranks gives the whole graph's outputs; bad arguments are refused.
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "ops/ops.h"
+#include "parallel/parallel.h"
+#include "ref.h"
+#include "wm_test.h"
+#include "wmap/bench.h"
+#include "wmap/session.h"
+#include "wmap/zoo.h"
+
+static wm_graph_t *zoo(const char *spec) {
+  wm_graph_t *g = NULL;
+  wm_status_t s = wm_zoo_build(spec, &g);
+  if (!s) {
+    s = wm_ops_check_graph(g);
+  }
+  if (s) {
+    wm_status_free(s);
+    wm_graph_destroy(g);
+    return NULL;
+  }
+  return g;
+}
+
+static size_t count_op(const wm_graph_t *g, const char *op) {
+  size_t n = 0;
+  for (size_t i = 0; i < g->node_count; i++) {
+    n += strcmp(g->nodes[i].op_type, op) == 0;
+  }
+  return n;
+}
+
+static const wm_tensor_t *init_of(const wm_graph_t *g, const char *name) {
+  int32_t v = wm_graph_find_value(g, name);
+  return v >= 0 ? g->values[v].initializer : NULL;
+}
+
+WM_TEST(gpt2_partition_splits_attention_and_mlp_as_megatron_does) {
+  wm_graph_t *g = zoo("gpt2:layers=2,seq=16");
+  WM_CHECK(g != NULL);
+  wm_graph_t *local = NULL;
+  wm_tp_summary_t sum;
+  wm_status_t s = wm_tp_partition(g, 2, 1, &local, &sum);
+  WM_CHECK(s == NULL);
+  WM_CHECK_INT_EQ(sum.column_parallel, 4);  // c_attn, c_fc per layer
+  WM_CHECK_INT_EQ(sum.row_parallel, 4);     // the two c_proj per layer
+  WM_CHECK_INT_EQ(sum.all_reduce_calls, 4);
+  WM_CHECK_INT_EQ(sum.all_reduce_bytes, 4 * 16 * 768 * 4);
+  WM_CHECK_INT_EQ(sum.all_gather_calls, 0);  // 50257 columns stay whole
+  WM_CHECK_INT_EQ(count_op(local, "AllReduce"), 4);
+  // The fused QKV weight: of each of q, k and v, this rank's 384 columns.
+  const wm_tensor_t *w = init_of(local, "h.0.attn.c_attn.weight@tp1.3");
+  const wm_tensor_t *full = init_of(g, "h.0.attn.c_attn.weight");
+  WM_CHECK(w && full);
+  WM_CHECK_INT_EQ(w->shape.dims[0], 768);
+  WM_CHECK_INT_EQ(w->shape.dims[1], 1152);
+  const float *a = w->data, *b = full->data;
+  WM_CHECK(a[0] == b[384] && a[384] == b[768 + 384] &&
+           a[1152 + 5] == b[2304 + 384 + 5]);
+  // The row-parallel weight: rows 384..767.
+  w = init_of(local, "h.1.mlp.c_proj.weight@tp0.1");
+  WM_CHECK(w && w->shape.dims[0] == 1536 && w->shape.dims[1] == 768);
+  // Heads per rank: 6.
+  const wm_tensor_t *shape =
+      init_of(local, "h.0.attn.q_heads.split_heads@tp/shape");
+  WM_CHECK(shape != NULL);
+  WM_CHECK_INT_EQ(((const int64_t *)shape->data)[2], 6);
+  wm_graph_destroy(local);
+  wm_graph_destroy(g);
+}
+
+typedef struct job {
+  const wm_graph_t *g;
+  int32_t rank, n;
+  const char *id;
+  char **names;
+  wm_tensor_t **inputs;
+  size_t n_inputs;
+  wm_tensor_t *out[2];
+  wm_status_t status;
+} job_t;
+
+static void *rank_main(void *p) {
+  job_t *j = p;
+  wm_graph_t *local = NULL;
+  wm_comm_t *c = NULL;
+  wm_backend_t *ref = NULL;
+  wm_session_t *sess = NULL;
+  j->status = wm_tp_partition(j->g, j->n, j->rank, &local, NULL);
+  if (!j->status) {
+    j->status = wm_comm_open(j->id, j->rank, j->n, &c);
+  }
+  if (!j->status) {
+    wm_comm_set_current(c);
+    j->status = wm_backend_create(wm_ref_plugin_query, "built-in", &ref);
+  }
+  if (!j->status) {
+    j->status = wm_session_create(local, ref, &sess);
+  }
+  if (!j->status) {
+    j->status = wm_session_run(sess, (const char *const *)j->names,
+                               (const wm_tensor_t *const *)j->inputs,
+                               j->n_inputs, j->out);
+  }
+  wm_session_destroy(sess);
+  wm_backend_destroy(ref);
+  if (j->status && c) {
+    wm_comm_abort(c);
+  }
+  wm_comm_destroy(c);
+  wm_graph_destroy(local);
+  return NULL;
+}
+
+WM_TEST(every_ranks_partition_together_give_the_whole_outputs) {
+  wm_graph_t *g = zoo("bert-base:layers=1,seq=8");
+  WM_CHECK(g != NULL);
+  char **names = NULL;
+  wm_tensor_t **inputs = NULL;
+  size_t n_inputs = 0;
+  WM_CHECK(wm_bench_make_inputs(g, &names, &inputs, &n_inputs) == NULL);
+  wm_backend_t *ref = NULL;
+  wm_session_t *sess = NULL;
+  wm_tensor_t *want[2] = {NULL, NULL};
+  WM_CHECK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref) == NULL);
+  wm_graph_t *copy = NULL;
+  WM_CHECK(wm_graph_clone(g, NULL, &copy) == NULL);
+  WM_CHECK(wm_session_create(copy, ref, &sess) == NULL);
+  WM_CHECK(wm_session_run(sess, (const char *const *)names,
+                          (const wm_tensor_t *const *)inputs, n_inputs,
+                          want) == NULL);
+  char id[WM_COMM_ID_MAX];
+  wm_comm_new_id(id);
+  job_t jobs[2];
+  pthread_t th[2];
+  for (int32_t r = 0; r < 2; r++) {
+    jobs[r] = (job_t){.g = g,
+                      .rank = r,
+                      .n = 2,
+                      .id = id,
+                      .names = names,
+                      .inputs = inputs,
+                      .n_inputs = n_inputs};
+    pthread_create(&th[r], NULL, rank_main, &jobs[r]);
+  }
+  for (int32_t r = 0; r < 2; r++) {
+    pthread_join(th[r], NULL);
+  }
+  bool ok = true;
+  for (int32_t r = 0; r < 2; r++) {
+    if (jobs[r].status) {
+      wm_test_fail(__FILE__, __LINE__, "rank %d: %s", r,
+                   wm_status_message(jobs[r].status));
+      ok = false;
+    }
+    for (int k = 0; ok && k < 2; k++) {
+      const wm_tensor_t *x = want[k], *y = jobs[r].out[k];
+      ok = y && x->count == y->count;
+      for (size_t i = 0; ok && i < x->count; i++) {
+        double a = ((const float *)x->data)[i], b = ((const float *)y->data)[i];
+        if (!(b - a <= 1e-4 + 1e-3 * (a < 0 ? -a : a) &&
+              a - b <= 1e-4 + 1e-3 * (a < 0 ? -a : a))) {
+          wm_test_fail(__FILE__, __LINE__,
+                       "rank %d output %d element %zu: %g, whole %g", r, k, i,
+                       b, a);
+          ok = false;
+        }
+      }
+    }
+    wm_status_free(jobs[r].status);
+    wm_tensor_destroy(jobs[r].out[0]);
+    wm_tensor_destroy(jobs[r].out[1]);
+  }
+  wm_tensor_destroy(want[0]);
+  wm_tensor_destroy(want[1]);
+  wm_session_destroy(sess);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(copy);
+  for (size_t i = 0; i < n_inputs; i++) {
+    wm_tensor_destroy(inputs[i]);
+    free(names[i]);
+  }
+  free(names);
+  free(inputs);
+  wm_graph_destroy(g);
+}
+
+WM_TEST(bad_arguments_and_unknown_shapes_are_refused) {
+  wm_graph_t *g = zoo("gpt2:layers=1,seq=8");
+  WM_CHECK(g != NULL);
+  wm_graph_t *local = NULL;
+  wm_status_t s = wm_tp_partition(g, 2, 2, &local, NULL);
+  WM_CHECK(s && strstr(wm_status_message(s), "rank 2 of tp=2"));
+  wm_status_free(s);
+  s = wm_tp_partition(g, 0, 0, &local, NULL);
+  WM_CHECK(s && strstr(wm_status_message(s), "out of range"));
+  wm_status_free(s);
+  // A value whose shape inference never ran.
+  int32_t v = wm_graph_find_value(g, "logits");
+  WM_CHECK(v >= 0);
+  g->values[v].type.shape.rank = -1;
+  s = wm_tp_partition(g, 2, 0, &local, NULL);
+  WM_CHECK(s && strstr(wm_status_message(s), "value \"logits\" has none"));
+  wm_status_free(s);
+  WM_CHECK(local == NULL);
+  wm_graph_destroy(g);
+}
+
+WM_TEST(a_partition_outside_a_parallel_run_names_its_missing_communicator) {
+  wm_graph_t *g = zoo("gpt2:layers=1,seq=8");
+  WM_CHECK(g != NULL);
+  wm_graph_t *local = NULL;
+  WM_CHECK(wm_tp_partition(g, 2, 0, &local, NULL) == NULL);
+  char **names = NULL;
+  wm_tensor_t **inputs = NULL;
+  size_t n_inputs = 0;
+  WM_CHECK(wm_bench_make_inputs(g, &names, &inputs, &n_inputs) == NULL);
+  wm_backend_t *ref = NULL;
+  wm_session_t *sess = NULL;
+  wm_tensor_t *out = NULL;
+  WM_CHECK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref) == NULL);
+  wm_status_t s = wm_session_create(local, ref, &sess);
+  if (!s) {
+    s = wm_session_run(sess, (const char *const *)names,
+                       (const wm_tensor_t *const *)inputs, n_inputs, &out);
+  }
+  WM_CHECK(s && strstr(wm_status_message(s), "AllReduce") &&
+           strstr(wm_status_message(s), "no communicator"));
+  wm_status_free(s);
+  wm_tensor_destroy(out);
+  wm_session_destroy(sess);
+  wm_backend_destroy(ref);
+  for (size_t i = 0; i < n_inputs; i++) {
+    wm_tensor_destroy(inputs[i]);
+    free(names[i]);
+  }
+  free(names);
+  free(inputs);
+  wm_graph_destroy(local);
+  wm_graph_destroy(g);
+}
+
+int main(void) {
+  wm_log_set_level(WM_LOG_ERROR);
+  static const wm_test_case_t cases[] = {
+      WM_CASE(gpt2_partition_splits_attention_and_mlp_as_megatron_does),
+      WM_CASE(every_ranks_partition_together_give_the_whole_outputs),
+      WM_CASE(bad_arguments_and_unknown_shapes_are_refused),
+      WM_CASE(
+          a_partition_outside_a_parallel_run_names_its_missing_communicator),
+      {NULL, NULL}};
+  return wm_test_main(cases);
+}
