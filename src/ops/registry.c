@@ -32,12 +32,12 @@ extern const wm_op_def_t wm_ops_elementwise[];
 extern const wm_op_def_t wm_ops_collective[];
 
 static const wm_op_def_t *const families[] = {
-    wm_ops_math,      wm_ops_activation,  wm_ops_conv,      wm_ops_pool,
-    wm_ops_norm,      wm_ops_loss,        wm_ops_linalg,    wm_ops_reduce,
-    wm_ops_generator, wm_ops_tensor,      wm_ops_index,     wm_ops_resize,
-    wm_ops_quant,     wm_ops_detect,      wm_ops_signal,    wm_ops_rnn,
-    wm_ops_text,      wm_ops_training,    wm_ops_attention, wm_ops_control,
-    wm_ops_sequence,  wm_ops_ssm,         wm_ops_ml,        wm_ops_image,
+    wm_ops_math,      wm_ops_activation,  wm_ops_conv,       wm_ops_pool,
+    wm_ops_norm,      wm_ops_loss,        wm_ops_linalg,     wm_ops_reduce,
+    wm_ops_generator, wm_ops_tensor,      wm_ops_index,      wm_ops_resize,
+    wm_ops_quant,     wm_ops_detect,      wm_ops_signal,     wm_ops_rnn,
+    wm_ops_text,      wm_ops_training,    wm_ops_attention,  wm_ops_control,
+    wm_ops_sequence,  wm_ops_ssm,         wm_ops_ml,         wm_ops_image,
     wm_ops_fused,     wm_ops_elementwise, wm_ops_collective,
 };
 enum { FAMILY_COUNT = sizeof(families) / sizeof(families[0]) };
