@@ -38,6 +38,9 @@
 // MLP GEMM row-parallel: 2 AllReduces per layer forward. Subgraph bodies
 // (If, Loop) are opaque.
 //
+// Data parallelism: one AllReduce of every rank's gradients per step in
+// training (S = the parameters a rank holds x grad_bytes); in inference
+// an AllGather of each graph output (S = the whole, dp times the rank's).
 // Counts: per forward as found; per step x2 in training (the backward
 // runs the conjugate collective), x1 for inference, times micro-batches.
 // Pipeline stages are contiguous runs of the execution order balancing
@@ -720,7 +723,23 @@ static double rank_params(const plan_ctx_t *c) {
 
 static wm_status_t plan_dp(plan_ctx_t *c) {
   const wm_map_parallel_t *sp = &c->map->plan.spec;
-  if (sp->dp <= 1 || sp->inference) {
+  if (sp->dp <= 1) {
+    return NULL;
+  }
+  if (sp->inference) {
+    // Each rank's share of every output is gathered (S = the whole).
+    const wm_graph_t *g = c->graph;
+    for (size_t i = 0; i < g->output_count; i++) {
+      int32_t vid = g->outputs[i];
+      if (vid < 0 || (size_t)vid >= g->value_count ||
+          c->state[vid] == CONSTANT) {
+        continue;
+      }
+      WM_RETURN_IF_ERROR(
+          add_coll(c, WM_COLL_ALL_GATHER, "data-parallel: output gathered", vid,
+                   producer_pos(c, vid), sp->dp, 1, c->step_factor,
+                   value_bytes(c, vid) * (uint64_t)sp->dp));
+    }
     return NULL;
   }
   double psi = rank_params(c);
@@ -858,7 +877,8 @@ static wm_status_t plan_summary(plan_ctx_t *c, size_t cb, bool have_cb) {
                    "embedding Gather stays replicated)"
                  : "",
       sp->dp <= 1     ? ""
-      : sp->inference ? "; inference: no data-parallel gradient collectives"
+      : sp->inference ? "; inference: each data-parallel rank's outputs "
+                        "gathered"
                       : "; one data-parallel gradient AllReduce per step",
       sp->pp > 1 ? "; contiguous pipeline stages balance t_roof, graph "
                    "inputs reach every stage"

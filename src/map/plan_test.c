@@ -363,16 +363,24 @@ WM_TEST(mlp_dp4_training_allreduces_gradients_once) {
   with_map("mlp", "dp=4", 20, check_mlp_dp4);
 }
 
-static void check_no_collectives(const wm_map_t *m, const wm_graph_t *g) {
+static void check_gathered_outputs(const wm_map_t *m, const wm_graph_t *g) {
   (void)g;
-  WM_CHECK_INT_EQ(m->plan.n_coll, 0);
-  WM_CHECK_DBL_NEAR(m->plan.wire_bytes, 0, 0);
-  WM_CHECK_DBL_NEAR(m->plan.t_comm, 0, 0);
+  WM_CHECK_INT_EQ(m->plan.n_coll, 1);  // no gradients: only the logits
+  const wm_map_collective_t *k = &m->plan.coll[0];
+  WM_CHECK_INT_EQ(k->kind, WM_COLL_ALL_GATHER);
+  WM_CHECK_STR_EQ(k->tensor, "logits");
+  WM_CHECK_INT_EQ(k->bytes, 4 * 1 * 10 * 4);  // dp x batch 1 x 10 floats
+  WM_CHECK_DBL_NEAR(k->per_forward, 1, 0);
   WM_CHECK(has_note(m, "parallel plan dp=4"));
+  WM_CHECK(has_note(m,
+                    "parallel plan dp=4 tp=1 pp=1 microbatches=1, "
+                    "inference: the graph is one micro-batch forward on "
+                    "one data-parallel rank; inference: each "
+                    "data-parallel rank's outputs gathered"));
 }
 
-WM_TEST(mlp_dp4_inference_has_no_collectives) {
-  with_map("mlp", "dp=4,inference=1,grad_bytes=2", 20, check_no_collectives);
+WM_TEST(mlp_dp4_inference_gathers_each_ranks_outputs) {
+  with_map("mlp", "dp=4,inference=1,grad_bytes=2", 20, check_gathered_outputs);
 }
 
 static void check_grad_bytes(const wm_map_t *m, const wm_graph_t *g) {
@@ -604,7 +612,7 @@ int main(void) {
       WM_CASE(bert_tp2_training_doubles_per_step),
       WM_CASE(resnet18_tp2_alternates_row_and_column),
       WM_CASE(mlp_dp4_training_allreduces_gradients_once),
-      WM_CASE(mlp_dp4_inference_has_no_collectives),
+      WM_CASE(mlp_dp4_inference_gathers_each_ranks_outputs),
       WM_CASE(grad_bytes_scale_the_gradient_buffer),
       WM_CASE(no_bandwidth_leaves_time_unknown_with_a_note),
       WM_CASE(mlp_pp2_m4_splits_stages_and_sends_one_tensor),

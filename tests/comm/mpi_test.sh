@@ -2,7 +2,8 @@
 # Collectives across MPI processes (mpirun on loopback): conformance of
 # every operation on 2 and 3 processes, a rank that dies and ranks that
 # disagree (every survivor reports the peer, in time, and the job ends),
-# GPT-2 and BERT split over 2 processes (`wmap run --parallel tp=2`), and
+# GPT-2 and BERT split over 2 processes (`wmap run --parallel tp=2`), a
+# data-parallel training step (`--parallel dp=2 --steps 3`), and
 # `wmap comm-bench` with its peer, baseline and HTML.
 # usage: mpi_test.sh WMAP MPI_RANK
 set -u
@@ -87,6 +88,28 @@ for spec in gpt2:layers=2,seq=32 bert-base:layers=2,seq=64; do
     fail "$name tp=2: a count differs from the map" "$tmp/err"
   fi
 done
+
+# A data-parallel training step across processes: after 3 steps the
+# weights of 1 process with the whole batch.
+train=mlp-train:batch=8,in=16,hidden=32,out=4
+if check "train whole" 0 "$wmap" run --zoo "$train" --steps 3 \
+    --values 100000000; then
+  grep -v '^loss:' "$tmp/out" >"$tmp/want"
+  if check "train dp=2 on 2 processes" 0 timeout 300 "${mpi[@]}" -np 2 \
+      "$wmap" run --zoo "$train" --steps 3 --parallel dp=2 \
+      --values 100000000; then
+    grep -v '^loss:' "$tmp/out" >"$tmp/got"
+    if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/got" 1e-4 1e-6 \
+        >"$tmp/cmp" 2>&1; then
+      echo "ok   train dp=2: weights after 3 steps ($(cat "$tmp/cmp"))"
+      passed=$((passed + 1))
+    else
+      fail "train dp=2: weights after 3 steps" "$tmp/cmp"
+    fi
+    has "train dp=2 as the map predicts" "$tmp/err" \
+      "parallel dp=2 on 2 MPI processes" "AllReduce         1" "as predicted"
+  fi
+fi
 
 # comm-bench with MPI's own collectives as the peer, checked results.
 check "comm-bench under mpirun" 0 timeout 300 "${mpi[@]}" -np 2 "$wmap" \

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# wmap run --parallel tp=N on thread ranks: GPT-2 and BERT split
-# Megatron-style give the outputs of one unsplit run within the peer
-# tolerance, and every collective's calls and bytes per rank are the
-# workload map's prediction for the same plan. Bad --parallel usage.
+# wmap run --parallel on thread ranks: GPT-2 and BERT split Megatron-style
+# (tp) give the outputs of one unsplit run within the peer tolerance; a
+# data-parallel (dp) training step gives the weights of one rank with the
+# whole batch; every collective's calls and bytes per rank are the workload
+# map's prediction for the same plan. Bad --parallel usage.
 # usage: parallel_test.sh WMAP
 set -u
 wmap=$1
@@ -41,6 +42,50 @@ for spec in gpt2:layers=2,seq=32 bert-base:layers=2,seq=64; do
 done
 has "bert gathers its split pooler output" "$tmp/err" "AllGather         1"
 
+# Data parallelism: a training step's weights after 3 steps on 2 and 4
+# ranks, each with its share of the batch, are those of 1 rank with the
+# whole batch (the loss is each rank's share's, as DDP reports it); an
+# inference's gathered outputs are the whole batch's.
+train=mlp-train:batch=8,in=16,hidden=32,out=4
+if check "train_whole" 0 "$wmap" run --zoo "$train" --steps 3 \
+    --values 100000000; then
+  grep -v '^loss:' "$tmp/out" >"$tmp/want"
+  for dp in 2 4; do
+    check "train_dp$dp" 0 "$wmap" run --zoo "$train" --steps 3 \
+      --parallel "dp=$dp" --values 100000000 || continue
+    grep -v '^loss:' "$tmp/out" >"$tmp/got"
+    if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/got" 1e-4 1e-6 \
+        >"$tmp/cmp" 2>&1; then
+      echo "ok   train_dp${dp}_weights_after_3_steps ($(cat "$tmp/cmp"))"
+      passed=$((passed + 1))
+    else
+      fail "train_dp${dp}_weights_after_3_steps" "$tmp/cmp"
+    fi
+    has "train_dp${dp}_one_bucket_as_the_map_predicts" "$tmp/err" \
+      "per rank per step" "AllReduce         1           6928" "as predicted"
+  done
+fi
+if check "mlp_whole" 0 "$wmap" run --zoo mlp:batch=6 --values 100000000; then
+  mv "$tmp/out" "$tmp/want"
+  if check "mlp_dp3" 0 "$wmap" run --zoo mlp:batch=6 --parallel dp=3 \
+      --values 100000000; then
+    if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/out" "$rtol" \
+        "$atol" >"$tmp/cmp" 2>&1; then
+      echo "ok   mlp_dp3_gathers_the_batch ($(cat "$tmp/cmp"))"
+      passed=$((passed + 1))
+    else
+      fail "mlp_dp3_gathers_the_batch" "$tmp/cmp"
+    fi
+    has "mlp_dp3_as_the_map_predicts" "$tmp/err" \
+      "AllGather         1            240" "as predicted"
+  fi
+fi
+check "batch that does not divide" 1 "$wmap" run --zoo mlp:batch=5 \
+  --parallel dp=2
+has "batch that does not divide" "$tmp/err" "batch 5, which does not divide"
+check "steps without state" 1 "$wmap" run --zoo mlp --steps 2
+has "steps without state" "$tmp/err" "has no output NAME.next"
+
 # Nothing of GPT-2 divides by 5: every rank runs it whole, no collective.
 check "tp that divides nothing" 0 "$wmap" run --zoo gpt2:layers=1,seq=8 \
   --parallel tp=5 &&
@@ -51,8 +96,9 @@ check "nothing to split" 2 "$wmap" run --zoo gpt2:layers=1,seq=8 \
 has "nothing to split" "$tmp/err" "splits nothing"
 check "bad spec" 2 "$wmap" run --zoo gpt2:layers=1,seq=8 --parallel tp=x
 has "bad spec" "$tmp/err" "--parallel: parallel spec: tp=\"x\" is not an integer"
-check "dp not yet run" 1 "$wmap" run --zoo mlp --parallel dp=2
-has "dp not yet run" "$tmp/err" "tensor parallelism (tp=N) only so far"
+check "tp and dp together not yet run" 1 "$wmap" run --zoo mlp:batch=2 \
+  --parallel dp=2,tp=2
+has "tp and dp together not yet run" "$tmp/err" "one of them, so far"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

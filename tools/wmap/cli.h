@@ -177,12 +177,14 @@ wm_status_t wm_cli_feed_next(const wm_graph_t *graph, wm_item_t *outs,
 
 // A run split over ranks (--parallel; tools/wmap/parallel.c).
 typedef struct wm_cli_parallel_run {
-  wm_map_parallel_t spec;               // tp > 1 (dp, pp: refused so far)
+  wm_map_parallel_t spec;               // tp > 1 or dp > 1 (not both; pp
+                                        //   refused so far)
   wm_graph_t *graph;                    // dims bound; types are inferred
   const wm_session_options_t *session;  // each rank's session's
-  const char *const *input_names;       // the whole inputs, every rank's
+  const char *const *input_names;       // the whole inputs
   const wm_item_t *inputs;
   size_t n_inputs;
+  int32_t steps;  // runs, each fed its NAME.next outputs (>= 1)
 } wm_cli_parallel_run_t;
 // Runs |p->graph| split over spec.tp (tensor) or spec.dp (data) ranks:
 // threads of this process, or the processes of the MPI job when started

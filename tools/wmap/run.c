@@ -30,6 +30,12 @@ static const char run_usage[] =
     "                       MPI job started by mpirun; prints each\n"
     "                       collective's calls and bytes per rank beside the\n"
     "                       map's prediction\n"
+    "  --parallel dp=N      split the batch over N ranks instead: outputs\n"
+    "                       gathered, or, for a training step (mlp-train),\n"
+    "                       its gradients averaged in one AllReduce\n"
+    "  --steps N            run N times, each output NAME.next feeding input\n"
+    "                       NAME of the next run (training steps); prints\n"
+    "                       the last run's outputs (default 1)\n"
     "  --inputs DIR         read inputs from a test_data_set folder\n"
     "                       (input_K.pb: tensors, sequences, "
     "optionals)\n" WM_CLI_DIM_OPTIONS_USAGE
@@ -143,6 +149,7 @@ int wm_cli_run(int argc, char **argv) {
       {"inputs", required_argument, NULL, 'i'},
       {"zoo", required_argument, NULL, 'Z'},
       {"parallel", required_argument, NULL, 'L'},
+      {"steps", required_argument, NULL, 'n'},
       {"backends", required_argument, NULL, 'b'},
       {"backend", required_argument, NULL, 'b'},
       {"strict", no_argument, NULL, 'S'},
@@ -164,7 +171,7 @@ int wm_cli_run(int argc, char **argv) {
   const char *parallel = NULL;
   bool strict = false, placement = false, no_in_place = false;
   wm_kernels_t kernels = WM_KERNELS_AUTO;
-  long values = 8;
+  long values = 8, steps = 1;
   wm_cli_backend_options_t bo = {.quiet = true};
   wm_cli_dims_t dims = {0};
   int rc = WM_EXIT_OK;
@@ -182,6 +189,17 @@ int wm_cli_run(int argc, char **argv) {
       case 'L':
         parallel = optarg;
         break;
+      case 'n': {
+        char *end;
+        steps = strtol(optarg, &end, 10);
+        if (*end || end == optarg || steps < 1 || steps > 1000000) {
+          rc = wm_cli_usage_error("run",
+                                  "--steps wants a count in 1..1000000, got "
+                                  "\"%s\"",
+                                  optarg);
+        }
+        break;
+      }
       case 'b':
         backend_list = optarg;
         break;
@@ -267,7 +285,8 @@ int wm_cli_run(int argc, char **argv) {
   }
   if (parallel && !bo.threads_set && !getenv("WMAP_NUM_THREADS")) {
     // The ranks share the cores.
-    int32_t per = wm_cpu_count() / (par.tp > 1 ? par.tp : 1);
+    int32_t ranks = par.tp > par.dp ? par.tp : par.dp;
+    int32_t per = wm_cpu_count() / (ranks > 1 ? ranks : 1);
     bo.num_threads = (uint32_t)(per > 1 ? per : 1);
   }
   if (!model) {
@@ -315,7 +334,8 @@ int wm_cli_run(int argc, char **argv) {
         .session = &so,
         .input_names = (const char *const *)ds.input_names,
         .inputs = ds.inputs,
-        .n_inputs = ds.n_inputs};
+        .n_inputs = ds.n_inputs,
+        .steps = (int32_t)steps};
     s = wm_cli_parallel_run(&pr, &outs, &prep);
     if (s) {
       s = wm_status_annotate(s, "running \"%s\"", model);
@@ -331,11 +351,25 @@ int wm_cli_run(int argc, char **argv) {
     outs = wm_calloc(graph->output_count + 1, sizeof(*outs));
     s = outs ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
-  if (!s && !parallel) {
+  for (long step = 0; !s && !parallel && step < steps; step++) {
     s = wm_session_run_items(session, (const char *const *)ds.input_names,
                              ds.inputs, ds.n_inputs, outs);
     if (s) {
       s = wm_status_annotate(s, "running \"%s\"", model);
+    }
+    if (!s && step + 1 < steps) {
+      size_t fed = 0;
+      s = wm_cli_feed_next(graph, outs, &ds, &fed);
+      for (size_t i = 0; i < graph->output_count; i++) {
+        wm_item_deinit(&outs[i]);
+        memset(&outs[i], 0, sizeof(outs[i]));
+      }
+      if (!s && fed == 0) {
+        s = WM_ERROR(INVALID_ARGUMENT,
+                     "--steps %ld: \"%s\" has no output NAME.next for an "
+                     "input NAME, so every run would be the same",
+                     steps, model);
+      }
     }
   }
   if (!s && placement) {
