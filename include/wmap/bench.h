@@ -199,6 +199,8 @@ typedef struct wm_baseline {
   int32_t blocks;       // method
   double min_time_s;
   int32_t min_iters;
+  bool in_process;  // blocks ran in the measuring process (comm-bench,
+                    // bench --parallel), not each in a fresh one
   wm_env_t env;
   size_t n_configs;
   wm_bench_config_t *configs;

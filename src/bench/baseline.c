@@ -682,7 +682,9 @@ void wm_baseline_to_json(const wm_baseline_t *b, wm_strbuf_t *o) {
   kstr(o, "warmup", WARMUP_RULE);
   wm_strbuf_printf(o,
                    ", \"percentile\": \"nearest_rank\", "
-                   "\"interleaved\": true, \"unit\": \"ns\"},");
+                   "\"interleaved\": true, \"blocks_in\": \"%s\", \"unit\": "
+                   "\"ns\"},",
+                   b->in_process ? "this_process" : "fresh_process");
   nl(o, 1);
   wm_strbuf_printf(o, "\"environment\": {");
   nl(o, 2);
@@ -1306,6 +1308,15 @@ static wm_status_t parse_root(const cJSON *root, wm_baseline_t *b) {
   WM_RETURN_IF_ERROR(get_count(o, "method", "min_iters", 0, MAX_I32, &d));
   b->min_iters = (int32_t)d;
   WM_RETURN_IF_ERROR(check_constant(o, "method", "percentile", "nearest_rank"));
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(o, "blocks_in");
+  if (in && (!cJSON_IsString(in) ||
+             (strcmp(in->valuestring, "this_process") != 0 &&
+              strcmp(in->valuestring, "fresh_process") != 0))) {
+    return WM_ERROR(DATA_LOSS,
+                    "method.blocks_in must be \"fresh_process\" or "
+                    "\"this_process\"");
+  }
+  b->in_process = in && strcmp(in->valuestring, "this_process") == 0;
   WM_RETURN_IF_ERROR(check_constant(o, "method", "unit", "ns"));
   WM_RETURN_IF_ERROR(parse_env(root, &b->env));
   const cJSON *a;

@@ -481,7 +481,8 @@ WM_TEST(json_follows_the_documented_layout) {
       "\"model\": {\"name\": \"res\\\"net\\\\18\\n\", \"sha256\": \"00ff\", "
       "\"dims\": {\"batch\": 1, \"seq\": \"n/a\"}, \"flops\": 2040000}",
       "\"method\": {\"blocks\": 3, \"min_time_s\": 0.5, \"min_iters\": 3, ",
-      "\"percentile\": \"nearest_rank\", \"interleaved\": true, \"unit\": "
+      "\"percentile\": \"nearest_rank\", \"interleaved\": true, "
+      "\"blocks_in\": \"fresh_process\", \"unit\": "
       "\"ns\"}",
       "\"critical\": {\n      \"cpu.model\": \"Test \\\"CPU\\\" \\\\ 2 GHz\",\n"
       "      \"cpu.cores\": \"2\"\n    },",
@@ -531,6 +532,7 @@ WM_TEST(json_round_trips_byte_for_byte) {
     // A figure that is not finite, and one whose 6 digits are an integer.
     b->configs[1].latency.cv = NAN;
     b->configs[1].blocks[0].mean_ns = 1234567.5;
+    b->in_process = true;  // blocks in the measuring process
   }
   char *first = s ? NULL : to_json(b);
   char *second = NULL;
@@ -552,7 +554,7 @@ WM_TEST(json_round_trips_byte_for_byte) {
   // The loaded baseline keeps what the JSON does not show directly.
   if (same) {
     const wm_bench_config_t *c = &l->configs[0];
-    same = l->env.n == 4 && l->env.fields[0].critical &&
+    same = l->in_process && l->env.n == 4 && l->env.fields[0].critical &&
            l->env.fields[1].critical && !l->env.fields[2].critical &&
            strcmp(l->env.fields[1].key, "cpu.cores") == 0 &&
            strcmp(l->env.fingerprint, b->env.fingerprint) == 0 &&

@@ -404,10 +404,12 @@ static void dims_text(const wm_baseline_t *b, wm_strbuf_t *out) {
 static void method_text(const wm_baseline_t *b, wm_strbuf_t *out) {
   wm_strbuf_printf(out,
                    "%d blocks x >= %g s and >= %d iterations per "
-                   "configuration, blocks interleaved (A B A B ...), each a "
-                   "fresh process after a discarded warm-up; nearest-rank "
-                   "percentiles",
-                   (int)b->blocks, b->min_time_s, (int)b->min_iters);
+                   "configuration, blocks interleaved (A B A B ...), each %s "
+                   "after a discarded warm-up; nearest-rank percentiles",
+                   (int)b->blocks, b->min_time_s, (int)b->min_iters,
+                   b->in_process ? "in the measuring process"
+                                 : "a fresh "
+                                   "process");
 }
 
 // The critical fields worth reading; the rest are in the JSON.
@@ -1004,15 +1006,17 @@ static void html_run_order(wm_strbuf_t *out, const wm_baseline_t *b) {
   }
   wm_report_svg_close(out);
   free(rb);
-  wm_strbuf_printf(out,
-                   "<p class=\"muted\">Every timed run in the order it ran; "
-                   "bands shaded in the configuration's colour mark the "
-                   "blocks (a fresh process each), the black line each "
-                   "block's median. "
-                   "Above %d points a configuration is drawn as the smallest "
-                   "and largest sample of each run of consecutive samples, so "
-                   "spikes stay visible.</p>\n",
-                   RUN_MAX_POINTS);
+  wm_strbuf_printf(
+      out,
+      "<p class=\"muted\">Every timed run in the order it ran; "
+      "bands shaded in the configuration's colour mark the "
+      "blocks (%s), the black line each "
+      "block's median. "
+      "Above %d points a configuration is drawn as the smallest "
+      "and largest sample of each run of consecutive samples, so "
+      "spikes stay visible.</p>\n",
+      b->in_process ? "all in the measuring process" : "a fresh process each",
+      RUN_MAX_POINTS);
 }
 
 static void html_pareto(wm_strbuf_t *out, const wm_bench_config_t *c) {

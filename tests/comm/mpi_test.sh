@@ -111,6 +111,13 @@ if check "train whole" 0 "$wmap" run --zoo "$train" --steps 3 \
   fi
 fi
 
+# bench --parallel across processes: 1 rank on process 0 against 2.
+check "bench tp=2 on 2 processes" 0 timeout 300 "${mpi[@]}" -np 2 "$wmap" \
+  bench --zoo bert-base:layers=1,seq=16 --backends cpu --parallel tp=2 \
+  --blocks 2 --min-time 0.02 --min-iters 3 &&
+  has "bench tp=2 on 2 processes" "$tmp/err" \
+    "parallel tp=2 on 2 MPI processes" "as predicted" "strong scaling"
+
 # comm-bench with MPI's own collectives as the peer, checked results.
 check "comm-bench under mpirun" 0 timeout 300 "${mpi[@]}" -np 2 "$wmap" \
   comm-bench --ops allreduce,allgather,reducescatter,broadcast \

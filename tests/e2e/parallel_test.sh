@@ -87,6 +87,24 @@ check "steps without state" 1 "$wmap" run --zoo mlp --steps 2
 has "steps without state" "$tmp/err" "has no output NAME.next"
 
 # Nothing of GPT-2 divides by 5: every rank runs it whole, no collective.
+# bench --parallel: the split against 1 rank, strong scaling, the counts.
+if check "bench tp=2" 0 "$wmap" bench --zoo bert-base:layers=1,seq=16 \
+    --backends cpu --parallel tp=2 --blocks 2 --min-time 0.02 \
+    --min-iters 3 -o "$tmp/bench.json"; then
+  has "bench tp=2 report" "$tmp/err" "parallel tp=2 on 2 thread ranks" \
+    "AllReduce         2" "as predicted" "strong scaling against 1 rank"
+  has "bench tp=2 table" "$tmp/out" "1 rank" "tp=2 on 2 threads" \
+    "== Scaling ==" "each in the measuring process"
+  has "bench tp=2 baseline" "$tmp/bench.json" \
+    '"blocks_in": "this_process"' '"label": "1 rank"'
+  check "compare reads it" 0 "$wmap" compare "$tmp/bench.json" \
+    "$tmp/bench.json" &&
+    has "compare reads it" "$tmp/out" "tp=2 on 2 threads"
+fi
+check "bench --parallel with two lists" 1 "$wmap" bench --zoo mlp \
+  --backends cpu --backends ref --parallel tp=2
+has "bench --parallel with two lists" "$tmp/err" "one backend list"
+
 check "tp that divides nothing" 0 "$wmap" run --zoo gpt2:layers=1,seq=8 \
   --parallel tp=5 &&
   has "tp that divides nothing" "$tmp/err" \

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "comm/comm.h"
 #include "ref.h"
 #include "wmap/bench.h"
 #include "wmap/onnx.h"
@@ -43,6 +44,13 @@ static const char bench_usage[] =
     "                       is timed in extra runs after each configuration's\n"
     "                       last block, not among the samples, against "
     "t_roof)\n"
+    "  --parallel tp=N|dp=N the model split over N ranks (threads, or the\n"
+    "                       processes of mpirun -np N) against the whole\n"
+    "                       model on 1 rank, both with --threads threads a\n"
+    "                       rank (default: the cores over N): strong-scaling\n"
+    "                       speedup and efficiency, and each collective's\n"
+    "                       calls and bytes per run beside the map's (blocks\n"
+    "                       run in this process; no profile)\n"
     "  --inputs DIR         inputs from a test_data_set folder (default:\n"
     "                       deterministic generated "
     "inputs)\n" WM_CLI_DIM_OPTIONS_USAGE
@@ -77,6 +85,7 @@ typedef struct bench_args {
   int color;
   wm_cli_dims_t dims;
   wm_cli_backend_options_t bo;
+  const char *parallel;  // --parallel SPEC, or NULL
   const char *passes;    // --passes / --no-passes, or NULL: all
   bool no_in_place;      // --no-in-place
   wm_kernels_t kernels;  // --impl
@@ -149,6 +158,7 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
       {"no-passes", no_argument, NULL, 'N'},
       {"no-in-place", no_argument, NULL, 'W'},
       {"impl", required_argument, NULL, 'G'},
+      {"parallel", required_argument, NULL, 'L'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -236,6 +246,9 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         break;
       case 'N':
         rc = wm_cli_passes_option("bench", NULL, &a->passes);
+        break;
+      case 'L':
+        a->parallel = optarg;
         break;
       case 'W':
         a->no_in_place = true;
@@ -468,6 +481,102 @@ static wm_status_t shapes_of_inputs(const wm_cli_dataset_t *ds,
   return NULL;
 }
 
+// bench --parallel: the split against 1 rank, in this process.
+static wm_status_t bench_parallel(bench_args_t *a, wm_graph_t *graph,
+                                  const wm_cli_dataset_t *given,
+                                  const char *sha, wm_baseline_t **out) {
+  wm_map_parallel_t spec = {0};
+  WM_RETURN_IF_ERROR(wm_map_parse_parallel(a->parallel, &spec));
+  int32_t ranks = spec.tp > spec.dp ? spec.tp : spec.dp;
+  if (ranks < 2) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "--parallel \"%s\" splits nothing (want tp=N or dp=N, N "
+                    ">= 2)",
+                    a->parallel);
+  }
+  if (a->n_lists > 1 || a->n_threads > 1) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "--parallel measures one backend list at one --threads "
+                    "count a rank");
+  }
+  wm_cli_backend_options_t bo = a->bo;
+  bo.quiet = true;
+  int32_t per = wm_cpu_count() / ranks;
+  bo.num_threads = a->n_threads ? a->threads[0] : (uint32_t)(per > 1 ? per : 1);
+  bo.threads_set = true;
+  wm_registry_t *reg = NULL;
+  wm_backend_t *list[WM_SESSION_MAX_BACKENDS];
+  wm_session_options_t so = {.backends = list,
+                             .passes = a->passes,
+                             .no_in_place = a->no_in_place,
+                             .kernels = a->kernels};
+  wm_cli_dataset_t gen = {0};
+  const wm_cli_dataset_t *ds = given;
+  wm_status_t s = wm_cli_registry_open(&bo, &reg);
+  if (!s) {
+    s = wm_cli_backend_list(reg, a->n_lists ? a->lists[0] : NULL, list,
+                            &so.backend_count);
+  }
+  if (!s) {
+    s = wm_registry_find(reg, "ref", &so.fallback);
+  }
+  if (!s && !a->inputs_dir) {
+    char **names = NULL;
+    wm_tensor_t **tensors = NULL;
+    size_t n = 0;
+    s = wm_bench_make_inputs(graph, &names, &tensors, &n);
+    gen.inputs = s ? NULL : wm_calloc(n + 1, sizeof(wm_item_t));
+    for (size_t i = 0; !s && gen.inputs && i < n; i++) {
+      gen.inputs[i] = wm_item_tensor_take(tensors[i]);
+      tensors[i] = NULL;
+    }
+    if (!s && !gen.inputs) {
+      s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    for (size_t i = 0; tensors && i < n; i++) {
+      wm_tensor_destroy(tensors[i]);
+    }
+    free(tensors);
+    gen.input_names = names;
+    gen.n_inputs = s ? 0 : n;
+    if (s) {
+      for (size_t i = 0; names && i < n; i++) {
+        free(names[i]);
+      }
+      free(names);
+      gen.input_names = NULL;
+    }
+    ds = &gen;
+  }
+  wm_strbuf_t rep;
+  wm_strbuf_init(&rep);
+  if (!s) {
+    wm_cli_parallel_bench_t pb = {
+        .run = {.spec = spec,
+                .graph = graph,
+                .session = &so,
+                .input_names = (const char *const *)ds->input_names,
+                .inputs = ds->inputs,
+                .n_inputs = ds->n_inputs,
+                .steps = 1},
+        .model_name = a->zoo ? a->zoo : a->model,
+        .model_sha256 = sha,
+        .blocks = a->blocks,
+        .min_time = a->min_time,
+        .min_iters = a->min_iters,
+        .rank_threads = bo.num_threads,
+    };
+    s = wm_cli_parallel_bench(&pb, out, &rep);
+  }
+  if (!s && rep.len) {
+    fputs(wm_strbuf_str(&rep), stderr);
+  }
+  wm_strbuf_deinit(&rep);
+  wm_cli_dataset_deinit(&gen);
+  wm_registry_destroy(reg);
+  return s;
+}
+
 int wm_cli_bench(int argc, char **argv) {
   bench_args_t a = {0};
   int rc = parse_args(argc, argv, &a);
@@ -511,8 +620,9 @@ int wm_cli_bench(int argc, char **argv) {
     s = default_list(&a.bo, &deflist);
     a.lists[a.n_lists++] = deflist;
   }
-  wm_peaks_t *peaks = s || !a.profile ? NULL : load_peaks(a.peaks_file);
-  double flops = s ? 0 : model_flops(&a, graph);
+  wm_peaks_t *peaks =
+      s || !a.profile || a.parallel ? NULL : load_peaks(a.peaks_file);
+  double flops = s || a.parallel ? 0 : model_flops(&a, graph);
   wm_bench_options_t o = {
       .graph = graph,
       .model_name = a.zoo ? a.zoo : a.model,
@@ -539,10 +649,12 @@ int wm_cli_bench(int argc, char **argv) {
       .open_ctx = &a.bo,
       .progress = isatty(STDERR_FILENO) ? progress : NULL,
   };
-  if (!s) {
+  if (!s && a.parallel) {
+    s = bench_parallel(&a, graph, &ds, sha, &baseline);
+  } else if (!s) {
     s = wm_bench_run(&o, &baseline);
   }
-  if (!s) {
+  if (!s && baseline) {
     s = write_outputs(&a, baseline);
   }
   wm_baseline_destroy(baseline);
@@ -553,5 +665,12 @@ int wm_cli_bench(int argc, char **argv) {
   wm_graph_destroy(graph);
   wm_cli_dims_deinit(&a.dims);
   wm_cli_backend_options_deinit(&a.bo);
+  if (a.parallel && wm_comm_mpi_launched()) {
+    if (s) {
+      fprintf(stderr, "wmap: %s\n", wm_status_message(s));
+      wm_comm_mpi_abort(WM_EXIT_FAILED);
+    }
+    wm_comm_mpi_finalize();
+  }
   return s ? wm_cli_fail(s) : WM_EXIT_OK;
 }

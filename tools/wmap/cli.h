@@ -3,6 +3,7 @@
 #ifndef WMAP_TOOLS_CLI_H_
 #define WMAP_TOOLS_CLI_H_
 
+#include "wmap/bench.h"
 #include "wmap/graph.h"
 #include "wmap/map.h"
 #include "wmap/plugin.h"
@@ -167,6 +168,15 @@ typedef struct wm_cli_dataset {
   size_t n_outputs;    // values found as output_K.pb
   wm_item_t *outputs;  // owned
 } wm_cli_dataset_t;
+// A baseline to fill by hand (comm-bench, bench --parallel): created now,
+// |model| and |sha256| recorded, this machine's environment collected
+// (the caller adds its own facts, then wm_env_finish), the tool's version,
+// git revision and build type taken from it, and room for |n_configs|
+// zeroed configurations (n_configs left 0: the caller counts them).
+wm_status_t wm_cli_baseline_new(const char *model, const char *sha256,
+                                size_t n_configs,
+                                wm_baseline_t **out) WM_MUST_USE_RESULT;
+
 // Moves each output NAME.next of |graph| whose NAME is a graph input into
 // |ds| as that input's value (replacing or adding it), for the next step
 // of a run of several (--steps); |outs| has graph->output_count items,
@@ -197,6 +207,28 @@ typedef struct wm_cli_parallel_run {
 wm_status_t wm_cli_parallel_run(const wm_cli_parallel_run_t *p,
                                 wm_item_t **out_outputs,
                                 wm_strbuf_t *report) WM_MUST_USE_RESULT;
+
+// A benchmark of a split run (bench --parallel).
+typedef struct wm_cli_parallel_bench {
+  wm_cli_parallel_run_t run;  // the split (run.steps unused)
+  const char *model_name;     // for the baseline
+  const char *model_sha256;
+  int32_t blocks;         // per configuration
+  double min_time;        // timed seconds per block at least
+  int32_t min_iters;      // timed runs per block at least
+  uint32_t rank_threads;  // CPU threads each rank's backends use
+} wm_cli_parallel_bench_t;
+// Measures run.graph split as run.spec says against the whole model on
+// one rank with the same threads, in interleaved blocks of warmed-up,
+// timed runs (a run's time: the slowest rank's), in this process: a
+// baseline of two configurations ("1 rank" and the split, whose threads
+// count the cores in use, so that its scaling is strong scaling against
+// 1 rank). Rank 0 gets the baseline and, in |report|, the collectives'
+// calls and bytes beside the map's and the scaling; other MPI ranks get
+// NULL.
+wm_status_t wm_cli_parallel_bench(const wm_cli_parallel_bench_t *o,
+                                  wm_baseline_t **out,
+                                  wm_strbuf_t *report) WM_MUST_USE_RESULT;
 
 // Inputs for a run without --inputs: |dims| applied to |graph| (dims
 // nothing binds are 1, in one note from |cmd|), then the values

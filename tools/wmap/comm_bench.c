@@ -1028,28 +1028,18 @@ static void print_html(const cb_t *b, const row_t *rows, size_t n_rows,
 static wm_status_t write_baseline(const cb_t *b, const row_t *rows,
                                   size_t n_rows, const char *path) {
   const cb_args_t *a = b->a;
-  wm_baseline_t *bl = NULL;
-  WM_RETURN_IF_ERROR(wm_baseline_create(&bl));
-  wm_arena_t *ar = &bl->arena;
-  char when[32], name[160];
-  time_t now = time(NULL);
-  struct tm tm;
-  gmtime_r(&now, &tm);
-  strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  char name[160];
   snprintf(name, sizeof(name), "comm-bench %s %s on %s",
            wm_comm_dtype_name(a->dtype), wm_comm_redop_name(a->redop),
            a->backend);
-  bl->created_utc = wm_arena_strdup(ar, when);
-  bl->model_name = wm_arena_strdup(ar, name);
-  bl->model_sha256 = wm_arena_strdup(ar, "");
+  wm_baseline_t *bl = NULL;
+  WM_RETURN_IF_ERROR(wm_cli_baseline_new(name, "", n_rows, &bl));
+  wm_arena_t *ar = &bl->arena;
   bl->blocks = a->blocks;
   bl->min_time_s = a->min_time;
   bl->min_iters = a->min_iters;
-  bl->configs = wm_arena_alloc(ar, (n_rows + 1) * sizeof(wm_bench_config_t));
-  bl->dims = wm_arena_alloc(ar, sizeof(wm_bench_kv_t));
-  wm_status_t s = bl->created_utc && bl->model_name && bl->configs && bl->dims
-                      ? NULL
-                      : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  bl->in_process = true;
+  wm_status_t s = NULL;
   for (size_t i = 0; !s && i < n_rows; i++) {
     const row_t *r = &rows[i];
     wm_bench_config_t *c = &bl->configs[bl->n_configs++];
@@ -1084,13 +1074,6 @@ static wm_status_t write_baseline(const cb_t *b, const row_t *rows,
     }
   }
   if (!s) {
-    wm_env_collect(&bl->env);
-    const char *v = wm_env_get(&bl->env, "wmap.version");
-    const char *git = wm_env_get(&bl->env, "wmap.git");
-    const char *type = wm_env_get(&bl->env, "build.type");
-    bl->tool_version = wm_arena_strdup(ar, v ? v : "unknown");
-    bl->tool_git = wm_arena_strdup(ar, git ? git : "unknown");
-    bl->build_type = wm_arena_strdup(ar, type ? type : "unknown");
     wm_env_set(&bl->env, "comm.backend", true, "%s", a->backend);
     wm_env_set(&bl->env, "comm.ranks", true, "%d", a->ranks);
     wm_env_set(&bl->env, "comm.processes", true, "%d", b->wsize);

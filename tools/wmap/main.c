@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -397,6 +398,39 @@ int wm_cli_model_operand(const char *cmd, const char *zoo, int argc,
   }
   *out_model = zoo ? NULL : argv[first];
   return WM_EXIT_OK;
+}
+
+wm_status_t wm_cli_baseline_new(const char *model, const char *sha256,
+                                size_t n_configs, wm_baseline_t **out) {
+  *out = NULL;
+  wm_baseline_t *bl = NULL;
+  WM_RETURN_IF_ERROR(wm_baseline_create(&bl));
+  wm_arena_t *ar = &bl->arena;
+  char when[32];
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  wm_env_collect(&bl->env);
+  const char *v = wm_env_get(&bl->env, "wmap.version");
+  const char *git = wm_env_get(&bl->env, "wmap.git");
+  const char *type = wm_env_get(&bl->env, "build.type");
+  bl->created_utc = wm_arena_strdup(ar, when);
+  bl->model_name = wm_arena_strdup(ar, model);
+  bl->model_sha256 = wm_arena_strdup(ar, sha256 ? sha256 : "");
+  bl->tool_version = wm_arena_strdup(ar, v ? v : "unknown");
+  bl->tool_git = wm_arena_strdup(ar, git ? git : "unknown");
+  bl->build_type = wm_arena_strdup(ar, type ? type : "unknown");
+  bl->configs = wm_arena_alloc(ar, (n_configs + 1) * sizeof(*bl->configs));
+  bl->dims = wm_arena_alloc(ar, sizeof(wm_bench_kv_t));
+  if (!bl->created_utc || !bl->model_name || !bl->model_sha256 ||
+      !bl->tool_version || !bl->tool_git || !bl->build_type || !bl->configs ||
+      !bl->dims) {
+    wm_baseline_destroy(bl);
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a baseline");
+  }
+  *out = bl;
+  return NULL;
 }
 
 wm_status_t wm_cli_model_load(const char *zoo, const char *path,

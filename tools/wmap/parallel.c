@@ -3,6 +3,7 @@
 // of this process, or the MPI job's processes under mpirun) and runs its
 // own session; the report puts each collective's calls and bytes per rank
 // beside the workload map's prediction for the same plan.
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,26 +14,54 @@
 #include "ops/ops.h"
 #include "parallel/parallel.h"
 
+typedef struct team team_t;
+
+// One rank: its inputs, partition, communicator and session, kept across
+// runs; the times of its last runs.
 typedef struct rank_job {
-  const wm_cli_parallel_run_t *p;
+  team_t *t;
   int32_t rank;
-  int32_t n;            // ranks
-  bool dp;              // data parallel (else tensor parallel)
   wm_cli_dataset_t ds;  // this rank's inputs
-  char id[WM_COMM_ID_MAX];
-  wm_item_t *outs;  // rank 0's outputs (others' are dropped)
-  uint64_t calls[WM_COMM_BARRIER + 1], bytes[WM_COMM_BARRIER + 1];
+  wm_graph_t *local;    // its partition
+  wm_comm_t *comm;
+  wm_session_t *session;
+  wm_item_t *outs;  // the last run's outputs
+  double *samples;  // ns per run of the last team_run
+  size_t cap;
+  uint64_t runs;  // session runs so far
   wm_tp_summary_t summary;
-  double run_ms;
   wm_status_t status;
 } rank_job_t;
+
+// The ranks of one split: threads parked between runs (or, under mpirun,
+// this process's rank alone).
+struct team {
+  const wm_cli_parallel_run_t *p;
+  int32_t n;   // ranks
+  bool dp;     // data parallel (else tensor parallel)
+  bool mpi;    // ranks are the MPI job's processes
+  int32_t me;  // MPI: this process's rank
+  char id[WM_COMM_ID_MAX];
+  rank_job_t *jobs;
+  pthread_t *th;
+  int32_t started;
+  bool sync;           // mu and cv made
+  pthread_mutex_t mu;  // guards gen and finished
+  pthread_cond_t cv;   // gen moved (to ranks), finished grew (to main)
+  uint64_t gen;        // work orders given
+  int32_t finished;    // ranks done with the current order
+  int32_t iters;       // runs of the next team_run
+  bool feed;           // NAME.next feeds NAME between them
+  bool quit;
+};
 
 // The rank's inputs: its share of the batch inputs (data parallel: rows
 // rank * B/n ... of dim 0 of every input without a default), the others
 // whole.
 static wm_status_t rank_inputs(rank_job_t *j) {
-  const wm_cli_parallel_run_t *p = j->p;
+  const wm_cli_parallel_run_t *p = j->t->p;
   const wm_graph_t *g = p->graph;
+  int32_t n = j->t->n;
   wm_cli_dataset_t *ds = &j->ds;
   ds->input_names = wm_calloc(p->n_inputs + 1, sizeof(char *));
   ds->inputs = wm_calloc(p->n_inputs + 1, sizeof(wm_item_t));
@@ -42,7 +71,7 @@ static wm_status_t rank_inputs(rank_job_t *j) {
   for (size_t i = 0; i < p->n_inputs; i++) {
     const wm_item_t *it = &p->inputs[i];
     int32_t v = wm_graph_find_value(g, p->input_names[i]);
-    bool share = j->dp && v >= 0 && !g->values[v].initializer &&
+    bool share = j->t->dp && v >= 0 && !g->values[v].initializer &&
                  it->kind == WM_TYPE_TENSOR && it->tensor->shape.rank >= 1;
     ds->input_names[i] = wm_strdup(p->input_names[i]);
     if (!ds->input_names[i]) {
@@ -55,11 +84,11 @@ static wm_status_t rank_inputs(rank_job_t *j) {
     }
     const wm_tensor_t *x = it->tensor;
     int64_t b = x->shape.dims[0];
-    if (b % j->n != 0) {
+    if (b % n != 0) {
       return WM_ERROR(INVALID_ARGUMENT,
                       "data parallelism over %d ranks: input \"%s\" has "
                       "batch %lld, which does not divide",
-                      j->n, p->input_names[i], (long long)b);
+                      n, p->input_names[i], (long long)b);
     }
     if (x->dtype == WM_DTYPE_STRING) {
       return WM_ERROR(UNIMPLEMENTED,
@@ -67,7 +96,7 @@ static wm_status_t rank_inputs(rank_job_t *j) {
                       p->input_names[i]);
     }
     wm_shape_t s = x->shape;
-    s.dims[0] = b / j->n;
+    s.dims[0] = b / n;
     wm_tensor_t *part = NULL;
     WM_RETURN_IF_ERROR(wm_tensor_create(x->dtype, &s, &part));
     memcpy(part->data, (const char *)x->data + part->nbytes * (size_t)j->rank,
@@ -77,69 +106,275 @@ static wm_status_t rank_inputs(rank_job_t *j) {
   return NULL;
 }
 
-static wm_status_t rank_run(rank_job_t *j) {
-  const wm_cli_parallel_run_t *p = j->p;
-  int32_t n = j->n;
-  wm_graph_t *local = NULL;
+static wm_status_t rank_setup(rank_job_t *j) {
+  team_t *t = j->t;
+  const wm_cli_parallel_run_t *p = t->p;
   WM_RETURN_IF_ERROR(rank_inputs(j));
   WM_RETURN_IF_ERROR(
-      j->dp ? wm_dp_partition(p->graph, n, j->rank, &local, &j->summary)
-            : wm_tp_partition(p->graph, n, j->rank, &local, &j->summary));
-  wm_comm_t *comm = NULL;
-  wm_session_t *session = NULL;
-  wm_item_t *outs = wm_calloc(local->output_count + 1, sizeof(*outs));
-  wm_status_t s =
-      outs ? wm_comm_open(j->id, j->rank, n, &comm)
-           : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for outputs");
-  if (!s) {
-    wm_comm_set_current(comm);
-    wm_session_options_t so = *p->session;
-    so.release_weights = true;  // the partition serves this session only
-    s = wm_session_create_placed(local, &so, &session);
+      t->dp ? wm_dp_partition(p->graph, t->n, j->rank, &j->local, &j->summary)
+            : wm_tp_partition(p->graph, t->n, j->rank, &j->local, &j->summary));
+  j->outs = wm_calloc(j->local->output_count + 1, sizeof(*j->outs));
+  if (!j->outs) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for outputs");
   }
-  int32_t steps = p->steps > 0 ? p->steps : 1;
-  uint64_t t0 = wm_now_ns();
-  for (int32_t step = 0; !s && step < steps; step++) {
-    s = wm_session_run_items(session, (const char *const *)j->ds.input_names,
-                             j->ds.inputs, j->ds.n_inputs, outs);
-    if (!s && step + 1 < steps) {
-      s = wm_cli_feed_next(local, outs, &j->ds, NULL);
-      for (size_t i = 0; i < local->output_count; i++) {
-        wm_item_deinit(&outs[i]);
-        memset(&outs[i], 0, sizeof(outs[i]));
-      }
+  WM_RETURN_IF_ERROR(wm_comm_open(t->id, j->rank, t->n, &j->comm));
+  wm_session_options_t so = *p->session;
+  so.release_weights = true;  // the partition serves this session only
+  return wm_session_create_placed(j->local, &so, &j->session);
+}
+
+static void clear_outs(rank_job_t *j) {
+  for (size_t i = 0; j->local && i < j->local->output_count; i++) {
+    wm_item_deinit(&j->outs[i]);
+    memset(&j->outs[i], 0, sizeof(j->outs[i]));
+  }
+}
+
+// The team's next |iters| runs on rank |j|, each timed.
+static wm_status_t rank_runs(rank_job_t *j) {
+  team_t *t = j->t;
+  if ((size_t)t->iters > j->cap) {
+    double *x = wm_realloc(j->samples, (size_t)t->iters * sizeof(double));
+    if (!x) {
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for samples");
     }
+    j->samples = x;
+    j->cap = (size_t)t->iters;
   }
-  j->run_ms = (double)(wm_now_ns() - t0) * 1e-6 / steps;
-  for (uint32_t op = 1; !s && op <= WM_COMM_BARRIER; op++) {
-    wm_comm_counts(comm, op, &j->calls[op], &j->bytes[op]);
-    j->calls[op] /= (uint64_t)steps;  // per run
-    j->bytes[op] /= (uint64_t)steps;
+  wm_comm_set_current(j->comm);
+  wm_status_t s = NULL;
+  for (int32_t i = 0; !s && i < t->iters; i++) {
+    if (i > 0 && t->feed) {
+      s = wm_cli_feed_next(j->local, j->outs, &j->ds, NULL);
+    }
+    clear_outs(j);
+    uint64_t t0 = wm_now_ns();
+    if (!s) {
+      s = wm_session_run_items(j->session,
+                               (const char *const *)j->ds.input_names,
+                               j->ds.inputs, j->ds.n_inputs, j->outs);
+    }
+    j->samples[i] = (double)(wm_now_ns() - t0);
+    j->runs++;
   }
   wm_comm_set_current(NULL);
-  wm_session_destroy(session);
-  if (s && comm) {
-    wm_comm_abort(comm);  // the other ranks stop waiting for this one
+  if (s && j->comm) {
+    wm_comm_abort(j->comm);  // the other ranks stop waiting for this one
   }
-  wm_comm_destroy(comm);
-  if (!s && j->rank == 0) {
-    j->outs = outs;
-    outs = NULL;
-  }
-  for (size_t i = 0; outs && i < local->output_count; i++) {
-    wm_item_deinit(&outs[i]);
-  }
-  free(outs);
-  wm_graph_destroy(local);
   return s ? wm_status_annotate(s, "rank %d of %s=%d", j->rank,
-                                j->dp ? "dp" : "tp", n)
+                                t->dp ? "dp" : "tp", t->n)
            : NULL;
+}
+
+static void rank_teardown(rank_job_t *j) {
+  clear_outs(j);
+  free(j->outs);
+  wm_session_destroy(j->session);
+  wm_comm_destroy(j->comm);
+  wm_graph_destroy(j->local);
+  wm_cli_dataset_deinit(&j->ds);
+  free(j->samples);
+  wm_status_free(j->status);
+  memset(j, 0, sizeof(*j));
+}
+
+// Tells the main thread this rank finished its setup or its runs.
+static void rank_finished(team_t *t) {
+  pthread_mutex_lock(&t->mu);
+  t->finished++;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
 }
 
 static void *rank_thread(void *arg) {
   rank_job_t *j = arg;
-  j->status = rank_run(j);
+  team_t *t = j->t;
+  j->status = rank_setup(j);
+  rank_finished(t);
+  uint64_t seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&t->mu);
+    while (t->gen == seen) {  // asleep while the team is idle
+      pthread_cond_wait(&t->cv, &t->mu);
+    }
+    seen = t->gen;
+    bool quit = t->quit;
+    pthread_mutex_unlock(&t->mu);
+    if (quit) {
+      return NULL;
+    }
+    if (!j->status) {
+      j->status = rank_runs(j);
+    }
+    rank_finished(t);
+  }
+}
+
+// Waits until every started rank finished; gives the next order.
+static void team_wait(team_t *t) {
+  pthread_mutex_lock(&t->mu);
+  while (t->finished < t->started) {
+    pthread_cond_wait(&t->cv, &t->mu);
+  }
+  t->finished = 0;
+  pthread_mutex_unlock(&t->mu);
+}
+
+static void team_order(team_t *t, bool quit) {
+  pthread_mutex_lock(&t->mu);
+  t->quit = quit;
+  t->gen++;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+// The first rank's error that is its own (not another's failure seen
+// through the communicator), or NULL; taken from the jobs.
+static wm_status_t first_error(team_t *t) {
+  wm_status_t s = NULL;
+  for (int pass = 0; pass < 2 && !s; pass++) {
+    for (int32_t r = 0; r < t->n && !s; r++) {
+      wm_status_t e = t->jobs[r].status;
+      if (e &&
+          (pass == 1 || !strstr(wm_status_message(e), "communicator failed"))) {
+        s = e;
+        t->jobs[r].status = NULL;
+      }
+    }
+  }
+  return s;
+}
+
+static void team_close(team_t *t) {
+  if (!t) {
+    return;
+  }
+  if (t->started > 0) {
+    team_order(t, true);
+    for (int32_t r = 0; r < t->started; r++) {
+      pthread_join(t->th[r], NULL);
+    }
+  }
+  if (t->sync) {
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+  }
+  for (int32_t r = 0; t->jobs && r < t->n; r++) {
+    rank_teardown(&t->jobs[r]);
+  }
+  free(t->jobs);
+  free(t->th);
+  free(t);
+}
+
+// Sets up |n| ranks of |p| (|dp|: data parallel). Under mpirun (unless
+// |local|) this process is rank t->me of the job; else the ranks are
+// threads of this process.
+static wm_status_t team_open(const wm_cli_parallel_run_t *p, int32_t n, bool dp,
+                             bool local, team_t **out) {
+  *out = NULL;
+  team_t *t = wm_calloc(1, sizeof(*t));
+  if (!t) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for %d ranks", n);
+  }
+  t->p = p;
+  t->n = n;
+  t->dp = dp;
+  t->mpi = !local && wm_comm_mpi_launched();
+  t->jobs = wm_calloc((size_t)n, sizeof(*t->jobs));
+  t->th = wm_calloc((size_t)n, sizeof(*t->th));
+  if (!t->jobs || !t->th) {
+    team_close(t);
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for %d ranks", n);
+  }
+  for (int32_t r = 0; r < n; r++) {
+    t->jobs[r].t = t;
+    t->jobs[r].rank = r;
+  }
+  wm_status_t s = NULL;
+  if (t->mpi) {
+    int32_t size = 1;
+    snprintf(t->id, sizeof(t->id), "mpi:world");
+    s = wm_comm_mpi_init(&t->me, &size);
+    if (!s && size != n) {
+      s = WM_ERROR(INVALID_ARGUMENT,
+                   "--parallel %s=%d under mpirun -np %d: the ranks are the "
+                   "job's processes (want -np %d)",
+                   dp ? "dp" : "tp", n, size, n);
+    }
+    if (!s) {
+      rank_job_t *j = &t->jobs[t->me];
+      j->status = rank_setup(j);
+      s = j->status;
+      j->status = NULL;
+    }
+  } else {
+    wm_comm_new_id(t->id);
+    t->sync = pthread_mutex_init(&t->mu, NULL) == 0;
+    if (t->sync && pthread_cond_init(&t->cv, NULL) != 0) {
+      pthread_mutex_destroy(&t->mu);
+      t->sync = false;
+    }
+    s = t->sync ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "cannot make a team");
+    for (; !s && t->started < n; t->started++) {
+      if (pthread_create(&t->th[t->started], NULL, rank_thread,
+                         &t->jobs[t->started]) != 0) {
+        s = WM_ERROR(RESOURCE_EXHAUSTED, "could not start rank %d's thread",
+                     t->started);
+        break;
+      }
+    }
+    if (t->started > 0) {
+      team_wait(t);  // their setups
+    }
+    if (!s) {
+      s = first_error(t);
+    }
+  }
+  if (s) {
+    team_close(t);
+    return s;
+  }
+  *out = t;
   return NULL;
+}
+
+// |iters| runs on every rank (|feed|: NAME.next feeds NAME between them);
+// *samples (iters entries, may be NULL) gets each run's time, the longest
+// any rank took.
+static wm_status_t team_run(team_t *t, int32_t iters, bool feed,
+                            double *samples) {
+  t->iters = iters;
+  t->feed = feed;
+  wm_status_t s = NULL;
+  if (t->mpi) {
+    rank_job_t *j = &t->jobs[t->me];
+    s = rank_runs(j);
+    if (s) {
+      return s;
+    }
+    if (samples) {
+      s = wm_comm_mpi_native(WM_COMM_ALL_REDUCE, j->samples, samples,
+                             (size_t)iters, 11, WM_COMM_MAX);
+    }
+    return s;
+  }
+  team_order(t, false);
+  team_wait(t);
+  s = first_error(t);
+  for (int32_t i = 0; !s && samples && i < iters; i++) {
+    double m = 0;
+    for (int32_t r = 0; r < t->n; r++) {
+      m = t->jobs[r].samples[i] > m ? t->jobs[r].samples[i] : m;
+    }
+    samples[i] = m;
+  }
+  return s;
+}
+
+// The rank this process reports from.
+static rank_job_t *reporter(team_t *t) {
+  return &t->jobs[t->mpi ? t->me : 0];
 }
 
 // One data-parallel rank's graph as the map reads it: the batch inputs'
@@ -205,43 +440,42 @@ static wm_status_t predict(const wm_cli_parallel_run_t *p, bool dp, int32_t n,
   return s;
 }
 
-static void report(const wm_cli_parallel_run_t *p, const rank_job_t *jobs,
-                   int32_t n, bool mpi, wm_strbuf_t *out) {
+static void report(team_t *t, double run_ms, wm_strbuf_t *out) {
+  const wm_cli_parallel_run_t *p = t->p;
+  const rank_job_t *j = reporter(t);
   uint64_t pc[WM_MAP_P2P + 1] = {0}, pb[WM_MAP_P2P + 1] = {0};
-  bool dp = jobs[0].dp;
-  wm_status_t s = predict(p, dp, n, pc, pb);
-  double slowest = 0;
-  for (int32_t r = 0; r < n; r++) {
-    slowest = jobs[r].run_ms > slowest ? jobs[r].run_ms : slowest;
-  }
-  if (dp) {
+  int32_t n = t->n;
+  wm_status_t s = predict(p, t->dp, n, pc, pb);
+  const char *where = t->mpi ? "MPI processes" : "thread ranks";
+  const char *per = p->steps > 1 ? "step" : "run";
+  if (t->dp) {
     wm_strbuf_printf(out,
                      "parallel dp=%d on %d %s: each rank takes 1/%d of the "
-                     "batch%s; %s %.1f ms (%s)\n",
-                     n, n, mpi ? "MPI processes" : "thread ranks", n,
+                     "batch%s; %s %.1f ms\n",
+                     n, n, where, n,
                      wm_dp_is_training(p->graph)
                          ? ", gradients averaged in one bucket"
                          : ", outputs gathered",
-                     p->steps > 1 ? "step" : "run", slowest,
-                     mpi ? "rank 0" : "slowest rank");
+                     per, run_ms);
   } else {
     wm_strbuf_printf(out,
                      "parallel tp=%d on %d %s: %zu column- and %zu "
-                     "row-parallel MatMuls per rank; %s %.1f ms (%s)\n",
-                     n, n, mpi ? "MPI processes" : "thread ranks",
-                     jobs[0].summary.column_parallel,
-                     jobs[0].summary.row_parallel,
-                     p->steps > 1 ? "step" : "run", slowest,
-                     mpi ? "rank 0" : "slowest rank");
+                     "row-parallel MatMuls per rank; %s %.1f ms\n",
+                     n, n, where, j->summary.column_parallel,
+                     j->summary.row_parallel, per, run_ms);
   }
-  wm_strbuf_printf(out, "  per rank per %s:\n", p->steps > 1 ? "step" : "run");
+  wm_strbuf_printf(out, "  per rank per %s:\n", per);
   wm_strbuf_printf(out, "  %-10s %8s %14s   %10s %14s  %s\n", "collective",
                    "calls", "bytes", "map: calls", "bytes", "");
   static const uint32_t kinds[] = {WM_COMM_ALL_REDUCE, WM_COMM_ALL_GATHER,
                                    WM_COMM_REDUCE_SCATTER, WM_COMM_BROADCAST};
+  uint64_t runs = j->runs ? j->runs : 1;
   for (size_t k = 0; k < 4; k++) {
     uint32_t op = kinds[k];
-    uint64_t c = jobs[0].calls[op], b = jobs[0].bytes[op];
+    uint64_t c = 0, b = 0;
+    wm_comm_counts(j->comm, op, &c, &b);
+    c /= runs;
+    b /= runs;
     if (!c && !pc[op]) {
       continue;
     }
@@ -261,10 +495,8 @@ static void report(const wm_cli_parallel_run_t *p, const rank_job_t *jobs,
   }
 }
 
-wm_status_t wm_cli_parallel_run(const wm_cli_parallel_run_t *p,
-                                wm_item_t **out_outputs, wm_strbuf_t *rep) {
-  *out_outputs = NULL;
-  const wm_map_parallel_t *sp = &p->spec;
+// Refuses what runs do not split yet; the rank count and kind.
+static wm_status_t split_of(const wm_map_parallel_t *sp, int32_t *n, bool *dp) {
   if (sp->pp > 1 || (sp->dp > 1 && sp->tp > 1)) {
     return WM_ERROR(UNIMPLEMENTED,
                     "--parallel: runs split by tensor (tp=N) or data (dp=N) "
@@ -272,100 +504,194 @@ wm_status_t wm_cli_parallel_run(const wm_cli_parallel_run_t *p,
                     "mapped by `wmap map --parallel`",
                     sp->dp, sp->tp, sp->pp);
   }
-  bool dp = sp->dp > 1;
-  int32_t n = dp ? sp->dp : sp->tp;
+  *dp = sp->dp > 1;
+  *n = *dp ? sp->dp : sp->tp;
+  return NULL;
+}
+
+wm_status_t wm_cli_parallel_run(const wm_cli_parallel_run_t *p,
+                                wm_item_t **out_outputs, wm_strbuf_t *rep) {
+  *out_outputs = NULL;
+  int32_t n = 1;
+  bool dp = false;
+  WM_RETURN_IF_ERROR(split_of(&p->spec, &n, &dp));
   // Types of every value, which the partition reads.
   WM_RETURN_IF_ERROR(wm_ops_check_graph(p->graph));
-  bool mpi = wm_comm_mpi_launched();
-  int32_t wrank = 0, wsize = 1;
-  if (mpi) {
-    WM_RETURN_IF_ERROR(wm_comm_mpi_init(&wrank, &wsize));
-    if (wsize != n) {
-      return WM_ERROR(INVALID_ARGUMENT,
-                      "--parallel %s=%d under mpirun -np %d: the ranks are "
-                      "the job's processes (want -np %d)",
-                      dp ? "dp" : "tp", n, wsize, n);
+  team_t *t = NULL;
+  WM_RETURN_IF_ERROR(team_open(p, n, dp, false, &t));
+  int32_t steps = p->steps > 0 ? p->steps : 1;
+  wm_status_t s = team_run(t, steps, true, NULL);
+  rank_job_t *j = reporter(t);
+  if (!s && (!t->mpi || t->me == 0)) {
+    double sum = 0;
+    for (int32_t i = 0; i < steps; i++) {
+      double m = 0;  // the slowest rank of this process's view
+      for (int32_t r = 0; r < t->n; r++) {
+        const rank_job_t *x = &t->jobs[r];
+        m = x->samples && x->samples[i] > m ? x->samples[i] : m;
+      }
+      sum += m;
+    }
+    if (rep) {
+      report(t, sum / steps * 1e-6, rep);
+    }
+    *out_outputs = j->outs;
+    j->outs = wm_calloc(j->local->output_count + 1, sizeof(*j->outs));
+    if (!j->outs) {
+      s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     }
   }
-  rank_job_t *jobs = wm_calloc((size_t)n, sizeof(*jobs));
-  if (!jobs) {
-    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for %d ranks", n);
+  team_close(t);
+  return s;
+}
+
+// Calibrates |t|'s runs per block: one untimed run, one timed.
+static wm_status_t calibrate(team_t *t, double min_time, int32_t min_iters,
+                             int32_t *out_iters) {
+  double one = 0;
+  WM_RETURN_IF_ERROR(team_run(t, 1, false, NULL));
+  WM_RETURN_IF_ERROR(team_run(t, 1, false, &one));
+  double want = min_time * 1e9 / (one > 1 ? one : 1);
+  *out_iters = want > 100000      ? 100000
+               : want < min_iters ? min_iters
+                                  : (int32_t)ceil(want);
+  return NULL;
+}
+
+// Appends a block of |n| samples to configuration |c| of |bl|.
+static wm_status_t add_block(wm_baseline_t *bl, wm_bench_config_t *c,
+                             int32_t order, const double *x, size_t n) {
+  wm_bench_block_t *b = &c->blocks[c->n_blocks];
+  b->index = (int32_t)c->n_blocks;
+  b->order = order;
+  b->n = n;
+  b->samples = wm_arena_alloc(&bl->arena, (n + 1) * sizeof(double));
+  if (!b->samples) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for samples");
   }
-  char id[WM_COMM_ID_MAX];
-  wm_comm_new_id(id);
-  for (int32_t r = 0; r < n; r++) {
-    jobs[r].p = p;
-    jobs[r].rank = r;
-    jobs[r].n = n;
-    jobs[r].dp = dp;
-    snprintf(jobs[r].id, sizeof(jobs[r].id), "%s", mpi ? "mpi:world" : id);
+  memcpy(b->samples, x, n * sizeof(double));
+  c->n_blocks++;
+  return NULL;
+}
+
+wm_status_t wm_cli_parallel_bench(const wm_cli_parallel_bench_t *o,
+                                  wm_baseline_t **out, wm_strbuf_t *rep) {
+  *out = NULL;
+  const wm_cli_parallel_run_t *p = &o->run;
+  int32_t n = 1;
+  bool dp = false;
+  WM_RETURN_IF_ERROR(split_of(&p->spec, &n, &dp));
+  WM_RETURN_IF_ERROR(wm_ops_check_graph(p->graph));
+  team_t *split = NULL, *one = NULL;
+  WM_RETURN_IF_ERROR(team_open(p, n, dp, false, &split));
+  // The baseline: the whole model on one rank of the same threads, on
+  // this process (under mpirun the others wait meanwhile).
+  bool here = !split->mpi || split->me == 0;
+  wm_status_t s = here ? team_open(p, 1, false, true, &one) : NULL;
+  wm_baseline_t *bl = NULL;
+  char label[2][64];
+  snprintf(label[0], sizeof(label[0]), "1 rank");
+  snprintf(label[1], sizeof(label[1]), "%s=%d on %d %s", dp ? "dp" : "tp", n, n,
+           split->mpi ? "processes" : "threads");
+  if (!s && here) {
+    s = wm_cli_baseline_new(o->model_name, o->model_sha256, 2, &bl);
   }
-  wm_status_t s = NULL;
-  if (mpi) {
-    jobs[wrank].status = rank_run(&jobs[wrank]);
-    s = jobs[wrank].status;
-    jobs[wrank].status = NULL;
-    if (s) {
-      fprintf(stderr, "wmap: %s\n", wm_status_message(s));
-      wm_comm_mpi_abort(WM_EXIT_FAILED);
+  uint32_t per = o->rank_threads ? o->rank_threads : 1;
+  for (int k = 0; !s && here && k < 2; k++) {
+    wm_bench_config_t *c = &bl->configs[bl->n_configs++];
+    c->label = wm_arena_strdup(&bl->arena, label[k]);
+    c->backends = wm_arena_alloc(
+        &bl->arena, (p->session->backend_count + 1) * sizeof(char *));
+    c->blocks =
+        wm_arena_alloc(&bl->arena, (size_t)o->blocks * sizeof(*c->blocks));
+    if (!c->label || !c->backends || !c->blocks) {
+      s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+      break;
     }
-    if (wrank != 0) {
-      for (int32_t r = 0; r < n; r++) {
-        wm_cli_dataset_deinit(&jobs[r].ds);
-      }
-      free(jobs);
-      return NULL;  // rank 0 reports
-    }
-  } else {
-    pthread_t *th = wm_calloc((size_t)n, sizeof(*th));
-    if (!th) {
-      free(jobs);
-      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for %d ranks", n);
-    }
-    int32_t started = 0;
-    for (; started < n; started++) {
-      if (pthread_create(&th[started], NULL, rank_thread, &jobs[started])) {
-        break;
+    for (size_t i = 0; i < p->session->backend_count; i++) {
+      c->backends[i] =
+          wm_arena_strdup(&bl->arena, wm_backend_name(p->session->backends[i]));
+      if (!c->backends[i]) {
+        s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
       }
     }
-    for (int32_t r = 0; r < started; r++) {
-      pthread_join(th[r], NULL);
-    }
-    free(th);
-    if (started < n) {
-      s = WM_ERROR(RESOURCE_EXHAUSTED, "could not start rank %d's thread",
-                   started);
-    }
-    // The first rank that failed on its own (not because another did).
-    for (int32_t r = 0; r < n; r++) {
-      if (!s && jobs[r].status &&
-          !strstr(wm_status_message(jobs[r].status), "communicator failed")) {
-        s = jobs[r].status;
-        jobs[r].status = NULL;
-      }
-    }
-    for (int32_t r = 0; r < n; r++) {
-      if (!s && jobs[r].status) {
-        s = jobs[r].status;
-        jobs[r].status = NULL;
-      }
-      wm_status_free(jobs[r].status);
-    }
+    c->n_backends = p->session->backend_count;
+    c->threads = per * (uint32_t)(k == 0 ? 1 : n);  // cores in use
   }
-  if (!s && rep) {
-    report(p, jobs, n, mpi, rep);
+  int32_t iters[2] = {0, 0};
+  if (!s && here) {
+    s = calibrate(one, o->min_time, o->min_iters, &iters[0]);
+  }
+  if (!s && split->mpi) {
+    s = wm_comm_mpi_idle_barrier();  // the others waited for rank 0
   }
   if (!s) {
-    *out_outputs = jobs[0].outs;
-    jobs[0].outs = NULL;
+    s = calibrate(split, o->min_time, o->min_iters, &iters[1]);
   }
-  for (size_t i = 0; jobs[0].outs && i < p->graph->output_count; i++) {
-    wm_item_deinit(&jobs[0].outs[i]);
+  double *x = NULL;
+  if (!s) {
+    int32_t most = iters[0] > iters[1] ? iters[0] : iters[1];
+    x = wm_calloc((size_t)most + 1, sizeof(double));
+    s = x ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
-  free(jobs[0].outs);
-  for (int32_t r = 0; r < n; r++) {
-    wm_cli_dataset_deinit(&jobs[r].ds);
+  // Blocks interleaved, the order alternating: A B, B A, ...
+  for (int32_t b = 0; !s && b < o->blocks; b++) {
+    for (int32_t m = 0; !s && m < 2; m++) {
+      int k = (b + m) % 2;
+      if (k == 0) {
+        if (here) {
+          s = team_run(one, 1, false, NULL);  // warm-up
+          if (!s) {
+            s = team_run(one, iters[0], false, x);
+          }
+          if (!s) {
+            s = add_block(bl, &bl->configs[0], 2 * b + m, x, (size_t)iters[0]);
+          }
+        }
+        if (!s && split->mpi) {
+          s = wm_comm_mpi_idle_barrier();
+        }
+      } else {
+        s = team_run(split, 1, false, NULL);
+        if (!s) {
+          s = team_run(split, iters[1], false, x);
+        }
+        if (!s && here) {
+          s = add_block(bl, &bl->configs[1], 2 * b + m, x, (size_t)iters[1]);
+        }
+      }
+    }
   }
-  free(jobs);
-  return s;
+  free(x);
+  if (!s && here) {
+    bl->blocks = o->blocks;
+    bl->min_time_s = o->min_time;
+    bl->min_iters = o->min_iters;
+    bl->in_process = true;  // the ranks are kept between blocks
+    wm_env_set(&bl->env, "run.parallel", true, "%s=%d", dp ? "dp" : "tp", n);
+    wm_env_set(&bl->env, "run.rank_threads", true, "%u", per);
+    wm_env_finish(&bl->env);
+    s = wm_baseline_finish(bl);
+  }
+  if (!s && here && rep) {
+    const wm_bench_config_t *c = &bl->configs[1];
+    report(split, c->latency.median * 1e-6, rep);
+    if (c->has_scaling) {
+      wm_strbuf_printf(rep,
+                       "  strong scaling against 1 rank (P50 %.2f ms -> "
+                       "%.2f ms, %u thread%s a rank): speedup %.2fx, "
+                       "efficiency %.0f %%\n",
+                       bl->configs[0].latency.median * 1e-6,
+                       c->latency.median * 1e-6, per, per == 1 ? "" : "s",
+                       c->speedup, 100 * c->efficiency);
+    }
+  }
+  team_close(one);
+  team_close(split);
+  if (s) {
+    wm_baseline_destroy(bl);
+    return s;
+  }
+  *out = bl;
+  return NULL;
 }
