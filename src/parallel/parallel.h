@@ -72,6 +72,35 @@ wm_status_t wm_dp_partition(const wm_graph_t *graph, int32_t dp, int32_t rank,
 // Whether |graph| is a training step (lists its gradients).
 bool wm_dp_is_training(const wm_graph_t *graph);
 
+// Pipeline parallelism: rank |rank|'s stage of |graph| over |pp| ranks,
+// given each node's stage (|stage_of|, per node index, 0..pp-1, each
+// stage a contiguous run of a topological order: the map's plan gives
+// them) and |microbatches| (the batch inputs' dim 0 is split into that
+// many micro-batches, each flowing through the stages in turn). A value
+// made in stage a and read in stage b > a crosses every boundary between
+// (forwarded by the stages in between); graph outputs made before the last
+// stage are forwarded to it. Graph inputs reach every stage directly.
+typedef struct wm_pp_value {
+  const char *name;  // the value's name (in |graph| and the stage)
+  wm_type_t type;    // one micro-batch's (dim 0 divided when split)
+  bool forwarded;    // send: a value received, sent on unchanged
+} wm_pp_value_t;
+
+typedef struct wm_pp_stage {
+  wm_graph_t *graph;  // the stage's nodes; received values are inputs
+  size_t n_recv;      // from rank - 1, in this order
+  wm_pp_value_t *recv;
+  size_t n_send;  // to rank + 1, in this order
+  wm_pp_value_t *send;
+  size_t n_outputs;        // last stage: |graph|'s outputs, in order
+  wm_pp_value_t *outputs;  //   (made here or received)
+} wm_pp_stage_t;
+
+wm_status_t wm_pp_partition(const wm_graph_t *graph, const int32_t *stage_of,
+                            int32_t pp, int32_t rank, int32_t microbatches,
+                            wm_pp_stage_t *out) WM_MUST_USE_RESULT;
+void wm_pp_stage_deinit(wm_pp_stage_t *stage);
+
 #ifdef __cplusplus
 }
 #endif

@@ -247,6 +247,50 @@ WM_TEST(a_partition_outside_a_parallel_run_names_its_missing_communicator) {
   wm_graph_destroy(g);
 }
 
+WM_TEST(pipeline_stages_send_what_crosses_and_recompute_constants) {
+  wm_graph_t *g = zoo("gpt2:layers=1,seq=8");
+  WM_CHECK(g != NULL);
+  int32_t *order = NULL;
+  WM_CHECK(wm_graph_topo_order(g, &order) == NULL);
+  int32_t *stage = wm_calloc(g->node_count, sizeof(int32_t));
+  int32_t logits = -1;
+  for (size_t i = 0; i < g->node_count; i++) {
+    // The last node (the LM head) alone in stage 1.
+    stage[order[i]] = i + 1 == g->node_count ? 1 : 0;
+    if (strcmp(g->nodes[order[i]].op_type, "MatMul") == 0) {
+      logits = order[i];
+    }
+  }
+  wm_pp_stage_t s0, s1;
+  WM_CHECK(wm_pp_partition(g, stage, 2, 0, 1, &s0) == NULL);
+  WM_CHECK(wm_pp_partition(g, stage, 2, 1, 1, &s1) == NULL);
+  // What stage 0 sends is what stage 1 receives: ln_f's output, not the
+  // transposed embedding (a constant stage 1 computes itself).
+  WM_CHECK_INT_EQ(s0.n_send, 1);
+  WM_CHECK_INT_EQ(s1.n_recv, 1);
+  WM_CHECK_STR_EQ(s0.send[0].name, s1.recv[0].name);
+  WM_CHECK(!s0.send[0].forwarded);
+  WM_CHECK_INT_EQ(s1.n_outputs, 1);
+  WM_CHECK_STR_EQ(s1.outputs[0].name, "logits");
+  WM_CHECK(count_op(s1.graph, "Transpose") == 1 && logits >= 0);
+  wm_pp_stage_deinit(&s0);
+  wm_pp_stage_deinit(&s1);
+  // Micro-batches that do not divide the batch.
+  wm_status_t st = wm_pp_partition(g, stage, 2, 1, 3, &s1);
+  WM_CHECK(st && strstr(wm_status_message(st), "does not divide"));
+  wm_status_free(st);
+  // Stages against the graph's order.
+  for (size_t i = 0; i < g->node_count; i++) {
+    stage[order[i]] = i == 0 ? 1 : 0;
+  }
+  st = wm_pp_partition(g, stage, 2, 0, 1, &s0);
+  WM_CHECK(st && strstr(wm_status_message(st), "topological order"));
+  wm_status_free(st);
+  free(stage);
+  free(order);
+  wm_graph_destroy(g);
+}
+
 int main(void) {
   wm_log_set_level(WM_LOG_ERROR);
   static const wm_test_case_t cases[] = {
@@ -255,6 +299,7 @@ int main(void) {
       WM_CASE(bad_arguments_and_unknown_shapes_are_refused),
       WM_CASE(
           a_partition_outside_a_parallel_run_names_its_missing_communicator),
+      WM_CASE(pipeline_stages_send_what_crosses_and_recompute_constants),
       {NULL, NULL}};
   return wm_test_main(cases);
 }

@@ -89,6 +89,23 @@ for spec in gpt2:layers=2,seq=32 bert-base:layers=2,seq=64; do
   fi
 done
 
+# Pipeline stages across processes: 2 micro-batches through 2 stages.
+if check "mlp whole" 0 "$wmap" run --zoo mlp:batch=4 --values 100000000; then
+  mv "$tmp/out" "$tmp/want"
+  if check "mlp pp=2 on 2 processes" 0 timeout 300 "${mpi[@]}" -np 2 \
+      "$wmap" run --zoo mlp:batch=4 --parallel pp=2 --values 100000000; then
+    if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/out" 1e-3 1e-4 \
+        >"$tmp/cmp" 2>&1; then
+      echo "ok   mlp pp=2 agrees ($(cat "$tmp/cmp"))"
+      passed=$((passed + 1))
+    else
+      fail "mlp pp=2 agrees" "$tmp/cmp"
+    fi
+    has "mlp pp=2 as the map predicts" "$tmp/err" \
+      "parallel pp=2 on 2 MPI processes" "Send/Recv" "as predicted"
+  fi
+fi
+
 # A data-parallel training step across processes: after 3 steps the
 # weights of 1 process with the whole batch.
 train=mlp-train:batch=8,in=16,hidden=32,out=4

@@ -87,6 +87,36 @@ check "steps without state" 1 "$wmap" run --zoo mlp --steps 2
 has "steps without state" "$tmp/err" "has no output NAME.next"
 
 # Nothing of GPT-2 divides by 5: every rank runs it whole, no collective.
+# Pipeline stages (the map's): micro-batches through 2 and 3 stages, and
+# GPT-2 and BERT in one micro-batch; transfers as the map predicts.
+for case in "mlp:batch=4 pp=2" "mlp:batch=6 pp=3,microbatches=3" \
+            "gpt2:layers=2,seq=32 pp=2,microbatches=1" \
+            "bert-base:layers=2,seq=64 pp=3,microbatches=1"; do
+  spec=${case% *} split=${case#* }
+  name="${spec%%:*}_${split%%,*}"
+  check "${name}_whole" 0 "$wmap" run --zoo "$spec" --values 100000000 ||
+    continue
+  mv "$tmp/out" "$tmp/want"
+  check "$name" 0 "$wmap" run --zoo "$spec" --parallel "$split" \
+    --values 100000000 || continue
+  if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/out" "$rtol" \
+      "$atol" >"$tmp/cmp" 2>&1; then
+    echo "ok   ${name}_agrees ($(cat "$tmp/cmp"))"
+    passed=$((passed + 1))
+  else
+    fail "${name}_agrees" "$tmp/cmp"
+  fi
+  has "${name}_as_the_map_predicts" "$tmp/err" "per pipeline per run" \
+    "Send/Recv" "as predicted"
+  if grep -q DIFFERS "$tmp/err"; then
+    fail "$name: a count differs from the map" "$tmp/err"
+  fi
+done
+check "micro-batches that do not divide" 1 "$wmap" run \
+  --zoo gpt2:layers=1,seq=8 --parallel pp=2
+has "micro-batches that do not divide" "$tmp/err" \
+  "has batch 1, which does not divide into 2"
+
 # bench --parallel: the split against 1 rank, strong scaling, the counts.
 if check "bench tp=2" 0 "$wmap" bench --zoo bert-base:layers=1,seq=16 \
     --backends cpu --parallel tp=2 --blocks 2 --min-time 0.02 \
@@ -115,7 +145,7 @@ has "nothing to split" "$tmp/err" "splits nothing"
 check "bad spec" 2 "$wmap" run --zoo gpt2:layers=1,seq=8 --parallel tp=x
 has "bad spec" "$tmp/err" "--parallel: parallel spec: tp=\"x\" is not an integer"
 check "tp and dp together not yet run" 1 "$wmap" run --zoo mlp:batch=2 \
-  --parallel dp=2,tp=2
+  --parallel dp=2,tp=2,pp=1
 has "tp and dp together not yet run" "$tmp/err" "one of them, so far"
 
 echo "$passed passed, $failed failed"
