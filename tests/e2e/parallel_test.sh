@@ -131,6 +131,10 @@ if check "bench tp=2" 0 "$wmap" bench --zoo bert-base:layers=1,seq=16 \
     "$tmp/bench.json" &&
     has "compare reads it" "$tmp/out" "tp=2 on 2 threads"
 fi
+check "bench pp=2" 0 "$wmap" bench --zoo mlp:batch=8 --backends cpu \
+  --parallel pp=2,microbatches=4 --blocks 2 --min-time 0.01 --min-iters 3 &&
+  has "bench pp=2" "$tmp/err" "parallel pp=2 on 2 thread ranks" \
+    "the map's bubble 20 %" "Send/Recv" "as predicted" "strong scaling"
 check "bench --parallel with two lists" 1 "$wmap" bench --zoo mlp \
   --backends cpu --backends ref --parallel tp=2
 has "bench --parallel with two lists" "$tmp/err" "one backend list"

@@ -489,10 +489,11 @@ static wm_status_t bench_parallel(bench_args_t *a, wm_graph_t *graph,
   wm_map_parallel_t spec = {0};
   WM_RETURN_IF_ERROR(wm_map_parse_parallel(a->parallel, &spec));
   int32_t ranks = spec.tp > spec.dp ? spec.tp : spec.dp;
+  ranks = spec.pp > ranks ? spec.pp : ranks;
   if (ranks < 2) {
     return WM_ERROR(INVALID_ARGUMENT,
-                    "--parallel \"%s\" splits nothing (want tp=N or dp=N, N "
-                    ">= 2)",
+                    "--parallel \"%s\" splits nothing (want tp=N, dp=N or "
+                    "pp=N, N >= 2)",
                     a->parallel);
   }
   if (a->n_lists > 1 || a->n_threads > 1) {
@@ -503,7 +504,10 @@ static wm_status_t bench_parallel(bench_args_t *a, wm_graph_t *graph,
   wm_cli_backend_options_t bo = a->bo;
   bo.quiet = true;
   int32_t per = wm_cpu_count() / ranks;
-  bo.num_threads = a->n_threads ? a->threads[0] : (uint32_t)(per > 1 ? per : 1);
+  // --threads is per rank; 0 or none: the cores shared among the ranks.
+  bo.num_threads = a->n_threads && a->threads[0]
+                       ? a->threads[0]
+                       : (uint32_t)(per > 1 ? per : 1);
   bo.threads_set = true;
   wm_registry_t *reg = NULL;
   wm_backend_t *list[WM_SESSION_MAX_BACKENDS];
