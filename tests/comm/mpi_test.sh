@@ -67,7 +67,6 @@ fails "mismatch" timeout 60 "${mpi[@]}" -np 2 "$rank_bin" mismatch &&
 
 # Tensor parallelism across processes: the outputs of one unsplit run, and
 # calls and bytes per rank as the map predicts.
-here=$(cd "$(dirname "$0")/../e2e" && pwd)
 for spec in gpt2:layers=2,seq=32 bert-base:layers=2,seq=64; do
   name=${spec%%:*}
   check "$name whole" 0 "$wmap" run --zoo "$spec" --values 100000000 ||
@@ -75,13 +74,7 @@ for spec in gpt2:layers=2,seq=32 bert-base:layers=2,seq=64; do
   mv "$tmp/out" "$tmp/want"
   check "$name tp=2 on 2 processes" 0 timeout 300 "${mpi[@]}" -np 2 "$wmap" \
     run --zoo "$spec" --parallel tp=2 --values 100000000 || continue
-  if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/out" 1e-3 1e-4 \
-      >"$tmp/cmp" 2>&1; then
-    echo "ok   $name tp=2 agrees ($(cat "$tmp/cmp"))"
-    passed=$((passed + 1))
-  else
-    fail "$name tp=2 agrees" "$tmp/cmp"
-  fi
+  agrees "$name tp=2 agrees" "$tmp/want" "$tmp/out" 1e-3 1e-4
   has "$name tp=2 as the map predicts" "$tmp/err" \
     "parallel tp=2 on 2 MPI processes" "AllReduce         4" "as predicted"
   if grep -q DIFFERS "$tmp/err"; then
@@ -94,13 +87,7 @@ if check "mlp whole" 0 "$wmap" run --zoo mlp:batch=4 --values 100000000; then
   mv "$tmp/out" "$tmp/want"
   if check "mlp pp=2 on 2 processes" 0 timeout 300 "${mpi[@]}" -np 2 \
       "$wmap" run --zoo mlp:batch=4 --parallel pp=2 --values 100000000; then
-    if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/out" 1e-3 1e-4 \
-        >"$tmp/cmp" 2>&1; then
-      echo "ok   mlp pp=2 agrees ($(cat "$tmp/cmp"))"
-      passed=$((passed + 1))
-    else
-      fail "mlp pp=2 agrees" "$tmp/cmp"
-    fi
+    agrees "mlp pp=2 agrees" "$tmp/want" "$tmp/out" 1e-3 1e-4
     has "mlp pp=2 as the map predicts" "$tmp/err" \
       "parallel pp=2 on 2 MPI processes" "Send/Recv" "as predicted"
   fi
@@ -116,13 +103,7 @@ if check "train whole" 0 "$wmap" run --zoo "$train" --steps 3 \
       "$wmap" run --zoo "$train" --steps 3 --parallel dp=2 \
       --values 100000000; then
     grep -v '^loss:' "$tmp/out" >"$tmp/got"
-    if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/got" 1e-4 1e-6 \
-        >"$tmp/cmp" 2>&1; then
-      echo "ok   train dp=2: weights after 3 steps ($(cat "$tmp/cmp"))"
-      passed=$((passed + 1))
-    else
-      fail "train dp=2: weights after 3 steps" "$tmp/cmp"
-    fi
+    agrees "train dp=2: weights after 3 steps" "$tmp/want" "$tmp/got" 1e-4 1e-6
     has "train dp=2 as the map predicts" "$tmp/err" \
       "parallel dp=2 on 2 MPI processes" "AllReduce         1" "as predicted"
   fi

@@ -33,3 +33,19 @@ has() {
   echo "ok   $name"
   passed=$((passed + 1))
 }
+
+# agrees NAME WANT GOT RTOL ATOL: passes NAME when the outputs GOT printed
+# (`wmap run --values N`) are WANT's within the tolerances
+# (compare_outputs.py beside this file).
+agrees() {
+  local name=$1 want=$2 got=$3 rtol=$4 atol=$5
+  local here
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  if python3 "$here/compare_outputs.py" "$want" "$got" "$rtol" "$atol" \
+      >"$tmp/cmp" 2>&1; then
+    echo "ok   $name ($(cat "$tmp/cmp"))"
+    passed=$((passed + 1))
+  else
+    fail "$name" "$tmp/cmp"
+  fi
+}

@@ -11,7 +11,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
 . "$(dirname "$0")/common.sh"
-here=$(cd "$(dirname "$0")" && pwd)
 rtol=1e-3
 atol=1e-4
 
@@ -25,13 +24,7 @@ for spec in gpt2:layers=2,seq=32 bert-base:layers=2,seq=64; do
         --parallel "tp=$tp" --values 100000000; then
       continue
     fi
-    if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/out" "$rtol" \
-        "$atol" >"$tmp/cmp" 2>&1; then
-      echo "ok   ${name}_tp${tp}_agrees ($(cat "$tmp/cmp"))"
-      passed=$((passed + 1))
-    else
-      fail "${name}_tp${tp}_agrees" "$tmp/cmp"
-    fi
+    agrees "${name}_tp${tp}_agrees" "$tmp/want" "$tmp/out" "$rtol" "$atol"
     has "${name}_tp${tp}_as_the_map_predicts" "$tmp/err" \
       "parallel tp=$tp on $tp thread ranks" "AllReduce         4" \
       "as predicted"
@@ -54,13 +47,7 @@ if check "train_whole" 0 "$wmap" run --zoo "$train" --steps 3 \
     check "train_dp$dp" 0 "$wmap" run --zoo "$train" --steps 3 \
       --parallel "dp=$dp" --values 100000000 || continue
     grep -v '^loss:' "$tmp/out" >"$tmp/got"
-    if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/got" 1e-4 1e-6 \
-        >"$tmp/cmp" 2>&1; then
-      echo "ok   train_dp${dp}_weights_after_3_steps ($(cat "$tmp/cmp"))"
-      passed=$((passed + 1))
-    else
-      fail "train_dp${dp}_weights_after_3_steps" "$tmp/cmp"
-    fi
+    agrees "train_dp${dp}_weights_after_3_steps" "$tmp/want" "$tmp/got" 1e-4 1e-6
     has "train_dp${dp}_one_bucket_as_the_map_predicts" "$tmp/err" \
       "per rank per step" "AllReduce         1           6928" "as predicted"
   done
@@ -69,13 +56,7 @@ if check "mlp_whole" 0 "$wmap" run --zoo mlp:batch=6 --values 100000000; then
   mv "$tmp/out" "$tmp/want"
   if check "mlp_dp3" 0 "$wmap" run --zoo mlp:batch=6 --parallel dp=3 \
       --values 100000000; then
-    if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/out" "$rtol" \
-        "$atol" >"$tmp/cmp" 2>&1; then
-      echo "ok   mlp_dp3_gathers_the_batch ($(cat "$tmp/cmp"))"
-      passed=$((passed + 1))
-    else
-      fail "mlp_dp3_gathers_the_batch" "$tmp/cmp"
-    fi
+    agrees "mlp_dp3_gathers_the_batch" "$tmp/want" "$tmp/out" "$rtol" "$atol"
     has "mlp_dp3_as_the_map_predicts" "$tmp/err" \
       "AllGather         1            240" "as predicted"
   fi
@@ -99,13 +80,7 @@ for case in "mlp:batch=4 pp=2" "mlp:batch=6 pp=3,microbatches=3" \
   mv "$tmp/out" "$tmp/want"
   check "$name" 0 "$wmap" run --zoo "$spec" --parallel "$split" \
     --values 100000000 || continue
-  if python3 "$here/compare_outputs.py" "$tmp/want" "$tmp/out" "$rtol" \
-      "$atol" >"$tmp/cmp" 2>&1; then
-    echo "ok   ${name}_agrees ($(cat "$tmp/cmp"))"
-    passed=$((passed + 1))
-  else
-    fail "${name}_agrees" "$tmp/cmp"
-  fi
+  agrees "${name}_agrees" "$tmp/want" "$tmp/out" "$rtol" "$atol"
   has "${name}_as_the_map_predicts" "$tmp/err" "per pipeline per run" \
     "Send/Recv" "as predicted"
   if grep -q DIFFERS "$tmp/err"; then

@@ -497,42 +497,53 @@ static void team_close(team_t *t) {
 static wm_status_t per_rank_graph(const wm_graph_t *g, int32_t dp,
                                   wm_graph_t **out);
 
+// The map of |p|'s graph under |spec|, read as one rank's work: the batch
+// inputs' dim 0 divided by |divide| first (data-parallel ranks, pipeline
+// micro-batches). *out_graph holds that graph (or NULL) while the map
+// lives; the caller destroys both.
+static wm_status_t map_for(const wm_cli_parallel_run_t *p, int32_t divide,
+                           const wm_map_parallel_t *spec, wm_map_t **out_map,
+                           wm_graph_t **out_graph) {
+  *out_map = NULL;
+  *out_graph = NULL;
+  wm_graph_t *g = p->graph;
+  if (divide > 1) {
+    WM_RETURN_IF_ERROR(per_rank_graph(p->graph, divide, out_graph));
+    g = *out_graph;
+  }
+  wm_map_options_t mo = {.model = "parallel run",
+                         .backends = p->session->backends,
+                         .backend_count = p->session->backend_count,
+                         .parallel = spec};
+  wm_status_t s = wm_map_build(g, &mo, out_map);
+  if (s) {
+    wm_graph_destroy(*out_graph);
+    *out_graph = NULL;
+  }
+  return s;
+}
+
 // Each node's pipeline stage as the map's plan splits |p|'s graph (one
 // micro-batch of it) over |pp| stages.
 static wm_status_t plan_stages(const wm_cli_parallel_run_t *p, int32_t pp,
                                int32_t micro, int32_t **out) {
-  wm_graph_t *g = p->graph, *owned = NULL;
-  if (micro > 1) {
-    WM_RETURN_IF_ERROR(per_rank_graph(p->graph, micro, &owned));
-    g = owned;
-  }
   wm_map_parallel_t spec = {.dp = 1,
                             .tp = 1,
                             .pp = pp,
                             .microbatches = micro,
                             .inference = true,
                             .grad_bytes = 4};
-  wm_map_options_t mo = {.model = "parallel run",
-                         .backends = p->session->backends,
-                         .backend_count = p->session->backend_count,
-                         .parallel = &spec};
   wm_map_t *map = NULL;
-  wm_status_t s = wm_map_build(g, &mo, &map);
-  int32_t *stage = s ? NULL : wm_calloc(g->node_count + 1, sizeof(int32_t));
-  if (!s && !stage) {
-    s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  }
-  for (size_t i = 0; !s && i < map->n_nodes; i++) {
+  wm_graph_t *g = NULL;
+  WM_RETURN_IF_ERROR(map_for(p, micro, &spec, &map, &g));
+  int32_t *stage = wm_calloc(p->graph->node_count + 1, sizeof(int32_t));
+  for (size_t i = 0; stage && i < map->n_nodes; i++) {
     stage[map->nodes[i].index] = map->nodes[i].stage;
   }
   wm_map_destroy(map);
-  wm_graph_destroy(owned);
-  if (s) {
-    free(stage);
-    return s;
-  }
+  wm_graph_destroy(g);
   *out = stage;
-  return NULL;
+  return stage ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
 }
 
 // Sets up |n| ranks of |p| split as |kind| says (|micro|: a pipeline's
@@ -736,17 +747,9 @@ static wm_status_t predict(const team_t *t, uint64_t calls[WM_MAP_P2P + 1],
   int32_t per_rank = t->kind == SPLIT_DP   ? t->n
                      : t->kind == SPLIT_PP ? t->micro
                                            : 1;
-  wm_graph_t *g = p->graph, *owned = NULL;
-  if (per_rank > 1) {
-    WM_RETURN_IF_ERROR(per_rank_graph(p->graph, per_rank, &owned));
-    g = owned;
-  }
-  wm_map_options_t mo = {.model = "parallel run",
-                         .backends = p->session->backends,
-                         .backend_count = p->session->backend_count,
-                         .parallel = &spec};
+  wm_graph_t *owned = NULL;
   wm_map_t *map = NULL;
-  wm_status_t s = wm_map_build(g, &mo, &map);
+  wm_status_t s = map_for(p, per_rank, &spec, &map, &owned);
   for (size_t i = 0; !s && i < map->plan.n_coll; i++) {
     const wm_map_collective_t *c = &map->plan.coll[i];
     double per = training ? c->per_step : c->per_forward * spec.microbatches;
