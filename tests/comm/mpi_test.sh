@@ -138,6 +138,22 @@ for r in rows:
 print("ok")
 PY
 if [ -f "$tmp/py" ]; then has "comm-bench json rows" "$tmp/py" "ok"; fi
+
+# Under mpirun's default binding (a core a process) the thread ranks are
+# given every core: no warning.
+mpi_bound=(mpirun --oversubscribe)
+[ "$(id -u)" -eq 0 ] && mpi_bound+=(--allow-run-as-root)
+if check "comm-bench under default binding" 0 timeout 120 \
+    "${mpi_bound[@]}" -np 2 "$wmap" comm-bench --sizes 1M --blocks 1 \
+    --min-time 0.005; then
+  if grep -q "could not be given more" "$tmp/err"; then
+    fail "comm-bench under default binding: thread ranks kept on one core" \
+      "$tmp/err"
+  else
+    echo "ok   comm-bench under default binding"
+    passed=$((passed + 1))
+  fi
+fi
 if [ -s "$tmp/base.json" ]; then
   check "compare reads the comm-bench baseline" 0 "$wmap" compare \
     "$tmp/base.json" "$tmp/base.json" &&

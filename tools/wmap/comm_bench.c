@@ -159,6 +159,8 @@ typedef struct cb {
   pthread_barrier_t go, done;
   job_t job;
   bool team_up;
+  bool widen;    // mpirun bound this process to fewer cores than ranks
+  bool widened;  // the worker ranks were given every core
   // this process's rank among the MPI processes (mpi, mpi-native)
   rank_res_t mr;
   bool mr_up;
@@ -670,12 +672,25 @@ static wm_status_t team_start(cb_t *b, size_t max_iters) {
   }
   pthread_barrier_init(&b->go, NULL, (unsigned)b->nt);
   pthread_barrier_init(&b->done, NULL, (unsigned)b->nt);
+  // Under mpirun the other processes sleep through the threads
+  // implementation's blocks: its ranks may use every core, whichever one
+  // mpirun bound this process to.
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  for (long c = 0; c < online && c < CPU_SETSIZE; c++) {
+    CPU_SET((int)c, &all);
+  }
+  b->widened = b->widen;
   for (int32_t r = 1; r < b->nt; r++) {
     team_args[r] = (team_arg_t){b, r};
     if (pthread_create(&b->th[r], NULL, team_main, &team_args[r]) != 0) {
       return WM_ERROR(RESOURCE_EXHAUSTED, "cannot start thread rank %d", r);
     }
     b->team_up = true;
+    if (b->widen && pthread_setaffinity_np(b->th[r], sizeof(all), &all) != 0) {
+      b->widened = false;
+    }
   }
   b->team_up = true;
   return NULL;
@@ -1241,17 +1256,23 @@ static wm_status_t setup(cb_t *b) {
   b->max_bytes = max;
   if (a->impl[IMPL_THREADS] && b->wrank == 0) {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 &&
-        CPU_COUNT(&set) < a->ranks && CPU_COUNT(&set) < wm_cpu_count() + 1) {
+    int cores = sched_getaffinity(0, sizeof(set), &set) == 0
+                    ? CPU_COUNT(&set)
+                    : (int)wm_cpu_count();
+    b->widen = b->mpi && cores < a->ranks;
+    WM_RETURN_IF_ERROR(team_start(b, 100000));
+    if (b->widen && !b->widened) {
+      fprintf(stderr,
+              "comm-bench: warning: mpirun bound this process to %d core%s "
+              "and its %d thread ranks could not be given more (run mpirun "
+              "with --bind-to none)\n",
+              cores, cores == 1 ? "" : "s", a->ranks);
+    } else if (!b->mpi && cores < a->ranks) {
       fprintf(stderr,
               "comm-bench: warning: this process may run on %d core%s for %d "
-              "thread ranks%s\n",
-              CPU_COUNT(&set), CPU_COUNT(&set) == 1 ? "" : "s", a->ranks,
-              b->mpi ? " (mpirun binds each process to a core by default; "
-                       "add --bind-to none)"
-                     : "");
+              "thread ranks\n",
+              cores, cores == 1 ? "" : "s", a->ranks);
     }
-    WM_RETURN_IF_ERROR(team_start(b, 100000));
   }
   if (a->impl[IMPL_MPI] || a->impl[IMPL_NATIVE]) {
     WM_RETURN_IF_ERROR(rank_open(b, &b->mr,
