@@ -368,6 +368,12 @@ static wm_status_t rank_runs(rank_job_t *j) {
     if (t->kind != SPLIT_PP) {
       clear_outs(j);
     }
+    // A pipeline's ranks start each run together: otherwise the first
+    // stage would run ahead into the next run and a run's time would be
+    // a stage's, not the pipeline's.
+    if (!s && t->kind == SPLIT_PP) {
+      s = wm_comm_barrier(j->comm);
+    }
     uint64_t t0 = wm_now_ns();
     if (!s && t->kind == SPLIT_PP) {
       s = pp_run(j);
