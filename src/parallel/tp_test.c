@@ -29,6 +29,16 @@ static wm_graph_t *zoo(const char *spec) {
   return g;
 }
 
+// Frees what wm_bench_make_inputs made.
+static void free_inputs(char **names, wm_tensor_t **inputs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    wm_tensor_destroy(inputs[i]);
+    free(names[i]);
+  }
+  free(names);
+  free(inputs);
+}
+
 static size_t count_op(const wm_graph_t *g, const char *op) {
   size_t n = 0;
   for (size_t i = 0; i < g->node_count; i++) {
@@ -183,12 +193,7 @@ WM_TEST(every_ranks_partition_together_give_the_whole_outputs) {
   wm_session_destroy(sess);
   wm_backend_destroy(ref);
   wm_graph_destroy(copy);
-  for (size_t i = 0; i < n_inputs; i++) {
-    wm_tensor_destroy(inputs[i]);
-    free(names[i]);
-  }
-  free(names);
-  free(inputs);
+  free_inputs(names, inputs, n_inputs);
   wm_graph_destroy(g);
 }
 
@@ -237,12 +242,7 @@ WM_TEST(a_partition_outside_a_parallel_run_names_its_missing_communicator) {
   wm_tensor_destroy(out);
   wm_session_destroy(sess);
   wm_backend_destroy(ref);
-  for (size_t i = 0; i < n_inputs; i++) {
-    wm_tensor_destroy(inputs[i]);
-    free(names[i]);
-  }
-  free(names);
-  free(inputs);
+  free_inputs(names, inputs, n_inputs);
   wm_graph_destroy(local);
   wm_graph_destroy(g);
 }
