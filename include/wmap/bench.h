@@ -301,10 +301,13 @@ typedef enum wm_verdict {
   WM_VERDICT_REGRESSED = 3,
   WM_VERDICT_INSUFFICIENT = 4,
   WM_VERDICT_INCOMPARABLE = 5,
+  // Not significant, but the interval reaches past +-tau: the data cannot
+  // tell a change above the threshold from none (more blocks can).
+  WM_VERDICT_INCONCLUSIVE = 6,
 } wm_verdict_t;
 
 // "no_change", "within_noise", "improved", "regressed",
-// "insufficient_data", "incomparable".
+// "insufficient_data", "incomparable", "inconclusive".
 const char *wm_verdict_name(wm_verdict_t v);
 
 typedef struct wm_compare_options {

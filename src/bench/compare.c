@@ -38,6 +38,8 @@ const char *wm_verdict_name(wm_verdict_t v) {
       return "insufficient_data";
     case WM_VERDICT_INCOMPARABLE:
       return "incomparable";
+    case WM_VERDICT_INCONCLUSIVE:
+      return "inconclusive";
   }
   return "unknown";
 }
@@ -46,8 +48,10 @@ const char *wm_verdict_name(wm_verdict_t v) {
 static int verdict_rank(wm_verdict_t v) {
   switch (v) {
     case WM_VERDICT_REGRESSED:
-      return 4;
+      return 5;
     case WM_VERDICT_IMPROVED:
+      return 4;
+    case WM_VERDICT_INCONCLUSIVE:
       return 3;
     case WM_VERDICT_WITHIN_NOISE:
       return 2;
@@ -336,7 +340,11 @@ static wm_verdict_t metric_verdict(const wm_compare_metric_t *m,
     return WM_VERDICT_INSUFFICIENT;
   }
   if (m->p_adjusted >= o->alpha) {
-    return WM_VERDICT_NO_CHANGE;
+    // No change only where the interval rules out one beyond the
+    // threshold.
+    bool inside = isfinite(m->ci_lo) && isfinite(m->ci_hi) &&
+                  m->ci_lo >= -o->noise && m->ci_hi <= o->noise;
+    return inside ? WM_VERDICT_NO_CHANGE : WM_VERDICT_INCONCLUSIVE;
   }
   if (m->ci_lo > o->noise) {
     return WM_VERDICT_REGRESSED;
@@ -609,7 +617,7 @@ static wm_status_t decide(wm_compare_t *c) {
   }
   static const wm_verdict_t by_rank[] = {
       WM_VERDICT_INSUFFICIENT, WM_VERDICT_NO_CHANGE, WM_VERDICT_WITHIN_NOISE,
-      WM_VERDICT_IMPROVED, WM_VERDICT_REGRESSED};
+      WM_VERDICT_INCONCLUSIVE, WM_VERDICT_IMPROVED,  WM_VERDICT_REGRESSED};
   c->overall = incomparable ? WM_VERDICT_INCOMPARABLE : by_rank[worst];
   c->geomean_ratio = n_log ? exp(log_sum / (double)n_log) : NAN;
   return NULL;
@@ -722,6 +730,7 @@ static const char *verdict_color(wm_verdict_t v) {
     case WM_VERDICT_IMPROVED:
       return C_GREEN;
     case WM_VERDICT_WITHIN_NOISE:
+    case WM_VERDICT_INCONCLUSIVE:
       return C_YELLOW;
     case WM_VERDICT_INCOMPARABLE:
       return C_MAGENTA;
@@ -1240,6 +1249,8 @@ static const char *verdict_html_color(wm_verdict_t v) {
       return "#4e79a7";
     case WM_VERDICT_INCOMPARABLE:
       return "#7b1fa2";
+    case WM_VERDICT_INCONCLUSIVE:
+      return "#c77d00";
     default:
       return "#8d99a6";
   }

@@ -19,6 +19,9 @@ typedef struct spec {
   uint64_t seed;
 } spec_t;
 
+// The range of the block-to-block factor add_config draws (2 %).
+static double block_spread = 0.02;
+
 static uint64_t next_u64(uint64_t *s) {
   uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
   z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
@@ -52,7 +55,7 @@ static wm_status_t add_config(wm_baseline_t *b, size_t at, const spec_t *sp) {
     if (!blk->samples) {
       return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     }
-    double factor = 1.0 + 0.02 * (unif(&s) - 0.5);
+    double factor = 1.0 + block_spread * (unif(&s) - 0.5);
     for (size_t i = 0; i < sp->per_block; i++) {
       double tail = unif(&s) < 0.02 ? 1.5 : 1.0;
       blk->samples[i] =
@@ -124,6 +127,42 @@ WM_TEST(verdict_names_are_the_documented_ones) {
   WM_CHECK_STR_EQ(wm_verdict_name(WM_VERDICT_INSUFFICIENT),
                   "insufficient_data");
   WM_CHECK_STR_EQ(wm_verdict_name(WM_VERDICT_INCOMPARABLE), "incomparable");
+  WM_CHECK_STR_EQ(wm_verdict_name(WM_VERDICT_INCONCLUSIVE), "inconclusive");
+}
+
+WM_TEST(a_wide_interval_is_inconclusive_never_no_change) {
+  // Blocks that differ by up to 60 % from one another: no significant
+  // change, but an interval far wider than +-5 %.
+  wm_verdict_t got[5];
+  bool wide[5], significant[5], made = true;
+  block_spread = 0.6;
+  for (uint64_t k = 0; k < 5 && made; k++) {
+    spec_t a = {"cpu@t1", 6, 20, 1e6, 300 + k};
+    spec_t b = {"cpu@t1", 6, 20, 1e6, 400 + k};
+    pair_run_t r;
+    wm_status_t s = run_pair(&a, 1, &b, 1, NULL, &r);
+    made = s == NULL;
+    wm_status_free(s);
+    if (made) {
+      const wm_compare_metric_t *m = &r.c->metrics[0];
+      got[k] = m->verdict;
+      wide[k] = m->ci_lo < -0.05 || m->ci_hi > 0.05;
+      significant[k] = m->p_adjusted < 0.05;
+      pair_free(&r);
+    }
+  }
+  block_spread = 0.02;
+  WM_CHECK(made);
+  size_t inconclusive = 0;
+  for (int k = 0; k < 5; k++) {
+    if (!significant[k]) {
+      WM_CHECK_INT_EQ(got[k],
+                      wide[k] ? WM_VERDICT_INCONCLUSIVE : WM_VERDICT_NO_CHANGE);
+    }
+    WM_CHECK(got[k] != WM_VERDICT_NO_CHANGE || !wide[k]);
+    inconclusive += got[k] == WM_VERDICT_INCONCLUSIVE;
+  }
+  WM_CHECK(inconclusive >= 3);
 }
 
 WM_TEST(same_distribution_is_no_change_or_within_noise) {
@@ -719,6 +758,7 @@ WM_TEST(html_report_has_a_forest_plot_and_escapes_labels) {
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(verdict_names_are_the_documented_ones),
+      WM_CASE(a_wide_interval_is_inconclusive_never_no_change),
       WM_CASE(same_distribution_is_no_change_or_within_noise),
       WM_CASE(thirty_percent_slower_is_regressed),
       WM_CASE(thirty_percent_faster_is_improved),
