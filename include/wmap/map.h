@@ -394,6 +394,12 @@ void wm_map_to_json(const wm_map_t *map, wm_strbuf_t *out);
 void wm_map_to_text(const wm_map_t *map, bool color, wm_strbuf_t *out);
 void wm_map_to_markdown(const wm_map_t *map, wm_strbuf_t *out);
 void wm_map_to_html(const wm_map_t *map, wm_strbuf_t *out);
+// One row per node in execution order (CSV, RFC 4180, CRLF line ends): its
+// work, traffic, path figures and per backend cover, t_roof and bound.
+void wm_map_to_csv(const wm_map_t *map, wm_strbuf_t *out);
+// The DAG as Graphviz dot: nodes coloured by how the first backend covers
+// them, the critical path in red.
+void wm_map_to_dot(const wm_map_t *map, wm_strbuf_t *out);
 
 #ifdef __cplusplus
 }

@@ -427,6 +427,41 @@ WM_TEST(markdown_tables_are_consistent_and_escaped) {
   WM_CHECK(full);
 }
 
+WM_TEST(csv_quotes_fields_and_dot_escapes_labels) {
+  fake_init(&g_fake);
+  g_fake.nodes[3].name = "relu, \"last\"";
+  wm_strbuf_t b;
+  wm_strbuf_init(&b);
+  wm_map_to_csv(&g_fake.map, &b);
+  const char *t = wm_strbuf_str(&b);
+  bool quoted = strstr(t, ",\"relu, \"\"last\"\"\",Relu,") != NULL;
+  bool rows = true;  // a header and 4 rows, each ending in CRLF
+  size_t lines = 0;
+  for (const char *p = t; (p = strstr(p, "\r\n")) != NULL; p += 2) {
+    lines++;
+  }
+  rows = lines == 5;
+  bool esc = strchr(t, '\x1b') != NULL;  // kept as data inside the field
+  wm_strbuf_deinit(&b);
+  wm_strbuf_init(&b);
+  wm_map_to_dot(&g_fake.map, &b);
+  const char *d = wm_strbuf_str(&b);
+  bool label = strstr(d, "[label=\"relu, \\\"last\\\"\\nRelu\"") != NULL;
+  bool no_escape_char = strchr(d, '\x1b') == NULL;
+  bool braces =
+      strncmp(d, "digraph \"fake\" {", 16) == 0 && strstr(d, "}\n") != NULL;
+  if (!quoted || !rows || !label || !braces) {
+    fprintf(stderr, "%s\n---\n%s", t, d);
+  }
+  wm_strbuf_deinit(&b);
+  WM_CHECK(quoted);
+  WM_CHECK(rows);
+  WM_CHECK(esc);
+  WM_CHECK(label);
+  WM_CHECK(no_escape_char);
+  WM_CHECK(braces);
+}
+
 WM_TEST(many_backends_drop_cover_columns_and_still_fit) {
   fake_init(&g_fake);
   // Six backends named long, all pointing at the two real ones' data.
@@ -658,6 +693,7 @@ int main(void) {
       WM_CASE(text_fits_100_columns_and_colour_is_only_escape_codes),
       WM_CASE(text_shows_every_section_of_a_planned_map),
       WM_CASE(markdown_tables_are_consistent_and_escaped),
+      WM_CASE(csv_quotes_fields_and_dot_escapes_labels),
       WM_CASE(many_backends_drop_cover_columns_and_still_fit),
       WM_CASE(rendering_survives_each_failed_allocation),
       WM_CASE(mlp_reports_fit_and_list_every_op_type),

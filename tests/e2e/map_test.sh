@@ -90,6 +90,35 @@ PY
 then echo "ok   unmappable model: marked nodes, the rest mapped"; passed=$((passed + 1))
 else echo "FAIL unmappable model"; failed=$((failed + 1)); fi
 
+# The per-node table (CSV) and the graph (dot): every node, every edge.
+if "$wmap" map --zoo resnet18 --peaks "$peaks" --backends cpu,ref \
+    --format json >"$tmp/r18.json" 2>/dev/null &&
+   "$wmap" map --zoo resnet18 --peaks "$peaks" --backends cpu,ref \
+    --format csv >"$tmp/r18.csv" 2>/dev/null &&
+   "$wmap" map --zoo resnet18 --peaks "$peaks" --backends cpu,ref \
+    --format dot >"$tmp/r18.dot" 2>/dev/null &&
+   python3 - "$tmp/r18.json" "$tmp/r18.csv" "$tmp/r18.dot" <<'PY'
+import csv, json, re, sys
+d = json.load(open(sys.argv[1]))
+rows = list(csv.reader(open(sys.argv[2], newline="")))
+head, body = rows[0], rows[1:]
+assert len(body) == len(d["nodes"]) == 69, (len(body), len(d["nodes"]))
+assert all(len(r) == len(head) for r in body)
+assert head[-3:] == ["ref.cover", "ref.t_roof_s", "ref.bound"], head[-3:]
+conv = body[0]
+assert conv[3] == "Conv" and conv[6].startswith("float[1,3,224,224]"), conv
+assert float(conv[9]) == d["nodes"][0]["flops"], (conv[9], d["nodes"][0])
+assert sum(r[16] == "true" for r in body) >= 1
+dot = open(sys.argv[3]).read()
+assert dot.startswith('digraph "resnet18" {') and dot.rstrip().endswith("}")
+assert len(re.findall(r"^  n\d+ \[label=", dot, re.M)) == 69
+edges = len(re.findall(r"^  n\d+ -> n\d+", dot, re.M))
+assert edges == 69 - 1 + 8, edges  # a chain plus each residual's second input
+assert 'color="#d62728"' in dot
+PY
+then echo "ok   csv and dot: every node and edge"; passed=$((passed + 1))
+else echo "FAIL csv and dot"; failed=$((failed + 1)); fi
+
 # Bad input: a message naming the object, a non-zero exit.
 expect "missing file" 1 "nothing.onnx" "$wmap" map "$tmp/nothing.onnx" --peaks "$peaks"
 expect "no model" 2 "want one MODEL" "$wmap" map

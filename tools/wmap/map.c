@@ -40,14 +40,24 @@ static const char map_usage[] =
     "  --peaks FILE         peaks from a wmap.peaks/1 JSON file\n"
     "                       (`wmap probe --format json`)\n"
     "  --no-probe           never measure: declared peaks only\n"
-    "  --format FORMAT      text (default), json, md or html\n"
+    "  --format FORMAT      text (default), json, md, html, csv (one row per\n"
+    "                       node: work, traffic, path, per-backend cover and\n"
+    "                       t_roof) or dot (the graph for Graphviz, coloured\n"
+    "                       by cover, the critical path in red)\n"
     "  -o, --output FILE    write the report to FILE instead of stdout\n"
     "  --html FILE          also write the HTML report to FILE\n"
     "  --color WHEN         auto (default: on a terminal), always, "
     "never\n" WM_CLI_BACKEND_OPTIONS_USAGE
     "  -h, --help           show this help\n";
 
-typedef enum { FMT_TEXT, FMT_JSON, FMT_MD, FMT_HTML } map_format_t;
+typedef enum {
+  FMT_TEXT,
+  FMT_JSON,
+  FMT_MD,
+  FMT_HTML,
+  FMT_CSV,
+  FMT_DOT
+} map_format_t;
 
 typedef struct map_args {
   const char *model;
@@ -135,9 +145,14 @@ static int parse_args(int argc, char **argv, map_args_t *a) {
           a->format = FMT_MD;
         } else if (strcmp(optarg, "html") == 0) {
           a->format = FMT_HTML;
+        } else if (strcmp(optarg, "csv") == 0) {
+          a->format = FMT_CSV;
+        } else if (strcmp(optarg, "dot") == 0) {
+          a->format = FMT_DOT;
         } else {
           rc = wm_cli_usage_error(
-              "map", "--format wants text, json, md or html, got \"%s\"",
+              "map",
+              "--format wants text, json, md, html, csv or dot, got \"%s\"",
               optarg);
         }
         break;
@@ -283,6 +298,12 @@ static wm_status_t write_report(const map_args_t *a, const wm_map_t *m) {
       break;
     case FMT_HTML:
       wm_map_to_html(m, &out);
+      break;
+    case FMT_CSV:
+      wm_map_to_csv(m, &out);
+      break;
+    case FMT_DOT:
+      wm_map_to_dot(m, &out);
       break;
   }
   wm_status_t s = wm_cli_write_report(a->output, &out);
