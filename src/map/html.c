@@ -84,13 +84,6 @@ static void td_pct(wm_strbuf_t *out, double part, double whole) {
 
 // ----------------------------------------------------------- colours
 
-static const char *const kCoverFill[WM_COVER_COUNT] = {
-    "#cfe2f3",  // vendor library: blue
-    "#d9ead3",  // native: green
-    "#e6dbf5",  // generated: purple
-    "#fce5cd",  // fallback: orange
-    "#f4cccc",  // missing: red
-};
 static const char *const kCoverShort[WM_COVER_COUNT] = {"lib", "native", "gen",
                                                         "fb", "missing"};
 static const char *const kCoverAlone[WM_COVER_COUNT] = {
@@ -644,7 +637,7 @@ static void coverage_legend(wm_strbuf_t *out) {
   wm_strbuf_printf(out, "<p class=\"legend\">");
   for (int k = 0; k < WM_COVER_COUNT; k++) {
     wm_strbuf_printf(out, "<span class=\"sw\" style=\"background:%s\"></span>",
-                     kCoverFill[k]);
+                     wm_map_cover_fill((wm_map_cover_t)k));
     const char *name = wm_map_cover_name((wm_map_cover_t)k);
     wm_report_html_escape(out, name);
     if (strcmp(name, kCoverShort[k]) != 0) {
@@ -674,7 +667,8 @@ static void coverage_matrix(const wm_map_t *map, wm_strbuf_t *out) {
       const size_t *count = ty->cells[b].count;
       int d = dominant_cover(count);
       if (d >= 0) {
-        wm_strbuf_printf(out, "<td style=\"background:%s\">", kCoverFill[d]);
+        wm_strbuf_printf(out, "<td style=\"background:%s\">",
+                         wm_map_cover_fill((wm_map_cover_t)d));
       } else {
         wm_strbuf_printf(out, "<td>");
       }
@@ -906,7 +900,7 @@ static void node_row(const wm_map_t *map, const wm_map_node_t *n,
     size_t k =
         (size_t)c->cover < WM_COVER_COUNT ? (size_t)c->cover : WM_COVER_MISSING;
     wm_strbuf_printf(out, "<td class=\"n\" style=\"background:%s\"",
-                     kCoverFill[k]);
+                     wm_map_cover_fill((wm_map_cover_t)k));
     if (c->detail && c->detail[0]) {
       wm_strbuf_printf(out, " title=\"");
       wm_report_html_escape(out, c->detail);

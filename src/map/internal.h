@@ -1,5 +1,5 @@
 // Pieces shared by the files of src/map: the parallel-plan pass that
-// wm_map_build calls.
+// wm_map_build calls, and the cover palette the HTML and dot share.
 #ifndef WMAP_SRC_MAP_INTERNAL_H_
 #define WMAP_SRC_MAP_INTERNAL_H_
 
@@ -17,5 +17,9 @@
 // map->arena. wm_map_build then recomputes t_roof and the bound.
 wm_status_t wm_map_plan_build(wm_map_t *map,
                               const wm_graph_t *graph) WM_MUST_USE_RESULT;
+
+// The fill colour of a cover kind in pictures (HTML, dot): vendor library
+// blue, native green, generated purple, fallback orange, missing red.
+const char *wm_map_cover_fill(wm_map_cover_t cover);
 
 #endif  // WMAP_SRC_MAP_INTERNAL_H_

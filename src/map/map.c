@@ -29,6 +29,13 @@ const char *wm_map_cover_key(wm_map_cover_t cover) {
   return (unsigned)cover < WM_COVER_COUNT ? keys[cover] : "unknown";
 }
 
+const char *wm_map_cover_fill(wm_map_cover_t cover) {
+  static const char *const fill[] = {"#cfe2f3", "#d9ead3", "#e6dbf5", "#fce5cd",
+                                     "#f4cccc"};
+  return (unsigned)cover < WM_COVER_COUNT ? fill[cover]
+                                          : fill[WM_COVER_MISSING];
+}
+
 const char *wm_map_bound_name(wm_map_bound_t bound) {
   static const char *const names[] = {"unknown", "compute", "memory",
                                       "communication"};

@@ -102,22 +102,6 @@ static void dot_string(wm_strbuf_t *out, const char *s) {
   wm_strbuf_append(out, "\"", 1);
 }
 
-// Fill colours per cover kind (the HTML report's palette).
-static const char *cover_fill(wm_map_cover_t c) {
-  switch (c) {
-    case WM_COVER_VENDOR_LIBRARY:
-      return "#c6dbef";
-    case WM_COVER_NATIVE:
-      return "#c7e9c0";
-    case WM_COVER_GENERATED:
-      return "#fdd0a2";
-    case WM_COVER_FALLBACK:
-      return "#e0e0e0";
-    default:
-      return "#fcbba1";
-  }
-}
-
 void wm_map_to_dot(const wm_map_t *m, wm_strbuf_t *out) {
   const char *first = m->n_backends ? m->backends[0].name : "";
   wm_strbuf_printf(out, "digraph ");
@@ -126,7 +110,7 @@ void wm_map_to_dot(const wm_map_t *m, wm_strbuf_t *out) {
   dot_string(out, first);
   wm_strbuf_printf(out,
                    " covers them (blue: vendor library, green: native, "
-                   "orange: generated, grey: fallback, red: missing); the "
+                   "purple: generated, orange: fallback, red: missing); the "
                    "critical path in red\n"
                    "  rankdir=TB;\n"
                    "  node [shape=box, style=\"rounded,filled\", "
@@ -139,7 +123,7 @@ void wm_map_to_dot(const wm_map_t *m, wm_strbuf_t *out) {
     wm_strbuf_printf(out, "  n%zu [label=", i);
     dot_string(out, label);
     wm_map_cover_t cover = m->n_backends ? n->cells[0].cover : WM_COVER_MISSING;
-    wm_strbuf_printf(out, ", fillcolor=\"%s\"%s];\n", cover_fill(cover),
+    wm_strbuf_printf(out, ", fillcolor=\"%s\"%s];\n", wm_map_cover_fill(cover),
                      n->critical ? ", color=\"#d62728\", penwidth=2.5" : "");
   }
   for (size_t i = 0; i < m->n_nodes; i++) {
