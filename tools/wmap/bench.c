@@ -121,20 +121,6 @@ static int parse_threads_list(const char *text, bench_args_t *a) {
   return WM_EXIT_OK;
 }
 
-static int parse_number(const char *opt, const char *text, double lo, double hi,
-                        double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(text, &end);
-  if (end == text || *end || errno || !(v >= lo && v <= hi)) {
-    return wm_cli_usage_error("bench",
-                              "--%s wants a number from %g to %g, got \"%s\"",
-                              opt, lo, hi, text);
-  }
-  *out = v;
-  return WM_EXIT_OK;
-}
-
 static int parse_args(int argc, char **argv, bench_args_t *a) {
   static const struct option long_opts[] = {
       {"zoo", required_argument, NULL, 'z'},
@@ -169,7 +155,6 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
   a->min_iters = 10;
   a->color = -1;
   int c, rc = WM_EXIT_OK;
-  double v;
   optind = 1;
   while (rc == WM_EXIT_OK &&
          (c = getopt_long(argc, argv, "ho:", long_opts, NULL)) != -1) {
@@ -191,18 +176,16 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         rc = parse_threads_list(optarg, a);
         break;
       case 'k':
-        rc = parse_number("blocks", optarg, 1, 100000, &v);
-        a->blocks = (int32_t)v;
-        if (!rc && v != (double)a->blocks) {
-          rc = wm_cli_usage_error("bench", "--blocks wants a whole number");
-        }
+        rc = wm_cli_count_option("bench", "blocks", optarg, 1, 100000,
+                                 &a->blocks);
         break;
       case 'm':
-        rc = parse_number("min-time", optarg, 0.001, 3600, &a->min_time);
+        rc = wm_cli_number_option("bench", "min-time", optarg, 0.001, 3600,
+                                  &a->min_time);
         break;
       case 'i':
-        rc = parse_number("min-iters", optarg, 1, 1000000, &v);
-        a->min_iters = (int32_t)v;
+        rc = wm_cli_count_option("bench", "min-iters", optarg, 1, 1000000,
+                                 &a->min_iters);
         break;
       case 'p':
         a->profile = true;

@@ -143,6 +143,15 @@ int wm_cli_model_operand(const char *cmd, const char *zoo, int argc,
 wm_status_t wm_cli_model_load(const char *zoo, const char *path,
                               wm_graph_t **out) WM_MUST_USE_RESULT;
 
+// A numeric option --|opt| of |cmd| in [lo, hi] into *out; returns
+// WM_EXIT_OK, or prints a usage error naming the range and returns
+// WM_EXIT_USAGE.
+int wm_cli_number_option(const char *cmd, const char *opt, const char *text,
+                         double lo, double hi, double *out);
+// The same for a whole number.
+int wm_cli_count_option(const char *cmd, const char *opt, const char *text,
+                        int32_t lo, int32_t hi, int32_t *out);
+
 // --color WHEN: sets *out to -1 (auto), 0 (never) or 1 (always); returns
 // WM_EXIT_OK or prints a usage error for |cmd| and returns WM_EXIT_USAGE.
 int wm_cli_color_option(const char *cmd, const char *value, int *out);

@@ -218,21 +218,6 @@ static int parse_list(const char *opt, const char *text,
                : wm_cli_usage_error("comm-bench", "%s is empty", opt);
 }
 
-static int parse_int(const char *opt, const char *v, long lo, long hi,
-                     int32_t *out) {
-  char *end = NULL;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (errno || end == v || *end || x < lo || x > hi) {
-    return wm_cli_usage_error("comm-bench",
-                              "%s wants an integer in %ld..%ld, "
-                              "got \"%s\"",
-                              opt, lo, hi, v);
-  }
-  *out = (int32_t)x;
-  return WM_EXIT_OK;
-}
-
 static int parse_args(int argc, char **argv, cb_args_t *a) {
   static const struct option opts[] = {
       {"backend", required_argument, NULL, 'b'},
@@ -276,7 +261,8 @@ static int parse_args(int argc, char **argv, cb_args_t *a) {
         a->backend = optarg;
         break;
       case 'r':
-        rc = parse_int("--ranks", optarg, 1, 256, &a->ranks);
+        rc = wm_cli_count_option("comm-bench", "ranks", optarg, 1, 256,
+                                 &a->ranks);
         a->ranks_set = true;
         break;
       case 'O': {
@@ -327,17 +313,10 @@ static int parse_args(int argc, char **argv, cb_args_t *a) {
       case 's':
         a->size_text = optarg;
         break;
-      case 'f': {
-        char *end = NULL;
-        a->factor = strtod(optarg, &end);
-        if (end == optarg || *end || !(a->factor >= 1.05) || a->factor > 1024) {
-          rc = wm_cli_usage_error("comm-bench",
-                                  "--factor wants a number in [1.05, 1024], "
-                                  "got \"%s\"",
-                                  optarg);
-        }
+      case 'f':
+        rc = wm_cli_number_option("comm-bench", "factor", optarg, 1.05, 1024,
+                                  &a->factor);
         break;
-      }
       case 'i':
         memset(a->impl, 0, sizeof(a->impl));
         rc = parse_list("--impl", optarg, cb_impl_names, N_IMPL, a->impl,
@@ -353,25 +332,20 @@ static int parse_args(int argc, char **argv, cb_args_t *a) {
         }
         break;
       case 'B':
-        rc = parse_int("--blocks", optarg, 1, 1000, &a->blocks);
+        rc = wm_cli_count_option("comm-bench", "blocks", optarg, 1, 1000,
+                                 &a->blocks);
         break;
-      case 't': {
-        char *end = NULL;
-        a->min_time = strtod(optarg, &end);
-        if (end == optarg || *end || !(a->min_time >= 0) ||
-            a->min_time > 3600) {
-          rc = wm_cli_usage_error("comm-bench",
-                                  "--min-time wants seconds in [0, 3600], "
-                                  "got \"%s\"",
-                                  optarg);
-        }
+      case 't':
+        rc = wm_cli_number_option("comm-bench", "min-time", optarg, 0, 3600,
+                                  &a->min_time);
         break;
-      }
       case 'n':
-        rc = parse_int("--min-iters", optarg, 1, 1000000, &a->min_iters);
+        rc = wm_cli_count_option("comm-bench", "min-iters", optarg, 1, 1000000,
+                                 &a->min_iters);
         break;
       case 'w':
-        rc = parse_int("--warmup", optarg, 0, 1000, &a->warmup);
+        rc = wm_cli_count_option("comm-bench", "warmup", optarg, 0, 1000,
+                                 &a->warmup);
         break;
       case 'C':
         a->check = false;

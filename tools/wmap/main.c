@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +437,35 @@ wm_status_t wm_cli_baseline_new(const char *model, const char *sha256,
 wm_status_t wm_cli_model_load(const char *zoo, const char *path,
                               wm_graph_t **out) {
   return zoo ? wm_zoo_build(zoo, out) : wm_onnx_load(path, out);
+}
+
+int wm_cli_number_option(const char *cmd, const char *opt, const char *text,
+                         double lo, double hi, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || *end || errno || !(v >= lo && v <= hi)) {
+    return wm_cli_usage_error(cmd,
+                              "--%s wants a number from %.15g to %.15g, got "
+                              "\"%s\"",
+                              opt, lo, hi, text);
+  }
+  *out = v;
+  return WM_EXIT_OK;
+}
+
+int wm_cli_count_option(const char *cmd, const char *opt, const char *text,
+                        int32_t lo, int32_t hi, int32_t *out) {
+  double v = 0;
+  if (wm_cli_number_option(cmd, opt, text, lo, hi, &v) != WM_EXIT_OK) {
+    return WM_EXIT_USAGE;
+  }
+  if (v != floor(v)) {
+    return wm_cli_usage_error(cmd, "--%s wants a whole number, got \"%s\"", opt,
+                              text);
+  }
+  *out = (int32_t)v;
+  return WM_EXIT_OK;
 }
 
 int wm_cli_color_option(const char *cmd, const char *value, int *out) {

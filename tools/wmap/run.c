@@ -176,7 +176,8 @@ int wm_cli_run(int argc, char **argv) {
   const char *parallel = NULL;
   bool strict = false, placement = false, no_in_place = false;
   wm_kernels_t kernels = WM_KERNELS_AUTO;
-  long values = 8, steps = 1;
+  long values = 8;
+  int32_t steps = 1;
   wm_cli_backend_options_t bo = {.quiet = true};
   wm_cli_dims_t dims = {0};
   int rc = WM_EXIT_OK;
@@ -194,17 +195,9 @@ int wm_cli_run(int argc, char **argv) {
       case 'L':
         parallel = optarg;
         break;
-      case 'n': {
-        char *end;
-        steps = strtol(optarg, &end, 10);
-        if (*end || end == optarg || steps < 1 || steps > 1000000) {
-          rc = wm_cli_usage_error("run",
-                                  "--steps wants a count in 1..1000000, got "
-                                  "\"%s\"",
-                                  optarg);
-        }
+      case 'n':
+        rc = wm_cli_count_option("run", "steps", optarg, 1, 1000000, &steps);
         break;
-      }
       case 'b':
         backend_list = optarg;
         break;
@@ -340,7 +333,7 @@ int wm_cli_run(int argc, char **argv) {
         .input_names = (const char *const *)ds.input_names,
         .inputs = ds.inputs,
         .n_inputs = ds.n_inputs,
-        .steps = (int32_t)steps};
+        .steps = steps};
     s = wm_cli_parallel_run(&pr, &outs, &prep);
     if (s) {
       s = wm_status_annotate(s, "running \"%s\"", model);
@@ -356,7 +349,7 @@ int wm_cli_run(int argc, char **argv) {
     outs = wm_calloc(graph->output_count + 1, sizeof(*outs));
     s = outs ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
-  for (long step = 0; !s && !parallel && step < steps; step++) {
+  for (int32_t step = 0; !s && !parallel && step < steps; step++) {
     s = wm_session_run_items(session, (const char *const *)ds.input_names,
                              ds.inputs, ds.n_inputs, outs);
     if (s) {
@@ -371,7 +364,7 @@ int wm_cli_run(int argc, char **argv) {
       }
       if (!s && fed == 0) {
         s = WM_ERROR(INVALID_ARGUMENT,
-                     "--steps %ld: \"%s\" has no output NAME.next for an "
+                     "--steps %d: \"%s\" has no output NAME.next for an "
                      "input NAME, so every run would be the same",
                      steps, model);
       }
