@@ -12,16 +12,6 @@ struct wm_comm {
   wm_comm_t *c;
 };
 
-static wm_error *from_status(wm_status_t s) {
-  if (!s) {
-    return NULL;
-  }
-  wm_error *e = wm_host_error_create((int32_t)wm_status_code(s), "%s",
-                                     wm_status_message(s));
-  wm_status_free(s);
-  return e;
-}
-
 static wm_error *coll_query(const wm_target_desc *target, uint32_t kind,
                             uint32_t dtype, uint32_t redop,
                             uint32_t *out_level) {
@@ -67,7 +57,7 @@ static wm_error *comm_create(wm_device *const *devs, uint32_t n_devs,
   wm_status_t s = wm_comm_open(id, (int32_t)rank, (int32_t)world_size, &c->c);
   if (s) {
     free(c);
-    return from_status(s);
+    return cpu_error_from(s);
   }
   *out_comm = c;
   return NULL;
@@ -133,7 +123,7 @@ static wm_error *all_reduce(wm_comm *comm, wm_stream *stream,
                             uint32_t dtype, uint32_t redop) {
   (void)stream;
   VIEWS(count, count);
-  return from_status(
+  return cpu_error_from(
       wm_comm_all_reduce(comm->c, sp, rp, (size_t)count, dtype, redop));
 }
 
@@ -143,7 +133,8 @@ static wm_error *all_gather(wm_comm *comm, wm_stream *stream,
                             uint32_t dtype) {
   (void)stream;
   VIEWS(count, count * world(comm));
-  return from_status(wm_comm_all_gather(comm->c, sp, rp, (size_t)count, dtype));
+  return cpu_error_from(
+      wm_comm_all_gather(comm->c, sp, rp, (size_t)count, dtype));
 }
 
 static wm_error *reduce_scatter(wm_comm *comm, wm_stream *stream,
@@ -152,7 +143,7 @@ static wm_error *reduce_scatter(wm_comm *comm, wm_stream *stream,
                                 uint32_t dtype, uint32_t redop) {
   (void)stream;
   VIEWS(count * world(comm), count);
-  return from_status(
+  return cpu_error_from(
       wm_comm_reduce_scatter(comm->c, sp, rp, (size_t)count, dtype, redop));
 }
 
@@ -163,35 +154,41 @@ static wm_error *broadcast(wm_comm *comm, wm_stream *stream,
   (void)stream;
   bool is_root = (uint32_t)wm_comm_rank(comm->c) == root;
   VIEWS(is_root ? count : 0, count);
-  return from_status(
+  return cpu_error_from(
       wm_comm_broadcast(comm->c, sp, rp, (size_t)count, dtype, (int32_t)root));
+}
+
+// Send (|sending|) or Recv of |count| elements of view |buf| with |peer|.
+static wm_error *p2p(wm_comm *comm, bool sending, const wm_buffer_view *buf,
+                     uint64_t count, uint32_t dtype, uint32_t peer) {
+  void *p = NULL;
+  wm_error *e =
+      view_ptr(comm, sending ? "send" : "recv", buf, count, dtype, &p);
+  if (e) {
+    return e;
+  }
+  return cpu_error_from(
+      sending ? wm_comm_send(comm->c, p, (size_t)count, dtype, (int32_t)peer)
+              : wm_comm_recv(comm->c, p, (size_t)count, dtype, (int32_t)peer));
 }
 
 static wm_error *p2p_send(wm_comm *comm, wm_stream *stream,
                           const wm_buffer_view *buf, uint64_t count,
                           uint32_t dtype, uint32_t peer) {
   (void)stream;
-  void *p = NULL;
-  wm_error *e = view_ptr(comm, "send", buf, count, dtype, &p);
-  return e ? e
-           : from_status(
-                 wm_comm_send(comm->c, p, (size_t)count, dtype, (int32_t)peer));
+  return p2p(comm, true, buf, count, dtype, peer);
 }
 
 static wm_error *p2p_recv(wm_comm *comm, wm_stream *stream,
                           const wm_buffer_view *buf, uint64_t count,
                           uint32_t dtype, uint32_t peer) {
   (void)stream;
-  void *p = NULL;
-  wm_error *e = view_ptr(comm, "recv", buf, count, dtype, &p);
-  return e ? e
-           : from_status(
-                 wm_comm_recv(comm->c, p, (size_t)count, dtype, (int32_t)peer));
+  return p2p(comm, false, buf, count, dtype, peer);
 }
 
 static wm_error *barrier(wm_comm *comm, wm_stream *stream) {
   (void)stream;
-  return from_status(wm_comm_barrier(comm->c));
+  return cpu_error_from(wm_comm_barrier(comm->c));
 }
 
 const wm_collective_tier cpu_collective_tier = {

@@ -67,11 +67,8 @@ wm_error *cpu_compile(wm_device *dev, const char *format, const char *source,
   wm_status_t s = wm_cc_build(text, NULL, &exe->lib, NULL);
   free(text);
   if (s) {
-    wm_error *e = cpu_error((int32_t)wm_status_code(s), "compile: %s",
-                            wm_status_message(s));
-    wm_status_free(s);
     free(exe);
-    return e;
+    return cpu_error_from(wm_status_annotate(s, "compile"));
   }
   *out_exe = exe;
   return NULL;

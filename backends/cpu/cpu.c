@@ -172,12 +172,9 @@ static wm_error *device_open(const wm_target_desc *target, wm_device **out) {
   int32_t threads = host_threads ? (int32_t)host_threads : wm_cpu_count();
   wm_status_t s = wm_pool_create(threads, &d->pool);
   if (s) {
-    wm_error *e = cpu_error((int32_t)wm_status_code(s),
-                            "creating a pool of %d threads: %s", (int)threads,
-                            wm_status_message(s));
-    wm_status_free(s);
     free(d);
-    return e;
+    return cpu_error_from(
+        wm_status_annotate(s, "creating a pool of %d threads", (int)threads));
   }
   *out = d;
   return NULL;

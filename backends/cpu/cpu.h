@@ -82,6 +82,8 @@ extern const cpu_kernel_t cpu_kernels_deconv[];          // deconv.c
 // the shared host tier (backends/host/host_tier.h), which also provides
 // the plugin table's error_code, error_message and error_destroy.
 wm_error *cpu_error(int32_t code, const char *fmt, ...) WM_PRINTF(2, 3);
+// The same from a status (taken; NULL stays NULL), code and message kept.
+wm_error *cpu_error_from(wm_status_t s);
 
 // An open device (cpu.c opens it).
 // The collective tier (collective.c): src/comm over threads and MPI.

@@ -15,6 +15,16 @@ wm_error *cpu_error(int32_t code, const char *fmt, ...) {
   return e;
 }
 
+wm_error *cpu_error_from(wm_status_t s) {
+  if (!s) {
+    return NULL;
+  }
+  wm_error *e =
+      cpu_error((int32_t)wm_status_code(s), "%s", wm_status_message(s));
+  wm_status_free(s);
+  return e;
+}
+
 const wm_op_attr *cpu_attr(const wm_op_desc *op, const char *name) {
   for (uint32_t i = 0; i < op->n_attr; i++) {
     if (op->attrs[i].name && strcmp(op->attrs[i].name, name) == 0) {
