@@ -509,31 +509,7 @@ static wm_status_t bench_parallel(bench_args_t *a, wm_graph_t *graph,
     s = wm_registry_find(reg, "ref", &so.fallback);
   }
   if (!s && !a->inputs_dir) {
-    char **names = NULL;
-    wm_tensor_t **tensors = NULL;
-    size_t n = 0;
-    s = wm_bench_make_inputs(graph, &names, &tensors, &n);
-    gen.inputs = s ? NULL : wm_calloc(n + 1, sizeof(wm_item_t));
-    for (size_t i = 0; !s && gen.inputs && i < n; i++) {
-      gen.inputs[i] = wm_item_tensor_take(tensors[i]);
-      tensors[i] = NULL;
-    }
-    if (!s && !gen.inputs) {
-      s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    }
-    for (size_t i = 0; tensors && i < n; i++) {
-      wm_tensor_destroy(tensors[i]);
-    }
-    free(tensors);
-    gen.input_names = names;
-    gen.n_inputs = s ? 0 : n;
-    if (s) {
-      for (size_t i = 0; names && i < n; i++) {
-        free(names[i]);
-      }
-      free(names);
-      gen.input_names = NULL;
-    }
+    s = wm_cli_made_inputs(graph, &gen);
     ds = &gen;
   }
   wm_strbuf_t rep;

@@ -245,6 +245,9 @@ wm_status_t wm_cli_parallel_bench(const wm_cli_parallel_bench_t *o,
 wm_status_t wm_cli_generated_inputs(const char *cmd, wm_graph_t *graph,
                                     wm_cli_dims_t *dims,
                                     wm_cli_dataset_t *ds) WM_MUST_USE_RESULT;
+// The same values for |graph| whose dims are bound already.
+wm_status_t wm_cli_made_inputs(const wm_graph_t *graph,
+                               wm_cli_dataset_t *ds) WM_MUST_USE_RESULT;
 
 // Loads input_K.pb (and output_K.pb) from |dir| for |graph|: a value
 // named like a graph input binds to it, others bind by position to the

@@ -118,15 +118,11 @@ static wm_status_t report_placement(const wm_session_t *session,
   return s;
 }
 
-wm_status_t wm_cli_generated_inputs(const char *cmd, wm_graph_t *graph,
-                                    wm_cli_dims_t *dims, wm_cli_dataset_t *ds) {
+wm_status_t wm_cli_made_inputs(const wm_graph_t *graph, wm_cli_dataset_t *ds) {
   char **names = NULL;
   wm_tensor_t **tensors = NULL;
   size_t n = 0;
-  wm_status_t s = wm_cli_dims_apply(cmd, graph, dims, true, true);
-  if (!s) {
-    s = wm_bench_make_inputs(graph, &names, &tensors, &n);
-  }
+  wm_status_t s = wm_bench_make_inputs(graph, &names, &tensors, &n);
   if (!s) {
     ds->inputs = wm_calloc(n + 1, sizeof(wm_item_t));
     s = ds->inputs ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -147,6 +143,12 @@ wm_status_t wm_cli_generated_inputs(const char *cmd, wm_graph_t *graph,
   ds->n_inputs = n;
   free(tensors);
   return NULL;
+}
+
+wm_status_t wm_cli_generated_inputs(const char *cmd, wm_graph_t *graph,
+                                    wm_cli_dims_t *dims, wm_cli_dataset_t *ds) {
+  WM_RETURN_IF_ERROR(wm_cli_dims_apply(cmd, graph, dims, true, true));
+  return wm_cli_made_inputs(graph, ds);
 }
 
 int wm_cli_run(int argc, char **argv) {
