@@ -21,12 +21,26 @@ const char *team_split_name(split_kind_t k) {
 
 // One rank: its inputs, partition, communicator and session, kept across
 // runs; the times of its last runs.
+// Where a pipeline stage's values come from, worked out at setup, and the
+// tensors every micro-batch reuses.
+typedef struct pp_route {
+  const char **names;    // the stage graph's inputs
+  wm_item_t *items;      // their values (borrowed; slices for batch ones)
+  wm_tensor_t **slices;  // per input: its micro-batch rows, or NULL
+  size_t n_in;
+  int32_t *from;     // per input: receive k >= 0 or -1 - input d; then per
+                     // send and per output: receive k or -1 - stage output
+  wm_tensor_t **rx;  // per receive: the tensor it lands in
+  size_t n_rx;
+} pp_route_t;
+
 typedef struct rank_job {
   team_t *t;
   int32_t rank;
   wm_cli_dataset_t ds;  // this rank's inputs
   wm_graph_t *local;    // its partition (pipeline: the stage's graph)
   wm_pp_stage_t stage;  // pipeline: the stage
+  pp_route_t route;     // pipeline: where its values come from
   wm_comm_t *comm;
   wm_session_t *session;
   wm_item_t *outs;  // the last run's outputs
@@ -114,6 +128,8 @@ static wm_status_t rank_inputs(rank_job_t *j) {
   return NULL;
 }
 
+static wm_status_t pp_routes(rank_job_t *j);
+
 static wm_status_t rank_setup(rank_job_t *j) {
   team_t *t = j->t;
   const wm_cli_parallel_run_t *p = t->p;
@@ -122,6 +138,9 @@ static wm_status_t rank_setup(rank_job_t *j) {
     WM_RETURN_IF_ERROR(wm_pp_partition(p->graph, t->stage_of, t->n, j->rank,
                                        t->micro, &j->stage));
     j->local = j->stage.graph;
+    j->route.n_in = j->local->input_count;
+    j->route.n_rx = j->stage.n_recv;
+    WM_RETURN_IF_ERROR(pp_routes(j));
   } else {
     WM_RETURN_IF_ERROR(
         t->kind == SPLIT_DP
@@ -148,17 +167,6 @@ static void clear_outs(rank_job_t *j) {
   }
 }
 
-// Pipeline: a tensor of one micro-batch's |type| (known).
-static wm_status_t micro_tensor(const wm_pp_value_t *v, wm_tensor_t **out) {
-  if (v->type.dtype == WM_DTYPE_STRING || !wm_shape_is_known(&v->type.shape)) {
-    return WM_ERROR(UNIMPLEMENTED,
-                    "value \"%s\" crosses stages without a known numeric "
-                    "type",
-                    v->name);
-  }
-  return wm_tensor_create(v->type.dtype, &v->type.shape, out);
-}
-
 static int32_t find_name(const wm_pp_value_t *v, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++) {
     if (strcmp(v[i].name, name) == 0) {
@@ -168,61 +176,60 @@ static int32_t find_name(const wm_pp_value_t *v, size_t n, const char *name) {
   return -1;
 }
 
-// Micro-batch |mb| of |m| of whole input |x| (rows of dim 0), or |x|.
-static wm_status_t micro_input(const wm_item_t *x, bool batch, int32_t mb,
-                               int32_t m, wm_tensor_t **owned, wm_item_t *out) {
-  *out = *x;
-  *owned = NULL;
-  if (m == 1 || !batch) {
-    return NULL;
+// Where value |name| comes from in a micro-batch of stage |st|: received
+// (k >= 0, the receive's index; only if |received| allows), else made by
+// the stage (-1 - the stage graph's output index); INT32_MIN when neither.
+static int32_t pp_source(const wm_pp_stage_t *st, const char *name,
+                         bool received) {
+  int32_t k = received ? find_name(st->recv, st->n_recv, name) : -1;
+  if (k >= 0) {
+    return k;
   }
-  const wm_tensor_t *t = x->tensor;
-  if (x->kind != WM_TYPE_TENSOR || t->shape.rank < 1 ||
-      t->shape.dims[0] % m != 0 || t->dtype == WM_DTYPE_STRING) {
-    return WM_ERROR(INVALID_ARGUMENT,
-                    "an input of batch %lld does not split into %d numeric "
-                    "micro-batches",
-                    (long long)(x->kind == WM_TYPE_TENSOR && t->shape.rank
-                                    ? t->shape.dims[0]
-                                    : -1),
-                    m);
-  }
-  wm_shape_t sh = t->shape;
-  sh.dims[0] /= m;
-  WM_RETURN_IF_ERROR(wm_tensor_create(t->dtype, &sh, owned));
-  memcpy((*owned)->data, (const char *)t->data + (*owned)->nbytes * (size_t)mb,
-         (*owned)->nbytes);
-  out->tensor = *owned;
-  return NULL;
-}
-
-// One micro-batch through this stage: receive, run, send; the last stage
-// keeps its outputs in parts[mb * n_outputs + k].
-static wm_status_t pp_micro(rank_job_t *j, int32_t mb, wm_tensor_t **parts) {
-  const wm_pp_stage_t *st = &j->stage;
   const wm_graph_t *g = st->graph;
-  team_t *t = j->t;
-  int32_t r = j->rank;
-  size_t nr = st->n_recv, ni = g->input_count;
-  wm_tensor_t **rx = wm_calloc(nr + 1, sizeof(*rx));
-  wm_tensor_t **owned = wm_calloc(ni + 1, sizeof(*owned));
-  const char **names = wm_calloc(ni + 1, sizeof(*names));
-  wm_item_t *items = wm_calloc(ni + 1, sizeof(*items));
-  wm_status_t s = rx && owned && names && items
-                      ? NULL
-                      : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (size_t k = 0; !s && k < nr; k++) {
-    s = micro_tensor(&st->recv[k], &rx[k]);
-    if (!s) {
-      s = wm_comm_recv(j->comm, rx[k]->data, rx[k]->count, rx[k]->dtype, r - 1);
+  int32_t id = wm_graph_find_value(g, name);
+  for (size_t o = 0; id >= 0 && o < g->output_count; o++) {
+    if (g->outputs[o] == id) {
+      return -1 - (int32_t)o;
     }
   }
-  for (size_t i = 0; !s && i < ni; i++) {
+  return INT32_MIN;
+}
+
+// Works out once where every value of a micro-batch comes from and makes
+// the tensors each micro-batch reuses: one per received value, one per
+// batch input's micro-batch slice.
+static wm_status_t pp_routes(rank_job_t *j) {
+  const wm_pp_stage_t *st = &j->stage;
+  const wm_graph_t *g = st->graph, *whole = j->t->p->graph;
+  pp_route_t *rt = &j->route;
+  size_t ni = g->input_count;
+  rt->names = wm_calloc(ni + 1, sizeof(*rt->names));
+  rt->items = wm_calloc(ni + 1, sizeof(*rt->items));
+  rt->slices = wm_calloc(ni + 1, sizeof(*rt->slices));
+  rt->from = wm_calloc(ni + st->n_send + st->n_outputs + 1, sizeof(int32_t));
+  rt->rx = wm_calloc(st->n_recv + 1, sizeof(*rt->rx));
+  if (!rt->names || !rt->items || !rt->slices || !rt->from || !rt->rx) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (size_t k = 0; k < st->n_recv; k++) {
+    const wm_pp_value_t *v = &st->recv[k];
+    if (v->type.dtype == WM_DTYPE_STRING ||
+        !wm_shape_is_known(&v->type.shape)) {
+      return WM_ERROR(UNIMPLEMENTED,
+                      "value \"%s\" crosses stages without a known numeric "
+                      "type",
+                      v->name);
+    }
+    WM_RETURN_IF_ERROR(
+        wm_tensor_create(v->type.dtype, &v->type.shape, &rt->rx[k]));
+  }
+  for (size_t i = 0; i < ni; i++) {
     const char *name = g->values[g->inputs[i]].name;
-    names[i] = name;
-    int32_t k = find_name(st->recv, nr, name);
+    rt->names[i] = name;
+    int32_t k = find_name(st->recv, st->n_recv, name);
     if (k >= 0) {
-      items[i] = (wm_item_t){.kind = WM_TYPE_TENSOR, .tensor = rx[k]};
+      rt->from[i] = k;
+      rt->items[i] = (wm_item_t){.kind = WM_TYPE_TENSOR, .tensor = rt->rx[k]};
       continue;
     }
     size_t d = 0;
@@ -230,65 +237,115 @@ static wm_status_t pp_micro(rank_job_t *j, int32_t mb, wm_tensor_t **parts) {
       d++;
     }
     if (d == j->ds.n_inputs) {
-      s = WM_ERROR(NOT_FOUND, "stage %d: no value for input \"%s\"", r, name);
-      break;
+      return WM_ERROR(NOT_FOUND, "stage %d: no value for input \"%s\"", j->rank,
+                      name);
     }
-    int32_t v = wm_graph_find_value(t->p->graph, name);
-    bool batch = v >= 0 && !t->p->graph->values[v].initializer;
-    s = micro_input(&j->ds.inputs[d], batch, mb, t->micro, &owned[i],
-                    &items[i]);
+    rt->from[i] = -1 - (int32_t)d;
+    rt->items[i] = j->ds.inputs[d];  // borrowed
+    int32_t v = wm_graph_find_value(whole, name);
+    bool batch = v >= 0 && !whole->values[v].initializer;
+    const wm_item_t *x = &j->ds.inputs[d];
+    int32_t m = j->t->micro;
+    if (m == 1 || !batch) {
+      continue;
+    }
+    const wm_tensor_t *t = x->tensor;
+    if (x->kind != WM_TYPE_TENSOR || t->shape.rank < 1 ||
+        t->shape.dims[0] % m != 0 || t->dtype == WM_DTYPE_STRING) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "an input of batch %lld does not split into %d numeric "
+                      "micro-batches",
+                      (long long)(x->kind == WM_TYPE_TENSOR && t->shape.rank
+                                      ? t->shape.dims[0]
+                                      : -1),
+                      m);
+    }
+    wm_shape_t sh = t->shape;
+    sh.dims[0] /= m;
+    WM_RETURN_IF_ERROR(wm_tensor_create(t->dtype, &sh, &rt->slices[i]));
+    rt->items[i].tensor = rt->slices[i];
+  }
+  int32_t *send_from = rt->from + ni, *out_from = send_from + st->n_send;
+  for (size_t k = 0; k < st->n_send; k++) {
+    send_from[k] = pp_source(st, st->send[k].name, st->send[k].forwarded);
+    if (send_from[k] == INT32_MIN) {
+      return WM_ERROR(INTERNAL, "stage %d has no \"%s\" to send", j->rank,
+                      st->send[k].name);
+    }
+  }
+  for (size_t k = 0; k < st->n_outputs; k++) {
+    out_from[k] = pp_source(st, st->outputs[k].name, true);
+    if (out_from[k] == INT32_MIN) {
+      return WM_ERROR(UNIMPLEMENTED,
+                      "output \"%s\" is neither made nor received by the "
+                      "last stage",
+                      st->outputs[k].name);
+    }
+  }
+  return NULL;
+}
+
+static void pp_routes_free(pp_route_t *rt) {
+  for (size_t k = 0; rt->rx && k < rt->n_rx; k++) {
+    wm_tensor_destroy(rt->rx[k]);
+  }
+  for (size_t i = 0; rt->slices && i < rt->n_in; i++) {
+    wm_tensor_destroy(rt->slices[i]);
+  }
+  free(rt->names);
+  free(rt->items);
+  free(rt->slices);
+  free(rt->from);
+  free(rt->rx);
+  memset(rt, 0, sizeof(*rt));
+}
+
+// The tensor a route |from| names in this micro-batch.
+static const wm_tensor_t *pp_value(const rank_job_t *j, int32_t from) {
+  if (from >= 0) {
+    return j->route.rx[from];
+  }
+  const wm_item_t *o = &j->outs[-1 - from];
+  return o->kind == WM_TYPE_TENSOR ? o->tensor : NULL;
+}
+
+// One micro-batch through this stage: receive, run, send; the last stage
+// keeps its outputs in parts[mb * n_outputs + k].
+static wm_status_t pp_micro(rank_job_t *j, int32_t mb, wm_tensor_t **parts) {
+  const wm_pp_stage_t *st = &j->stage;
+  pp_route_t *rt = &j->route;
+  size_t ni = st->graph->input_count;
+  int32_t r = j->rank;
+  wm_status_t s = NULL;
+  for (size_t k = 0; !s && k < st->n_recv; k++) {
+    wm_tensor_t *x = rt->rx[k];
+    s = wm_comm_recv(j->comm, x->data, x->count, x->dtype, r - 1);
+  }
+  for (size_t i = 0; !s && i < ni; i++) {
+    wm_tensor_t *slice = rt->slices[i];
+    if (slice) {  // this micro-batch's rows of a batch input
+      const wm_tensor_t *x = j->ds.inputs[-1 - rt->from[i]].tensor;
+      memcpy(slice->data, (const char *)x->data + slice->nbytes * (size_t)mb,
+             slice->nbytes);
+    }
   }
   if (!s) {
     clear_outs(j);
-    s = wm_session_run_items(j->session, names, items, ni, j->outs);
+    s = wm_session_run_items(j->session, rt->names, rt->items, ni, j->outs);
   }
+  const int32_t *send_from = rt->from + ni, *out_from = send_from + st->n_send;
   for (size_t k = 0; !s && k < st->n_send; k++) {
-    const wm_pp_value_t *v = &st->send[k];
-    const wm_tensor_t *x = NULL;
-    if (v->forwarded) {
-      int32_t at = find_name(st->recv, nr, v->name);
-      x = at >= 0 ? rx[at] : NULL;
-    } else {
-      int32_t at = wm_graph_find_value(g, v->name);
-      for (size_t o = 0; at >= 0 && o < g->output_count; o++) {
-        if (g->outputs[o] == at && j->outs[o].kind == WM_TYPE_TENSOR) {
-          x = j->outs[o].tensor;
-        }
-      }
-    }
+    const wm_tensor_t *x = pp_value(j, send_from[k]);
     s = x ? wm_comm_send(j->comm, x->data, x->count, x->dtype, r + 1)
-          : WM_ERROR(INTERNAL, "stage %d has no \"%s\" to send", r, v->name);
+          : WM_ERROR(INTERNAL, "stage %d has no \"%s\" to send", r,
+                     st->send[k].name);
   }
   for (size_t k = 0; !s && k < st->n_outputs; k++) {
-    const wm_pp_value_t *v = &st->outputs[k];
-    const wm_tensor_t *x = NULL;
-    int32_t at = find_name(st->recv, nr, v->name);
-    if (at >= 0) {
-      x = rx[at];
-    } else {
-      int32_t id = wm_graph_find_value(g, v->name);
-      for (size_t o = 0; id >= 0 && o < g->output_count; o++) {
-        if (g->outputs[o] == id && j->outs[o].kind == WM_TYPE_TENSOR) {
-          x = j->outs[o].tensor;
-        }
-      }
-    }
+    const wm_tensor_t *x = pp_value(j, out_from[k]);
     s = x ? wm_tensor_clone(x, &parts[(size_t)mb * st->n_outputs + k])
-          : WM_ERROR(UNIMPLEMENTED,
-                     "output \"%s\" is neither made nor received by the "
-                     "last stage",
-                     v->name);
+          : WM_ERROR(INTERNAL, "output \"%s\" was not made",
+                     st->outputs[k].name);
   }
-  for (size_t k = 0; rx && k < nr; k++) {
-    wm_tensor_destroy(rx[k]);
-  }
-  for (size_t i = 0; owned && i < ni; i++) {
-    wm_tensor_destroy(owned[i]);
-  }
-  free(rx);
-  free(owned);
-  free(names);
-  free(items);
   return s;
 }
 
@@ -396,6 +453,7 @@ static void rank_teardown(rank_job_t *j) {
   free(j->outs);
   wm_session_destroy(j->session);
   wm_comm_destroy(j->comm);
+  pp_routes_free(&j->route);
   if (j->stage.graph) {
     wm_pp_stage_deinit(&j->stage);  // owns the graph
   } else {
