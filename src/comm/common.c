@@ -1,6 +1,7 @@
 // The common layer: names, argument checks, call records, counters, the
 // element kernels and the dispatch to a transport.
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -484,61 +485,74 @@ void wm_comm_counts(const wm_comm_t *comm, uint32_t op, uint64_t *out_calls,
   *out_bytes = ok ? comm->bytes[op] : 0;
 }
 
+// A call refused before it starts: "communicator ID[, rank R of N]: CALL:
+// MESSAGE". The call's text is made here only, off the path of calls that
+// go ahead.
+static wm_status_t refuse(const wm_comm_t *comm, const comm_call_t *call,
+                          wm_status_code_t code, bool with_rank,
+                          const char *fmt, ...) WM_PRINTF(5, 6);
+static wm_status_t refuse(const wm_comm_t *comm, const comm_call_t *call,
+                          wm_status_code_t code, bool with_rank,
+                          const char *fmt, ...) {
+  char what[160], where[48] = "", msg[320];
+  comm_call_text(call, what, sizeof(what));
+  if (with_rank) {
+    snprintf(where, sizeof(where), ", rank %d of %d", comm->rank, comm->size);
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  return wm_status_make(code, __FILE__, __LINE__, "communicator %s%s: %s: %s",
+                        comm->id, where, what, msg);
+}
+
 // Checks |call| and runs it; counts it when it succeeds.
 static wm_status_t run(wm_comm_t *comm, comm_call_t *call, const void *send,
                        void *recv) {
-  char what[160];
-  comm_call_text(call, what, sizeof(what));
   size_t es = wm_comm_dtype_size(call->dtype);
   bool reduces =
       call->op == WM_COMM_ALL_REDUCE || call->op == WM_COMM_REDUCE_SCATTER;
   size_t per_rank = 0, total = 0;
   if (call->op != WM_COMM_BARRIER) {
     if (es == 0) {
-      return WM_ERROR(INVALID_ARGUMENT,
-                      "communicator %s: %s: dtype %u is not carried (float32, "
-                      "float16, bfloat16, float64, int32, int64, int8, uint8)",
-                      comm->id, what, call->dtype);
+      return refuse(comm, call, WM_STATUS_INVALID_ARGUMENT, false,
+                    "dtype %u is not carried (float32, float16, bfloat16, "
+                    "float64, int32, int64, int8, uint8)",
+                    call->dtype);
     }
     if (reduces && !wm_comm_redop_ok(call->dtype, call->redop)) {
-      return WM_ERROR(INVALID_ARGUMENT,
-                      "communicator %s: %s: reduction %u does not apply to "
-                      "%s (sum, prod, min, max; avg on floating types)",
-                      comm->id, what, call->redop,
-                      wm_comm_dtype_name(call->dtype));
+      return refuse(comm, call, WM_STATUS_INVALID_ARGUMENT, false,
+                    "reduction %u does not apply to %s (sum, prod, min, max; "
+                    "avg on floating types)",
+                    call->redop, wm_comm_dtype_name(call->dtype));
     }
     if (!wm_checked_mul(call->count, es, &per_rank) ||
         !wm_checked_mul(per_rank, (size_t)comm->size, &total) ||
         total > ((size_t)1 << 46)) {
-      return WM_ERROR(INVALID_ARGUMENT,
-                      "communicator %s: %s: the buffers would exceed 2^46 "
-                      "bytes",
-                      comm->id, what);
+      return refuse(comm, call, WM_STATUS_INVALID_ARGUMENT, false,
+                    "the buffers would exceed 2^46 bytes");
     }
     bool sends = call->op != WM_COMM_RECV &&
                  !(call->op == WM_COMM_BROADCAST && call->root != comm->rank);
     bool recvs = call->op != WM_COMM_SEND;
     if (call->count > 0 && ((sends && !send) || (recvs && !recv))) {
-      return WM_ERROR(INVALID_ARGUMENT, "communicator %s: %s: a NULL buffer",
-                      comm->id, what);
+      return refuse(comm, call, WM_STATUS_INVALID_ARGUMENT, false,
+                    "a NULL buffer");
     }
   }
   if ((call->op == WM_COMM_BROADCAST || call->op == WM_COMM_SEND ||
        call->op == WM_COMM_RECV) &&
       (call->root < 0 || call->root >= comm->size ||
        (call->op != WM_COMM_BROADCAST && call->root == comm->rank))) {
-    return WM_ERROR(INVALID_ARGUMENT,
-                    "communicator %s: %s: rank %d is not a %s (this is rank "
-                    "%d of %d)",
-                    comm->id, what, call->root,
-                    call->op == WM_COMM_BROADCAST ? "rank" : "peer", comm->rank,
-                    comm->size);
+    return refuse(comm, call, WM_STATUS_INVALID_ARGUMENT, false,
+                  "rank %d is not a %s (this is rank %d of %d)", call->root,
+                  call->op == WM_COMM_BROADCAST ? "rank" : "peer", comm->rank,
+                  comm->size);
   }
   if (atomic_load(&comm->failed)) {
-    return WM_ERROR(FAILED_PRECONDITION,
-                    "communicator %s, rank %d of %d: %s: an earlier call "
-                    "failed or the communicator was aborted",
-                    comm->id, comm->rank, comm->size, what);
+    return refuse(comm, call, WM_STATUS_FAILED_PRECONDITION, true,
+                  "an earlier call failed or the communicator was aborted");
   }
   if (call->op != WM_COMM_SEND && call->op != WM_COMM_RECV) {
     call->seq = ++comm->seq;

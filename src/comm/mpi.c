@@ -541,36 +541,24 @@ static wm_status_t rd_all_reduce(const mp_run_t *x, const char *send,
   return NULL;
 }
 
-// AllGather around the ring: step t forwards chunk (r - t) and receives
-// chunk (r - t - 1).
-static wm_status_t ring_all_gather(const mp_run_t *x, const char *send,
-                                   char *recv) {
+// AllGather, own chunk first. Ring: step t forwards chunk (r - t) to the
+// right and receives chunk (r - t - 1) from the left. Direct: step k sends
+// this rank's part to rank r + k and receives rank r - k's.
+static wm_status_t all_gather(const mp_run_t *x, wm_comm_algo_t algo,
+                              const char *send, char *recv) {
   size_t bytes = x->call->count * x->es;
   int32_t r = x->r, n = x->n;
-  if (recv + (size_t)r * bytes != send && bytes) {
-    comm_copy(recv + (size_t)r * bytes, send, bytes);
-  }
-  for (int32_t t = 0; t < n - 1; t++) {
-    int32_t out = (r - t + n) % n, in = (r - t - 1 + n) % n;
-    WM_RETURN_IF_ERROR(exchange_big(x, recv + (size_t)out * bytes, bytes,
-                                    x->right, recv + (size_t)in * bytes, bytes,
-                                    x->left));
-  }
-  return NULL;
-}
-
-// Direct: every rank sends its part to every other at once.
-static wm_status_t direct_all_gather(const mp_run_t *x, const char *send,
-                                     char *recv) {
-  size_t bytes = x->call->count * x->es;
-  int32_t r = x->r, n = x->n;
+  bool ring = algo == WM_COMM_ALGO_RING;
   if (recv + (size_t)r * bytes != send && bytes) {
     comm_copy(recv + (size_t)r * bytes, send, bytes);
   }
   for (int32_t k = 1; k < n; k++) {
-    int32_t to = (r + k) % n, from = (r - k + n) % n;
-    WM_RETURN_IF_ERROR(exchange_big(x, send, bytes, to,
-                                    recv + (size_t)from * bytes, bytes, from));
+    int32_t to = ring ? x->right : (r + k) % n;
+    int32_t in = (r - k + n) % n, from = ring ? x->left : in;
+    const char *out =
+        ring ? recv + (size_t)((r - k + 1 + n) % n) * bytes : send;
+    WM_RETURN_IF_ERROR(exchange_big(x, out, bytes, to,
+                                    recv + (size_t)in * bytes, bytes, from));
   }
   return NULL;
 }
@@ -715,8 +703,7 @@ static wm_status_t mp_run(wm_comm_t *comm, const comm_call_t *call,
                  ? ring_all_reduce(&x, send, recv)
                  : rd_all_reduce(&x, send, recv);
     case WM_COMM_ALL_GATHER:
-      return algo == WM_COMM_ALGO_RING ? ring_all_gather(&x, send, recv)
-                                       : direct_all_gather(&x, send, recv);
+      return all_gather(&x, algo, send, recv);
     case WM_COMM_REDUCE_SCATTER:
       return reduce_scatter(&x, algo, send, recv);
     case WM_COMM_BROADCAST:

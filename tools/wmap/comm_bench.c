@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +96,6 @@ typedef struct job {
   int32_t iters;  // timed calls (0: only check and warm up)
   int32_t warmup;
   bool check;
-  bool quit;
 } job_t;
 
 typedef struct cb {
@@ -112,12 +110,10 @@ typedef struct cb {
   // threads: one team, rank 0 is the calling thread
   int32_t nt;
   rank_res_t *tr;
-  pthread_t *th;
-  pthread_barrier_t go, done;
-  job_t job;
-  bool team_up;
-  bool widen;    // mpirun bound this process to fewer cores than ranks
-  bool widened;  // the worker ranks were given every core
+  wm_pool_t *pool;   // one thread per rank
+  const job_t *job;  // the team's current job
+  bool widen;        // mpirun bound this process to fewer cores than ranks
+  bool widened;      // the worker ranks were given every core
   // this process's rank among the MPI processes (mpi, mpi-native)
   rank_res_t mr;
   bool mr_up;
@@ -479,8 +475,7 @@ static void rank_close(cb_t *b, rank_res_t *r) {
 }
 
 // One call of |job| on rank |r|.
-static wm_status_t call_once(cb_t *b, rank_res_t *r, const job_t *job,
-                             int32_t rank) {
+static wm_status_t call_once(cb_t *b, rank_res_t *r, const job_t *job) {
   const cb_args_t *a = b->a;
   uint32_t arg = job->op == WM_COMM_BROADCAST ? 0 : a->redop;
   if (job->impl == IMPL_NATIVE) {
@@ -505,7 +500,6 @@ static wm_status_t call_once(cb_t *b, rank_res_t *r, const job_t *job,
       e = b->ct->broadcast(r->comm, r->stream, &s, &v, job->count, a->dtype, 0);
       break;
   }
-  (void)rank;
   return be_error(b, e, wm_comm_op_name(job->op));
 }
 
@@ -521,51 +515,39 @@ static wm_status_t rank_job(cb_t *b, rank_res_t *r, const job_t *job,
                wm_comm_dtype_size(a->dtype));
     wm_comm_fill(r->sp, per_rank_send(job->op, job->count, size), a->dtype,
                  redop, rank, 0);
-    WM_RETURN_IF_ERROR(call_once(b, r, job, rank));
+    WM_RETURN_IF_ERROR(call_once(b, r, job));
     WM_RETURN_IF_ERROR(wm_comm_verify(
         job->op, r->rp, job->count, a->dtype,
         job->op == WM_COMM_BROADCAST ? 0 : a->redop, rank, size));
   }
   for (int32_t i = 0; i < job->warmup; i++) {
     uint64_t t0 = wm_now_ns();
-    WM_RETURN_IF_ERROR(call_once(b, r, job, rank));
+    WM_RETURN_IF_ERROR(call_once(b, r, job));
     r->last_ns = (double)(wm_now_ns() - t0);
   }
   for (int32_t i = 0; i < job->iters; i++) {
     uint64_t t0 = wm_now_ns();
-    WM_RETURN_IF_ERROR(call_once(b, r, job, rank));
+    WM_RETURN_IF_ERROR(call_once(b, r, job));
     r->samples[i] = (double)(wm_now_ns() - t0);
   }
   return NULL;
 }
 
-typedef struct team_arg {
-  cb_t *b;
-  int32_t rank;
-} team_arg_t;
-
-static void *team_main(void *p) {
-  team_arg_t *t = p;
-  cb_t *b = t->b;
-  for (;;) {
-    pthread_barrier_wait(&b->go);
-    if (b->job.quit) {
-      return NULL;
-    }
-    rank_res_t *r = &b->tr[t->rank];
-    wm_status_free(r->status);
-    r->status = rank_job(b, r, &b->job, t->rank, b->nt);
-    pthread_barrier_wait(&b->done);
+// One thread rank of the team's current job: the pool runs rank r on its
+// thread r (each thread's home share is one rank), so all run at once.
+static void team_ranks(void *ctx, size_t begin, size_t end) {
+  cb_t *b = ctx;
+  for (size_t r = begin; r < end; r++) {
+    rank_res_t *x = &b->tr[r];
+    wm_status_free(x->status);
+    x->status = rank_job(b, x, b->job, (int32_t)r, b->nt);
   }
 }
 
 // Runs |job| on every thread rank; the first rank's error, if any.
 static wm_status_t team_run(cb_t *b, const job_t *job) {
-  b->job = *job;
-  pthread_barrier_wait(&b->go);
-  wm_status_free(b->tr[0].status);
-  b->tr[0].status = rank_job(b, &b->tr[0], job, 0, b->nt);
-  pthread_barrier_wait(&b->done);
+  b->job = job;
+  wm_pool_for(b->pool, (size_t)b->nt, 1, team_ranks, b);
   for (int32_t r = 0; r < b->nt; r++) {
     if (b->tr[r].status) {
       wm_status_t s = b->tr[r].status;
@@ -576,20 +558,16 @@ static wm_status_t team_run(cb_t *b, const job_t *job) {
   return NULL;
 }
 
-static team_arg_t *team_args;
-
+// The thread ranks: their buffers and communicators, and a pool of as many
+// threads (this one is rank 0).
 static wm_status_t team_start(cb_t *b, size_t max_iters) {
   b->nt = b->a->ranks;
   b->tr = wm_calloc((size_t)b->nt, sizeof(*b->tr));
-  b->th = wm_calloc((size_t)b->nt, sizeof(*b->th));
-  team_args = wm_calloc((size_t)b->nt, sizeof(*team_args));
-  if (!b->tr || !b->th || !team_args) {
+  if (!b->tr) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory for %d ranks", b->nt);
   }
   char id[WM_COMM_ID_MAX];
   wm_comm_new_id(id);
-  // Communicators are made on each rank's own thread, all at once, so
-  // the team opens its resources in its first job: here, the buffers.
   for (int32_t r = 0; r < b->nt; r++) {
     WM_RETURN_IF_ERROR(rank_open(b, &b->tr[r], NULL, r, b->nt, max_iters));
   }
@@ -601,50 +579,31 @@ static wm_status_t team_start(cb_t *b, size_t max_iters) {
                            strlen(id), &b->tr[r].comm),
         "comm_create"));
   }
-  pthread_barrier_init(&b->go, NULL, (unsigned)b->nt);
-  pthread_barrier_init(&b->done, NULL, (unsigned)b->nt);
   // Under mpirun the other processes sleep through the threads
-  // implementation's blocks: its ranks may use every core, whichever one
-  // mpirun bound this process to.
-  cpu_set_t all;
+  // implementation's blocks: its worker ranks may use every core, whichever
+  // one mpirun bound this process to. They inherit this thread's set when
+  // the pool starts them; this thread keeps its own.
+  cpu_set_t own, all;
   CPU_ZERO(&all);
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   for (long c = 0; c < online && c < CPU_SETSIZE; c++) {
     CPU_SET((int)c, &all);
   }
-  b->widened = b->widen;
-  for (int32_t r = 1; r < b->nt; r++) {
-    team_args[r] = (team_arg_t){b, r};
-    if (pthread_create(&b->th[r], NULL, team_main, &team_args[r]) != 0) {
-      return WM_ERROR(RESOURCE_EXHAUSTED, "cannot start thread rank %d", r);
-    }
-    b->team_up = true;
-    if (b->widen && pthread_setaffinity_np(b->th[r], sizeof(all), &all) != 0) {
-      b->widened = false;
-    }
+  b->widened = b->widen && sched_getaffinity(0, sizeof(own), &own) == 0 &&
+               sched_setaffinity(0, sizeof(all), &all) == 0;
+  wm_status_t s = wm_pool_create(b->nt, &b->pool);
+  if (b->widened) {
+    sched_setaffinity(0, sizeof(own), &own);
   }
-  b->team_up = true;
-  return NULL;
+  return s;
 }
 
 static void team_stop(cb_t *b) {
-  if (b->team_up) {
-    job_t quit = {.quit = true};
-    b->job = quit;
-    pthread_barrier_wait(&b->go);
-    for (int32_t r = 1; r < b->nt; r++) {
-      pthread_join(b->th[r], NULL);
-    }
-    pthread_barrier_destroy(&b->go);
-    pthread_barrier_destroy(&b->done);
-  }
+  wm_pool_destroy(b->pool);
   for (int32_t r = 0; b->tr && r < b->nt; r++) {
     rank_close(b, &b->tr[r]);
   }
   free(b->tr);
-  free(b->th);
-  free(team_args);
-  team_args = NULL;
 }
 
 // Runs |job| for implementation job->impl on the ranks it has; on return
