@@ -144,7 +144,16 @@ static void cover_counts(wm_strbuf_t *out, const size_t *count) {
 static const char kMapCss[] =
     "svg .roof{fill:none;stroke:#1d232a;stroke-width:2.5}\n"
     "svg .ridge{stroke:#5b6773;stroke-width:1;stroke-dasharray:4 3}\n"
-    "svg .dot{fill-opacity:.55;stroke-width:1}\n";
+    "svg .dot{fill-opacity:.55;stroke-width:1}\n"
+    ".graphbox{overflow:auto;max-height:760px;border:1px solid #d5dae0;"
+    "margin:6px 0 4px}\n"
+    ".graphbox svg.graph{max-width:none;height:auto;margin:0}\n"
+    "svg.graph .gn rect{stroke:#8d99a6;stroke-width:1}\n"
+    "svg.graph .gn.bad rect{stroke:#b3261e;stroke-dasharray:3 2}\n"
+    "svg.graph .gn.cr rect{stroke:#d62728;stroke-width:2.5}\n"
+    "svg.graph text{font-size:10px;text-anchor:middle}\n"
+    "svg.graph .ge path{fill:none;stroke:#9aa4ae;stroke-width:1}\n"
+    "svg.graph .ge path.cr{stroke:#d62728;stroke-width:2}\n";
 
 static void section_head(const wm_map_t *map, wm_strbuf_t *out) {
   wm_strbuf_t title;
@@ -167,6 +176,7 @@ static void section_header(const wm_map_t *map, wm_strbuf_t *out) {
                    "<a href=\"#pareto\">time by op type</a>"
                    "<a href=\"#coverage\">coverage</a>"
                    "<a href=\"#critical\">critical path</a>"
+                   "<a href=\"#graph\">graph</a>"
                    "<a href=\"#nodes\">nodes</a>");
   if (map->plan.enabled) {
     wm_strbuf_printf(out, "<a href=\"#plan\">parallel plan</a>");
@@ -870,6 +880,372 @@ static void section_critical(const wm_map_t *map, wm_strbuf_t *out) {
   free(shown);
 }
 
+// ------------------------------------------------------------ graph
+//
+// The DAG as boxes in layers, top to bottom. A node's layer is the longest
+// path to it from the graph's inputs; a node with no producer among the
+// nodes (it reads only graph inputs and weights) sits just above its first
+// consumer instead of far up in layer 0. Within a layer, nodes are ordered
+// by the mean column of their producers and each takes the free column
+// nearest that mean, so chains run straight down. A layer wider than
+// GRAPH_MAX_COLS wraps onto further rows. Everything is O(nodes + edges)
+// but the sort within each layer.
+
+// Box size, gaps and margin of the graph picture (px).
+#define GRAPH_BOX_W 84
+#define GRAPH_BOX_H 22
+#define GRAPH_GAP_X 14
+#define GRAPH_GAP_Y 22
+#define GRAPH_PAD 8
+// The most boxes side by side; a wider layer wraps onto further rows.
+#define GRAPH_MAX_COLS 16
+// Larger graphs are not drawn (`--format dot` writes them for Graphviz).
+#define GRAPH_MAX_NODES 5000
+// Bytes of the op type shown in a box (all of it on hover).
+#define GRAPH_LABEL_MAX 13
+
+// Where each node's box goes: a row and a column of the grid.
+typedef struct graph_layout {
+  size_t *row;    // per node
+  size_t *col;    // per node
+  size_t n_rows;  // rows of boxes
+  size_t n_cols;  // columns of boxes
+  size_t n_layers;
+} graph_layout_t;
+
+typedef struct graph_slot {
+  double key;    // mean column of the node's producers
+  size_t index;  // node position
+} graph_slot_t;
+
+static int graph_slot_cmp(const void *a, const void *b) {
+  const graph_slot_t *x = a, *y = b;
+  if (x->key != y->key) {
+    return x->key < y->key ? -1 : 1;
+  }
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void graph_layout_deinit(graph_layout_t *l) {
+  free(l->row);
+  free(l->col);
+}
+
+// Lays out |map|'s nodes; false when out of memory.
+static bool graph_layout(const wm_map_t *map, graph_layout_t *l) {
+  size_t n = map->n_nodes;
+  memset(l, 0, sizeof(*l));
+  l->row = calloc(n, sizeof(size_t));
+  l->col = calloc(n, sizeof(size_t));
+  size_t *layer = calloc(n, sizeof(size_t));
+  size_t *first_use = calloc(n, sizeof(size_t));  // min consumer layer
+  size_t *start = calloc(n + 2, sizeof(size_t));  // bucket starts per layer
+  size_t *order = calloc(n, sizeof(size_t));      // nodes by layer
+  graph_slot_t *slots = calloc(n, sizeof(graph_slot_t));
+  bool ok = l->row && l->col && layer && first_use && start && order && slots;
+  if (!ok) {
+    goto done;
+  }
+  // Longest path from the inputs; nodes come in execution order, so every
+  // producer is laid out before its consumers.
+  for (size_t i = 0; i < n; i++) {
+    const wm_map_node_t *nd = &map->nodes[i];
+    first_use[i] = SIZE_MAX;
+    for (size_t k = 0; k < nd->n_preds; k++) {
+      size_t p = nd->preds[k];
+      if (p < i && layer[p] + 1 > layer[i]) {
+        layer[i] = layer[p] + 1;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    const wm_map_node_t *nd = &map->nodes[i];
+    for (size_t k = 0; k < nd->n_preds; k++) {
+      size_t p = nd->preds[k];
+      if (p < i && layer[i] < first_use[p]) {
+        first_use[p] = layer[i];
+      }
+    }
+  }
+  // Sources move down next to their first consumer; then empty layers go.
+  size_t n_layers = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (map->nodes[i].n_preds == 0 && first_use[i] != SIZE_MAX &&
+        first_use[i] > 0) {
+      layer[i] = first_use[i] - 1;
+    }
+    start[layer[i] + 1]++;
+    n_layers = layer[i] + 1 > n_layers ? layer[i] + 1 : n_layers;
+  }
+  size_t used = 0;
+  for (size_t y = 0; y < n_layers; y++) {
+    size_t count = start[y + 1];
+    start[y + 1] = used;  // the new index of layer y, for now
+    used += count > 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    layer[i] = start[layer[i] + 1];
+  }
+  l->n_layers = used;
+  memset(start, 0, (n + 2) * sizeof(size_t));
+  size_t widest = 0;
+  for (size_t i = 0; i < n; i++) {
+    start[layer[i] + 1]++;
+  }
+  for (size_t y = 0; y < l->n_layers; y++) {
+    widest = start[y + 1] > widest ? start[y + 1] : widest;
+    start[y + 1] += start[y];
+  }
+  for (size_t i = 0; i < n; i++) {
+    order[start[layer[i]]++] = i;  // start[y] ends as layer y + 1's start
+  }
+  l->n_cols = widest < GRAPH_MAX_COLS ? widest : GRAPH_MAX_COLS;
+  l->n_cols = l->n_cols ? l->n_cols : 1;
+  size_t cols = l->n_cols, row = 0;
+  for (size_t y = 0, from = 0; y < l->n_layers; y++) {
+    size_t to = start[y], k = to - from;
+    for (size_t j = 0; j < k; j++) {
+      const wm_map_node_t *nd = &map->nodes[order[from + j]];
+      double sum = 0;
+      size_t placed = 0;
+      for (size_t e = 0; e < nd->n_preds; e++) {
+        if (nd->preds[e] < order[from + j]) {
+          sum += (double)l->col[nd->preds[e]];
+          placed++;
+        }
+      }
+      slots[j].key = placed ? sum / (double)placed : (double)(cols - 1) / 2;
+      slots[j].index = order[from + j];
+    }
+    qsort(slots, k, sizeof(*slots), graph_slot_cmp);
+    // Rows of at most |cols| boxes, each box at the free column nearest
+    // its key, left to right, then pushed left where the row runs out.
+    for (size_t r0 = 0; r0 < k; r0 += cols, row++) {
+      size_t m = k - r0 < cols ? k - r0 : cols;
+      graph_slot_t *s = &slots[r0];
+      for (size_t j = 0; j < m; j++) {
+        double want = floor(s[j].key + 0.5);
+        size_t c = want > 0 ? (size_t)want : 0;
+        if (j > 0 && c <= l->col[s[j - 1].index]) {
+          c = l->col[s[j - 1].index] + 1;
+        }
+        l->col[s[j].index] = c;
+      }
+      size_t limit = cols;
+      for (size_t j = m; j-- > 0;) {
+        if (l->col[s[j].index] >= limit) {
+          l->col[s[j].index] = limit - 1;
+        }
+        limit = l->col[s[j].index];
+        l->row[s[j].index] = row;
+      }
+    }
+    from = to;
+  }
+  l->n_rows = row;
+done:
+  free(layer);
+  free(first_use);
+  free(start);
+  free(order);
+  free(slots);
+  if (!ok) {
+    graph_layout_deinit(l);
+    memset(l, 0, sizeof(*l));
+  }
+  return ok;
+}
+
+static long graph_x(size_t col) {
+  return GRAPH_PAD + (long)col * (GRAPH_BOX_W + GRAPH_GAP_X);
+}
+
+static long graph_y(size_t row) {
+  return GRAPH_PAD + (long)row * (GRAPH_BOX_H + GRAPH_GAP_Y);
+}
+
+// The edge from node |p| to node |c|: an S-curve to the next row; past
+// boxes in between, down the gap right of the further-right column (and
+// along the gaps between rows), so it never crosses a box.
+static void graph_edge(const graph_layout_t *l, size_t p, size_t c,
+                       bool critical, wm_strbuf_t *out) {
+  long x1 = graph_x(l->col[p]) + GRAPH_BOX_W / 2;
+  long y1 = graph_y(l->row[p]) + GRAPH_BOX_H;
+  long x2 = graph_x(l->col[c]) + GRAPH_BOX_W / 2;
+  long y2 = graph_y(l->row[c]);
+  const char *cls = critical ? " class=\"cr\"" : "";
+  if (l->row[c] == l->row[p] + 1) {
+    long ym = (y1 + y2) / 2;
+    if (x1 == x2) {
+      wm_strbuf_printf(out, "<path%s d=\"M%ld,%ldV%ld\"/>\n", cls, x1, y1, y2);
+    } else {
+      wm_strbuf_printf(out,
+                       "<path%s d=\"M%ld,%ldC%ld,%ld %ld,%ld %ld,%ld\"/>\n",
+                       cls, x1, y1, x1, ym, x2, ym, x2, y2);
+    }
+    return;
+  }
+  size_t gc = l->col[p] > l->col[c] ? l->col[p] : l->col[c];
+  long xg = graph_x(gc) + GRAPH_BOX_W + GRAPH_GAP_X / 2;
+  long ya = y1 + GRAPH_GAP_Y / 2, yb = y2 - GRAPH_GAP_Y / 2;
+  wm_strbuf_printf(out, "<path%s d=\"M%ld,%ldV%ldH%ldV%ldH%ldV%ld\"/>\n", cls,
+                   x1, y1, ya, xg, yb, x2, y2);
+}
+
+// A node's box: its fill is how backend |b| covers it; the tooltip names
+// it and says how every backend covers it.
+static void graph_box(const wm_map_t *map, const graph_layout_t *l, size_t i,
+                      size_t b, wm_strbuf_t *out) {
+  const wm_map_node_t *n = &map->nodes[i];
+  const char *fill = "#ffffff";
+  if (b < map->n_backends && n->cells) {
+    fill = wm_map_cover_fill(n->cells[b].cover);
+  }
+  wm_strbuf_printf(out, "<g class=\"gn%s%s\" data-i=\"%zu\"><title>",
+                   n->critical ? " cr" : "",
+                   n->state != WM_MAP_NODE_OK ? " bad" : "", i);
+  wm_report_html_escape(out, n->name);
+  wm_strbuf_printf(out, " (");
+  esc_op(out, n->domain, n->op_type);
+  wm_strbuf_printf(out, ")");
+  if (n->state != WM_MAP_NODE_OK) {
+    wm_strbuf_printf(out, "\nnot analysed: ");
+    wm_report_html_escape(out, wm_map_state_name(n->state));
+  }
+  for (size_t k = 0; n->cells && k < map->n_backends; k++) {
+    const wm_map_cell_t *c = &n->cells[k];
+    wm_strbuf_printf(out, "\n");
+    wm_report_html_escape(out, map->backends[k].name);
+    wm_strbuf_printf(out, ": ");
+    wm_report_html_escape(out, wm_map_cover_name(c->cover));
+    if (c->t_roof > 0) {
+      wm_strbuf_printf(out, ", t_roof ");
+      put_time(out, c->t_roof);
+    }
+  }
+  if (n->critical) {
+    wm_strbuf_printf(out, "\non the critical path");
+  }
+  long x = graph_x(l->col[i]), y = graph_y(l->row[i]);
+  wm_strbuf_printf(out,
+                   "</title><rect x=\"%ld\" y=\"%ld\" width=\"%d\" "
+                   "height=\"%d\" fill=\"%s\"/><text x=\"%ld\" y=\"%ld\">",
+                   x, y, GRAPH_BOX_W, GRAPH_BOX_H, fill, x + GRAPH_BOX_W / 2,
+                   y + GRAPH_BOX_H / 2 + 4);
+  wm_report_html_escape_cut(out, n->op_type ? n->op_type : "", GRAPH_LABEL_MAX);
+  wm_strbuf_printf(out, "</text></g>\n");
+}
+
+// A legend swatch: |style| is the swatch's CSS, |label| is HTML.
+static void legend_swatch(wm_strbuf_t *out, const char *style,
+                          const char *label) {
+  wm_strbuf_printf(out, "<span class=\"sw\" style=\"%s\"></span>%s", style,
+                   label);
+}
+
+static void graph_legend(const wm_map_t *map, size_t b, wm_strbuf_t *out) {
+  wm_strbuf_printf(out, "<p class=\"legend\">");
+  if (b < map->n_backends) {
+    for (int k = 0; k < WM_COVER_COUNT; k++) {
+      char style[48];
+      snprintf(style, sizeof(style), "background:%s",
+               wm_map_cover_fill((wm_map_cover_t)k));
+      legend_swatch(out, style, wm_map_cover_name((wm_map_cover_t)k));
+    }
+  }
+  legend_swatch(out, "border:2px solid #d62728", "critical path");
+  legend_swatch(out, "border:1px dashed #b3261e", "not analysed");
+  wm_strbuf_printf(out, "</p>\n");
+}
+
+static void section_graph(const wm_map_t *map, wm_strbuf_t *out) {
+  wm_strbuf_printf(out, "<h2 id=\"graph\">Graph</h2>\n");
+  size_t n = map->n_nodes, b = critical_backend(map);
+  if (n == 0) {
+    wm_strbuf_printf(out, "<p class=\"muted\">No nodes.</p>\n");
+    return;
+  }
+  if (n > GRAPH_MAX_NODES) {
+    wm_strbuf_printf(out,
+                     "<p class=\"muted\">Not drawn: %zu nodes are more than "
+                     "the %d this page draws; <code>wmap map --format "
+                     "dot</code> writes the graph for Graphviz.</p>\n",
+                     n, GRAPH_MAX_NODES);
+    return;
+  }
+  graph_layout_t l;
+  size_t *next = calloc(n, sizeof(size_t));  // successor on the path
+  if (!next || !graph_layout(map, &l)) {
+    free(next);
+    wm_strbuf_printf(out, "<p class=\"muted\">Out of memory.</p>\n");
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    next[i] = SIZE_MAX;
+  }
+  const wm_map_critical_t *cp = &map->critical;
+  for (size_t k = 0; k + 1 < cp->n_nodes; k++) {
+    if (cp->nodes[k] < n) {
+      next[cp->nodes[k]] = cp->nodes[k + 1];
+    }
+  }
+  size_t edges = 0;
+  for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < map->nodes[i].n_preds; k++) {
+      edges += map->nodes[i].preds[k] < n;
+    }
+  }
+  wm_strbuf_printf(out,
+                   "<p>%zu nodes and %zu edges in %zu layers, top to "
+                   "bottom: a node's layer is the longest path to it from "
+                   "the graph's inputs (a node reading only inputs and "
+                   "weights sits just above its first consumer; layers wider "
+                   "than %d boxes wrap). ",
+                   n, edges, l.n_layers, GRAPH_MAX_COLS);
+  if (b < map->n_backends) {
+    wm_strbuf_printf(out, "Boxes are filled by how <strong>");
+    wm_report_html_escape(out, map->backends[b].name);
+    wm_strbuf_printf(out, "</strong> covers each node");
+  } else {
+    wm_strbuf_printf(out, "No backend was mapped, so boxes are not filled");
+  }
+  wm_strbuf_printf(out,
+                   "; the critical path is outlined in red. Hover a box "
+                   "for its name and how each backend covers it.</p>\n");
+  graph_legend(map, b, out);
+  int w = (int)(2 * GRAPH_PAD + l.n_cols * (GRAPH_BOX_W + GRAPH_GAP_X));
+  int h = (int)(2 * GRAPH_PAD + l.n_rows * (GRAPH_BOX_H + GRAPH_GAP_Y) -
+                GRAPH_GAP_Y);
+  char label[160];
+  snprintf(label, sizeof(label), "the graph of %.100s",
+           map->model        ? map->model
+           : map->graph_name ? map->graph_name
+                             : "");
+  wm_strbuf_printf(out, "<div class=\"graphbox\">\n");
+  wm_report_svg_open(out, "graph", w, h, label);
+  // Edges under the boxes; the critical ones last, on top of the others.
+  for (int pass = 0; pass < 2; pass++) {
+    wm_strbuf_printf(out, "<g class=\"ge\">\n");
+    for (size_t i = 0; i < n; i++) {
+      const wm_map_node_t *nd = &map->nodes[i];
+      for (size_t k = 0; k < nd->n_preds; k++) {
+        size_t p = nd->preds[k];
+        bool hot = p < n && next[p] == i;
+        if (p < n && hot == (pass == 1)) {
+          graph_edge(&l, p, i, hot, out);
+        }
+      }
+    }
+    wm_strbuf_printf(out, "</g>\n");
+  }
+  for (size_t i = 0; i < n; i++) {
+    graph_box(map, &l, i, b, out);
+  }
+  wm_strbuf_printf(out, "</svg>\n</div>\n");
+  graph_layout_deinit(&l);
+  free(next);
+}
+
 // ------------------------------------------------------------ nodes
 
 static void node_row(const wm_map_t *map, const wm_map_node_t *n,
@@ -1067,6 +1443,7 @@ void wm_map_to_html(const wm_map_t *map, wm_strbuf_t *out) {
   section_pareto(map, out);
   section_coverage(map, out);
   section_critical(map, out);
+  section_graph(map, out);
   section_nodes(map, out);
   section_plan(map, out);
   wm_strbuf_printf(out, "<p class=\"muted\">" WM_MAP_FORMAT

@@ -3,7 +3,7 @@
 # zoo's ResNet-18 with fixed peaks, checks the page's structure, then lets
 # headless Chromium render it to a PNG and checks that the plots were drawn
 # (the roofline dots and the Pareto bars cover a real area; the page is
-# not blank).
+# not blank) and that the graph picture has a box per node.
 # Usage: html_view_test.sh WMAP_BINARY OUTDIR (map.html and map.png stay
 # there for a person to look at). Exits 77 when no Chromium is installed.
 set -u
@@ -76,6 +76,8 @@ class Page(html.parser.HTMLParser):
         self.rooflines = 0
         self.dots = 0
         self.bars = 0
+        self.graphs = 0
+        self.boxes = 0
         self.external = []
 
     def handle_starttag(self, tag, attrs):
@@ -88,6 +90,10 @@ class Page(html.parser.HTMLParser):
             self.dots += 1
         if tag == "rect" and cls == "pbar":
             self.bars += 1
+        if tag == "svg" and cls == "graph":
+            self.graphs += 1
+        if tag == "g" and cls.split()[:1] == ["gn"]:
+            self.boxes += 1
         for k in ("src", "href"):
             v = a.get(k, "")
             if v and not v.startswith("#"):
@@ -100,8 +106,11 @@ p.feed(text)
 assert p.rooflines >= 1, "no roofline plot"
 assert p.dots >= 20, "only %d roofline dots" % p.dots  # 20 Conv at least
 assert p.bars >= 5, "only %d Pareto bars" % p.bars
+assert p.graphs == 1, "%d graph pictures" % p.graphs
+assert p.boxes == 69, "%d graph boxes for resnet18's 69 nodes" % p.boxes
 assert not p.external, "external resources: %s" % p.external[:5]
-print("rooflines %d, dots %d, bars %d" % (p.rooflines, p.dots, p.bars))
+print("rooflines %d, dots %d, bars %d, graph boxes %d"
+      % (p.rooflines, p.dots, p.bars, p.boxes))
 PY
   echo "ok   map_html_structure: $(cat "$tmp/py")"
   passed=$((passed + 1))
