@@ -369,6 +369,19 @@ void wm_graph_destroy(wm_graph_t *graph);
 
 // Returns the id of the value named |name|, or -1.
 int32_t wm_graph_find_value(const wm_graph_t *graph, const char *name);
+// Graph inputs and outputs without reading wm_graph_t's fields (for
+// bindings over the shared library): counts, and of input or output |i|
+// its name and declared type (borrowed from the graph; NULL when |i| is
+// out of range).
+size_t wm_graph_input_count(const wm_graph_t *graph);
+const char *wm_graph_input_name(const wm_graph_t *graph, size_t i);
+const wm_type_t *wm_graph_input_type(const wm_graph_t *graph, size_t i);
+// Returns true when graph input |i| is also an initializer: it has a
+// default value and a run may leave it out (false out of range).
+bool wm_graph_input_is_initializer(const wm_graph_t *graph, size_t i);
+size_t wm_graph_output_count(const wm_graph_t *graph);
+const char *wm_graph_output_name(const wm_graph_t *graph, size_t i);
+const wm_type_t *wm_graph_output_type(const wm_graph_t *graph, size_t i);
 // Returns the id of the value |name|, creating it with an unknown type.
 wm_status_t wm_graph_value(wm_graph_t *graph, const char *name,
                            int32_t *out_id) WM_MUST_USE_RESULT;
