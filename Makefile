@@ -10,7 +10,7 @@ CMAKE_FLAGS += -DWMAP_WERROR=ON
 endif
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps build test test-fast test-asan demo format format-check clean
+.PHONY: all deps build test test-fast test-asan demo install format format-check clean
 
 all: build
 
@@ -31,6 +31,15 @@ test-asan:
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -L 'unit|conform|fuzz|e2e|mpi'
+
+# Installs the library, headers, wmap.pc, the CMake package, the plugins,
+# the CLI, docs and man pages under PREFIX (staged under DESTDIR if set).
+PREFIX ?= /usr/local
+install: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
 
 demo: build
 	@scripts/demo.sh $(BUILD)

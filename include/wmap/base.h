@@ -16,6 +16,13 @@ extern "C" {
 
 #define WM_MUST_USE_RESULT __attribute__((warn_unused_result))
 #define WM_PRINTF(f, a) __attribute__((format(printf, f, a)))
+// The functions declared between WM_API_BEGIN and WM_API_END are libwmap's
+// public interface: exported from libwmap.so (everything else is built
+// hidden).
+#define WM_API_BEGIN _Pragma("GCC visibility push(default)")
+#define WM_API_END _Pragma("GCC visibility pop")
+
+WM_API_BEGIN
 
 // ---------------------------------------------------------------- status
 
@@ -272,6 +279,11 @@ void wm_cc_close(wm_cc_lib_t *lib);
 
 // Returns a monotonic time in nanoseconds.
 uint64_t wm_now_ns(void);
+
+// Returns libwmap's version, "MAJOR.MINOR.PATCH".
+const char *wm_version(void);
+
+WM_API_END
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,8 @@
 extern "C" {
 #endif
 
+WM_API_BEGIN
+
 // ---------------------------------------------------------- statistics
 
 // Sample counts a percentile needs before it is reported (MLPerf's
@@ -360,6 +362,8 @@ void wm_compare_to_text(const wm_compare_t *c, bool color, wm_strbuf_t *out);
 void wm_compare_to_json(const wm_compare_t *c, wm_strbuf_t *out);
 // A forest plot of the changes with their intervals and the +-tau band.
 void wm_compare_to_html(const wm_compare_t *c, wm_strbuf_t *out);
+
+WM_API_END
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+WM_API_BEGIN
+
 #define WM_MAX_RANK 8
 // Attributes one node may carry (ONNX operators use a few dozen).
 #define WM_MAX_NODE_ATTRS 1024
@@ -511,6 +513,8 @@ wm_status_t wm_graph_topo_order(const wm_graph_t *graph,
 // preserve; otherwise writes the first difference into |why|.
 bool wm_graph_equal(const wm_graph_t *a, const wm_graph_t *b, char *why,
                     size_t why_size);
+
+WM_API_END
 
 #ifdef __cplusplus
 }

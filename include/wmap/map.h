@@ -20,6 +20,8 @@
 extern "C" {
 #endif
 
+WM_API_BEGIN
+
 #define WM_PEAKS_FORMAT "wmap.peaks/1"
 #define WM_PEAKS_MAX_BACKENDS 16
 
@@ -400,6 +402,8 @@ void wm_map_to_csv(const wm_map_t *map, wm_strbuf_t *out);
 // The DAG as Graphviz dot: nodes coloured by how the first backend covers
 // them, the critical path in red.
 void wm_map_to_dot(const wm_map_t *map, wm_strbuf_t *out);
+
+WM_API_END
 
 #ifdef __cplusplus
 }

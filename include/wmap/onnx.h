@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+WM_API_BEGIN
+
 // Loads the model file at |path|. External data is read relative to the
 // file's folder; a location that leaves that folder is refused.
 wm_status_t wm_onnx_load(const char *path,
@@ -60,6 +62,8 @@ wm_status_t wm_onnx_item_load_buffer(const uint8_t *data, size_t size,
 // Writes |item| as a TensorProto, SequenceProto or OptionalProto file.
 wm_status_t wm_onnx_item_save(const wm_item_t *item, const char *name,
                               const char *path) WM_MUST_USE_RESULT;
+
+WM_API_END
 
 #ifdef __cplusplus
 }

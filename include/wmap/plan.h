@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+WM_API_BEGIN
+
 // Describes node |index| of |graph| as a backend sees it (wm_op_desc:
 // input and output types from |types|, per value id, NULL for the graph's
 // own; host data of the inputs in |values|, per value id, NULL for the
@@ -44,6 +46,8 @@ wm_status_t wm_node_query(const wm_graph_t *graph, size_t index,
 // highest level; ties go to the earlier backend), or -1 when every answer
 // is NONE.
 int32_t wm_place_choose(const wm_op_support *answers, size_t n);
+
+WM_API_END
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+WM_API_BEGIN
+
 typedef struct wm_backend wm_backend_t;
 
 // Negotiates with a plugin's query function, validates the required
@@ -65,11 +67,21 @@ typedef struct wm_registry_options {
   bool debug;                // trace every candidate (or WMAP_LOADER_DEBUG=1)
   bool quiet;                // no warning line per refused candidate
   bool no_env;               // ignore WMAP_BACKEND_PATH
-  // The install's own backend folder; NULL = derived from /proc/self/exe
-  // (<exe dir>/../lib/wmap/backends, else <exe dir>/backends); "" = none.
+  // The install's own backend folder; NULL = found from where libwmap
+  // lives: <dir of libwmap.so>/wmap/backends, or for a program linked with
+  // libwmap.a <exe dir>/../lib/wmap/backends, else <dir>/backends (the
+  // build tree), else <configured prefix>/lib/wmap/backends; "" = none.
   const char *install_dir;
-  wm_plugin_query_fn builtin_query;  // the built-in backend (ref) or NULL
+  // The built-in backend or NULL: wm_ref_plugin_query gives ref.
+  wm_plugin_query_fn builtin_query;
 } wm_registry_options_t;
+
+// The reference backend's query, built into libwmap: the oracle the
+// other backends are compared with, on every operator; pass it as
+// wm_registry_options_t.builtin_query, or to wm_backend_create.
+wm_error *wm_ref_plugin_query(uint32_t host_major, uint32_t host_max_minor,
+                              const wm_host_api *host,
+                              const wm_plugin_api **out_api);
 
 // Registers the built-in backend and loads every plugin found in order:
 // |paths|, WMAP_BACKEND_PATH, the install's backend folder. A plugin that
@@ -98,6 +110,8 @@ size_t wm_registry_refused_count(const wm_registry_t *registry);
 const char *wm_registry_refused_path(const wm_registry_t *registry, size_t i);
 // Returns why candidate |i| was refused (one line).
 const char *wm_registry_refused_reason(const wm_registry_t *registry, size_t i);
+
+WM_API_END
 
 #ifdef __cplusplus
 }

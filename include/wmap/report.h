@@ -20,6 +20,8 @@
 extern "C" {
 #endif
 
+WM_API_BEGIN
+
 // ------------------------------------------------------------- numbers
 
 // Size of the buffers the formatters below write into.
@@ -265,6 +267,8 @@ typedef struct wm_report_rank {
 
 // qsort comparator: larger keys first, equal keys by index (deterministic).
 int wm_report_rank_desc(const void *a, const void *b);
+
+WM_API_END
 
 #ifdef __cplusplus
 }

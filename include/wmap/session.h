@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+WM_API_BEGIN
+
 typedef struct wm_session wm_session_t;
 
 // The most backends one session places nodes on.
@@ -231,6 +233,8 @@ const char *wm_why_name(uint32_t reason);
 void wm_session_placement_json(const wm_session_t *session, wm_strbuf_t *out);
 // Appends the placement report as an aligned text table.
 void wm_session_placement_text(const wm_session_t *session, wm_strbuf_t *out);
+
+WM_API_END
 
 #ifdef __cplusplus
 }

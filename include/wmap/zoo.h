@@ -10,6 +10,8 @@
 extern "C" {
 #endif
 
+WM_API_BEGIN
+
 // One parameter a model accepts in its spec ("bert-base:layers=2").
 typedef struct wm_zoo_key {
   const char *name;  // e.g. "layers"
@@ -40,6 +42,8 @@ const wm_zoo_model_t *wm_zoo_find(const char *name);
 // the default domain at opset 17 and has fully known input shapes.
 wm_status_t wm_zoo_build(const char *spec,
                          wm_graph_t **out_graph) WM_MUST_USE_RESULT;
+
+WM_API_END
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 // through wm_backend_create_ex and keeps one line per refused candidate.
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -308,28 +309,61 @@ static bool is_dir(const char *path) {
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// Loads the install's own backend folder, next to the executable.
+// Where this code lives: the file of libwmap.so when the registry runs
+// from the shared library, else the executable it is linked into. The
+// folder is written into |dir| (PATH_MAX); false when it cannot be found.
+static bool own_folder(wm_registry_t *r, char *dir) {
+  static const char anchor = 0;  // an address inside this code's file
+  Dl_info info;
+  struct link_map *map = NULL;
+  const char *file = NULL;
+  if (dladdr1(&anchor, &info, (void **)&map, RTLD_DL_LINKMAP) && map &&
+      map->l_name && map->l_name[0]) {
+    file = map->l_name;  // a shared library ("" is the executable)
+  } else {
+    file = "/proc/self/exe";
+  }
+  if (!realpath(file, dir)) {
+    debug_line(r, "cannot find where %s lives: %s", file, strerror(errno));
+    return false;
+  }
+  char *slash = strrchr(dir, '/');
+  if (!slash) {
+    return false;
+  }
+  *slash = '\0';
+  debug_line(r, "this code lives in %s", dir);
+  return true;
+}
+
+// Loads the install's own backend folder, found from where this code
+// lives: <libdir>/wmap/backends beside libwmap.so, <exe dir>/../<libdir>/
+// wmap/backends beside an installed executable, or <dir>/backends in the
+// build tree; else the folder of the configured install prefix (a program
+// linked with libwmap.a, installed elsewhere).
 static wm_status_t load_install_dir(wm_registry_t *r, const char *dir) {
   if (dir) {
     return *dir ? load_entry(r, dir, "install", false) : NULL;
   }
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) {
-    debug_line(r, "cannot find the executable: %s", strerror(errno));
+  char own[PATH_MAX];
+  if (!own_folder(r, own)) {
     return NULL;
   }
-  exe[n] = '\0';
-  char *slash = strrchr(exe, '/');
-  if (!slash) {
-    return NULL;
+  char lib[PATH_MAX + 32], exe[PATH_MAX + 64], tree[PATH_MAX + 32];
+  snprintf(lib, sizeof(lib), "%s/wmap/backends", own);
+  snprintf(exe, sizeof(exe), "%s/../%s/wmap/backends", own,
+           WMAP_INSTALL_LIBDIR);
+  snprintf(tree, sizeof(tree), "%s/backends", own);
+  const char *const candidates[] = {lib, exe, tree,
+                                    WMAP_INSTALL_FULL_LIBDIR "/wmap/backends"};
+  for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+    char real[PATH_MAX];
+    if (is_dir(candidates[i]) && realpath(candidates[i], real)) {
+      return load_entry(r, real, "install", false);
+    }
   }
-  *slash = '\0';
-  char installed[PATH_MAX + 32], build_tree[PATH_MAX + 32];
-  snprintf(installed, sizeof(installed), "%s/../lib/wmap/backends", exe);
-  snprintf(build_tree, sizeof(build_tree), "%s/backends", exe);
-  return load_entry(r, is_dir(installed) ? installed : build_tree, "install",
-                    false);
+  debug_line(r, "no backend folder beside %s", own);
+  return NULL;
 }
 
 static bool env_flag(const char *name) {
