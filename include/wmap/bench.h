@@ -180,11 +180,16 @@ typedef struct wm_bench_config {
   double speedup;           // base median / this median
   double efficiency;        // speedup * base_threads / threads
   size_t n_warnings;
-  const char **warnings;  // "cv>10%", "first_block_slow", "few_blocks"
+  const char **warnings;  // "cv>10%", "first_block_slow", "few_blocks",
+                          // "peak_exceeded"
   size_t n_ops;
   wm_bench_op_t *ops;  // profile per node, or none
   size_t n_op_types;
   wm_bench_op_type_t *op_types;  // by mean_ns, largest first
+  size_t above_roof;             // profiled nodes with efficiency > 1: faster
+                      // than the roofline allows, so the peak is wrong
+  double max_efficiency;  // the largest node efficiency (0 unknown)
+  const char *max_node;   // the node with it (borrowed), or NULL
 } wm_bench_config_t;
 
 typedef struct wm_baseline {
@@ -261,7 +266,9 @@ typedef struct wm_bench_options {
   const char *const *input_names;  // inputs, or NULL: generated
   const wm_tensor_t *const *inputs;
   size_t n_inputs;
-  const wm_peaks_t *peaks;  // for t_roof in the profile, or NULL
+  const wm_peaks_t *peaks;  // for t_roof in the profile, or NULL; taken
+                            // at each configuration's thread count
+                            // (wm_peaks_fp32_gflops_at)
   double model_flops;       // the map's totals.flops (0 = unknown)
   wm_bench_open_fn open;
   void *open_ctx;

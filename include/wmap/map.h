@@ -1,10 +1,12 @@
 // wmap map, part 1: machine peaks. Measures what the host CPU can do (an
 // FMA loop per dtype, a STREAM-style triad) and what each loaded backend
-// reaches on a 1024^3 float MatMul through the plugin ABI, at one thread
-// and at all cores; caches the result as JSON ("wmap.peaks/1") under
-// $XDG_CACHE_HOME/wmap (or ~/.cache/wmap) in a file named after the
-// machine fingerprint. Backends may also declare peaks in their target
-// description; the map uses those when it cannot measure.
+// reaches on its own square float MatMul through the plugin ABI (n^3, n
+// doubled from 256 while one call takes under 10 ms, at most 1024), at one
+// thread and at all cores; caches the result as JSON ("wmap.peaks/1")
+// under $XDG_CACHE_HOME/wmap (or ~/.cache/wmap) in a file named after the
+// machine fingerprint, with the software fingerprint inside. Backends may
+// also declare peaks in their target description; the map uses those when
+// it cannot measure.
 // Thread-safety: the functions here are not reentrant on one wm_peaks_t.
 #ifndef WMAP_MAP_H_
 #define WMAP_MAP_H_
@@ -24,6 +26,7 @@ WM_API_BEGIN
 
 #define WM_PEAKS_FORMAT "wmap.peaks/1"
 #define WM_PEAKS_MAX_BACKENDS 16
+#define WM_PEAKS_SOFTWARE_CAP 1536
 
 // The machine a cache file belongs to. The fingerprint is the FNV-1a 64
 // hash (16 hex digits) of "model|cores|flags_hash|kernel".
@@ -40,7 +43,8 @@ typedef struct wm_peaks_backend {
   char name[64];         // the backend's short name
   char target[128];      // its target 0's name
   bool host;             // target 0 is a CPU: host figures apply
-  double gemm_fp32[2];   // 1024^3 float MatMul: [0] 1 thread, [1] all
+  double gemm_fp32[2];   // n^3 float MatMul: [0] 1 thread, [1] all
+  int64_t gemm_n;        // the n timed (0 = not measured)
   char gemm_note[160];   // why GEMM was not measured, or ""
   double declared_fp32;  // target description peak_gflops_fp32
   double declared_fp16;  // target description peak_gflops_fp16
@@ -57,6 +61,8 @@ typedef struct wm_peaks {
   double fma_fp64[2];   // same for double
   double triad_gbs[2];  // a[i] = b[i] + s*c[i], 12 B per float element
   char isa[16];         // the FMA loop's variant: avx512f, avx2, default
+  char software[17];    // FNV-1a 64 hex of |software_detail| ("" unknown)
+  char software_detail[WM_PEAKS_SOFTWARE_CAP];  // wm_peaks_software's text
   size_t n_backends;
   wm_peaks_backend_t backends[WM_PEAKS_MAX_BACKENDS];
 } wm_peaks_t;
@@ -85,7 +91,22 @@ wm_status_t wm_peaks_measure(const wm_peaks_options_t *opts,
                              wm_peaks_t *out) WM_MUST_USE_RESULT;
 // Appends |p| as a "wmap.peaks/1" JSON object to |buf|.
 void wm_peaks_to_json(const wm_peaks_t *p, wm_strbuf_t *buf);
-// Parses a "wmap.peaks/1" document; DATA_LOSS when it is not one.
+// Writes into |out| (|cap| bytes) what the peaks depend on besides the
+// machine, as "; "-separated items: "wmap <version>", each backend of
+// |registry| (NULL = none) as "<name> <version> <origin>" with the origin
+// file's size and modification time, and the OpenBLAS config and core
+// type when this process has OpenBLAS loaded; *out_fingerprint (17 bytes)
+// gets its FNV-1a 64 hash in hex.
+void wm_peaks_software(wm_registry_t *registry, char *out, size_t cap,
+                       char *out_fingerprint);
+// Checks that |p| can be believed: every figure finite and >= 0, and no
+// host backend's GEMM more than 5 % above the host FMA peak at the same
+// thread count (a GEMM cannot beat the FMA units; one that does means one
+// of the two measurements is wrong). DATA_LOSS naming the backend and
+// both values otherwise.
+wm_status_t wm_peaks_check(const wm_peaks_t *p) WM_MUST_USE_RESULT;
+// Parses a "wmap.peaks/1" document and checks it (wm_peaks_check);
+// DATA_LOSS naming the field and value when it is not one or is refused.
 wm_status_t wm_peaks_from_json(const char *text, size_t len,
                                wm_peaks_t *out) WM_MUST_USE_RESULT;
 // Reads |path| into |out| (from_cache set).
@@ -93,19 +114,35 @@ wm_status_t wm_peaks_load(const char *path, wm_peaks_t *out) WM_MUST_USE_RESULT;
 // Writes |p| to |path| (creating its folder).
 wm_status_t wm_peaks_save(const char *path,
                           const wm_peaks_t *p) WM_MUST_USE_RESULT;
-// The cached peaks when the cache matches this machine and holds every
-// loaded backend, else measures (and writes the cache unless no_cache). A
-// corrupt cache file gets a warning on the log and is measured again.
+// The cached peaks when the cache matches this machine and this software
+// (wm_peaks_software of |opts->registry|) and holds every loaded backend,
+// else measures (and writes the cache unless no_cache). A corrupt or
+// refused cache file (wm_peaks_check) or one measured with other software
+// gets a warning on the log naming the file and why, and is measured
+// again. A fresh measurement wm_peaks_check refuses is returned with a
+// warning but not cached.
 wm_status_t wm_peaks_get(const wm_peaks_options_t *opts,
                          wm_peaks_t *out) WM_MUST_USE_RESULT;
 // The fp32 GFLOP/s the map should assume for backend |name| at all cores:
-// for a host (CPU) backend the best GEMM measured through any host backend
-// (they share the hardware), else the host FMA peak; for others their
-// measured GEMM, else the declared peak; 0 when unknown.
+// the backend's own measured GEMM (ref's naive loops have their own, far
+// lower roof than an optimised host backend on the same CPU), else for a
+// host (CPU) backend the host FMA peak, else the declared peak; 0 when
+// unknown.
 double wm_peaks_fp32_gflops(const wm_peaks_t *p, const char *name);
-// Memory bandwidth GB/s for backend |name|: measured triad for a CPU
+// Memory bandwidth GB/s for backend |name|: the host triad for a CPU
 // backend, else declared; 0 when unknown.
 double wm_peaks_bandwidth_gbs(const wm_peaks_t *p, const char *name);
+// wm_peaks_fp32_gflops at |threads| threads (0 = all cores). Host figures
+// are measured at 1 thread ([0]) and at all p->threads cores ([1]); 1
+// thread takes [0], p->threads or more (or 0) take [1], and a count t in
+// between min(t x [0], [1]): each thread adds one thread's peak until the
+// all-core figure caps it. Without a 1-thread figure [1] is used. Other
+// backends' figures do not depend on host threads.
+double wm_peaks_fp32_gflops_at(const wm_peaks_t *p, const char *name,
+                               int32_t threads);
+// wm_peaks_bandwidth_gbs at |threads| threads, interpolated the same way.
+double wm_peaks_bandwidth_gbs_at(const wm_peaks_t *p, const char *name,
+                                 int32_t threads);
 
 // ------------------------------------------------------------- the map
 //
@@ -188,9 +225,16 @@ typedef struct wm_map_node {
   double start;           // earliest start on the critical-path backend (s)
   double slack;           // latest start - earliest start (s)
   bool critical;          // on the critical path
-  int32_t stage;          // pipeline stage under a plan (0 without)
-  bool sharded;           // tensor-parallel: runs on 1/tp of the work
-  wm_map_cell_t *cells;   // one per wm_map_t.backends entry
+  double measured_s;      // measured time (options' node_seconds), or 0
+  size_t measured_backend;  // index into wm_map_t.backends of the backend
+                            // that ran it (the critical-path one if unnamed)
+  double achieved_gflops;   // flops / measured_s (0 when either is 0)
+  double roof_pct;          // 100 x max(t_comp, t_mem) on that backend /
+                    // measured_s: how close it ran to its roof (0 unknown;
+                    // above 100 the peak is too low for it)
+  int32_t stage;         // pipeline stage under a plan (0 without)
+  bool sharded;          // tensor-parallel: runs on 1/tp of the work
+  wm_map_cell_t *cells;  // one per wm_map_t.backends entry
 } wm_map_node_t;
 
 // Aggregate of one op type on one backend.
@@ -233,6 +277,8 @@ typedef struct wm_map_backend {
   double peak_gflops;            // fp32 GFLOP/s the roofline uses (0 unknown)
   double bandwidth_gbs;          // GB/s the roofline uses (0 unknown)
   const char *peak_source;       // "measured", "declared" or "unknown"
+  int32_t peak_threads;          // host threads the peaks are taken at
+                                 // (0 = all cores)
   double ridge;                  // FLOP per byte: peak / bandwidth (0 unknown)
   size_t count[WM_COVER_COUNT];  // nodes per cover kind
   size_t nodes_covered;          // vendor + native + generated
@@ -286,6 +332,20 @@ typedef struct wm_map_critical {
   size_t n_nodes;
   size_t *nodes;  // positions along the path, in order
 } wm_map_critical_t;
+
+// How far the measured nodes (options' node_seconds) ran from their roofs.
+typedef struct wm_map_measured {
+  bool enabled;          // measured times were given
+  const char *source;    // where they come from
+  size_t nodes;          // nodes with a measured time and a roofline time
+  double t_measured;     // sum of their measured times (s)
+  double t_roof;         // sum of their max(t_comp, t_mem) (s)
+  double roof_pct;       // 100 x t_roof / t_measured: the whole at its roof
+  double median_pct;     // median of the nodes' roof_pct
+  size_t above_roof;     // nodes whose roof_pct is above 100 (peak too low)
+  double max_pct;        // the largest roof_pct
+  const char *max_node;  // the node with it ("" when none)
+} wm_map_measured_t;
 
 // A parallel strategy: --parallel dp=N,tp=M,pp=K[,microbatches=m]...
 typedef struct wm_map_parallel {
@@ -348,7 +408,12 @@ typedef struct wm_map_options {
   size_t critical_backend;            // index into |backends| for the path
   const double *node_seconds;  // per graph node index: measured times that
                                // weigh the path instead, or NULL
-  const char *times_source;    // where they come from, for the record
+  const char *const *node_backends;  // per graph node index: the backend
+                                     // each ran on (NULL entries or array:
+                                     // the critical-path backend)
+  const char *times_source;          // where they come from, for the record
+  int32_t threads;  // host threads the peaks are taken at (0 = all cores;
+                    // wm_peaks_fp32_gflops_at)
 } wm_map_options_t;
 
 typedef struct wm_map {
@@ -367,6 +432,7 @@ typedef struct wm_map {
   wm_map_totals_t totals;
   wm_map_memory_t memory;
   wm_map_critical_t critical;
+  wm_map_measured_t measured;
   wm_map_plan_t plan;
   size_t n_notes;
   const char **notes;  // things the reader must know (unmapped nodes...)

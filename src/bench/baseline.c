@@ -126,7 +126,7 @@ static bool first_block_slow(const wm_bench_config_t *c, double *tmp) {
 
 static wm_status_t set_warnings(wm_arena_t *arena, wm_bench_config_t *c,
                                 double *tmp) {
-  const char *w[3];
+  const char *w[4];
   size_t n = 0;
   if (c->latency.cv > 0.10) {
     w[n++] = "cv>10%";
@@ -136,6 +136,9 @@ static wm_status_t set_warnings(wm_arena_t *arena, wm_bench_config_t *c,
   }
   if (c->n_blocks < 5) {
     w[n++] = "few_blocks";
+  }
+  if (c->above_roof > 0) {
+    w[n++] = "peak_exceeded";
   }
   c->n_warnings = 0;
   c->warnings = NULL;
@@ -160,6 +163,25 @@ static double ratio_or_zero(double num, double den) {
   return num > 0 && den > 0 ? num / den : 0.0;
 }
 
+// The nodes that ran faster than their roofline time allows: an
+// efficiency above 1 says the peak the profile used is too low.
+static void peak_check(wm_bench_config_t *c) {
+  c->above_roof = 0;
+  c->max_efficiency = 0;
+  c->max_node = NULL;
+  for (size_t i = 0; i < c->n_ops; i++) {
+    const wm_bench_op_t *op = &c->ops[i];
+    if (!isfinite(op->efficiency)) {
+      continue;
+    }
+    c->above_roof += op->efficiency > 1.0;
+    if (op->efficiency > c->max_efficiency) {
+      c->max_efficiency = op->efficiency;
+      c->max_node = op->node;
+    }
+  }
+}
+
 // Shares and efficiencies of the profile; op types aggregated from the
 // ops when the runner gave none.
 static wm_status_t finish_profile(wm_arena_t *arena, wm_bench_config_t *c) {
@@ -177,6 +199,7 @@ static wm_status_t finish_profile(wm_arena_t *arena, wm_bench_config_t *c) {
     op->share = ratio_or_zero(op->mean_ns, total);
     op->efficiency = ratio_or_zero(op->t_roof_ns, op->mean_ns);
   }
+  peak_check(c);
   if (c->n_op_types > 0) {
     return NULL;
   }
@@ -254,10 +277,10 @@ static wm_status_t finish_config(wm_baseline_t *b, wm_bench_config_t *c) {
   }
   c->inferences_per_s = 1e9 / c->latency.median;
   c->gflops = b->model_flops > 0 ? b->model_flops / c->latency.median : 0.0;
-  if ((s = set_warnings(&b->arena, c, tmp)) != NULL) {
+  if ((s = finish_profile(&b->arena, c)) != NULL) {
     goto done;
   }
-  s = finish_profile(&b->arena, c);
+  s = set_warnings(&b->arena, c, tmp);
 done:
   free(all);
   free(tmp);
@@ -509,7 +532,8 @@ static void op_json(wm_strbuf_t *o, const wm_bench_op_t *op) {
   knum(o, "t_roof_ns", op->t_roof_ns);
   sep(o);
   knum(o, "efficiency", op->efficiency);
-  wm_strbuf_printf(o, "}");
+  wm_strbuf_printf(o, ", \"above_roof\": %s}",
+                   op->efficiency > 1.0 ? "true" : "false");
 }
 
 static void op_type_json(wm_strbuf_t *o, const wm_bench_op_type_t *t) {
@@ -587,6 +611,18 @@ static void results_json(wm_strbuf_t *o, const wm_bench_config_t *c,
     str(o, c->warnings[i]);
   }
   wm_strbuf_printf(o, "],");
+  nl(o, d);
+  key(o, "peak_check");
+  if (c->n_ops) {
+    wm_strbuf_printf(o, "{\"above_roof\": %zu, ", c->above_roof);
+    knum(o, "max_efficiency", c->max_efficiency);
+    wm_strbuf_printf(o, ", ");
+    kstr(o, "max_node", c->max_node ? c->max_node : "");
+    wm_strbuf_printf(o, ", \"peak_too_low\": %s},",
+                     c->above_roof ? "true" : "false");
+  } else {
+    wm_strbuf_printf(o, "null,");
+  }
   nl(o, d);
   key(o, "profile");
   if (c->n_ops) {
@@ -1231,7 +1267,10 @@ static wm_status_t parse_results(wm_arena_t *arena, const cJSON *res,
       c->n_warnings++;
     }
   }
-  return parse_profile(arena, res, where, c);
+  WM_RETURN_IF_ERROR(parse_profile(arena, res, where, c));
+  // Derived from the profile, not read: a file cannot claim otherwise.
+  peak_check(c);
+  return NULL;
 }
 
 static wm_status_t parse_config(wm_arena_t *arena, const cJSON *co,

@@ -437,6 +437,36 @@ WM_TEST(finish_aggregates_the_profile_by_op_type) {
   wm_baseline_destroy(b);
 }
 
+WM_TEST(profile_faster_than_its_roof_flags_the_peak) {
+  wm_baseline_t *b, *l = NULL;
+  WM_CHECK_OK(make_baseline(&b));
+  // add1 runs in 100 ns against a roof of 130 ns: 130 %, impossible.
+  b->configs[0].ops[3].t_roof_ns = 130;
+  WM_CHECK_OK(wm_baseline_finish(b));
+  const wm_bench_config_t *c = &b->configs[0];
+  WM_CHECK_INT_EQ(c->above_roof, 1);
+  WM_CHECK_DBL_NEAR(c->max_efficiency, 1.3, 1e-12);
+  WM_CHECK_STR_EQ(c->max_node, "add1");
+  WM_CHECK_INT_EQ(c->n_warnings, 4);
+  WM_CHECK_STR_EQ(c->warnings[3], "peak_exceeded");
+  WM_CHECK_INT_EQ(b->configs[1].above_roof, 0);  // no profile, no flag
+  char *json = to_json(b);
+  WM_CHECK(json != NULL);
+  WM_CHECK(strstr(json, "\"efficiency\": 1.3, \"above_roof\": true}") != NULL);
+  WM_CHECK(strstr(json,
+                  "\"peak_check\": {\"above_roof\": 1, "
+                  "\"max_efficiency\": 1.3, \"max_node\": \"add1\", "
+                  "\"peak_too_low\": true}") != NULL);
+  WM_CHECK(strstr(json, "\"peak_exceeded\"]") != NULL);
+  // Loaded back, the flag is derived from the profile again.
+  WM_CHECK_OK(load_text(json, &l));
+  WM_CHECK_INT_EQ(l->configs[0].above_roof, 1);
+  WM_CHECK_STR_EQ(l->configs[0].max_node, "add1");
+  free(json);
+  wm_baseline_destroy(l);
+  wm_baseline_destroy(b);
+}
+
 WM_TEST(finish_rejects_empty_blocks_and_non_finite_samples) {
   wm_baseline_t *b;
   WM_CHECK_OK(make_baseline(&b));
@@ -507,11 +537,14 @@ WM_TEST(json_follows_the_documented_layout) {
       "[\"cv>10%\", \"first_block_slow\", \"few_blocks\"],",
       "{\"node\": \"conv2\", \"op_type\": \"Conv\", \"backend\": \"cpu\", "
       "\"mean_ns\": 500, \"share\": 0.5, \"t_roof_ns\": 250, \"efficiency\": "
-      "0.5}",
+      "0.5, \"above_roof\": false}",
+      "\"peak_check\": {\"above_roof\": 0, \"max_efficiency\": 0.5, "
+      "\"max_node\": \"conv1\", \"peak_too_low\": false},",
       "{\"op_type\": \"Conv\", \"count\": 2, \"mean_ns\": 800, \"share\": "
       "0.8, \"t_roof_ns\": 400, \"efficiency\": 0.5}",
       "\"scaling\": {\"base_threads\": 1, \"speedup\": 2, \"efficiency\": 1}",
-      "\"profile\": null,\n        \"profile_by_type\": null\n      }",
+      "\"peak_check\": null,\n        \"profile\": null,\n        "
+      "\"profile_by_type\": null\n      }",
       "\n  ],\n  \"results\": {\n    \"latency\": {\"n\": 10, ",
       "\n  }\n}\n",
   };
@@ -750,6 +783,7 @@ int main(void) {
       WM_CASE(scaling_pairs_the_same_backend_list_in_order),
       WM_CASE(first_block_slow_compares_index_0_with_the_median_of_the_others),
       WM_CASE(finish_aggregates_the_profile_by_op_type),
+      WM_CASE(profile_faster_than_its_roof_flags_the_peak),
       WM_CASE(finish_rejects_empty_blocks_and_non_finite_samples),
       WM_CASE(finish_reports_allocation_failure),
       WM_CASE(json_follows_the_documented_layout),

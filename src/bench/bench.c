@@ -156,6 +156,8 @@ static void node_roofs(const job_t *j, wm_session_t *session,
       .backend_count = count,
       .fallback = fallback,
       .peaks = j->o->peaks,
+      // The roofs at this configuration's thread count, not all cores.
+      .threads = (int32_t)j->threads,
   };
   wm_map_t *map = NULL;
   wm_status_t s = wm_map_build(j->o->graph, &mo, &map);

@@ -74,12 +74,14 @@ static const char *fmt_ns(double ns, char *buf) {
   return wm_report_fmt_time(ns * 1e-9, buf);
 }
 
-// A ratio as "87%", "-" when 0 or unknown.
+// A ratio as "87%", "-" when 0 or unknown; above 100 % it is marked
+// "130% !" (faster than the roof: the peak is wrong, see peak_exceeded).
 static const char *fmt_eff(double e, char *buf) {
   if (!(e > 0) || !isfinite(e)) {
     snprintf(buf, WM_REPORT_FMT_LEN, "-");
   } else {
-    snprintf(buf, WM_REPORT_FMT_LEN, "%.0f%%", 100.0 * e);
+    snprintf(buf, WM_REPORT_FMT_LEN, "%.0f%%%s", 100.0 * e,
+             e > 1.0 ? " !" : "");
   }
   return buf;
 }
@@ -466,6 +468,18 @@ static void warning_text(const wm_bench_config_t *c, const char *w,
     wm_strbuf_printf(out,
                      "the first block's median is more than 10%% above the "
                      "other blocks' (a warm-up effect)");
+  } else if (strcmp(w, "peak_exceeded") == 0) {
+    wm_strbuf_printf(out,
+                     "%zu profiled node%s ran faster than the roofline allows "
+                     "(efficiency up to %.0f%%, node \"%s\"): the peak the "
+                     "profile used is too low for %s, so an efficiency above "
+                     "100%% (marked !) is a peak problem, not a figure. Data "
+                     "in cache beats the memory roof; a compute-bound node "
+                     "means a wrong GEMM or FMA peak: measure again with "
+                     "`wmap probe --refresh` or check --peaks",
+                     c->above_roof, c->above_roof == 1 ? "" : "s",
+                     100.0 * c->max_efficiency, nz(c->max_node),
+                     c->above_roof == 1 ? "it" : "them");
   } else if (strcmp(w, "few_blocks") == 0) {
     wm_strbuf_printf(out,
                      "%zu block%s, fewer than 5: wmap compare will call it "

@@ -316,6 +316,36 @@ WM_TEST(text_has_summary_throughput_scaling_warnings_and_profile) {
   wm_strbuf_deinit(&out);
 }
 
+WM_TEST(efficiency_above_100_is_a_peak_warning) {
+  wm_baseline_t *b;
+  WM_CHECK_OK(make_baseline(&b));
+  // conv2: 500 us against a roof of 650 us.
+  b->configs[0].ops[2].t_roof_ns = 650e3;
+  WM_CHECK_OK(wm_baseline_finish(b));
+  wm_strbuf_t out;
+  wm_strbuf_init(&out);
+  wm_baseline_to_text(b, false, &out);
+  const char *s = wm_strbuf_str(&out);
+  WM_CHECK(strstr(s,
+                  "warning: cpu@t1: peak_exceeded: 1 profiled node ran "
+                  "faster than the roofline allows") != NULL);
+  const char *top = strstr(s, "== Top 4 nodes of cpu@t1 ==");
+  WM_CHECK(top != NULL);
+  const char *row = top ? strstr(top, "conv2") : NULL;
+  WM_CHECK(row != NULL);
+  const char *eol = row ? strchr(row, '\n') : NULL;
+  WM_CHECK(eol && eol - row > 6 && strncmp(eol - 6, "130% !", 6) == 0);
+  WM_CHECK(strstr(s, "50% !") == NULL);
+  wm_strbuf_deinit(&out);
+  wm_strbuf_init(&out);
+  wm_baseline_to_html(b, &out);
+  WM_CHECK(strstr(wm_strbuf_str(&out), "peak_exceeded: 1 profiled node") !=
+           NULL);
+  WM_CHECK(strstr(wm_strbuf_str(&out), "130% !") != NULL);
+  wm_strbuf_deinit(&out);
+  wm_baseline_destroy(b);
+}
+
 // Returns what makes |html| depend on anything outside itself, or NULL.
 static const char *outside_reference(const char *html) {
   static const char *const kBad[] = {"<script", "<link",       "<img",
@@ -449,6 +479,7 @@ int main(void) {
       WM_CASE(text_fits_100_columns_and_colour_only_adds_codes),
       WM_CASE(text_marks_percentiles_the_sample_cannot_support),
       WM_CASE(text_has_summary_throughput_scaling_warnings_and_profile),
+      WM_CASE(efficiency_above_100_is_a_peak_warning),
       WM_CASE(html_is_self_contained_with_four_plots_and_escaped_labels),
       WM_CASE(run_order_downsamples_but_keeps_the_spike),
       WM_CASE(empty_baseline_still_makes_valid_reports),

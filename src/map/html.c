@@ -372,6 +372,7 @@ static void roofline_ranges(const wm_map_t *map, size_t b,
     p->lx1 = p->lx0 + ROOF_MAX_DECADES;
   }
   pmin = fmin(pmin, be->bandwidth_gbs * pow(10.0, p->lx0));
+  pmin = fmin(pmin, wm_map_measured_min_gflops(map, b));
   p->ly1 = ceil(log10(be->peak_gflops) + 0.3);
   p->ly0 = fmax(floor(log10(pmin) - 0.15), p->ly1 - ROOF_MAX_DECADES);
   if (p->ly1 - p->ly0 < 2) {
@@ -532,6 +533,7 @@ static void roofline_plot(const wm_map_t *map, size_t b, wm_strbuf_t *out) {
   }
   roofline_roof(be, &p, out);
   roofline_dots(map, b, &p, out);
+  wm_map_html_measured_dots(map, b, &p, out);
   wm_strbuf_printf(out, "</svg>\n");
   size_t zero = 0, bad = 0;
   for (size_t i = 0; i < map->n_nodes; i++) {
@@ -560,7 +562,9 @@ static void roofline_plot(const wm_map_t *map, size_t b, wm_strbuf_t *out) {
   if (bad > 0) {
     wm_strbuf_printf(out, ", %zu not analysed", bad);
   }
-  wm_strbuf_printf(out, ".</p>\n");
+  wm_strbuf_printf(out, ".");
+  wm_map_html_measured_caption(map, b, out);
+  wm_strbuf_printf(out, "</p>\n");
 }
 
 static void section_roofline(const wm_map_t *map, wm_strbuf_t *out) {

@@ -141,6 +141,7 @@ static void backends(const wm_map_t *m, wm_strbuf_t *o, bool *f) {
     knum(o, &g, "bandwidth_gbs", b->bandwidth_gbs);
     knum(o, &g, "ridge_flop_per_byte", b->ridge);
     kstr(o, &g, "peak_source", b->peak_source);
+    knum(o, &g, "peak_threads", b->peak_threads);
     knum(o, &g, "nodes", (double)m->n_nodes);
     knum(o, &g, "nodes_covered", (double)b->nodes_covered);
     key(o, &g, "coverage");
@@ -240,6 +241,13 @@ static void nodes(const wm_map_t *m, wm_strbuf_t *o, bool *f) {
     knum(o, &g, "start_s", n->start);
     knum(o, &g, "slack_s", n->slack);
     kbool(o, &g, "critical", n->critical);
+    if (m->measured.enabled) {
+      knum(o, &g, "measured_s", n->measured_s);
+      kstr(o, &g, "measured_backend",
+           m->n_backends ? m->backends[n->measured_backend].name : "");
+      knum(o, &g, "achieved_gflops", n->achieved_gflops);
+      knum(o, &g, "roof_pct", n->roof_pct);
+    }
     if (m->plan.enabled) {
       knum(o, &g, "stage", n->stage);
       kbool(o, &g, "sharded", n->sharded);
@@ -286,6 +294,28 @@ static void critical(const wm_map_t *m, wm_strbuf_t *o, bool *f) {
     wm_strbuf_json_string(o, m->nodes[c->nodes[i]].name);
   }
   wm_strbuf_printf(o, "]}");
+}
+
+static void measured(const wm_map_t *m, wm_strbuf_t *o, bool *f) {
+  const wm_map_measured_t *ms = &m->measured;
+  key(o, f, "measured");
+  if (!ms->enabled) {
+    wm_strbuf_printf(o, "null");
+    return;
+  }
+  bool g = true;
+  wm_strbuf_printf(o, "{");
+  kstr(o, &g, "source", ms->source);
+  knum(o, &g, "nodes", (double)ms->nodes);
+  knum(o, &g, "measured_s", ms->t_measured);
+  knum(o, &g, "t_roof_s", ms->t_roof);
+  knum(o, &g, "roof_pct", ms->roof_pct);
+  knum(o, &g, "median_roof_pct", ms->median_pct);
+  knum(o, &g, "above_roof", (double)ms->above_roof);
+  knum(o, &g, "max_roof_pct", ms->max_pct);
+  kstr(o, &g, "max_node", ms->max_node);
+  kbool(o, &g, "peak_too_low", ms->above_roof > 0);
+  wm_strbuf_printf(o, "}");
 }
 
 static void plan(const wm_map_t *m, wm_strbuf_t *o, bool *f) {
@@ -355,6 +385,7 @@ void wm_map_to_json(const wm_map_t *m, wm_strbuf_t *o) {
   wm_strbuf_printf(o, "]");
   backends(m, o, &f);
   critical(m, o, &f);
+  measured(m, o, &f);
   plan(m, o, &f);
   op_types(m, o, &f);
   nodes(m, o, &f);

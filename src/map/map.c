@@ -444,8 +444,10 @@ static void backend_peaks(build_t *b, size_t k) {
   wm_map_backend_t *mb = &b->map->backends[k];
   const wm_target_desc *t = wm_backend_target(b->opts->backends[k], 0);
   const wm_peaks_t *p = b->opts->peaks;
-  double peak = p ? wm_peaks_fp32_gflops(p, mb->name) : 0.0;
-  double bw = p ? wm_peaks_bandwidth_gbs(p, mb->name) : 0.0;
+  int32_t threads = b->opts->threads;
+  double peak = p ? wm_peaks_fp32_gflops_at(p, mb->name, threads) : 0.0;
+  double bw = p ? wm_peaks_bandwidth_gbs_at(p, mb->name, threads) : 0.0;
+  mb->peak_threads = threads;
   mb->peak_source = peak > 0 && bw > 0 ? "measured" : "unknown";
   if (t && (peak <= 0 || bw <= 0)) {
     if (peak <= 0 && t->peak_gflops_fp32 > 0) {
@@ -1065,7 +1067,8 @@ static wm_status_t build_map(build_t *b) {
   WM_RETURN_IF_ERROR(memory_pass(b));
   m->totals.weight_bytes = m->memory.weight_bytes;
   m->totals.peak_activation_bytes = m->memory.peak_activation_bytes;
-  return critical_pass(m, o);
+  WM_RETURN_IF_ERROR(critical_pass(m, o));
+  return wm_map_measured_pass(m, o);
 }
 
 wm_status_t wm_map_build(wm_graph_t *graph, const wm_map_options_t *opts,

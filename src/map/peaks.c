@@ -1,9 +1,12 @@
-// Machine peaks: the fingerprint, the host measurements and GEMM through
-// each backend's library tier.
+// Machine peaks: the machine and software fingerprints, the host
+// measurements and GEMM through each backend's library tier.
+#include <dlfcn.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 
@@ -50,15 +53,87 @@ void wm_machine_get(wm_machine_t *out) {
            (unsigned long long)fnv1a(WM_FNV_SEED, key, len));
 }
 
+// ----------------------------------------------------------- software
+
+#ifndef WMAP_VERSION
+#define WMAP_VERSION "unknown"
+#endif
+
+typedef const char *(*text_fn)(void);
+
+// A function of |lib| returning a string, or NULL; dlsym's object pointer
+// goes through memcpy because ISO C has no object-to-function conversion.
+static text_fn find_text_fn(void *lib, const char *name) {
+  void *sym = dlsym(lib, name);
+  text_fn fn = NULL;
+  if (sym) {
+    memcpy(&fn, &sym, sizeof(fn));
+  }
+  return fn;
+}
+
+// Appends "; " (unless first) and the formatted item to |out|.
+static void add_item(char *out, size_t cap, const char *fmt, ...)
+    WM_PRINTF(3, 4);
+static void add_item(char *out, size_t cap, const char *fmt, ...) {
+  size_t len = strlen(out);
+  if (len > 0 && len + 2 < cap) {
+    memcpy(out + len, "; ", 3);
+    len += 2;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out + len, cap - len, fmt, ap);
+  va_end(ap);
+}
+
+void wm_peaks_software(wm_registry_t *registry, char *out, size_t cap,
+                       char *out_fingerprint) {
+  out[0] = '\0';
+  add_item(out, cap, "wmap %s", WMAP_VERSION);
+  size_t n = registry ? wm_registry_count(registry) : 0;
+  for (size_t i = 0; i < n; i++) {
+    wm_backend_t *be = wm_registry_backend(registry, i);
+    const char *origin = wm_backend_origin(be);
+    struct stat st;
+    if (origin && stat(origin, &st) == 0) {
+      add_item(out, cap, "%s %s %s %lld bytes mtime %lld", wm_backend_name(be),
+               wm_backend_version(be), origin, (long long)st.st_size,
+               (long long)st.st_mtime);
+    } else {
+      add_item(out, cap, "%s %s %s", wm_backend_name(be),
+               wm_backend_version(be), origin ? origin : "?");
+    }
+  }
+  // Only when a backend has loaded it: loading it here would start its
+  // threads in a process that may fork.
+  void *lib = dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (lib) {
+    text_fn config = find_text_fn(lib, "openblas_get_config");
+    text_fn core = find_text_fn(lib, "openblas_get_corename");
+    add_item(out, cap, "openblas %s core %s", config ? config() : "?",
+             core ? core() : "?");
+    dlclose(lib);
+  }
+  snprintf(out_fingerprint, 17, "%016llx",
+           (unsigned long long)fnv1a(WM_FNV_SEED, out, strlen(out)));
+}
+
 // ------------------------------------------------------------ timing
 
 // How long each run lasts and how many runs give the median.
 typedef struct plan {
   double run_s;
   int runs;
-  size_t triad_n;  // float elements per array
-  int64_t gemm_n;  // square MatMul size
+  size_t triad_n;      // float elements per array
+  int64_t gemm_n;      // square MatMul size: the largest
+  int64_t gemm_first;  // the first size tried
 } plan_t;
+
+// A MatMul size grows (doubling) while one call takes less than this (s):
+// the largest size a call still finishes well under a second at, so the
+// naive reference loops are timed at a size they get through.
+#define GEMM_GROW_BELOW_S 0.010
 
 static double now_s(void) {
   return (double)wm_now_ns() * 1e-9;
@@ -252,11 +327,6 @@ static bool gemm_claimed(wm_backend_t *be, int64_t n, char *note, size_t cap) {
     snprintf(note, cap, "MatMul support level %u (below supported)", sup.level);
     return false;
   }
-  if (sup.impl != WM_IMPL_VENDOR_LIBRARY && sup.impl != WM_IMPL_GENERATED) {
-    snprintf(note, cap, "MatMul is a native kernel (impl %u), not timed",
-             sup.impl);
-    return false;
-  }
   return true;
 }
 
@@ -311,9 +381,9 @@ static wm_status_t gemm_run(gemm_env_t *e) {
                           "stream_sync");
 }
 
-static wm_status_t gemm_body(gemm_env_t *e, const plan_t *p, double *out) {
+static wm_status_t gemm_body(gemm_env_t *e, const plan_t *p, int64_t n,
+                             double *out) {
   const wm_plugin_api *api = e->api;
-  int64_t n = p->gemm_n;
   WM_RETURN_IF_ERROR(wm_backend_error(
       e->be, api->device_open(wm_backend_target(e->be, 0), &e->dev),
       "device_open"));
@@ -369,17 +439,37 @@ static wm_status_t gemm_body(gemm_env_t *e, const plan_t *p, double *out) {
   return NULL;
 }
 
-static wm_status_t measure_gemm(wm_backend_t *be, const plan_t *p,
+// GFLOP/s of the n^3 MatMul of |be| (the median of p->runs runs).
+static wm_status_t measure_gemm(wm_backend_t *be, const plan_t *p, int64_t n,
                                 double *out) {
   gemm_env_t e;
   memset(&e, 0, sizeof(e));
   e.be = be;
   e.api = wm_backend_api(be);
-  wm_status_t s = gemm_body(&e, p, out);
+  wm_status_t s = gemm_body(&e, p, n, out);
   gemm_close(&e);
   return wm_status_annotate(s, "backend \"%s\": %lldx%lld MatMul",
-                            wm_backend_name(be), (long long)p->gemm_n,
-                            (long long)p->gemm_n);
+                            wm_backend_name(be), (long long)n, (long long)n);
+}
+
+// The MatMul size to time |be| at: from p->gemm_first, doubled while one
+// call takes under GEMM_GROW_BELOW_S, at most p->gemm_n.
+static wm_status_t gemm_size(wm_backend_t *be, const plan_t *p, int64_t *out) {
+  plan_t once = *p;
+  once.run_s = 0;
+  once.runs = 1;
+  int64_t n = p->gemm_first;
+  while (n < p->gemm_n) {
+    double rate = 0;
+    WM_RETURN_IF_ERROR(measure_gemm(be, &once, n, &rate));
+    double call_s = rate > 0 ? 2.0 * (double)n * n * n / (rate * 1e9) : 1e9;
+    if (call_s >= GEMM_GROW_BELOW_S) {
+      break;
+    }
+    n *= 2;
+  }
+  *out = n < p->gemm_n ? n : p->gemm_n;
+  return NULL;
 }
 
 // ----------------------------------------------------------- backends
@@ -402,7 +492,8 @@ static wm_status_t measure_backend(const plan_t *p, wm_backend_t *be,
   if (!gemm_claimed(be, p->gemm_n, out->gemm_note, sizeof(out->gemm_note))) {
     return NULL;
   }
-  return measure_gemm(be, p, &out->gemm_fp32[1]);
+  WM_RETURN_IF_ERROR(gemm_size(be, p, &out->gemm_n));
+  return measure_gemm(be, p, out->gemm_n, &out->gemm_fp32[1]);
 }
 
 // The 1-thread GEMM of every backend measured at all cores.
@@ -421,7 +512,7 @@ static wm_status_t measure_one_thread(const wm_peaks_options_t *opts,
       wm_status_free(wm_registry_find(one, b->name, &be));
     }
     if (be) {
-      s = measure_gemm(be, p, &b->gemm_fp32[0]);
+      s = measure_gemm(be, p, b->gemm_n, &b->gemm_fp32[0]);
     }
   }
   wm_registry_destroy(one);
@@ -433,11 +524,19 @@ wm_status_t wm_peaks_measure(const wm_peaks_options_t *opts, wm_peaks_t *out) {
   wm_machine_get(&out->machine);
   out->measured_at = (int64_t)time(NULL);
   snprintf(out->isa, sizeof(out->isa), "%s", wm_map_isa());
-  plan_t p = {
-      .run_s = 0.2, .runs = 5, .triad_n = (size_t)32 << 20, .gemm_n = 1024};
+  wm_peaks_software(opts->registry, out->software_detail,
+                    sizeof(out->software_detail), out->software);
+  plan_t p = {.run_s = 0.2,
+              .runs = 5,
+              .triad_n = (size_t)32 << 20,
+              .gemm_n = 1024,
+              .gemm_first = 256};
   if (opts->quick) {
-    p = (plan_t){
-        .run_s = 0.002, .runs = 1, .triad_n = (size_t)1 << 16, .gemm_n = 64};
+    p = (plan_t){.run_s = 0.002,
+                 .runs = 1,
+                 .triad_n = (size_t)1 << 16,
+                 .gemm_n = 64,
+                 .gemm_first = 64};
   }
   wm_pool_t *pool = NULL;
   WM_RETURN_IF_ERROR(wm_pool_create(0, &pool));
@@ -474,39 +573,51 @@ static const wm_peaks_backend_t *find_backend(const wm_peaks_t *p,
   return NULL;
 }
 
-double wm_peaks_fp32_gflops(const wm_peaks_t *p, const char *name) {
+// The figure at |threads| threads from the 1-thread and all-core ones
+// (see wm_peaks_fp32_gflops_at).
+static double at_threads(const double *v, int32_t all, int32_t threads) {
+  if (threads == 0 || threads >= all || v[0] <= 0) {
+    return v[1];
+  }
+  if (threads <= 1) {
+    return v[0];
+  }
+  return fmin((double)threads * v[0], v[1]);
+}
+
+double wm_peaks_fp32_gflops_at(const wm_peaks_t *p, const char *name,
+                               int32_t threads) {
   const wm_peaks_backend_t *b = find_backend(p, name);
   if (!b) {
     return 0;
   }
-  if (b->host) {
-    // Host backends share the hardware, so they share its roof: the best
-    // GEMM measured through any of them, else the FMA loop.
-    double best = 0;
-    for (size_t i = 0; i < p->n_backends; i++) {
-      if (p->backends[i].host && p->backends[i].gemm_fp32[1] > best) {
-        best = p->backends[i].gemm_fp32[1];
-      }
-    }
-    if (best <= 0) {
-      best = p->fma_fp32[1];
-    }
-    if (best > 0) {
-      return best;
-    }
-  } else if (b->gemm_fp32[1] > 0) {
-    return b->gemm_fp32[1];
+  if (b->gemm_fp32[1] > 0) {
+    return b->host ? at_threads(b->gemm_fp32, p->threads, threads)
+                   : b->gemm_fp32[1];
+  }
+  // A host backend without a GEMM of its own: the FMA units are its roof.
+  if (b->host && p->fma_fp32[1] > 0) {
+    return at_threads(p->fma_fp32, p->threads, threads);
   }
   return b->declared_fp32 > 0 ? b->declared_fp32 : 0;
 }
 
-double wm_peaks_bandwidth_gbs(const wm_peaks_t *p, const char *name) {
+double wm_peaks_bandwidth_gbs_at(const wm_peaks_t *p, const char *name,
+                                 int32_t threads) {
   const wm_peaks_backend_t *b = find_backend(p, name);
   if (!b) {
     return 0;
   }
   if (b->host && p->triad_gbs[1] > 0) {
-    return p->triad_gbs[1];
+    return at_threads(p->triad_gbs, p->threads, threads);
   }
   return b->declared_bw > 0 ? b->declared_bw : 0;
+}
+
+double wm_peaks_fp32_gflops(const wm_peaks_t *p, const char *name) {
+  return wm_peaks_fp32_gflops_at(p, name, 0);
+}
+
+double wm_peaks_bandwidth_gbs(const wm_peaks_t *p, const char *name) {
+  return wm_peaks_bandwidth_gbs_at(p, name, 0);
 }

@@ -839,6 +839,37 @@ static void section_unmapped(wm_report_writer_t *r, const wm_map_t *m) {
   emit_table(r, &t);
 }
 
+// One paragraph: how far from their roofs the measured nodes ran.
+static void section_measured(wm_report_writer_t *r, const wm_map_t *m) {
+  const wm_map_measured_t *ms = &m->measured;
+  if (!ms->enabled) {
+    return;
+  }
+  char a[WM_REPORT_FMT_LEN], b[WM_REPORT_FMT_LEN];
+  wm_report_write_title(r, "Measured against the roof (%s)", ms->source);
+  if (ms->nodes == 0) {
+    wm_report_write_para(r,
+                         "no measured node has a roofline time (peaks "
+                         "unknown): nothing to compare");
+    return;
+  }
+  wm_report_write_para(
+      r,
+      "%zu measured nodes ran at %.0f %% of their roof overall (roofline "
+      "time %s / measured %s), the median node at %.0f %%",
+      ms->nodes, ms->roof_pct, wm_report_fmt_time(ms->t_roof, a),
+      wm_report_fmt_time(ms->t_measured, b), ms->median_pct);
+  if (ms->above_roof > 0) {
+    wm_report_write_para(
+        r,
+        "warning: %zu node%s ran faster than the roof (up to %.0f %%, \"%s\"): "
+        "the peak is too low for %s; data in cache beats the memory roof, a "
+        "compute-bound one means a wrong peak (wmap probe --refresh)",
+        ms->above_roof, ms->above_roof == 1 ? "" : "s", ms->max_pct,
+        nz(ms->max_node), ms->above_roof == 1 ? "it" : "them");
+  }
+}
+
 static void render(const wm_map_t *map, bool md, bool color, wm_strbuf_t *out) {
   wm_report_writer_t r;
   wm_report_writer_init(&r, out, md, color);
@@ -851,6 +882,7 @@ static void render(const wm_map_t *map, bool md, bool color, wm_strbuf_t *out) {
   section_coverage(&r, map);
   section_top(&r, map);
   section_critical(&r, map);
+  section_measured(&r, map);
   section_plan(&r, map);
   section_unmapped(&r, map);
 }

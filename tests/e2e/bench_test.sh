@@ -94,6 +94,75 @@ PY
 expect "map --times of another model" 1 "has no node" "$wmap" map --zoo resnet18 --no-probe \
   --times "$tmp/four.json"
 
+# With peaks, the measured nodes are placed against their roofs (at the
+# profile's thread count): achieved GFLOP/s, % of the roof, a summary.
+"$wmap" map --zoo mlp --times "$tmp/four.json" --peaks "$here/map_peaks.json" --backends ref \
+  --format json -o "$tmp/mapm.json" 2>"$tmp/err" || cat "$tmp/err"
+check "map --times: achieved GFLOP/s and % of the roof" "$tmp/mapm.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+ms = m["measured"]
+assert ms and "ref@t1" in ms["source"] and ms["nodes"] >= 3, ms
+ref = m["backends"][0]
+assert ref["name"] == "ref" and ref["peak_threads"] == 1, ref
+assert ref["peak_gflops"] == 224 and ref["bandwidth_gbs"] == 30, ref  # [0]
+above = 0
+for n in m["nodes"]:
+    assert n["measured_s"] == n["weight_s"] and n["measured_backend"] == "ref", n
+    if n["measured_s"] > 0 and n["flops"] > 0:
+        g = n["flops"] / n["measured_s"] * 1e-9
+        assert abs(n["achieved_gflops"] - g) <= 1e-5 * g, (n["name"], g)
+        c = n["backends"][0]
+        pct = 100 * max(c["t_comp_s"], c["t_mem_s"]) / n["measured_s"]
+        assert abs(n["roof_pct"] - pct) <= 1e-4 * pct, (n["name"], pct)
+        above += n["roof_pct"] > 100
+assert ms["above_roof"] == above and ms["peak_too_low"] == (above > 0), ms
+PY
+expect "map --times: text summary" 0 "measured nodes ran at" "$wmap" map --zoo mlp \
+  --times "$tmp/four.json" --peaks "$here/map_peaks.json" --backends ref --color never
+expect "map --times: HTML rings" 0 'class="ring"' "$wmap" map --zoo mlp \
+  --times "$tmp/four.json" --peaks "$here/map_peaks.json" --backends ref --format html
+
+# The profile's roofs are taken at each configuration's thread count: with
+# peaks that double from 1 thread to all cores, t_roof halves. Peaks this
+# low are beaten by every node: the report flags the peak, never quietly
+# prints an efficiency above 100 %.
+python3 - "$here/map_peaks.json" "$tmp/low.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["host"]["fma_gflops_fp32"] = {"1": 0.001, "all": 0.002}
+d["host"]["triad_gbs"] = {"1": 0.001, "all": 0.002}
+for b in d["backends"]:
+    b["gemm_gflops_fp32"] = {"1": 0, "all": 0}
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$wmap" bench --zoo mlp --backends ref --threads 1,2 --blocks 1 --min-time 0.01 \
+  --peaks "$tmp/low.json" -o "$tmp/low_b.json" >"$tmp/low.txt" 2>"$tmp/err" || cat "$tmp/err"
+check "bench: roofs at the thread count, above 100 % flagged" "$tmp/low_b.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c1, c2 = d["configurations"]
+assert c1["threads"] == 1 and c2["threads"] == 2, (c1["threads"], c2["threads"])
+r1 = {p["node"]: p["t_roof_ns"] for p in c1["results"]["profile"]}
+r2 = {p["node"]: p["t_roof_ns"] for p in c2["results"]["profile"]}
+for n in r1:
+    if r1[n] > 0:
+        assert abs(r1[n] / r2[n] - 2) < 1e-3, (n, r1[n], r2[n])
+for c in (c1, c2):
+    res = c["results"]
+    pc = res["peak_check"]
+    assert pc["peak_too_low"] and pc["above_roof"] >= 3 and pc["max_efficiency"] > 1, pc
+    assert "peak_exceeded" in res["warnings"], res["warnings"]
+    assert all(p["above_roof"] == (p["efficiency"] > 1) for p in res["profile"])
+PY
+if grep -q "warning: ref@t1: peak_exceeded: [0-9]* profiled nodes ran faster than the roofline" "$tmp/low.txt" &&
+   grep -q "% !" "$tmp/low.txt"; then
+  echo "ok   bench: efficiency above 100 % is a warning"; passed=$((passed + 1))
+else
+  echo "FAIL bench: efficiency above 100 % is a warning"; sed 's/^/  /' "$tmp/low.txt" | tail -5
+  failed=$((failed + 1))
+fi
+
 # --no-in-place is part of what a baseline ran (recorded only when given).
 "$wmap" bench --zoo mlp --backends cpu --threads 1 --blocks 1 --min-time 0.01 \
   --no-profile --no-in-place -o "$tmp/noip.json" >/dev/null 2>"$tmp/err" || cat "$tmp/err"

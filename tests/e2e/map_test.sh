@@ -131,5 +131,47 @@ expect "unknown critical backend" 1 "--critical gpu" "$wmap" map --zoo mlp --pea
 expect "bad peaks file" 1 "$model" "$wmap" map --zoo mlp --peaks "$model"
 expect "unknown zoo model" 1 "nosuchnet" "$wmap" map --zoo nosuchnet --peaks "$peaks"
 
+# Each backend's roof is its own GEMM: ref's naive loops are not mapped at
+# the cpu backend's peak; the map at 1 thread takes the 1-thread figures.
+python3 - "$peaks" "$tmp/own.json" "$tmp/bad_gemm.json" "$tmp/neg.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ref = [b for b in d["backends"] if b["name"] == "ref"][0]
+ref["gemm_gflops_fp32"] = {"1": 2.5, "all": 3}
+ref["gemm_n"] = 256
+json.dump(d, open(sys.argv[2], "w"))
+cpu = [b for b in d["backends"] if b["name"] == "cpu"][0]
+cpu["gemm_gflops_fp32"] = {"1": 200, "all": 500}
+json.dump(d, open(sys.argv[3], "w"))
+cpu["gemm_gflops_fp32"] = {"1": 200, "all": 400}
+d["host"]["triad_gbs"]["all"] = -40
+json.dump(d, open(sys.argv[4], "w"))
+PY
+"$wmap" map --zoo mlp --peaks "$tmp/own.json" --backends cpu,ref --format json -o "$tmp/own_map.json" 2>"$tmp/err" ||
+  cat "$tmp/err"
+"$wmap" map --zoo mlp --peaks "$tmp/own.json" --backends cpu,ref --threads 1 --format json \
+  -o "$tmp/own_map1.json" 2>"$tmp/err" || cat "$tmp/err"
+if python3 - "$tmp/own_map.json" "$tmp/own_map1.json" <<'PY' >"$tmp/py" 2>&1; then
+import json, sys
+def peaks(path):
+    return {b["name"]: b for b in json.load(open(path))["backends"]}
+m, m1 = peaks(sys.argv[1]), peaks(sys.argv[2])
+assert m["ref"]["peak_gflops"] == 3 and m["cpu"]["peak_gflops"] == 400, m
+assert m["ref"]["bandwidth_gbs"] == 40 and m["ref"]["peak_threads"] == 0, m
+assert m1["ref"]["peak_gflops"] == 2.5 and m1["cpu"]["peak_gflops"] == 200, m1
+assert m1["cpu"]["bandwidth_gbs"] == 30 and m1["cpu"]["peak_threads"] == 1, m1
+PY
+  echo "ok   ref has its own roof, peaks at the thread count"; passed=$((passed + 1))
+else
+  echo "FAIL ref has its own roof, peaks at the thread count"; sed 's/^/  /' "$tmp/py" | tail -5
+  failed=$((failed + 1))
+fi
+expect "peaks file with a GEMM above the FMA peak" 1 \
+  "peaks file \"$tmp/bad_gemm.json\": backend \"cpu\": GEMM 500.0 GFLOP/s at all cores exceeds the FMA peak 448.0 GFLOP/s" \
+  "$wmap" map --zoo mlp --peaks "$tmp/bad_gemm.json"
+expect "peaks file with a negative bandwidth" 1 \
+  "field \"host\": \"triad_gbs\" \"all\" is -40, want a finite number >= 0" \
+  "$wmap" map --zoo mlp --peaks "$tmp/neg.json"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -55,8 +55,10 @@ static const char bench_usage[] =
     "  --inputs DIR         inputs from a test_data_set folder (default:\n"
     "                       deterministic generated "
     "inputs)\n" WM_CLI_DIM_OPTIONS_USAGE
-    "  --peaks FILE         peaks for the profile's roofline times (default:\n"
-    "                       `wmap probe`'s cache when present)\n"
+    "  --peaks FILE         peaks for the profile's roofline times, taken at\n"
+    "                       each configuration's thread count (default:\n"
+    "                       `wmap probe`'s cache when present, measured\n"
+    "                       again when stale)\n"
     "  -o, --output FILE    write the baseline JSON to FILE\n"
     "  --html FILE          write the HTML report to FILE\n"
     "  --format FORMAT      stdout: text (default) or json\n"
@@ -380,27 +382,54 @@ static void progress(void *ctx, size_t done, size_t total, const char *label) {
   fflush(stderr);
 }
 
-// Peaks for the profile: --peaks FILE, else the probe's cache if present.
-static wm_peaks_t *load_peaks(const char *file) {
+// The probe's peaks as `wmap probe` gets them (a cache measured with other
+// software or refused as inconsistent is measured again, with a warning),
+// as wmap.peaks/1 JSON: run in a child, so this process loads no plugin.
+static wm_status_t peaks_in_child(void *ctx, wm_strbuf_t *out) {
+  wm_peaks_t *p = wm_calloc(1, sizeof(*p));
+  if (!p) {
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  wm_peaks_options_t po = {0};
+  wm_status_t s = wm_cli_peaks_get(ctx, &po, p);
+  if (!s) {
+    wm_peaks_to_json(p, out);
+  }
+  free(p);
+  return s;
+}
+
+// Peaks for the profile: --peaks FILE, else the probe's cache if present
+// (checked against this software and measured again when stale).
+static wm_peaks_t *load_peaks(const bench_args_t *a) {
   wm_peaks_t *p = wm_calloc(1, sizeof(*p));
   if (!p) {
     return NULL;
   }
-  char *path = NULL;
   wm_status_t s = NULL;
-  if (!file) {
+  if (a->peaks_file) {
+    s = wm_peaks_load(a->peaks_file, p);
+  } else {
+    char *path = NULL, *text = NULL;
     bool cached = false;
+    int status = 0;
     s = wm_cli_peaks_cache(&path, &cached);
+    free(path);
     if (!s && !cached) {
-      free(path);
       free(p);
       return NULL;
     }
+    if (!s) {
+      s = wm_bench_in_child(peaks_in_child, (void *)&a->bo, &text, &status);
+    }
+    if (!s && strncmp(text, "error ", 6) == 0) {
+      s = WM_ERROR(UNAVAILABLE, "peaks: %.*s", (int)strcspn(text + 6, "\n"),
+                   text + 6);
+    } else if (!s) {
+      s = wm_peaks_from_json(text, strlen(text), p);
+    }
+    free(text);
   }
-  if (!s) {
-    s = wm_peaks_load(file ? file : path, p);
-  }
-  free(path);
   if (s) {
     fprintf(stderr, "wmap: warning: %s; no roofline times\n",
             wm_status_message(s));
@@ -584,8 +613,7 @@ int wm_cli_bench(int argc, char **argv) {
     s = default_list(&a.bo, &deflist);
     a.lists[a.n_lists++] = deflist;
   }
-  wm_peaks_t *peaks =
-      s || !a.profile || a.parallel ? NULL : load_peaks(a.peaks_file);
+  wm_peaks_t *peaks = s || !a.profile || a.parallel ? NULL : load_peaks(&a);
   double flops = s || a.parallel ? 0 : model_flops(&a, graph);
   wm_bench_options_t o = {
       .graph = graph,

@@ -21,7 +21,9 @@ static const char map_usage[] =
     "path and, with --parallel, the collectives a strategy needs. A node\n"
     "that cannot be mapped (unknown operator, unbound dim) is marked with a\n"
     "note; the rest is still mapped. Peaks come from `wmap probe`'s cache\n"
-    "(measured on first use, ~15 s) unless --peaks or --no-probe.\n"
+    "(measured on first use, ~15 s) unless --peaks or --no-probe; each\n"
+    "backend's roof is its own measured GEMM, at --threads threads when\n"
+    "given (interpolated between the 1-thread and all-core figures).\n"
     "\n"
     "Options:\n"
     "  --zoo SPEC           map a built-in model (see `wmap zoo list`)\n"
@@ -29,10 +31,13 @@ static const char map_usage[] =
     "                       loaded backend, ref last); ref is the fallback\n"
     "  --critical NAME      backend whose roofline times weigh the critical\n"
     "                       path (default: the first listed)\n"
-    "  --times FILE         weigh the critical path by measured times: the\n"
-    "                       per-node profile of a baseline (`wmap bench -o\n"
-    "                       FILE`), its first profiled "
-    "configuration\n" WM_CLI_DIM_OPTIONS_USAGE
+    "  --times FILE         measured times: the per-node profile of a\n"
+    "                       baseline (`wmap bench -o FILE`), its first\n"
+    "                       profiled configuration; they weigh the critical\n"
+    "                       path, each node gets its achieved GFLOP/s and %\n"
+    "                       of its roof (rings on the HTML roofline), and the\n"
+    "                       roofs are taken at that configuration's thread\n"
+    "                       count\n" WM_CLI_DIM_OPTIONS_USAGE
     "  --parallel SPEC      dp=N,tp=M,pp=K[,microbatches=m][,inference=1]\n"
     "                       [,link=GB/s][,grad_bytes=B]: collectives per "
     "step,\n"
@@ -225,12 +230,45 @@ static wm_status_t get_peaks(const map_args_t *a, wm_peaks_t **out) {
   return NULL;
 }
 
-// Per-node times (s, by graph node index) from the first profiled
-// configuration of the baseline |path|; *out_source names it.
+// Measured times of the graph's nodes, from a baseline's profile.
+typedef struct node_times {
+  double *seconds;        // per graph node index
+  const char **backends;  // per graph node index, into |names|
+  char *names[WM_SESSION_MAX_BACKENDS * 2];  // the distinct backends (owned)
+  size_t n_names;
+  char *source;      // "FILE, LABEL"
+  uint32_t threads;  // the profiled configuration's thread count
+} node_times_t;
+
+static void node_times_deinit(node_times_t *t) {
+  free(t->seconds);
+  free(t->backends);
+  for (size_t i = 0; i < t->n_names; i++) {
+    free(t->names[i]);
+  }
+  free(t->source);
+  memset(t, 0, sizeof(*t));
+}
+
+// The owned copy of backend name |name| in |t| (NULL: out of room).
+static const char *times_name(node_times_t *t, const char *name) {
+  for (size_t i = 0; i < t->n_names; i++) {
+    if (strcmp(t->names[i], name) == 0) {
+      return t->names[i];
+    }
+  }
+  if (t->n_names == sizeof(t->names) / sizeof(t->names[0])) {
+    return NULL;
+  }
+  t->names[t->n_names] = wm_strdup(name);
+  return t->names[t->n_names] ? t->names[t->n_names++] : NULL;
+}
+
+// Per-node times (s, by graph node index) and the backend each ran on,
+// from the first profiled configuration of the baseline |path|.
 static wm_status_t load_times(const char *path, const wm_graph_t *g,
-                              double **out, char **out_source) {
-  *out = NULL;
-  *out_source = NULL;
+                              node_times_t *out) {
+  memset(out, 0, sizeof(*out));
   wm_baseline_t *b = NULL;
   WM_RETURN_IF_ERROR(wm_baseline_load(path, &b));
   const wm_bench_config_t *cfg = NULL;
@@ -240,13 +278,14 @@ static wm_status_t load_times(const char *path, const wm_graph_t *g,
     }
   }
   wm_status_t s = NULL;
-  double *t = wm_calloc(g->node_count + 1, sizeof(double));
+  out->seconds = wm_calloc(g->node_count + 1, sizeof(double));
+  out->backends = wm_calloc(g->node_count + 1, sizeof(char *));
   if (!cfg) {
     s = WM_ERROR(INVALID_ARGUMENT,
                  "--times %s: the baseline has no per-node profile (measure "
                  "it with wmap bench, without --no-profile)",
                  path);
-  } else if (!t) {
+  } else if (!out->seconds || !out->backends) {
     s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   wm_strmap_t by_name;
@@ -265,20 +304,23 @@ static wm_status_t load_times(const char *path, const wm_graph_t *g,
                    path, cfg->label, name);
       break;
     }
-    t[i] = cfg->ops[k].mean_ns * 1e-9;
+    out->seconds[i] = cfg->ops[k].mean_ns * 1e-9;
+    const char *be = cfg->ops[k].backend;
+    if (be && *be) {
+      out->backends[i] = times_name(out, be);
+    }
   }
   wm_strmap_deinit(&by_name);
   if (!s) {
-    *out_source = wm_cli_path("%s, %s", path, cfg->label);
-    s = *out_source ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    out->threads = cfg->threads;
+    out->source = wm_cli_path("%s, %s", path, cfg->label);
+    s = out->source ? NULL : WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   wm_baseline_destroy(b);
   if (s) {
-    free(t);
-    return s;
+    node_times_deinit(out);
   }
-  *out = t;
-  return NULL;
+  return s;
 }
 
 static wm_status_t write_report(const map_args_t *a, const wm_map_t *m) {
@@ -381,13 +423,17 @@ int wm_cli_map(int argc, char **argv) {
     }
   }
   mo.peaks = peaks;
-  double *times = NULL;
-  char *times_source = NULL;
+  node_times_t times = {0};
   if (!s && a.times_file) {
-    s = load_times(a.times_file, graph, &times, &times_source);
-    mo.node_seconds = times;
-    mo.times_source = times_source;
+    s = load_times(a.times_file, graph, &times);
+    mo.node_seconds = times.seconds;
+    mo.node_backends = times.backends;
+    mo.times_source = times.source;
   }
+  // The roofs at the thread count the backends run at: --threads, else
+  // the measured profile's.
+  mo.threads =
+      a.bo.threads_set ? (int32_t)a.bo.num_threads : (int32_t)times.threads;
   if (!s) {
     s = wm_map_build(graph, &mo, &map);
     if (s) {
@@ -405,8 +451,7 @@ int wm_cli_map(int argc, char **argv) {
     wm_strbuf_deinit(&page);
   }
   wm_map_destroy(map);
-  free(times);
-  free(times_source);
+  node_times_deinit(&times);
   wm_graph_destroy(graph);
   wm_registry_destroy(reg);
   free(peaks);

@@ -15,11 +15,15 @@ static const char probe_usage[] =
     "\n"
     "Prints this machine's peaks: FMA-loop GFLOP/s (fp32, fp64; 2 FLOP per\n"
     "FMA lane) and triad GB/s (a = b + s*c, 12 bytes per float element) on\n"
-    "the host at 1 thread and all cores, a 1024^3 float MatMul through each\n"
-    "backend that claims it with a vendor library or generated code, and\n"
-    "the peaks each backend's target declares. The figures are cached in\n"
+    "the host at 1 thread and all cores, a square float MatMul through each\n"
+    "backend whose library tier claims it (n^3: n doubled from 256 while a\n"
+    "call takes under 10 ms, at most 1024; the map's roof for that backend),\n"
+    "and the peaks each backend's target declares. The figures are cached in\n"
     "$XDG_CACHE_HOME/wmap (or ~/.cache/wmap) per machine fingerprint and\n"
-    "printed from there unless --refresh. A full measurement takes ~15 s.\n"
+    "printed from there unless --refresh; a cache measured with other\n"
+    "software (wmap version, backend plugin files, OpenBLAS build) or whose\n"
+    "figures are inconsistent (a GEMM above the FMA peak) is measured again,\n"
+    "with a warning. A full measurement takes ~15 s.\n"
     "\n"
     "Options:\n"
     "  --refresh            measure again and rewrite the cache\n"
@@ -47,6 +51,8 @@ static void print_text(const wm_peaks_t *p) {
   printf("machine %s: %s, %d cores, kernel %s\n", p->machine.fingerprint,
          p->machine.model, (int)p->machine.cores, p->machine.kernel);
   printf("%s %s\n", p->from_cache ? "cached, measured" : "measured", when);
+  printf("software %s: %s\n", p->software[0] ? p->software : "unknown",
+         p->software_detail[0] ? p->software_detail : "not recorded");
   printf("host (FMA loop %s):\n", p->isa);
   print_pair("FMA fp32", p->fma_fp32, "GFLOP/s", p->threads);
   print_pair("FMA fp64", p->fma_fp64, "GFLOP/s", p->threads);
@@ -58,7 +64,9 @@ static void print_text(const wm_peaks_t *p) {
     if (b->gemm_note[0]) {
       printf("  GEMM not measured: %s\n", b->gemm_note);
     } else {
-      print_pair("GEMM fp32 1024^3", b->gemm_fp32, "GFLOP/s", p->threads);
+      char what[32];
+      snprintf(what, sizeof(what), "GEMM fp32 %lld^3", (long long)b->gemm_n);
+      print_pair(what, b->gemm_fp32, "GFLOP/s", p->threads);
     }
     printf("  declared: fp32 %.1f GFLOP/s, fp16 %.1f GFLOP/s, %.1f GB/s%s\n",
            b->declared_fp32, b->declared_fp16, b->declared_bw,
