@@ -4,7 +4,9 @@ folder into the package, so that `pip install ./python` and
 
     wmap/_lib/libwmap.so.MAJOR.MINOR       the library (its SONAME)
     wmap/_lib/wmap/backends/*.so            the plugins, found beside it
-    wmap/_bin/wmap                          the CLI (bench, conform)
+    wmap/_lib/wmap-cli                      the CLI (bench, conform), beside
+                                            the library so that it finds the
+                                            plugins in _lib/wmap/backends
 
 The build folder is $WMAP_BUILD_DIR (relative paths are taken from this
 folder), else ../build when it holds libwmap.so, else none: then nothing
@@ -80,7 +82,7 @@ def bundled_files():
                                            os.path.basename(plugin))))
     cli = os.path.join(BUILD_DIR, "wmap")
     if os.path.isfile(cli) and os.access(cli, os.X_OK):
-        files.append((cli, os.path.join("_bin", "wmap")))
+        files.append((cli, os.path.join("_lib", "wmap-cli")))
     return files
 
 
@@ -90,7 +92,7 @@ class BuildPyWithLibrary(build_py):
         if not BUILD_DIR:
             return
         check_version(os.path.join(BUILD_DIR, "libwmap.so"))
-        for stale in ("_lib", "_bin"):  # left by an earlier in-tree build
+        for stale in ("_lib",):  # left by an earlier in-tree build
             shutil.rmtree(os.path.join(self.build_lib, "wmap", stale),
                           ignore_errors=True)
         for src, rel in bundled_files():

@@ -49,7 +49,9 @@ KERNELS = {"auto": 0, "library": 1, "generated": 2}
 
 PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 BUNDLED_LIB_DIR = os.path.join(PKG_DIR, "_lib")
-BUNDLED_BIN_DIR = os.path.join(PKG_DIR, "_bin")
+# The CLI lives beside the library (a folder named wmap is there already):
+# it finds the plugins in _lib/wmap/backends as libwmap does.
+BUNDLED_CLI = os.path.join(BUNDLED_LIB_DIR, "wmap-cli")
 
 
 # ------------------------------------------------------------ struct mirrors

@@ -317,14 +317,24 @@ class InferenceSession:
             items.close()
 
 
-def load_tensor(path):
-    """Reads a TensorProto (or SequenceProto, OptionalProto) file, such as
-    a test_data_set's input_0.pb or what `wmap run --save` writes: a numpy
-    array (a list for a sequence, None or the value for an optional)."""
+_KINDS = {"tensor": _capi.TYPE_TENSOR, "sequence": _capi.TYPE_SEQUENCE,
+          "optional": _capi.TYPE_OPTIONAL}
+
+
+def load_tensor(path, kind="tensor"):
+    """Reads a TensorProto, SequenceProto or OptionalProto file, such as a
+    test_data_set's input_0.pb or what `wmap run --save` writes: a numpy
+    array, a list of them for a sequence, None or the value for an
+    optional. The two containers share one wire layout, so |kind|
+    ("tensor", "sequence" or "optional"; a NodeArg's type starts with
+    "seq(" or "optional(" for the latter two) says which to read first."""
     import os
+    if kind not in _KINDS:
+        raise InvalidArgument("load_tensor: kind wants one of %s, got %r"
+                              % (", ".join(_KINDS), kind))
     item = _capi.Item()
-    check(lib.wm_onnx_item_load(os.fsencode(os.fspath(path)),
-                                _capi.TYPE_TENSOR, ctypes.byref(item), None))
+    check(lib.wm_onnx_item_load(os.fsencode(os.fspath(path)), _KINDS[kind],
+                                ctypes.byref(item), None))
     return _tensors.item_to_python(item, "\"%s\"" % os.fspath(path))
 
 

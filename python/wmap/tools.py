@@ -6,7 +6,7 @@ wm_compare_to_json) and the zoo (wm_zoo_build). bench and conform run the
 wmap CLI and parse its JSON: bench measures each block in a fresh child
 process, and conform's case runner lives only in the CLI
 (tools/wmap/conform.c). The CLI is the one bundled in the package
-(wmap/_bin/wmap), else `wmap` on PATH.
+(wmap/_lib/wmap-cli), else `wmap` on PATH.
 """
 
 import ctypes
@@ -341,25 +341,22 @@ def compare(base, new, noise=0.05, alpha=0.05, resamples=10000, seed=1,
 # ------------------------------------------------------------------- CLI
 
 def cli_path():
-    """The wmap CLI: the bundled one (wmap/_bin/wmap), else `wmap` on
+    """The wmap CLI: the bundled one (wmap/_lib/wmap-cli), else `wmap` on
     PATH; NotFound when neither is there."""
-    bundled = os.path.join(_capi.BUNDLED_BIN_DIR, "wmap")
+    bundled = _capi.BUNDLED_CLI
     if os.path.isfile(bundled) and os.access(bundled, os.X_OK):
         return bundled
     found = shutil.which("wmap")
     if found:
         return found
-    raise NotFound("the wmap CLI is neither bundled in %s nor on PATH "
-                   "(bench and conform run it)" % _capi.BUNDLED_BIN_DIR)
+    raise NotFound("the wmap CLI is neither bundled (%s) nor on PATH "
+                   "(bench and conform run it)" % bundled)
 
 
 def _cli_args(backend_paths, threads):
     args = []
     for p in _core.check_names(backend_paths, "backend_paths") or []:
         args += ["--backend-path", p]
-    bundled = os.path.join(_capi.BUNDLED_LIB_DIR, "wmap", "backends")
-    if cli_path().startswith(_capi.BUNDLED_BIN_DIR) and os.path.isdir(bundled):
-        args += ["--backend-path", bundled]
     if threads is not None:
         args += ["--threads", str(_core.check_threads(threads))]
     return args
@@ -418,9 +415,13 @@ def bench(model, backends=None, threads=None, blocks=None, min_time=None,
                 not isinstance(backends, str) and \
                 not any("," in c for c in confs):
             confs = [",".join(confs)]  # one configuration, several backends
-        for c in confs:
-            names = _core.check_names(c, "backends")
-            args += ["--backends", ",".join(names)]
+        reg = _core.Registry(0, backend_paths)
+        try:
+            for c in confs:
+                names, _ = reg.backend_list(_core.check_names(c, "backends"))
+                args += ["--backends", ",".join(names)]
+        finally:
+            reg.close()
     thread_list = None
     if threads is not None:
         ts = threads if isinstance(threads, (list, tuple)) else [threads]
