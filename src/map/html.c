@@ -1,8 +1,8 @@
 // The workload map as one self-contained HTML5 page: inline CSS and inline
 // SVG plots (roofline, Pareto of op types, stage bars) drawn with
-// src/report, no script and nothing fetched, so it opens offline and can
-// be mailed as one file. Every string that comes from the model or a
-// plugin is escaped.
+// src/report and a picture of the node DAG, no script and nothing fetched,
+// so it opens offline and can be mailed as one file. Every string that
+// comes from the model or a plugin is escaped.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
