@@ -218,8 +218,7 @@ class InferenceSession:
                               % (what, _type_string(info)))
 
     def _bind_tensor(self, items, value, info, what, check_shape=True):
-        if value is None or isinstance(value, (list, tuple)) and \
-                info.dtype != _tensors.DTYPE_STRING and not value:
+        if value is None:
             raise InvalidArgument("%s wants a numpy array of %s, got %r"
                                   % (what, _type_string(info), value))
         arr = _tensors.prepare_array(value, info.dtype, what)
