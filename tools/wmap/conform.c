@@ -55,8 +55,9 @@ static const char conform_usage[] =
         WM_CLI_BACKEND_OPTIONS_USAGE
     "  -h, --help           show this help\n"
     "\n"
-    "On a terminal, output lines longer than it wrap at spaces, continuation\n"
-    "lines indented; COLUMNS, when set, gives the width even off a terminal.\n"
+    "On a terminal, case and summary lines longer than it wrap at spaces,\n"
+    "continuation lines indented (the operator table is as wide as its\n"
+    "longest name); COLUMNS, when set, gives the width even off a terminal.\n"
     "While stderr is a terminal, a progress line (\"conform: 120/1580 cases,\n"
     "3 failed: suite/case\") is redrawn there in place and cleared at the\n"
     "end; off a terminal there is none, so logs stay clean.\n"
