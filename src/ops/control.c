@@ -96,11 +96,18 @@ static wm_status_t loop_infer(wm_op_ctx_t *ctx) {
                        body->input_count, body->output_count, (int)n_carried,
                        (int)n_carried + 2, (int)ctx->n_out);
   }
+  for (int32_t i = 0; i < n_carried; i++) {
+    if (!wm_op_has_input(ctx, i + 2)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "input %d is omitted (\"\"): loop-carried value %d "
+                         "needs its initial value",
+                         (int)i + 2, (int)i);
+    }
+  }
   for (int32_t i = 0; i < ctx->n_out; i++) {
     const wm_type_t *t = graph_output_type(body, (size_t)i + 1);
     if (i < n_carried) {
-      ctx->out_types[i] =
-          wm_op_has_input(ctx, i + 2) ? merge(&ctx->in_types[i + 2], t) : *t;
+      ctx->out_types[i] = merge(&ctx->in_types[i + 2], t);
       continue;
     }
     ctx->out_types[i] = with_axis(t, 0, -1);  // a scan output: leading dim

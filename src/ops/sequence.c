@@ -36,6 +36,12 @@ static wm_status_t empty_infer(wm_op_ctx_t *ctx) {
 
 static wm_status_t construct_infer(wm_op_ctx_t *ctx) {
   for (int32_t i = 1; i < ctx->n_in; i++) {
+    if (!wm_op_has_input(ctx, i)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "input %d is omitted (\"\"): a sequence element "
+                         "needs a value",
+                         (int)i);
+    }
     if (ctx->in_types[i].dtype != ctx->in_types[0].dtype) {
       return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                          "input %d is %s, input 0 %s: a sequence holds one "
@@ -88,6 +94,14 @@ static wm_status_t map_infer(wm_op_ctx_t *ctx) {
   if (!a || a->type != WM_ATTR_GRAPH || !a->g) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute \"body\" (a graph) is required");
+  }
+  for (int32_t i = 0; i < ctx->n_in; i++) {
+    if (!wm_op_has_input(ctx, i)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "input %d is omitted (\"\"), and the body needs "
+                         "it",
+                         (int)i);
+    }
   }
   const wm_graph_t *body = a->g;
   if (body->input_count != (size_t)ctx->n_in ||

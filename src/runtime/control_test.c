@@ -2,6 +2,7 @@
 // value; Loop carries a value and stacks a scan output; Scan folds (and
 // Scan 8 per batch entry); the sequence and optional operators keep their
 // values on the host, and items carry them through the run API.
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -485,6 +486,123 @@ WM_TEST(batched_scan8_stops_each_entry_at_its_length) {
   wm_graph_destroy(g);
 }
 
+// The graph inputs the omitted-input cases read: s (a sequence of float
+// tensors), x float[2], p int64 scalar, c bool scalar.
+static wm_graph_t *omitted_case_graph(void) {
+  wm_graph_t *g = NULL;
+  if (wm_graph_create("main", NULL, &g) || wm_graph_set_opset(g, "", 17)) {
+    return g;
+  }
+  container_input(g, "s", WM_TYPE_SEQUENCE);
+  input(g, "x", WM_DTYPE_FLOAT, 1, 2);
+  input(g, "p", WM_DTYPE_INT64, 0, 0);
+  input(g, "c", WM_DTYPE_BOOL, 0, 0);
+  return g;
+}
+
+// A subgraph of |g| with |n_in| float inputs a0.. and the outputs b0 =
+// Identity(a0) (each input's when |cond|), after Loop's iteration number,
+// condition in and condition out when |cond|.
+static wm_graph_t *identity_body(wm_graph_t *g, const char *name, int n_in,
+                                 bool cond) {
+  wm_graph_t *b = NULL;
+  wm_status_t st = wm_graph_create(name, g, &b);
+  if (st) {
+    wm_status_free(st);
+    return NULL;
+  }
+  int32_t n;
+  if (cond) {
+    input(b, "i", WM_DTYPE_INT64, 0, 0);
+    input(b, "cin", WM_DTYPE_BOOL, 0, 0);
+    node(b, "Identity", "cin", NULL, "cout", &n);
+    output(b, "cout");
+  }
+  for (int k = 0; k < n_in; k++) {
+    char in_name[16], out_name[16];
+    snprintf(in_name, sizeof(in_name), "a%d", k);
+    snprintf(out_name, sizeof(out_name), "b%d", k);
+    input(b, in_name, WM_DTYPE_FLOAT, 1, 2);
+    if (k == 0 || cond) {
+      node(b, "Identity", in_name, NULL, out_name, &n);
+      output(b, out_name);
+    }
+  }
+  return b;
+}
+
+// A node the session runs itself with an omitted ("") input among its
+// variadic ones, which the schema's arity check lets through, is refused
+// naming the node and the slot, never read out of bounds (ASan:
+// heap-buffer-overflow in rt_host_item before): Loop's initial value,
+// SequenceMap's additional input, a SequenceConstruct element.
+WM_TEST(host_nodes_refuse_omitted_variadic_inputs_naming_the_slot) {
+  static const struct {
+    const char *op;
+    const char *ins[3];
+    int32_t n_in;
+    const char *fragment;
+  } cases[] = {
+      {"Loop", {"p", "c", ""}, 3, "node \"n\" (Loop): input 2 is omitted"},
+      {"SequenceMap",
+       {"s", ""},
+       2,
+       "node \"n\" (SequenceMap): input 1 is omitted"},
+      {"SequenceConstruct",
+       {"x", "", "x"},
+       3,
+       "node \"n\" (SequenceConstruct): input 1 is omitted"},
+  };
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  static const double xv[2] = {1, 2}, one[1] = {1};
+  for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+    wm_graph_t *g = omitted_case_graph();
+    WM_CHECK(g != NULL);
+    const char *op = cases[k].op, *out = "y";
+    bool loop = strcmp(op, "Loop") == 0, map = strcmp(op, "SequenceMap") == 0;
+    int32_t n;
+    WM_CHECK_OK(wm_graph_add_node(g, op, "", "n", cases[k].ins, cases[k].n_in,
+                                  &out, 1, &n));
+    if (loop || map) {
+      WM_CHECK_OK(wm_graph_add_attr_graph(
+          g, n, "body", identity_body(g, "body", loop ? 1 : 2, loop)));
+    }
+    output(g, "y");
+    reload(&g);
+    wm_item_t in[4] = {float_sequence(1, 2, xv),
+                       wm_item_tensor_take(vector(WM_DTYPE_FLOAT, 2, xv)),
+                       wm_item_tensor_take(vector(WM_DTYPE_INT64, 0, one)),
+                       wm_item_tensor_take(vector(WM_DTYPE_BOOL, 0, one))};
+    const char *names[4] = {"s", "x", "p", "c"};
+    wm_session_t *s = NULL;
+    wm_status_t st = wm_session_create(g, ref, &s);
+    wm_item_t y = {0};
+    if (!st) {
+      st = wm_session_run_items(s, names, in, 4, &y);
+    }
+    if (!st) {
+      wm_test_fail(__FILE__, __LINE__, "%s: ran, want \"%s\"", op,
+                   cases[k].fragment);
+      wm_item_deinit(&y);
+    } else {
+      if (wm_status_code(st) != WM_STATUS_INVALID_ARGUMENT ||
+          !strstr(wm_status_message(st), cases[k].fragment)) {
+        wm_test_fail(__FILE__, __LINE__, "%s: got %s \"%s\", want \"%s\"", op,
+                     wm_status_code_name(wm_status_code(st)),
+                     wm_status_message(st), cases[k].fragment);
+      }
+      wm_status_free(st);
+    }
+    for (int i = 0; i < 4; i++) {
+      wm_item_deinit(&in[i]);
+    }
+    wm_session_destroy(s);
+    wm_graph_destroy(g);
+  }
+  wm_backend_destroy(ref);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(if_takes_the_branch_and_reads_outer_values),
@@ -494,6 +612,7 @@ int main(void) {
       WM_CASE(sequences_cross_the_run_api_as_items),
       WM_CASE(optionals_report_presence_and_refuse_empty_gets),
       WM_CASE(batched_scan8_stops_each_entry_at_its_length),
+      WM_CASE(host_nodes_refuse_omitted_variadic_inputs_naming_the_slot),
       {NULL, NULL},
   };
   return wm_test_main(cases);

@@ -122,10 +122,13 @@ bool rt_value_present(const wm_session_t *s, int32_t id) {
 
 wm_status_t rt_host_tensor(wm_session_t *s, int32_t id, wm_tensor_t **out,
                            bool *out_owned) {
-  const rt_val_t *v = &s->vals[id];
-  const wm_value_t *gv = &s->graph->values[id];
   *out = NULL;
   *out_owned = false;
+  if (id < 0) {  // callers check omitted inputs first (check_omitted)
+    return WM_ERROR(INTERNAL, "an omitted input was read");
+  }
+  const rt_val_t *v = &s->vals[id];
+  const wm_value_t *gv = &s->graph->values[id];
   if (v->is_item) {
     char what[96];
     return WM_ERROR(INVALID_ARGUMENT,
@@ -160,9 +163,12 @@ wm_status_t rt_host_tensor(wm_session_t *s, int32_t id, wm_tensor_t **out,
 
 wm_status_t rt_host_item(wm_session_t *s, int32_t id, wm_item_t *out,
                          bool *out_owned) {
-  const rt_val_t *v = &s->vals[id];
   memset(out, 0, sizeof(*out));
   *out_owned = false;
+  if (id < 0) {  // callers check omitted inputs first (check_omitted)
+    return WM_ERROR(INTERNAL, "an omitted input was read");
+  }
+  const rt_val_t *v = &s->vals[id];
   if (v->is_item) {
     *out = v->item;
     return NULL;

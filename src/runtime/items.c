@@ -157,6 +157,9 @@ static wm_status_t split_to_sequence(wm_session_t *s, const wm_node_t *node,
 
 // The sequence value |id| (borrowed).
 static wm_status_t seq_in(wm_session_t *s, int32_t id, const wm_item_t **out) {
+  if (id < 0) {  // check_omitted refuses it first
+    return WM_ERROR(INTERNAL, "an omitted sequence input was read");
+  }
   const rt_val_t *v = &s->vals[id];
   if (!v->is_item || v->item.kind != WM_TYPE_SEQUENCE) {
     return WM_ERROR(INVALID_ARGUMENT, "value \"%s\" is not a sequence",
@@ -563,6 +566,51 @@ static wm_status_t run_flex(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
   return st;
 }
 
+// The input slots an operator the session runs may leave omitted ("");
+// every other slot must name a value. -1 ends a list.
+static const struct {
+  const char *op;      // op_type (ai.onnx, any opset)
+  int8_t optional[3];  // slots that may be omitted
+} kOmittable[] = {
+    {"Loop", {0, 1, -1}},  // M, cond (the loop-carried values are needed)
+    {"Scan", {0, -1}},     // opset 8's sequence_lens (9+ has no slot 0 one)
+    {"SequenceInsert", {2, -1}},
+    {"SequenceErase", {1, -1}},
+    {"SplitToSequence", {1, -1}},
+    {"Optional", {0, -1}},
+    {"OptionalHasElement", {0, -1}},
+};
+
+// Refuses a node the session runs whose required input is omitted, naming
+// the node and the slot (the host kernels index values by input slot).
+static wm_status_t check_omitted(const wm_session_t *s, size_t index) {
+  const wm_node_t *node = &s->graph->nodes[index];
+  const int8_t *optional = NULL;
+  for (size_t k = 0; k < sizeof(kOmittable) / sizeof(kOmittable[0]); k++) {
+    if (strcmp(node->op_type, kOmittable[k].op) == 0) {
+      optional = kOmittable[k].optional;
+    }
+  }
+  int64_t opset = wm_graph_opset(s->graph, node->domain ? node->domain : "");
+  bool scan9 = strcmp(node->op_type, "Scan") == 0 && opset >= 9;
+  for (int32_t i = 0; i < node->input_count; i++) {
+    if (node->inputs[i] >= 0) {
+      continue;
+    }
+    bool may = false;
+    for (int k = 0; !scan9 && optional && k < 3 && optional[k] >= 0; k++) {
+      may = may || optional[k] == i;
+    }
+    if (!may) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (%s): input %d is omitted (\"\"), and "
+                      "the operator needs it",
+                      s->nodes[index].label, node->op_type, (int)i);
+    }
+  }
+  return NULL;
+}
+
 // Runs node |index| on the host: control flow with nested sessions, the
 // operators of sequences and optionals, and FlexAttention (its mods are
 // subgraphs). Tensor outputs are uploaded
@@ -576,7 +624,10 @@ wm_status_t rt_run_host_node(wm_session_t *s, size_t index) {
     return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   rt_sub_inputs_t in = {0};
-  wm_status_t st = rt_open_slot(s, 0);
+  wm_status_t st = check_omitted(s, index);
+  if (!st) {
+    st = rt_open_slot(s, 0);
+  }
   if (!st) {
     int64_t opset = wm_graph_opset(s->graph, node->domain ? node->domain : "");
     st = strcmp(op, "If") == 0     ? rt_run_if(s, index, &in, results)
