@@ -1178,20 +1178,11 @@ static void section_graph(const wm_map_t *map, wm_strbuf_t *out) {
     return;
   }
   graph_layout_t l;
-  size_t *next = calloc(n, sizeof(size_t));  // successor on the path
+  size_t *next = wm_map_path_next(map);  // successor on the path
   if (!next || !graph_layout(map, &l)) {
     free(next);
     wm_strbuf_printf(out, "<p class=\"muted\">Out of memory.</p>\n");
     return;
-  }
-  for (size_t i = 0; i < n; i++) {
-    next[i] = SIZE_MAX;
-  }
-  const wm_map_critical_t *cp = &map->critical;
-  for (size_t k = 0; k + 1 < cp->n_nodes; k++) {
-    if (cp->nodes[k] < n) {
-      next[cp->nodes[k]] = cp->nodes[k + 1];
-    }
   }
   size_t edges = 0;
   for (size_t i = 0; i < n; i++) {

@@ -22,6 +22,10 @@ wm_status_t wm_map_plan_build(wm_map_t *map,
 // The fill colour of a cover kind in pictures (HTML, dot): vendor library
 // blue, native green, generated purple, fallback orange, missing red.
 const char *wm_map_cover_fill(wm_map_cover_t cover);
+// Each node's successor along the critical path (SIZE_MAX off the path or
+// at its end): a heap array of map->n_nodes (free), NULL out of memory.
+// An edge is on the path only where it joins consecutive path nodes.
+size_t *wm_map_path_next(const wm_map_t *map);
 
 // The measured-times pass (measured.c). Called by wm_map_build last, after
 // the critical path: with opts->node_seconds set it fills each node's

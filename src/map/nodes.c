@@ -4,7 +4,9 @@
 // node coloured by how the first backend covers it, the critical path in
 // red.
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -102,7 +104,29 @@ static void dot_string(wm_strbuf_t *out, const char *s) {
   wm_strbuf_append(out, "\"", 1);
 }
 
+size_t *wm_map_path_next(const wm_map_t *map) {
+  size_t *next = malloc((map->n_nodes ? map->n_nodes : 1) * sizeof(size_t));
+  if (!next) {
+    return NULL;
+  }
+  for (size_t i = 0; i < map->n_nodes; i++) {
+    next[i] = SIZE_MAX;
+  }
+  const wm_map_critical_t *cp = &map->critical;
+  for (size_t k = 0; k + 1 < cp->n_nodes; k++) {
+    if (cp->nodes[k] < map->n_nodes) {
+      next[cp->nodes[k]] = cp->nodes[k + 1];
+    }
+  }
+  return next;
+}
+
 void wm_map_to_dot(const wm_map_t *m, wm_strbuf_t *out) {
+  size_t *next = wm_map_path_next(m);
+  if (!next) {
+    out->failed = true;
+    return;
+  }
   const char *first = m->n_backends ? m->backends[0].name : "";
   wm_strbuf_printf(out, "digraph ");
   dot_string(out, m->model ? m->model : "model");
@@ -130,10 +154,11 @@ void wm_map_to_dot(const wm_map_t *m, wm_strbuf_t *out) {
     const wm_map_node_t *n = &m->nodes[i];
     for (size_t k = 0; k < n->n_preds; k++) {
       size_t p = n->preds[k];
-      bool hot = n->critical && m->nodes[p].critical;
+      bool hot = next[p] == i;
       wm_strbuf_printf(out, "  n%zu -> n%zu%s;\n", p, i,
                        hot ? " [color=\"#d62728\", penwidth=2]" : "");
     }
   }
   wm_strbuf_printf(out, "}\n");
+  free(next);
 }

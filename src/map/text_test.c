@@ -462,6 +462,32 @@ WM_TEST(csv_quotes_fields_and_dot_escapes_labels) {
   WM_CHECK(braces);
 }
 
+// A skip edge between two path nodes that the path does not take is not
+// drawn as part of it: only consecutive path nodes' edges are red.
+WM_TEST(dot_marks_only_the_path_edges) {
+  fake_init(&g_fake);
+  static size_t preds3[2] = {2, 0};  // node 3 reads node 2 and skips from 0
+  g_fake.nodes[3].preds = preds3;
+  g_fake.nodes[3].n_preds = 2;
+  wm_strbuf_t b;
+  wm_strbuf_init(&b);
+  wm_map_to_dot(&g_fake.map, &b);
+  const char *d = wm_strbuf_str(&b);
+  size_t red = 0;
+  for (const char *p = d; (p = strstr(p, "penwidth=2]")) != NULL; p++) {
+    red++;
+  }
+  bool path_edge = strstr(d, "n0 -> n1 [color=") != NULL;
+  bool skip_plain = strstr(d, "n0 -> n3;\n") != NULL;
+  if (red != 1 || !path_edge || !skip_plain) {
+    fprintf(stderr, "%s", d);
+  }
+  wm_strbuf_deinit(&b);
+  WM_CHECK_INT_EQ(red, 1);
+  WM_CHECK(path_edge);
+  WM_CHECK(skip_plain);
+}
+
 WM_TEST(many_backends_drop_cover_columns_and_still_fit) {
   fake_init(&g_fake);
   // Six backends named long, all pointing at the two real ones' data.
@@ -694,6 +720,7 @@ int main(void) {
       WM_CASE(text_shows_every_section_of_a_planned_map),
       WM_CASE(markdown_tables_are_consistent_and_escaped),
       WM_CASE(csv_quotes_fields_and_dot_escapes_labels),
+      WM_CASE(dot_marks_only_the_path_edges),
       WM_CASE(many_backends_drop_cover_columns_and_still_fit),
       WM_CASE(rendering_survives_each_failed_allocation),
       WM_CASE(mlp_reports_fit_and_list_every_op_type),
