@@ -275,6 +275,8 @@ typedef struct wm_bench_options {
   // Called in the parent after each block (done of total), or NULL.
   void (*progress)(void *ctx, size_t done, size_t total, const char *label);
   void *progress_ctx;
+  int64_t max_iterations;       // wm_session_options_t's (0: the default)
+  int64_t max_sequence_length;  // wm_session_options_t's (0: the default)
 } wm_bench_options_t;
 
 // Runs every configuration's blocks interleaved, each block in a fresh

@@ -89,7 +89,21 @@ typedef struct wm_session_options {
   bool no_in_place;
   // Which kernels the backends run (AUTO: library, else generated).
   wm_kernels_t kernels;
+  // The most iterations one Loop, Scan or SequenceMap node may run in one
+  // run (0: WM_SESSION_MAX_ITERATIONS_DEFAULT); a run that reaches it fails
+  // naming the node and the count (untrusted models: a trip count of 2^62,
+  // a condition that never turns false).
+  int64_t max_iterations;
+  // The most elements a sequence the session makes may hold (0:
+  // WM_SESSION_MAX_SEQUENCE_LENGTH_DEFAULT); past it the run fails naming
+  // the node and the length (a SequenceInsert in a loop without end).
+  int64_t max_sequence_length;
 } wm_session_options_t;
+
+// The defaults of wm_session_options_t.max_iterations and
+// .max_sequence_length.
+#define WM_SESSION_MAX_ITERATIONS_DEFAULT 10000000
+#define WM_SESSION_MAX_SEQUENCE_LENGTH_DEFAULT 100000
 
 // The graph passes a session can apply, in the order they run: returns
 // their number, the name of pass |i| (as --passes takes it) and a line

@@ -196,6 +196,8 @@ static wm_status_t child_block(const job_t *j, wm_strbuf_t *out) {
       .passes = o->passes,
       .no_in_place = o->no_in_place,
       .kernels = o->kernels,
+      .max_iterations = o->max_iterations,
+      .max_sequence_length = o->max_sequence_length,
       // The block's process is the graph's last user: weights the plan
       // packed need not be held twice.
       .release_weights = true,

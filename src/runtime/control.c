@@ -271,6 +271,17 @@ wm_status_t rt_run_loop(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
   }
   size_t n_outer = in->n;
   while (!st && (int64_t)iters < max_iter && cond) {
+    if ((int64_t)iters >= s->options.max_iterations) {
+      char trip[32] = "none";
+      if (node->inputs[0] >= 0) {
+        snprintf(trip, sizeof(trip), "%lld", (long long)max_iter);
+      }
+      st = WM_ERROR(RESOURCE_EXHAUSTED,
+                    "reached the limit of %lld iterations with the condition "
+                    "still true (trip count %s); --max-iterations raises it",
+                    (long long)s->options.max_iterations, trip);
+      break;
+    }
     rt_sub_truncate(in, n_outer);
     wm_item_t it, c;
     st = rt_scalar_item(WM_DTYPE_INT64, (int64_t)iters, &it);
@@ -568,6 +579,13 @@ wm_status_t rt_run_scan(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
     }
   }
   sp.in_axes = axes;
+  if (!st && len > s->options.max_iterations) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED,
+                  "node \"%s\" (Scan): %lld iterations (the scan length) "
+                  "are past the limit of %lld; --max-iterations raises it",
+                  rn->label, (long long)len,
+                  (long long)s->options.max_iterations);
+  }
   // States: owned copies replaced every iteration.
   for (size_t i = 0; !st && i < sp.n_state; i++) {
     if (!owned[i]) {
@@ -670,6 +688,17 @@ wm_status_t rt_run_scan8(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
                   "node \"%s\" (Scan): sequence_lens has %zu entries for a "
                   "batch of %lld",
                   rn->label, lens->count, (long long)batch);
+  }
+  int64_t total = 0;
+  if (!st && batch > 0 && max_len > 0 &&
+      (!wm_checked_mul_i64(batch, max_len, &total) ||
+       total > s->options.max_iterations)) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED,
+                  "node \"%s\" (Scan): a batch of %lld sequences of %lld "
+                  "steps is past the limit of %lld iterations; "
+                  "--max-iterations raises it",
+                  rn->label, (long long)batch, (long long)max_len,
+                  (long long)s->options.max_iterations);
   }
   if (!st) {
     st = rt_sub_add_outer(s, sub->graph, in);

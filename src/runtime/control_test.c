@@ -603,6 +603,188 @@ WM_TEST(host_nodes_refuse_omitted_variadic_inputs_naming_the_slot) {
   wm_backend_destroy(ref);
 }
 
+// A session on ref alone with the limits given.
+static wm_status_t limited_session(wm_graph_t *g, wm_backend_t *ref,
+                                   int64_t max_iterations,
+                                   int64_t max_sequence_length,
+                                   wm_session_t **out) {
+  wm_session_options_t o = {.backends = &ref,
+                            .backend_count = 1,
+                            .mode = WM_PLACEMENT_STRICT,
+                            .max_iterations = max_iterations,
+                            .max_sequence_length = max_sequence_length};
+  return wm_session_create_placed(g, &o, out);
+}
+
+// v = v + 1 while c (never false) for m iterations (m "" when |trip| is
+// false): the run stops at the limit with the node, the count and the trip
+// count; a loop of exactly the limit runs.
+WM_TEST(loop_stops_at_the_iteration_limit_naming_the_node_and_count) {
+  for (int trip = 0; trip < 2; trip++) {
+    wm_graph_t *g, *body;
+    WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+    WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+    input(g, "m", WM_DTYPE_INT64, 0, 0);
+    input(g, "c", WM_DTYPE_BOOL, 0, 0);
+    input(g, "v0", WM_DTYPE_FLOAT, 1, 1);
+    const char *ins[3] = {trip ? "m" : "", "c", "v0"}, *out = "v";
+    int32_t n_loop, n;
+    WM_CHECK_OK(
+        wm_graph_add_node(g, "Loop", "", "spin", ins, 3, &out, 1, &n_loop));
+    output(g, "v");
+    WM_CHECK_OK(wm_graph_create("body", g, &body));
+    input(body, "i", WM_DTYPE_INT64, 0, 0);
+    input(body, "cin", WM_DTYPE_BOOL, 0, 0);
+    input(body, "vin", WM_DTYPE_FLOAT, 1, 1);
+    node(body, "Identity", "cin", NULL, "cout", &n);
+    node(body, "Add", "vin", "vin", "vout", &n);
+    output(body, "cout");
+    output(body, "vout");
+    WM_CHECK_OK(wm_graph_add_attr_graph(g, n_loop, "body", body));
+    reload(&g);
+    wm_backend_t *ref;
+    WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+    wm_session_t *s;
+    WM_CHECK_OK(limited_session(g, ref, 100, 0, &s));
+    static const double big[1] = {4611686018427387904.0}, c[1] = {1},
+                        v0[1] = {1};
+    wm_tensor_t *in[3] = {vector(WM_DTYPE_INT64, 0, big),
+                          vector(WM_DTYPE_BOOL, 0, c),
+                          vector(WM_DTYPE_FLOAT, 1, v0)};
+    const char *names[3] = {"m", "c", "v0"};
+    wm_tensor_t *y = NULL;
+    WM_CHECK_ERR(
+        wm_session_run(s, names, (const wm_tensor_t *const *)in, 3, &y),
+        RESOURCE_EXHAUSTED,
+        trip ? "node \"spin\" (Loop), iteration 100: reached the "
+               "limit of 100 iterations with the condition still "
+               "true (trip count 4611686018427387904)"
+             : "node \"spin\" (Loop), iteration 100: reached the "
+               "limit of 100 iterations with the condition still "
+               "true (trip count none)");
+    WM_CHECK(y == NULL);
+    if (trip) {  // exactly the limit: 2^100 overflows nothing in float
+      wm_tensor_set_i64(in[0], 0, 100);
+      WM_CHECK_OK(
+          wm_session_run(s, names, (const wm_tensor_t *const *)in, 3, &y));
+      WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y, 0), 1.2676506002282294e30, 1e16);
+      wm_tensor_destroy(y);
+    }
+    for (int i = 0; i < 3; i++) {
+      wm_tensor_destroy(in[i]);
+    }
+    wm_session_destroy(s);
+    WM_CHECK_ERR(limited_session(g, ref, -1, 0, &s), INVALID_ARGUMENT,
+                 "max_iterations is -1");
+    wm_backend_destroy(ref);
+    wm_graph_destroy(g);
+  }
+}
+
+// A loop without end that appends x to a sequence every iteration stops
+// at the sequence-length limit, naming the SequenceInsert and the length,
+// long before the iteration limit.
+WM_TEST(sequence_growing_in_a_loop_stops_at_the_length_limit) {
+  wm_graph_t *g, *body;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  input(g, "c", WM_DTYPE_BOOL, 0, 0);
+  input(g, "x", WM_DTYPE_FLOAT, 1, 2);
+  int32_t n_loop, n;
+  const char *none = NULL, *s0 = "s0";
+  WM_CHECK_OK(
+      wm_graph_add_node(g, "SequenceEmpty", "", "empty", &none, 0, &s0, 1, &n));
+  const char *ins[3] = {"", "c", "s0"}, *out = "s";
+  WM_CHECK_OK(
+      wm_graph_add_node(g, "Loop", "", "grow", ins, 3, &out, 1, &n_loop));
+  output(g, "s");
+  WM_CHECK_OK(wm_graph_create("body", g, &body));
+  input(body, "i", WM_DTYPE_INT64, 0, 0);
+  input(body, "cin", WM_DTYPE_BOOL, 0, 0);
+  container_input(body, "sin", WM_TYPE_SEQUENCE);
+  node(body, "Identity", "cin", NULL, "cout", &n);
+  const char *app_in[2] = {"sin", "x"}, *app_out = "sout";
+  WM_CHECK_OK(wm_graph_add_node(body, "SequenceInsert", "", "append", app_in, 2,
+                                &app_out, 1, &n));
+  output(body, "cout");
+  output(body, "sout");
+  WM_CHECK_OK(wm_graph_add_attr_graph(g, n_loop, "body", body));
+  reload(&g);
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  wm_session_t *s;
+  WM_CHECK_OK(limited_session(g, ref, 0, 50, &s));
+  static const double c[1] = {1}, xv[2] = {1, 2};
+  wm_item_t in[2] = {wm_item_tensor_take(vector(WM_DTYPE_BOOL, 0, c)),
+                     wm_item_tensor_take(vector(WM_DTYPE_FLOAT, 2, xv))};
+  const char *names[2] = {"c", "x"};
+  wm_item_t y = {0};
+  WM_CHECK_ERR(wm_session_run_items(s, names, in, 2, &y), RESOURCE_EXHAUSTED,
+               "node \"append\" (SequenceInsert): a sequence of 51 elements "
+               "is past the limit of 50");
+  WM_CHECK(y.kind == WM_TYPE_TENSOR && y.tensor == NULL);
+  wm_item_deinit(&in[0]);
+  wm_item_deinit(&in[1]);
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
+// A Scan whose scan axis is longer than the limit is refused before its
+// first step, naming the node and the length.
+WM_TEST(scan_longer_than_the_iteration_limit_is_refused) {
+  wm_graph_t *g, *body;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  input(g, "s0", WM_DTYPE_FLOAT, 1, 1);
+  wm_shape_t xs = {.rank = 2, .dims = {3, 1}};
+  wm_type_t xt = wm_type_tensor(WM_DTYPE_FLOAT, &xs);
+  int32_t xid, n_scan, n;
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &xt, &xid));
+  const char *ins[2] = {"s0", "x"}, *outs[1] = {"s"};
+  WM_CHECK_OK(
+      wm_graph_add_node(g, "Scan", "", "fold", ins, 2, outs, 1, &n_scan));
+  WM_CHECK_OK(wm_graph_add_attr_int(g, n_scan, "num_scan_inputs", 1));
+  output(g, "s");
+  WM_CHECK_OK(wm_graph_create("body", g, &body));
+  input(body, "sin", WM_DTYPE_FLOAT, 1, 1);
+  input(body, "xt", WM_DTYPE_FLOAT, 1, 1);
+  node(body, "Add", "sin", "xt", "sout", &n);
+  output(body, "sout");
+  WM_CHECK_OK(wm_graph_add_attr_graph(g, n_scan, "body", body));
+  reload(&g);
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  static const double s0[1] = {0}, xv[3] = {1, 2, 3};
+  wm_tensor_t *in[2] = {vector(WM_DTYPE_FLOAT, 1, s0), NULL};
+  WM_CHECK_OK(wm_tensor_create(WM_DTYPE_FLOAT, &xs, &in[1]));
+  for (size_t i = 0; i < 3; i++) {
+    wm_tensor_set_f64(in[1], i, xv[i]);
+  }
+  const char *names[2] = {"s0", "x"};
+  for (int64_t limit = 2; limit <= 3; limit++) {
+    wm_session_t *s;
+    WM_CHECK_OK(limited_session(g, ref, limit, 0, &s));
+    wm_tensor_t *y = NULL;
+    wm_status_t st =
+        wm_session_run(s, names, (const wm_tensor_t *const *)in, 2, &y);
+    if (limit == 2) {
+      WM_CHECK_ERR(st, RESOURCE_EXHAUSTED,
+                   "node \"fold\" (Scan): 3 iterations (the scan length) are "
+                   "past the limit of 2");
+    } else {
+      WM_CHECK_OK(st);
+      WM_CHECK_DBL_NEAR(wm_tensor_get_f64(y, 0), 6, 0);
+    }
+    wm_tensor_destroy(y);
+    wm_session_destroy(s);
+  }
+  wm_tensor_destroy(in[0]);
+  wm_tensor_destroy(in[1]);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(if_takes_the_branch_and_reads_outer_values),
@@ -613,6 +795,9 @@ int main(void) {
       WM_CASE(optionals_report_presence_and_refuse_empty_gets),
       WM_CASE(batched_scan8_stops_each_entry_at_its_length),
       WM_CASE(host_nodes_refuse_omitted_variadic_inputs_naming_the_slot),
+      WM_CASE(loop_stops_at_the_iteration_limit_naming_the_node_and_count),
+      WM_CASE(sequence_growing_in_a_loop_stops_at_the_length_limit),
+      WM_CASE(scan_longer_than_the_iteration_limit_is_refused),
       {NULL, NULL},
   };
   return wm_test_main(cases);

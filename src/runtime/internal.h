@@ -241,7 +241,8 @@ struct wm_session {
   double *node_ns;           // per user node: profiled time
   size_t profiled_runs;      // runs that added to |node_ns|
   wm_backend_t *listed[WM_SESSION_MAX_BACKENDS];  // for nested sessions
-  wm_session_options_t options;  // as created (backends -> |listed|)
+  wm_session_options_t options;  // as created (backends -> |listed|;
+                                 // limits 0 replaced by their defaults)
   wm_session_t *outer;           // while nested: the session running it
 };
 

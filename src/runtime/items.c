@@ -45,6 +45,19 @@ static wm_status_t seq_position(const rt_node_t *rn, int64_t pos, size_t n,
   return NULL;
 }
 
+// Refuses a sequence of |n| elements past the session's limit, naming the
+// node (|op|) and the length.
+static wm_status_t seq_length_check(const wm_session_t *s, const rt_node_t *rn,
+                                    const char *op, size_t n) {
+  if (n <= (uint64_t)s->options.max_sequence_length) {
+    return NULL;
+  }
+  return WM_ERROR(RESOURCE_EXHAUSTED,
+                  "node \"%s\" (%s): a sequence of %zu elements is past the "
+                  "limit of %lld; --max-sequence-length raises it",
+                  rn->label, op, n, (long long)s->options.max_sequence_length);
+}
+
 static wm_status_t split_to_sequence(wm_session_t *s, const wm_node_t *node,
                                      const rt_node_t *rn, wm_tensor_t ***out,
                                      size_t *out_n) {
@@ -70,6 +83,11 @@ static wm_status_t split_to_sequence(wm_session_t *s, const wm_node_t *node,
   }
   size_t len = st ? 0 : (size_t)x->shape.dims[axis];
   bool keep = split || wm_node_attr_int(node, "keepdims", 1) != 0;
+  // One element per step without a split: refused before the sizes are
+  // allocated (an axis of 2^40 over an empty tensor).
+  if (!st && !split) {
+    st = seq_length_check(s, rn, "SplitToSequence", len);
+  }
   // Chunk sizes.
   size_t n = 0;
   size_t cap = split && split->count > len ? split->count : len;
@@ -282,6 +300,9 @@ static wm_status_t run_sequence(wm_session_t *s, size_t index,
     WM_RETURN_IF_ERROR(int_input(s, node, insert ? 2 : 1,
                                  insert ? (int64_t)src->count : -1, &p));
     WM_RETURN_IF_ERROR(seq_position(rn, p, src->count, insert ? 1 : 0, &pos));
+    if (insert) {
+      WM_RETURN_IF_ERROR(seq_length_check(s, rn, op, src->count + 1));
+    }
     st = wm_item_init(r, WM_TYPE_SEQUENCE, src->elem_kind, src->elem_dtype,
                       src->count + 1);
     for (size_t i = 0; !st && i <= src->count; i++) {
@@ -313,8 +334,11 @@ static wm_status_t run_sequence(wm_session_t *s, size_t index,
     wm_tensor_t **parts = NULL;
     size_t n = 0;
     WM_RETURN_IF_ERROR(split_to_sequence(s, node, rn, &parts, &n));
-    st = wm_item_init(r, WM_TYPE_SEQUENCE, WM_TYPE_TENSOR,
-                      n ? parts[0]->dtype : WM_DTYPE_UNDEFINED, n);
+    st = seq_length_check(s, rn, op, n);
+    if (!st) {
+      st = wm_item_init(r, WM_TYPE_SEQUENCE, WM_TYPE_TENSOR,
+                        n ? parts[0]->dtype : WM_DTYPE_UNDEFINED, n);
+    }
     for (size_t i = 0; i < n; i++) {
       if (st) {
         wm_tensor_destroy(parts[i]);
@@ -375,6 +399,13 @@ static wm_status_t run_sequence_map(wm_session_t *s, size_t index,
                     "input 0 %zu",
                     rn->label, i, args[i].count, len);
     }
+  }
+  if (!st && len > (uint64_t)s->options.max_iterations) {
+    st = WM_ERROR(RESOURCE_EXHAUSTED,
+                  "node \"%s\" (SequenceMap): %zu iterations (the sequence "
+                  "length) are past the limit of %lld; --max-iterations "
+                  "raises it",
+                  rn->label, len, (long long)s->options.max_iterations);
   }
   for (size_t j = 0; !st && j < n_out; j++) {
     const wm_type_t *t = &body->values[body->outputs[j]].type;
@@ -645,6 +676,13 @@ wm_status_t rt_run_host_node(wm_session_t *s, size_t index) {
              : run_optional(s, index, results);
   }
   rt_sub_deinit(&in);
+  // Every sequence the node made (Loop's carried values, SequenceMap's
+  // outputs, a SequenceConstruct) stays within the limit.
+  for (size_t i = 0; !st && i < n_out; i++) {
+    if (results[i].kind == WM_TYPE_SEQUENCE) {
+      st = seq_length_check(s, &s->nodes[index], op, results[i].count);
+    }
+  }
   for (size_t i = 0; !st && i < n_out; i++) {
     int32_t id = node->outputs[i];
     if (id >= 0) {

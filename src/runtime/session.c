@@ -307,6 +307,13 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
                     "%zu",
                     WM_SESSION_MAX_BACKENDS, options->backend_count);
   }
+  if (options->max_iterations < 0 || options->max_sequence_length < 0) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "max_iterations is %lld and max_sequence_length %lld; "
+                    "want counts (0: the default)",
+                    (long long)options->max_iterations,
+                    (long long)options->max_sequence_length);
+  }
   WM_RETURN_IF_ERROR(wm_graph_verify(graph));
   WM_RETURN_IF_ERROR(wm_ops_check_graph(graph));
   wm_session_t *s = wm_calloc(1, sizeof(*s));
@@ -319,6 +326,12 @@ wm_status_t wm_session_create_placed(wm_graph_t *graph,
   }
   s->options = *options;
   s->options.backends = s->listed;
+  if (!s->options.max_iterations) {
+    s->options.max_iterations = WM_SESSION_MAX_ITERATIONS_DEFAULT;
+  }
+  if (!s->options.max_sequence_length) {
+    s->options.max_sequence_length = WM_SESSION_MAX_SEQUENCE_LENGTH_DEFAULT;
+  }
   wm_status_t st = rt_passes_parse(options->passes, &s->passes);
   if (!st && options->passes) {
     s->passes_text = wm_strdup(options->passes);

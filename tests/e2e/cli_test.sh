@@ -122,5 +122,26 @@ if [ -d "$seq_case" ]; then
     "$wmap" run "$opt_case/model.onnx" --inputs "$tmp/optin"
 fi
 
+# Untrusted control flow: a Loop without end and a sequence growing in one
+# stop at the limits with the node and the count (make_limit_models.py);
+# the commands that run models take the limits, checked as counts.
+here=$(dirname "$0")
+expect run_loop_stops_at_max_iterations 1 \
+  'node "spin" (Loop), iteration 1000: reached the limit of 1000 iterations with the condition still true (trip count none)' \
+  "$wmap" run "$here/endless_loop.onnx" --max-iterations 1000
+expect run_sequence_stops_at_max_sequence_length 1 \
+  'node "append" (SequenceInsert): a sequence of 101 elements is past the limit of 100' \
+  "$wmap" run "$here/growing_sequence.onnx" --max-sequence-length 100
+expect bench_loop_stops_at_max_iterations 1 'reached the limit of 50 iterations' \
+  "$wmap" bench "$here/endless_loop.onnx" --max-iterations 50 $bench_quick
+expect conform_takes_max_iterations 1 "does not exist" \
+  "$wmap" conform --max-iterations 5 --max-sequence-length 5 --data "$tmp/nothing"
+expect run_max_iterations_wants_a_count 2 \
+  '--max-iterations wants a count from 1 to 4611686018427387904, got "0"' \
+  "$wmap" run "$here/endless_loop.onnx" --max-iterations 0
+expect tune_max_sequence_length_wants_a_count 2 \
+  '--max-sequence-length wants a count from 1' \
+  "$wmap" tune "$here/endless_loop.onnx" --max-sequence-length 1e3
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

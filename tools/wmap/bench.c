@@ -65,7 +65,8 @@ static const char bench_usage[] =
     "  --color WHEN         auto (default: on a terminal), always, never\n"
     "  --backend-path DIR   also look for backends in DIR "
     "(repeatable)\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_IN_PLACE_USAGE
-        WM_CLI_IMPL_USAGE "  -h, --help           show this help\n";
+        WM_CLI_IMPL_USAGE WM_CLI_LIMIT_OPTIONS_USAGE
+    "  -h, --help           show this help\n";
 
 enum { MAX_LISTS = 16, MAX_THREADS = 16 };
 
@@ -88,10 +89,12 @@ typedef struct bench_args {
   int color;
   wm_cli_dims_t dims;
   wm_cli_backend_options_t bo;
-  const char *parallel;  // --parallel SPEC, or NULL
-  const char *passes;    // --passes / --no-passes, or NULL: all
-  bool no_in_place;      // --no-in-place
-  wm_kernels_t kernels;  // --impl
+  const char *parallel;         // --parallel SPEC, or NULL
+  const char *passes;           // --passes / --no-passes, or NULL: all
+  bool no_in_place;             // --no-in-place
+  wm_kernels_t kernels;         // --impl
+  int64_t max_iterations;       // --max-iterations (0: the default)
+  int64_t max_sequence_length;  // --max-sequence-length (0: the default)
 } bench_args_t;
 
 static int parse_threads_list(const char *text, bench_args_t *a) {
@@ -147,6 +150,8 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
       {"no-passes", no_argument, NULL, 'N'},
       {"no-in-place", no_argument, NULL, 'W'},
       {"impl", required_argument, NULL, 'G'},
+      {"max-iterations", required_argument, NULL, 'X'},
+      {"max-sequence-length", required_argument, NULL, 'E'},
       {"parallel", required_argument, NULL, 'L'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
@@ -241,6 +246,14 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         break;
       case 'G':
         rc = wm_cli_impl_option("bench", optarg, &a->kernels);
+        break;
+      case 'X':
+        rc = wm_cli_limit_option("bench", "max-iterations", optarg,
+                                 &a->max_iterations);
+        break;
+      case 'E':
+        rc = wm_cli_limit_option("bench", "max-sequence-length", optarg,
+                                 &a->max_sequence_length);
         break;
       case 'h':
         fputs(bench_usage, stdout);
@@ -526,7 +539,9 @@ static wm_status_t bench_parallel(bench_args_t *a, wm_graph_t *graph,
   wm_session_options_t so = {.backends = list,
                              .passes = a->passes,
                              .no_in_place = a->no_in_place,
-                             .kernels = a->kernels};
+                             .kernels = a->kernels,
+                             .max_iterations = a->max_iterations,
+                             .max_sequence_length = a->max_sequence_length};
   wm_cli_dataset_t gen = {0};
   const wm_cli_dataset_t *ds = given;
   wm_status_t s = wm_cli_registry_open(&bo, &reg);
@@ -632,6 +647,8 @@ int wm_cli_bench(int argc, char **argv) {
       .passes = a.passes,
       .no_in_place = a.no_in_place,
       .kernels = a.kernels,
+      .max_iterations = a.max_iterations,
+      .max_sequence_length = a.max_sequence_length,
       .input_names = a.inputs_dir ? (const char *const *)ds.input_names : NULL,
       .inputs = ins,
       .n_inputs = ds.n_inputs,

@@ -72,6 +72,20 @@ typedef struct wm_cli_backend_options {
 // error for |cmd| and returns WM_EXIT_USAGE.
 int wm_cli_impl_option(const char *cmd, const char *value, wm_kernels_t *out);
 
+// Usage text of --max-iterations and --max-sequence-length
+// (wm_session_options_t.max_iterations and .max_sequence_length).
+#define WM_CLI_LIMIT_OPTIONS_USAGE                                           \
+  "  --max-iterations N   stop a run whose Loop, Scan or SequenceMap node\n" \
+  "                       reaches N iterations (default 10000000)\n"         \
+  "  --max-sequence-length N\n"                                              \
+  "                       stop a run that makes a sequence of more than N\n" \
+  "                       elements (default 100000)\n"
+// Takes the value of --max-iterations or --max-sequence-length (|opt|,
+// as getopt_long names it) into *out; returns WM_EXIT_OK, or prints a
+// usage error for |cmd| and returns WM_EXIT_USAGE.
+int wm_cli_limit_option(const char *cmd, const char *opt, const char *text,
+                        int64_t *out);
+
 // Takes --passes LIST (checked against the passes there are) or, with
 // |list| NULL, --no-passes into *passes (NULL: all, "": none); returns
 // WM_EXIT_OK, or prints a usage error for |cmd| and returns WM_EXIT_USAGE.

@@ -52,7 +52,7 @@ static const char conform_usage[] =
     "  --write-expect FILE  write the cases that did not pass, with their\n"
     "                       reasons, in that "
     "format\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_IMPL_USAGE
-        WM_CLI_BACKEND_OPTIONS_USAGE
+        WM_CLI_LIMIT_OPTIONS_USAGE WM_CLI_BACKEND_OPTIONS_USAGE
     "  -h, --help           show this help\n"
     "\n"
     "On a terminal, case and summary lines longer than it wrap at spaces,\n"
@@ -809,6 +809,8 @@ int wm_cli_conform(int argc, char **argv) {
       {"passes", required_argument, NULL, 'Q'},
       {"no-passes", no_argument, NULL, 'N'},
       {"impl", required_argument, NULL, 'K'},
+      {"max-iterations", required_argument, NULL, 'M'},
+      {"max-sequence-length", required_argument, NULL, 'E'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *backend_name = "ref", *data = getenv("WMAP_ONNX_TESTDATA");
@@ -817,6 +819,7 @@ int wm_cli_conform(int argc, char **argv) {
   const char *expect = NULL, *write_expect = NULL;
   bool quiet = false, strict = false;
   wm_kernels_t kernels = WM_KERNELS_AUTO;
+  int64_t limits[2] = {0, 0};  // --max-iterations, --max-sequence-length
   wm_cli_backend_options_t bo = {.quiet = true};
   optind = 1;
   int c;
@@ -852,12 +855,18 @@ int wm_cli_conform(int argc, char **argv) {
       case 'Q':
       case 'N':
       case 'K':
+      case 'M':
+      case 'E':
       case 'P':
       case 'T': {
         int rc = c == 'Q'   ? wm_cli_passes_option("conform", optarg, &passes)
                  : c == 'N' ? wm_cli_passes_option("conform", NULL, &passes)
-                 : c == 'K'
-                     ? wm_cli_impl_option("conform", optarg, &kernels)
+                 : c == 'K' ? wm_cli_impl_option("conform", optarg, &kernels)
+                 : c == 'M' || c == 'E'
+                     ? wm_cli_limit_option(
+                           "conform",
+                           c == 'M' ? "max-iterations" : "max-sequence-length",
+                           optarg, &limits[c == 'E'])
                      : wm_cli_backend_option(
                            "conform", c == 'P' ? "backend-path" : "threads",
                            optarg, &bo);
@@ -961,11 +970,15 @@ int wm_cli_conform(int argc, char **argv) {
       .mode = strict ? WM_PLACEMENT_STRICT : WM_PLACEMENT_FALLBACK,
       .passes = passes,
       .kernels = kernels,
+      .max_iterations = limits[0],
+      .max_sequence_length = limits[1],
   };
   wm_session_options_t oracle = {.backends = &ref,
                                  .backend_count = 1,
                                  .mode = WM_PLACEMENT_STRICT,
-                                 .passes = passes};
+                                 .passes = passes,
+                                 .max_iterations = limits[0],
+                                 .max_sequence_length = limits[1]};
   bool is_ref = strcmp(wm_backend_name(backend), "ref") == 0;
   case_result_t *rs = NULL;
   size_t n = 0, cap = 0, whole = 0, gen_cases = 0, gen_nodes = 0;

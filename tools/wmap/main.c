@@ -123,6 +123,20 @@ int wm_cli_impl_option(const char *cmd, const char *value, wm_kernels_t *out) {
   return WM_EXIT_OK;
 }
 
+int wm_cli_limit_option(const char *cmd, const char *opt, const char *text,
+                        int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (end == text || *end || errno || v < 1 || v > (1LL << 62)) {
+    return wm_cli_usage_error(
+        cmd, "--%s wants a count from 1 to 4611686018427387904, got \"%s\"",
+        opt, text);
+  }
+  *out = (int64_t)v;
+  return WM_EXIT_OK;
+}
+
 void wm_cli_backend_options_deinit(wm_cli_backend_options_t *opts) {
   free(opts->paths);
   opts->paths = NULL;

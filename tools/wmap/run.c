@@ -54,7 +54,8 @@ static const char run_usage[] =
     "  --save DIR           write the outputs as DIR/output_K.pb\n"
     "  --values N           values printed per output (default "
     "8)\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_IN_PLACE_USAGE WM_CLI_IMPL_USAGE
-        WM_CLI_BACKEND_OPTIONS_USAGE "  -h, --help           show this help\n";
+        WM_CLI_LIMIT_OPTIONS_USAGE WM_CLI_BACKEND_OPTIONS_USAGE
+    "  -h, --help           show this help\n";
 
 static void print_tensor(const char *name, const wm_tensor_t *t, size_t n) {
   char shape[128];
@@ -169,6 +170,8 @@ int wm_cli_run(int argc, char **argv) {
       {"no-passes", no_argument, NULL, 'N'},
       {"no-in-place", no_argument, NULL, 'I'},
       {"impl", required_argument, NULL, 'K'},
+      {"max-iterations", required_argument, NULL, 'M'},
+      {"max-sequence-length", required_argument, NULL, 'E'},
       {"dim", required_argument, NULL, 'd'},
       {"shape", required_argument, NULL, 'z'},
       {"help", no_argument, NULL, 'h'},
@@ -178,6 +181,7 @@ int wm_cli_run(int argc, char **argv) {
   const char *parallel = NULL;
   bool strict = false, placement = false, no_in_place = false;
   wm_kernels_t kernels = WM_KERNELS_AUTO;
+  int64_t max_iterations = 0, max_sequence_length = 0;  // 0: the defaults
   long values = 8;
   int32_t steps = 1;
   wm_cli_backend_options_t bo = {.quiet = true};
@@ -242,6 +246,14 @@ int wm_cli_run(int argc, char **argv) {
       case 'K':
         rc = wm_cli_impl_option("run", optarg, &kernels);
         break;
+      case 'M':
+        rc = wm_cli_limit_option("run", "max-iterations", optarg,
+                                 &max_iterations);
+        break;
+      case 'E':
+        rc = wm_cli_limit_option("run", "max-sequence-length", optarg,
+                                 &max_sequence_length);
+        break;
       case 'd':
         rc = wm_cli_dim_option("run", optarg, &dims);
         break;
@@ -305,6 +317,8 @@ int wm_cli_run(int argc, char **argv) {
       .release_weights = true,  // the graph serves this session only
       .no_in_place = no_in_place,
       .kernels = kernels,
+      .max_iterations = max_iterations,
+      .max_sequence_length = max_sequence_length,
   };
   wm_status_t s = wm_cli_registry_open(&bo, &reg);
   if (!s) {

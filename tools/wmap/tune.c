@@ -28,8 +28,8 @@ static const char tune_usage[] =
     "                       60)\n"
     "  --dim NAME=VALUE     a symbolic input dim (repeatable)\n"
     "  --shape INPUT=DIMS   an input's shape, e.g. "
-    "x=1,3,224,224\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_BACKEND_OPTIONS_USAGE
-    "  -h, --help           this help\n";
+    "x=1,3,224,224\n" WM_CLI_PASS_OPTIONS_USAGE WM_CLI_LIMIT_OPTIONS_USAGE
+        WM_CLI_BACKEND_OPTIONS_USAGE "  -h, --help           this help\n";
 
 int wm_cli_tune(int argc, char **argv) {
   static const struct option opts[] = {
@@ -39,12 +39,15 @@ int wm_cli_tune(int argc, char **argv) {
       {"threads", required_argument, NULL, 'T'},
       {"passes", required_argument, NULL, 'Q'},
       {"no-passes", no_argument, NULL, 'N'},
+      {"max-iterations", required_argument, NULL, 'M'},
+      {"max-sequence-length", required_argument, NULL, 'E'},
       {"dim", required_argument, NULL, 'd'},
       {"shape", required_argument, NULL, 'z'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *backend_name = "cpu", *passes = NULL;
   double budget = 60;
+  int64_t so_limits[2] = {0, 0};  // --max-iterations, --max-sequence-length
   wm_cli_backend_options_t bo = {.quiet = true};
   wm_cli_dims_t dims = {0};
   int rc = WM_EXIT_OK;
@@ -78,6 +81,14 @@ int wm_cli_tune(int argc, char **argv) {
         break;
       case 'N':
         rc = wm_cli_passes_option("tune", NULL, &passes);
+        break;
+      case 'M':
+        rc = wm_cli_limit_option("tune", "max-iterations", optarg,
+                                 &so_limits[0]);
+        break;
+      case 'E':
+        rc = wm_cli_limit_option("tune", "max-sequence-length", optarg,
+                                 &so_limits[1]);
         break;
       case 'd':
         rc = wm_cli_dim_option("tune", optarg, &dims);
@@ -115,7 +126,9 @@ int wm_cli_tune(int argc, char **argv) {
   wm_session_options_t so = {.backends = list,
                              .mode = WM_PLACEMENT_FALLBACK,
                              .passes = passes,
-                             .kernels = WM_KERNELS_GENERATED};
+                             .kernels = WM_KERNELS_GENERATED,
+                             .max_iterations = so_limits[0],
+                             .max_sequence_length = so_limits[1]};
   wm_status_t s = wm_cli_registry_open(&bo, &reg);
   if (!s) {
     s = wm_cli_backend_list(reg, backend_name, list, &so.backend_count);
