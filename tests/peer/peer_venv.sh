@@ -1,17 +1,20 @@
 # shellcheck shell=bash
-# Sourced by the peer checks (bash): the shared venv with onnxruntime, onnx
-# and numpy from the package index, cached in the build tree.
+# Sourced by the peer checks and the Python package's tests (bash): a venv
+# with packages from the package index, cached in the build tree.
 #
 #   . peer_venv.sh
-#   peer_venv VENV_DIR     # sets $py to VENV_DIR/bin/python, or skips
+#   peer_venv VENV_DIR [PACKAGE...]   # sets $py to VENV_DIR/bin/python,
+#                                     # or skips
 #
+# PACKAGEs default to the peers: onnxruntime onnx numpy; each must import
+# under its own name.
 # The venv is created when missing and reused when present; creation holds
 # VENV_DIR.lock so peer tests run in parallel do not build it twice. Exits
 # 77 (skip) with a reason when it cannot be made (no 'python3 -m venv', no
 # network); WMAP_PEER_REQUIRE=1 turns that skip into a failure.
 # WMAP_PEER_PYTHON names the interpreter (default python3).
 
-peer_packages=(onnxruntime onnx numpy)
+peer_packages=(onnxruntime onnx numpy)  # the ones peer_venv installs
 
 skip() {
   echo "SKIP: $*"
@@ -23,7 +26,9 @@ skip() {
 }
 
 peer_venv_imports() {
-  "$1/bin/python" -c 'import onnxruntime, onnx, numpy' 2>&1
+  local list
+  list=$(IFS=,; echo "${peer_packages[*]}")
+  "$1/bin/python" -c "import $list" 2>&1
 }
 
 # Creates the venv in $1 unless a complete one is there. The marker is
@@ -59,7 +64,7 @@ peer_venv_make() {
   fi
   rm -f "$log"
   if ! reason=$(peer_venv_imports "$venv"); then
-    skip "the venv in $venv cannot import onnxruntime, onnx, numpy:" \
+    skip "the venv in $venv cannot import ${peer_packages[*]}:" \
       "$(printf '%s\n' "$reason" | tail -n 1)"
   fi
   "$venv/bin/python" -m pip freeze --disable-pip-version-check >"$marker"
@@ -68,6 +73,8 @@ peer_venv_make() {
 
 peer_venv() {
   local venv=$1
+  shift
+  [ $# -eq 0 ] || peer_packages=("$@")
   mkdir -p "$(dirname "$venv")"
   if command -v flock >/dev/null 2>&1; then
     # A subshell holds the lock; skip's exit 77 passes through it.
