@@ -240,7 +240,18 @@ void wm_pool_for(wm_pool_t *pool, size_t n, size_t grain,
 
 // --------------------------------------------------------------- files
 
-// Reads a whole file into a heap buffer; *out_data must be freed.
+// The most a file read whole may hold by default: protobuf's 2 GiB limit
+// on one message (models and test tensors), the largest any reader takes.
+#define WM_FILE_MAX_BYTES ((size_t)2147483647)
+// Reads the whole regular file |path| of at most |max_bytes| into a heap
+// buffer; *out_data must be freed. Anything else (a directory, a FIFO, a
+// device such as /dev/zero) is refused at once, naming the path and what
+// it is, and so is a file over the cap (naming both sizes). Every reader
+// of whole files goes through here.
+wm_status_t wm_file_read_capped(const char *path, size_t max_bytes,
+                                uint8_t **out_data,
+                                size_t *out_size) WM_MUST_USE_RESULT;
+// wm_file_read_capped() with the cap WM_FILE_MAX_BYTES.
 wm_status_t wm_file_read(const char *path, uint8_t **out_data,
                          size_t *out_size) WM_MUST_USE_RESULT;
 // Writes |size| bytes to |path|, replacing it.

@@ -1,7 +1,10 @@
 // Tests of the base module: statuses, checked maths, arena, string map,
-// string buffer, files and allocation fault injection.
+// string buffer, files (regular files only, the size cap) and allocation
+// fault injection.
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "wm_test.h"
 
@@ -72,6 +75,62 @@ WM_TEST(file_read_names_a_missing_file) {
   WM_CHECK_ERR(wm_file_read("/nonexistent/x.onnx", &data, &size), NOT_FOUND,
                "cannot open \"/nonexistent/x.onnx\"");
   WM_CHECK(data == NULL);
+}
+
+WM_TEST(file_read_refuses_a_fifo_at_once) {
+  char dir[] = "/tmp/wm_base_test_XXXXXX";
+  WM_CHECK(mkdtemp(dir) != NULL);
+  char fifo[64];
+  snprintf(fifo, sizeof(fifo), "%s/pipe", dir);
+  WM_CHECK(mkfifo(fifo, 0600) == 0);
+  uint8_t *data = (uint8_t *)"x";
+  size_t size = 1;
+  // Without a writer, a blocking open or read would never return.
+  wm_status_t s = wm_file_read(fifo, &data, &size);
+  unlink(fifo);
+  rmdir(dir);
+  WM_CHECK_ERR(s, INVALID_ARGUMENT,
+               "is a FIFO (named pipe), not a regular file");
+  WM_CHECK(data == NULL);
+  WM_CHECK_INT_EQ(size, 0);
+}
+
+WM_TEST(file_read_refuses_devices_and_directories) {
+  uint8_t *data;
+  size_t size;
+  WM_CHECK_ERR(wm_file_read("/dev/zero", &data, &size), INVALID_ARGUMENT,
+               "\"/dev/zero\" is a character device, not a regular file");
+  WM_CHECK_ERR(wm_file_read("/tmp", &data, &size), INVALID_ARGUMENT,
+               "\"/tmp\" is a directory, not a regular file");
+  WM_CHECK(data == NULL);
+}
+
+WM_TEST(file_read_capped_refuses_a_file_over_the_cap) {
+  char path[] = "/tmp/wm_base_test_XXXXXX";
+  int fd = mkstemp(path);
+  WM_CHECK(fd >= 0);
+  char text[3000];
+  memset(text, 'a', sizeof(text));
+  WM_CHECK(write(fd, text, sizeof(text)) == (ssize_t)sizeof(text));
+  close(fd);
+  uint8_t *data = NULL;
+  size_t size = 0;
+  wm_status_t s = wm_file_read_capped(path, 2048, &data, &size);
+  char want[128];
+  snprintf(want, sizeof(want),
+           "\"%s\" is 2.9 KiB (3000 bytes), over the 2.0 KiB limit", path);
+  if (!s || !strstr(wm_status_message(s), want) ||
+      wm_status_code(s) != WM_STATUS_OUT_OF_RANGE) {
+    wm_test_fail(__FILE__, __LINE__, "got \"%s\", want \"%s\"",
+                 wm_status_message(s), want);
+  }
+  wm_status_free(s);
+  WM_CHECK(data == NULL);
+  WM_CHECK_OK(wm_file_read_capped(path, 3000, &data, &size));
+  WM_CHECK_INT_EQ(size, 3000);
+  WM_CHECK(data[0] == 'a' && data[2999] == 'a');
+  free(data);
+  unlink(path);
 }
 
 WM_TEST(alloc_fault_injection_fails_the_nth_allocation) {
@@ -155,6 +214,9 @@ int main(void) {
       WM_CASE(strmap_finds_every_key_after_growth),
       WM_CASE(strbuf_escapes_json_strings),
       WM_CASE(file_read_names_a_missing_file),
+      WM_CASE(file_read_refuses_a_fifo_at_once),
+      WM_CASE(file_read_refuses_devices_and_directories),
+      WM_CASE(file_read_capped_refuses_a_file_over_the_cap),
       WM_CASE(alloc_fault_injection_fails_the_nth_allocation),
       WM_CASE(grow_reports_exhaustion_under_fault_injection),
       WM_CASE(pool_for_covers_every_index_exactly_once),

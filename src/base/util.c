@@ -1,11 +1,13 @@
 // String buffers, logging, whole-file I/O and the clock.
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "wmap/base.h"
 
@@ -116,38 +118,122 @@ void wm_log(wm_log_level_t level, const char *fmt, ...) {
   fprintf(stderr, "wmap: %s: %s\n", tags[level], line);
 }
 
-wm_status_t wm_file_read(const char *path, uint8_t **out_data,
-                         size_t *out_size) {
+// What a file that is not a regular file is, for a message.
+static const char *file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) {
+    return "a directory";
+  }
+  if (S_ISFIFO(mode)) {
+    return "a FIFO (named pipe)";
+  }
+  if (S_ISCHR(mode)) {
+    return "a character device";
+  }
+  if (S_ISBLK(mode)) {
+    return "a block device";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  return "not a file";
+}
+
+// |bytes| for a message: "3.0 GiB", "12.5 MiB", "900 bytes".
+static void format_bytes(uint64_t bytes, char *out, size_t cap) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) {
+    snprintf(out, cap, "%llu bytes", (unsigned long long)bytes);
+    return;
+  }
+  double v = (double)bytes / 1024;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+    v /= 1024;
+    u++;
+  }
+  snprintf(out, cap, "%.1f %s", v, units[u]);
+}
+
+static wm_status_t too_large(const char *path, uint64_t size,
+                             size_t max_bytes) {
+  char have[32], limit[32];
+  format_bytes(size, have, sizeof(have));
+  format_bytes(max_bytes, limit, sizeof(limit));
+  return WM_ERROR(OUT_OF_RANGE,
+                  "\"%s\" is %s (%llu bytes), over the %s limit of a file "
+                  "read whole",
+                  path, have, (unsigned long long)size, limit);
+}
+
+wm_status_t wm_file_read_capped(const char *path, size_t max_bytes,
+                                uint8_t **out_data, size_t *out_size) {
   *out_data = NULL;
   *out_size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer before the
+  // S_ISREG check refuses it.
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
     return WM_ERROR(NOT_FOUND, "cannot open \"%s\": %s", path, strerror(errno));
   }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    wm_status_t s =
+        WM_ERROR(UNAVAILABLE, "cannot stat \"%s\": %s", path, strerror(errno));
+    close(fd);
+    return s;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return WM_ERROR(INVALID_ARGUMENT, "\"%s\" is %s, not a regular file", path,
+                    file_kind(st.st_mode));
+  }
+  if (st.st_size > 0 && (uint64_t)st.st_size > max_bytes) {
+    close(fd);
+    return too_large(path, (uint64_t)st.st_size, max_bytes);
+  }
+  // The size is a hint: the file may grow while it is read (or report 0,
+  // as /proc files do); reading stops at end of file or past the cap.
   size_t cap = 0, len = 0;
   uint8_t *data = NULL;
+  size_t hint = st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
+  wm_status_t s = NULL;
   for (;;) {
-    wm_status_t s = wm_grow((void **)&data, &cap, len + 65536, 1);
-    if (s) {
-      free(data);
-      fclose(f);
-      return wm_status_annotate(s, "reading \"%s\"", path);
+    size_t want = len + (len < hint ? hint - len : 65536);
+    if ((s = wm_grow((void **)&data, &cap, want, 1)) != NULL) {
+      s = wm_status_annotate(s, "reading \"%s\"", path);
+      break;
     }
-    size_t n = fread(data + len, 1, cap - len, f);
-    len += n;
+    ssize_t n = read(fd, data + len, cap - len);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      s = WM_ERROR(DATA_LOSS, "error reading \"%s\": %s", path,
+                   strerror(errno));
+      break;
+    }
     if (n == 0) {
       break;
     }
+    len += (size_t)n;
+    if (len > max_bytes) {
+      s = too_large(path, len, max_bytes);
+      break;
+    }
   }
-  bool bad = ferror(f);
-  fclose(f);
-  if (bad) {
+  close(fd);
+  if (s) {
     free(data);
-    return WM_ERROR(DATA_LOSS, "error reading \"%s\"", path);
+    return s;
   }
   *out_data = data;
   *out_size = len;
   return NULL;
+}
+
+wm_status_t wm_file_read(const char *path, uint8_t **out_data,
+                         size_t *out_size) {
+  return wm_file_read_capped(path, WM_FILE_MAX_BYTES, out_data, out_size);
 }
 
 wm_status_t wm_file_write(const char *path, const void *data, size_t size) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "wmap/bench.h"
 
 // Sanity bounds on what a file may hold; the JSON text bounds every
@@ -22,6 +23,11 @@
 #define MAX_U32 4294967295.0
 // Integers beyond 2^53 are not exact in a double.
 #define MAX_EXACT 9007199254740992.0
+// The longest time a file may state: 2^53 ns (104 days); a larger one
+// (1e308 ns) is a broken or forged file, never a measurement.
+#define MAX_NS MAX_EXACT
+// A baseline file read whole; 1e8 samples fit below it.
+#define BASELINE_MAX_BYTES ((size_t)1 << 30)
 
 // What "method.warmup" says; the runner's rule (docs/baseline-format.md).
 #define WARMUP_RULE "at least 1 iteration and at least 10% of min_time_s"
@@ -883,6 +889,31 @@ static wm_status_t get_number(const cJSON *obj, const char *where,
   return number_value(v, path, nullable, out);
 }
 
+// A time in ns in [0, MAX_NS] at |path| (null reads as NaN when
+// |nullable|).
+static wm_status_t ns_value(const cJSON *v, const char *path, bool nullable,
+                            double *out) {
+  WM_RETURN_IF_ERROR(number_value(v, path, nullable, out));
+  if (*out < 0) {
+    return WM_ERROR(DATA_LOSS, "%s is %g, want a time >= 0", path, *out);
+  }
+  if (*out > MAX_NS) {
+    return WM_ERROR(DATA_LOSS,
+                    "%s is %g, want at most %.0f (2^53 ns, 104 days)", path,
+                    *out, MAX_NS);
+  }
+  return NULL;
+}
+
+static wm_status_t get_ns(const cJSON *obj, const char *where, const char *name,
+                          bool nullable, double *out) {
+  const cJSON *v;
+  WM_RETURN_IF_ERROR(item(obj, where, name, &v));
+  char path[256];
+  join(path, sizeof(path), where, name);
+  return ns_value(v, path, nullable, out);
+}
+
 // An integer in [lo, hi] at |path|.
 static wm_status_t count_value(const cJSON *v, const char *path, double lo,
                                double hi, double *out) {
@@ -1064,7 +1095,11 @@ static wm_status_t parse_latency(const cJSON *res, const char *where,
                          &l->median, &l->mad, &l->iqr,  &l->p50, &l->p90,
                          &l->p95,    &l->p99, &l->p999};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-    WM_RETURN_IF_ERROR(get_number(o, p, names[i], true, dst[i]));
+    if (strcmp(names[i], "cv") == 0) {
+      WM_RETURN_IF_ERROR(get_number(o, p, names[i], true, dst[i]));
+    } else {
+      WM_RETURN_IF_ERROR(get_ns(o, p, names[i], true, dst[i]));
+    }
   }
   WM_RETURN_IF_ERROR(get_object(o, p, "supported", false, &sup));
   char q[300];
@@ -1083,11 +1118,47 @@ static wm_status_t parse_latency(const cJSON *res, const char *where,
   return get_size(out, q, "severe", MAX_SAMPLES, &l->outliers_severe);
 }
 
-// One block's figures and samples; |budget| is how many samples the file
-// may still hold.
+// Whether |stored| is |computed| as the file writes it (6 significant
+// digits; 1e-5 leaves room for another writer's rounding).
+static bool same_figure(double stored, double computed) {
+  return fabs(stored - computed) <= 1e-5 * fabs(computed);
+}
+
+// Refuses block |k| (at |path|, of configuration |label|) whose stated
+// median, mean, min or max is not what its samples give: comparisons use
+// the block figures, so a file cannot claim other ones.
+static wm_status_t check_block(const char *label, const char *path,
+                               const wm_bench_block_t *k) {
+  wm_bench_block_t c = *k;
+  double *scratch = heap_doubles(k->n);
+  if (!scratch) {
+    return oom();
+  }
+  wm_status_t s = finish_block(&c, scratch);
+  free(scratch);
+  WM_RETURN_IF_ERROR(s);
+  static const char *const names[] = {"median_ns", "mean_ns", "min_ns",
+                                      "max_ns"};
+  const double stored[] = {k->median_ns, k->mean_ns, k->min_ns, k->max_ns};
+  const double computed[] = {c.median_ns, c.mean_ns, c.min_ns, c.max_ns};
+  for (size_t i = 0; i < 4; i++) {
+    if (!same_figure(stored[i], computed[i])) {
+      return WM_ERROR(DATA_LOSS,
+                      "configuration \"%s\" block %d: %s is %.17g but its %zu "
+                      "samples give %.17g (%s.%s)",
+                      label, (int)k->index, names[i], stored[i], k->n,
+                      computed[i], path, names[i]);
+    }
+  }
+  return NULL;
+}
+
+// One block's figures and samples, checked against each other; |budget|
+// is how many samples the file may still hold.
 static wm_status_t parse_block(wm_arena_t *arena, const cJSON *bo,
-                               const cJSON *so, const char *where, size_t i,
-                               size_t *budget, wm_bench_block_t *k) {
+                               const cJSON *so, const char *where,
+                               const char *label, size_t i, size_t *budget,
+                               wm_bench_block_t *k) {
   char p[256], sp[256];
   path_fmt(p, sizeof(p), "%s.blocks[%zu]", where, i);
   path_fmt(sp, sizeof(sp), "%s.samples_ns[%zu]", where, i);
@@ -1099,10 +1170,10 @@ static wm_status_t parse_block(wm_arena_t *arena, const cJSON *bo,
   k->order = (int32_t)d;
   WM_RETURN_IF_ERROR(get_count(bo, p, "n", 1, MAX_SAMPLES, &d));
   k->n = (size_t)d;
-  WM_RETURN_IF_ERROR(get_number(bo, p, "median_ns", false, &k->median_ns));
-  WM_RETURN_IF_ERROR(get_number(bo, p, "mean_ns", false, &k->mean_ns));
-  WM_RETURN_IF_ERROR(get_number(bo, p, "min_ns", false, &k->min_ns));
-  WM_RETURN_IF_ERROR(get_number(bo, p, "max_ns", false, &k->max_ns));
+  WM_RETURN_IF_ERROR(get_ns(bo, p, "median_ns", false, &k->median_ns));
+  WM_RETURN_IF_ERROR(get_ns(bo, p, "mean_ns", false, &k->mean_ns));
+  WM_RETURN_IF_ERROR(get_ns(bo, p, "min_ns", false, &k->min_ns));
+  WM_RETURN_IF_ERROR(get_ns(bo, p, "max_ns", false, &k->max_ns));
   WM_RETURN_IF_ERROR(typed(sp, cJSON_IsArray(so), "an array"));
   size_t n = (size_t)cJSON_GetArraySize(so);
   if (n != k->n) {
@@ -1122,13 +1193,10 @@ static wm_status_t parse_block(wm_arena_t *arena, const cJSON *bo,
   cJSON_ArrayForEach(v, so) {
     char vp[300];
     join_index(vp, sizeof(vp), sp, j);
-    WM_RETURN_IF_ERROR(number_value(v, vp, false, &k->samples[j]));
-    if (k->samples[j] < 0) {
-      return WM_ERROR(DATA_LOSS, "%s is %g, want >= 0", vp, k->samples[j]);
-    }
+    WM_RETURN_IF_ERROR(ns_value(v, vp, false, &k->samples[j]));
     j++;
   }
-  return NULL;
+  return check_block(label, p, k);
 }
 
 // The quartiles, which the file leaves out, from the samples.
@@ -1175,9 +1243,9 @@ static wm_status_t parse_profile(wm_arena_t *arena, const cJSON *res,
       WM_RETURN_IF_ERROR(get_string(arena, v, p, "node", &op->node));
       WM_RETURN_IF_ERROR(get_string(arena, v, p, "op_type", &op->op_type));
       WM_RETURN_IF_ERROR(get_string(arena, v, p, "backend", &op->backend));
-      WM_RETURN_IF_ERROR(get_number(v, p, "mean_ns", true, &op->mean_ns));
+      WM_RETURN_IF_ERROR(get_ns(v, p, "mean_ns", true, &op->mean_ns));
       WM_RETURN_IF_ERROR(get_number(v, p, "share", true, &op->share));
-      WM_RETURN_IF_ERROR(get_number(v, p, "t_roof_ns", true, &op->t_roof_ns));
+      WM_RETURN_IF_ERROR(get_ns(v, p, "t_roof_ns", true, &op->t_roof_ns));
       WM_RETURN_IF_ERROR(get_number(v, p, "efficiency", true, &op->efficiency));
       c->n_ops++;
     }
@@ -1195,9 +1263,9 @@ static wm_status_t parse_profile(wm_arena_t *arena, const cJSON *res,
       WM_RETURN_IF_ERROR(typed(p, cJSON_IsObject(v), "an object"));
       WM_RETURN_IF_ERROR(get_string(arena, v, p, "op_type", &t->op_type));
       WM_RETURN_IF_ERROR(get_size(v, p, "count", MAX_OPS, &t->count));
-      WM_RETURN_IF_ERROR(get_number(v, p, "mean_ns", true, &t->mean_ns));
+      WM_RETURN_IF_ERROR(get_ns(v, p, "mean_ns", true, &t->mean_ns));
       WM_RETURN_IF_ERROR(get_number(v, p, "share", true, &t->share));
-      WM_RETURN_IF_ERROR(get_number(v, p, "t_roof_ns", true, &t->t_roof_ns));
+      WM_RETURN_IF_ERROR(get_ns(v, p, "t_roof_ns", true, &t->t_roof_ns));
       WM_RETURN_IF_ERROR(get_number(v, p, "efficiency", true, &t->efficiency));
       c->n_op_types++;
     }
@@ -1228,7 +1296,7 @@ static wm_status_t parse_results(wm_arena_t *arena, const cJSON *res,
   const cJSON *bo = blocks->child, *so = samples->child;
   for (size_t i = 0; i < nb; i++, bo = bo->next, so = so->next) {
     WM_RETURN_IF_ERROR(
-        parse_block(arena, bo, so, where, i, budget, &c->blocks[i]));
+        parse_block(arena, bo, so, where, c->label, i, budget, &c->blocks[i]));
     c->n_blocks++;
   }
   WM_RETURN_IF_ERROR(quartiles(where, c));
@@ -1385,53 +1453,10 @@ static wm_status_t parse_root(const cJSON *root, wm_baseline_t *b) {
   return NULL;
 }
 
-// Line and column (1-based) of |at| in |text|.
-static void position(const char *text, const char *at, int *line, int *col) {
-  *line = 1;
-  *col = 1;
-  for (const char *p = text; p < at; p++) {
-    if (*p == '\n') {
-      ++*line;
-      *col = 1;
-    } else {
-      ++*col;
-    }
-  }
-}
-
 wm_status_t wm_baseline_load(const char *path, wm_baseline_t **out) {
   *out = NULL;
-  uint8_t *data = NULL;
-  size_t size = 0;
-  WM_RETURN_IF_ERROR(wm_file_read(path, &data, &size));
-  const char *text = (const char *)data;
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(text, size, &end, false);
-  if (!root) {
-    int line = 0, col = 0;
-    if (end && end >= text && end <= text + size) {
-      position(text, end, &line, &col);
-    }
-    free(data);
-    return WM_ERROR(DATA_LOSS,
-                    "baseline \"%s\": not valid JSON (line %d, column %d)",
-                    path, line, col);
-  }
-  size_t at = end ? (size_t)(end - text) : size;
-  while (at < size && strchr(" \t\r\n", text[at]) && text[at]) {
-    at++;
-  }
-  if (at < size) {
-    int line, col;
-    position(text, text + at, &line, &col);
-    cJSON_Delete(root);
-    free(data);
-    return WM_ERROR(DATA_LOSS,
-                    "baseline \"%s\": text after the JSON value (line %d, "
-                    "column %d)",
-                    path, line, col);
-  }
-  free(data);
+  cJSON *root = NULL;
+  WM_RETURN_IF_ERROR(wm_json_load(path, "baseline", BASELINE_MAX_BYTES, &root));
   wm_baseline_t *b = NULL;
   wm_status_t s = wm_baseline_create(&b);
   if (!s) {

@@ -564,7 +564,7 @@ WM_TEST(json_round_trips_byte_for_byte) {
   if (!s) {
     // A figure that is not finite, and one whose 6 digits are an integer.
     b->configs[1].latency.cv = NAN;
-    b->configs[1].blocks[0].mean_ns = 1234567.5;
+    b->configs[1].latency.mean = 1234567.5;
     b->in_process = true;  // blocks in the measuring process
   }
   char *first = s ? NULL : to_json(b);
@@ -698,7 +698,24 @@ WM_TEST(load_names_the_bad_member) {
       {"[130, 120, 125]", "[130, \"x\", 125]", 0,
        "configurations[0].results.samples_ns[0][1] is not a number"},
       {"[130, 120, 125]", "[130, -120, 125]", 0,
-       "samples_ns[0][1] is -120, want >= 0"},
+       "samples_ns[0][1] is -120, want a time >= 0"},
+      {"[130, 120, 125]", "[130, 1e308, 125]", 0,
+       "configurations[0].results.samples_ns[0][1] is 1e+308, want at most "
+       "9007199254740992 (2^53 ns, 104 days)"},
+      {"\"p90_ns\": ", "\"p90_ns\": -", 0,
+       "configurations[0].results.latency.p90_ns is -"},
+      {"\"median_ns\": 101, ", "\"median_ns\": 1e308, ", 0,
+       "configurations[0].results.blocks[1].median_ns is 1e+308, want at most"},
+      {"\"median_ns\": 101, ", "\"median_ns\": 5000, ", 0,
+       "configuration \"cpu@t1\" block 1: median_ns is 5000 but its 4 samples "
+       "give 101 (configurations[0].results.blocks[1].median_ns)"},
+      {"\"mean_ns\": 101.75, ", "\"mean_ns\": 102.75, ", 0,
+       "configuration \"cpu@t1\" block 1: mean_ns is 102.75 but its 4 samples "
+       "give 101.75"},
+      {"\"max_ns\": 104}", "\"max_ns\": 105}", 0,
+       "block 1: max_ns is 105 but its 4 samples give 104"},
+      {"\"cpu.model\": ", "\"cpu.cores\": \"3\", \"cpu.model\": ", 0,
+       "key \"cpu.cores\" appears twice in environment.critical"},
       {"\"cpu.cores\": \"2\"", "\"cpu.cores\": 2", 0,
        "environment.critical[\"cpu.cores\"] is not a string"},
       {"\"load.avg1\"", "\"cpu.cores\"", 0,

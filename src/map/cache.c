@@ -1,5 +1,5 @@
 // The peaks cache: "wmap.peaks/1" JSON written with wm_strbuf and read
-// with cJSON, one file per machine fingerprint.
+// with the strict wm_json_parse, one file per machine fingerprint.
 #include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/json.h"
 #include "wmap/map.h"
+
+// A peaks file read whole: a few KiB; the cap only stops a wrong file.
+#define PEAKS_MAX_BYTES ((size_t)16 << 20)
 
 // ------------------------------------------------------------- write
 
@@ -245,10 +249,8 @@ wm_status_t wm_peaks_check(const wm_peaks_t *p) {
 
 wm_status_t wm_peaks_from_json(const char *text, size_t len, wm_peaks_t *out) {
   memset(out, 0, sizeof(*out));
-  cJSON *root = cJSON_ParseWithLength(text, len);
-  if (!root) {
-    return WM_ERROR(DATA_LOSS, "not valid JSON");
-  }
+  cJSON *root = NULL;
+  WM_RETURN_IF_ERROR(wm_json_parse(text, len, &root));
   reader_t r = {{0}};
   const char *bad = parse(&r, root, out);
   cJSON_Delete(root);
@@ -269,8 +271,11 @@ wm_status_t wm_peaks_from_json(const char *text, size_t len, wm_peaks_t *out) {
 wm_status_t wm_peaks_load(const char *path, wm_peaks_t *out) {
   uint8_t *data = NULL;
   size_t size = 0;
-  WM_RETURN_IF_ERROR(wm_file_read(path, &data, &size));
-  wm_status_t s = wm_peaks_from_json((const char *)data, size, out);
+  wm_status_t s = wm_file_read_capped(path, PEAKS_MAX_BYTES, &data, &size);
+  if (s) {
+    return wm_status_annotate(s, "peaks file");
+  }
+  s = wm_peaks_from_json((const char *)data, size, out);
   free(data);
   if (s) {
     return wm_status_annotate(s, "peaks file \"%s\"", path);

@@ -328,6 +328,33 @@ WM_TEST(ref_is_timed_on_its_own_matmul) {
   WM_CHECK(strstr(p.software_detail, "ref ") != NULL);
 }
 
+WM_TEST(peaks_json_is_read_strictly) {
+  char *ok = crafted("448", "30", "200", "440");
+  WM_CHECK(ok);
+  size_t n = strlen(ok);
+  char *trailing = malloc(n + 8);
+  char *twice = malloc(n + 32);
+  WM_CHECK(trailing && twice);
+  snprintf(trailing, n + 8, "%s{}", ok);
+  // "measured_at" a second time, at the end of the top-level object.
+  snprintf(twice, n + 32, "%.*s, \"measured_at\": 1}\n", (int)(n - 2), ok);
+  wm_peaks_t p;
+  WM_CHECK_ERR(wm_peaks_from_json(trailing, strlen(trailing), &p), DATA_LOSS,
+               "text after the JSON value (line 11, column 1)");
+  WM_CHECK_ERR(wm_peaks_from_json(twice, strlen(twice), &p), DATA_LOSS,
+               "key \"measured_at\" appears twice in the top-level object");
+  free(ok);
+  free(trailing);
+  free(twice);
+  // Only regular files: a device or a folder is refused, named as a peaks
+  // file (it may be an explicit --peaks, not the cache).
+  WM_CHECK_ERR(wm_peaks_load("/dev/zero", &p), INVALID_ARGUMENT,
+               "peaks file: \"/dev/zero\" is a character device, not a "
+               "regular file");
+  WM_CHECK_ERR(wm_peaks_load("/tmp", &p), INVALID_ARGUMENT,
+               "peaks file: \"/tmp\" is a directory");
+}
+
 WM_TEST(corrupt_json_is_data_loss) {
   static const char *bad[] = {
       "",
@@ -401,6 +428,7 @@ int main(void) {
       WM_CASE(refused_cache_is_measured_again),
       WM_CASE(cache_expires_when_the_software_changes),
       WM_CASE(ref_is_timed_on_its_own_matmul),
+      WM_CASE(peaks_json_is_read_strictly),
       WM_CASE(corrupt_json_is_data_loss),
       WM_CASE(corrupt_cache_is_measured_again),
       WM_CASE(quick_measurement_is_positive_and_finite),

@@ -650,10 +650,12 @@ static void drop_pages(const uint8_t *map, size_t from, size_t to) {
 // reads it whole and reports what is wrong).
 static bool load_mapped(const char *path, const char *dir, wm_status_t *out_s,
                         wm_graph_t **out_graph) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO must not hang the open; it and a file over
+  // protobuf's 2 GiB limit are refused by wm_file_read in the caller.
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      st.st_size < LIFT_FILE_MIN || (uint64_t)st.st_size > SIZE_MAX) {
+      st.st_size < LIFT_FILE_MIN || (uint64_t)st.st_size > WM_FILE_MAX_BYTES) {
     if (fd >= 0) {
       close(fd);
     }

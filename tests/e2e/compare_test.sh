@@ -175,6 +175,30 @@ expect "unwritable output" 1 "$tmp/no/such/dir/c.txt" \
   "$wmap" compare "$tmp/base.json" "$tmp/slow.json" -o "$tmp/no/such/dir/c.txt"
 expect "a block median of 0" 1 "new \"$tmp/zero.json\": configuration \"cpu@t1\" block 0" \
   "$wmap" compare "$tmp/base.json" "$tmp/zero.json"
+# A stated block figure its samples do not give, an absurd time, a file
+# with a key twice, text after the JSON and things that are not files.
+sed 's/"median_ns": 1010000,/"median_ns": 5000,/' "$tmp/base.json" >"$tmp/lied.json"
+expect "a block median its samples do not give" 1 \
+  "baseline \"$tmp/lied.json\": configuration \"cpu@t1\" block 1: median_ns is 5000 but its 1 samples give 1010000" \
+  "$wmap" compare "$tmp/base.json" "$tmp/lied.json"
+sed 's/\[1010000\]/[1e308]/; s/"median_ns": 1010000, "mean_ns": 1010000, "min_ns": 1010000, "max_ns": 1010000/"median_ns": 1e308, "mean_ns": 1e308, "min_ns": 1e308, "max_ns": 1e308/' \
+  "$tmp/base.json" >"$tmp/absurd.json"
+expect "a 1e308 ns time is refused" 1 \
+  "configurations[0].results.blocks[1].median_ns is 1e+308, want at most 9007199254740992" \
+  "$wmap" compare "$tmp/base.json" "$tmp/absurd.json"
+sed 's/"unit": "ns"}/"unit": "ns", "blocks": 1}/' "$tmp/base.json" >"$tmp/twice.json"
+expect "a key twice is refused" 1 \
+  "baseline \"$tmp/twice.json\": key \"blocks\" appears twice in method" \
+  "$wmap" compare "$tmp/base.json" "$tmp/twice.json"
+{ cat "$tmp/base.json"; echo '{}'; } >"$tmp/trailing.json"
+expect "text after the baseline is refused" 1 \
+  "baseline \"$tmp/trailing.json\": text after the JSON value" \
+  "$wmap" compare "$tmp/base.json" "$tmp/trailing.json"
+expect "a folder is not a baseline" 1 "baseline: \"$tmp\" is a directory, not a regular file" \
+  "$wmap" compare "$tmp/base.json" "$tmp"
+mkfifo "$tmp/fifo"
+expect "a FIFO is refused at once" 1 "baseline: \"$tmp/fifo\" is a FIFO (named pipe), not a regular file" \
+  timeout 10 "$wmap" compare "$tmp/base.json" "$tmp/fifo"
 
 # Usage errors.
 expect "help" 0 "usage: wmap compare BASE.json NEW.json" "$wmap" compare --help
