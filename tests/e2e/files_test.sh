@@ -32,5 +32,25 @@ expect "map: a FIFO as --peaks" 1 \
   "peaks file: \"$tmp/fifo\" is a FIFO (named pipe), not a regular file" \
   timeout 20 "$wmap" map "$model" --peaks "$tmp/fifo"
 
+# conform: a folder without cases is an error naming it, never a green run
+# of nothing; so is a --filter that keeps no case; the --expect file is a
+# regular file.
+expect "conform: a folder without cases" 1 \
+  "test data folder \"/etc\" holds no test cases (none of node/test_*, " \
+  "$wmap" conform --data /etc
+mkdir -p "$tmp/data/simple"
+expect "conform: a suite folder without cases" 1 \
+  "test data folder \"$tmp/data\" holds no test cases (none of simple/test_*)" \
+  "$wmap" conform --data "$tmp/data" --suite simple
+expect "conform: --expect FIFO" 1 \
+  "expectations: \"$tmp/fifo\" is a FIFO (named pipe), not a regular file" \
+  timeout 20 "$wmap" conform --data /etc --expect "$tmp/fifo"
+data=${WMAP_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
+if [ -d "$data/node" ]; then
+  expect "conform: a --filter that matches no case" 1 \
+    "--filter \"^no_such_case\$\" matches none of the" \
+    "$wmap" conform --data "$data" --filter '^no_such_case$'
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

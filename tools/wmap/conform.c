@@ -70,7 +70,9 @@ static const char conform_usage[] =
     "Exit status: 0 when no case failed (unsupported and random cases are\n"
     "not failures) or, with --expect, every case did as the file expects and\n"
     "none was claimed but failed; 1 otherwise (also when the test data or\n"
-    "the --expect file cannot be read, or that file has a malformed line);\n"
+    "the --expect file cannot be read, or that file has a malformed line,\n"
+    "or no case is there to run: a folder without cases, a --filter that\n"
+    "matches none);\n"
     "2 on a usage error (an unknown option or suite, a bad --filter).\n";
 
 static const char *const all_suites[] = {"node", "pytorch-converted",
@@ -708,6 +710,9 @@ static void print_coverage(const case_result_t *rs, size_t n) {
   free(stats);
 }
 
+// An expectations file read whole: a line per case of a few thousand.
+#define EXPECTATIONS_MAX_BYTES ((size_t)16 << 20)
+
 // The cases an expectations file lists as not passing.
 typedef struct expectations {
   uint8_t *data;       // the file's text, cut into the keys
@@ -727,7 +732,8 @@ static bool expectations_load(const char *file, expectations_t *e) {
   memset(e, 0, sizeof(*e));
   wm_strmap_init(&e->listed);
   size_t size = 0;
-  wm_status_t s = wm_file_read(file, &e->data, &size);
+  wm_status_t s =
+      wm_file_read_capped(file, EXPECTATIONS_MAX_BYTES, &e->data, &size);
   if (s) {
     fprintf(stderr, "wmap: expectations: %s\n", wm_status_message(s));
     wm_status_free(s);
@@ -791,6 +797,34 @@ static int check_expectations(conform_term_t *term, const char *file,
     free(line);
   }
   return unexpected;
+}
+
+// The error for a test data folder |data| without a case in the suites
+// |want|, naming where cases were looked for.
+static wm_status_t no_cases(const char *data, const bool *want) {
+  wm_strbuf_t where;
+  wm_strbuf_init(&where);
+  for (int k = 0; k < SUITE_COUNT; k++) {
+    if (want[k]) {
+      wm_strbuf_printf(&where, "%s%s/test_*", where.len ? ", " : "",
+                       all_suites[k]);
+    }
+  }
+  wm_status_t s = WM_ERROR(NOT_FOUND,
+                           "test data folder \"%s\" holds no test cases (none "
+                           "of %s); install libonnx-testdata or pass --data "
+                           "DIR",
+                           data, wm_strbuf_str(&where));
+  wm_strbuf_deinit(&where);
+  return s;
+}
+
+// The error for a --filter |filter| that keeps none of the |found| cases.
+static wm_status_t no_match(const char *data, const char *filter,
+                            size_t found) {
+  return WM_ERROR(NOT_FOUND,
+                  "--filter \"%s\" matches none of the %zu cases in \"%s\"",
+                  filter ? filter : "", found, data);
 }
 
 int wm_cli_conform(int argc, char **argv) {
@@ -981,7 +1015,7 @@ int wm_cli_conform(int argc, char **argv) {
                                  .max_sequence_length = limits[1]};
   bool is_ref = strcmp(wm_backend_name(backend), "ref") == 0;
   case_result_t *rs = NULL;
-  size_t n = 0, cap = 0, whole = 0, gen_cases = 0, gen_nodes = 0;
+  size_t n = 0, cap = 0, whole = 0, gen_cases = 0, gen_nodes = 0, found = 0;
   char **types_on = NULL;  // ONNX op types the backend ran in passing cases
   size_t n_types_on = 0;
   int counts[ST_COUNT] = {0};
@@ -995,6 +1029,7 @@ int wm_cli_conform(int argc, char **argv) {
     char *suite_dir = wm_cli_path("%s/%s", data, all_suites[k]);
     size_t n_cases = 0;
     char **cases = suite_dir ? list_dirs(suite_dir, "test_", &n_cases) : NULL;
+    found += n_cases;
     for (size_t i = 0; i < n_cases; i++) {
       char *key = wm_cli_path("%s/%s", all_suites[k], cases[i]);
       bool skip = !key || (filter && regexec(&re, cases[i], 0, NULL, 0) != 0 &&
@@ -1018,6 +1053,15 @@ int wm_cli_conform(int argc, char **argv) {
   }
   if (filter) {
     regfree(&re);
+  }
+  if (n == 0) {
+    // Nothing to run is not a green run: a wrong --data, --suite or
+    // --filter would otherwise pass a CI gate.
+    s = found ? no_match(data, filter, found) : no_cases(data, want);
+    expectations_deinit(&expected);
+    free(rs);
+    wm_registry_destroy(reg);
+    return wm_cli_fail(s);
   }
   for (size_t i = 0; i < n; i++) {
     case_result_t *r = &rs[i];
