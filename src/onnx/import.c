@@ -51,6 +51,15 @@ static wm_status_t import_tensor_type(wm_graph_t *g, int32_t elem_type,
   for (size_t i = 0; i < shape->n_dim; i++) {
     const Onnx__TensorShapeProto__Dimension *d = shape->dim[i];
     out->shape.dims[i] = -1;
+    // -1 is unknown, as exporters (paddle2onnx) write it and onnxruntime
+    // takes it; any other negative value is refused.
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+        d->dim_value < -1) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "dim %zu has dim_value %lld; a dim is at least 0 (or "
+                      "-1 or a dim_param: unknown)",
+                      i, (long long)d->dim_value);
+    }
     if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
         d->dim_value >= 0) {
       out->shape.dims[i] = d->dim_value;
@@ -260,6 +269,103 @@ static wm_status_t import_types_attr(wm_graph_t *g, int32_t node,
   return s;
 }
 
+// Attribute types every operator of the default domain that has the
+// attribute gives it (onnx/defs); a model giving another type is refused
+// at import (Conv's strides as a float would otherwise be skipped as
+// absent by the kernels' typed lookups).
+static const struct {
+  const char *name;     // attribute name
+  wm_attr_type_t type;  // its type in every ai.onnx schema
+} kAttrTypes[] = {
+    {"strides", WM_ATTR_INTS},
+    {"pads", WM_ATTR_INTS},
+    {"dilations", WM_ATTR_INTS},
+    {"kernel_shape", WM_ATTR_INTS},
+    {"output_padding", WM_ATTR_INTS},
+    {"output_shape", WM_ATTR_INTS},
+    {"perm", WM_ATTR_INTS},
+    {"axes", WM_ATTR_INTS},
+    {"axis", WM_ATTR_INT},
+    {"group", WM_ATTR_INT},
+    {"keepdims", WM_ATTR_INT},
+    {"transA", WM_ATTR_INT},
+    {"transB", WM_ATTR_INT},
+    {"ceil_mode", WM_ATTR_INT},
+    {"count_include_pad", WM_ATTR_INT},
+    {"storage_order", WM_ATTR_INT},
+    {"epsilon", WM_ATTR_FLOAT},
+    {"alpha", WM_ATTR_FLOAT},
+    {"beta", WM_ATTR_FLOAT},
+    {"momentum", WM_ATTR_FLOAT},
+    {"spatial_scale", WM_ATTR_FLOAT},
+    {"auto_pad", WM_ATTR_STRING},
+    {"mode", WM_ATTR_STRING},
+    {"body", WM_ATTR_GRAPH},
+    {"then_branch", WM_ATTR_GRAPH},
+    {"else_branch", WM_ATTR_GRAPH},
+};
+
+// Formats the value of attribute |a| of type |type| for a message.
+static const char *attr_value_text(const Onnx__AttributeProto *a,
+                                   wm_attr_type_t type, char *buf,
+                                   size_t size) {
+  char sb[64];
+  switch (type) {
+    case WM_ATTR_FLOAT:
+      snprintf(buf, size, "%g", (double)a->f);
+      break;
+    case WM_ATTR_INT:
+      snprintf(buf, size, "%lld", (long long)a->i);
+      break;
+    case WM_ATTR_STRING: {
+      char raw[48];
+      size_t n = a->s.len < sizeof(raw) - 1 ? a->s.len : sizeof(raw) - 1;
+      memcpy(raw, a->s.data ? (const char *)a->s.data : "", a->s.data ? n : 0);
+      raw[a->s.data ? n : 0] = '\0';
+      snprintf(buf, size, "\"%s\"", wm_onnx_safe(raw, sb, sizeof(sb)));
+      break;
+    }
+    case WM_ATTR_FLOATS:
+      if (a->n_floats) {
+        snprintf(buf, size, "%zu values, the first %g", a->n_floats,
+                 (double)a->floats[0]);
+      } else {
+        snprintf(buf, size, "no values");
+      }
+      break;
+    case WM_ATTR_INTS:
+      snprintf(buf, size, "%zu values", a->n_ints);
+      break;
+    default:
+      snprintf(buf, size, "not shown");
+  }
+  return buf;
+}
+
+// Refuses attribute |a| (|type|) of a default-domain node when its
+// schema gives it another type; an int where a float is wanted is taken
+// (the kernels read it as that float).
+static wm_status_t check_attr_type(const wm_node_t *node, const char *nb,
+                                   const Onnx__AttributeProto *a,
+                                   wm_attr_type_t type) {
+  if (!wm_domain_is_onnx(node->domain)) {
+    return NULL;
+  }
+  for (size_t k = 0; k < sizeof(kAttrTypes) / sizeof(kAttrTypes[0]); k++) {
+    wm_attr_type_t want = kAttrTypes[k].type;
+    if (strcmp(kAttrTypes[k].name, a->name) != 0 || type == want ||
+        (want == WM_ATTR_FLOAT && type == WM_ATTR_INT)) {
+      continue;
+    }
+    char vb[96];
+    return WM_ERROR(
+        INVALID_ARGUMENT, "attribute \"%s\" is %s (%s); the operator wants %s",
+        nb, wm_attr_type_name(type), attr_value_text(a, type, vb, sizeof(vb)),
+        wm_attr_type_name(want));
+  }
+  return NULL;
+}
+
 // Imports attribute |a| of node |node|; errors name the attribute.
 static wm_status_t import_attr(importer_t *im, wm_graph_t *g, int32_t node,
                                const Onnx__AttributeProto *a, size_t index) {
@@ -299,6 +405,7 @@ static wm_status_t import_attr(importer_t *im, wm_graph_t *g, int32_t node,
                     "attribute \"%s\" has type %s but no value", nb,
                     wm_attr_type_name(type));
   }
+  WM_RETURN_IF_ERROR(check_attr_type(&g->nodes[node], nb, a, type));
   wm_status_t s = NULL;
   switch (type) {
     case WM_ATTR_FLOAT:
@@ -470,6 +577,15 @@ static wm_status_t fill_graph(importer_t *im, wm_graph_t *g,
   for (size_t i = 0; i < gp->n_output; i++) {
     const Onnx__ValueInfoProto *vi = gp->output[i];
     WM_RETURN_IF_ERROR(value_info_name(vi, "output", i));
+    for (size_t j = 0; j < i; j++) {
+      if (strcmp(gp->output[j]->name, vi->name) == 0) {
+        char nb[96];
+        return WM_ERROR(INVALID_ARGUMENT,
+                        "outputs %zu and %zu are both named \"%s\"; graph "
+                        "outputs have distinct names",
+                        j, i, wm_onnx_safe(vi->name, nb, sizeof(nb)));
+      }
+    }
     wm_type_t t;
     WM_RETURN_IF_ERROR(import_value_type(g, vi, "output", &t));
     WM_RETURN_IF_ERROR(
@@ -555,6 +671,35 @@ static void mark_outer(wm_graph_t *g) {
 
 // ---------------------------------------------------------------- model
 
+// The newest opsets wmap's operators know (src/ops: the highest
+// since_version of each domain).
+#define OPSET_MAX_ONNX 28
+#define OPSET_MAX_ML 5
+
+// Refuses an opset_import of a domain wmap implements at a version it
+// does not know (negative, or newer than its operators).
+static wm_status_t check_opset(const Onnx__OperatorSetIdProto *op) {
+  const char *domain = op->domain ? op->domain : "";
+  int64_t v = op->has_version ? op->version : 0;
+  bool onnx = wm_domain_is_onnx(domain);
+  if (!onnx && strcmp(domain, "ai.onnx.ml") != 0) {
+    return NULL;  // another domain: its nodes are judged one by one
+  }
+  int64_t max = onnx ? OPSET_MAX_ONNX : OPSET_MAX_ML;
+  if (v < 0) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "opset_import of domain \"%s\" has version %lld",
+                    onnx ? "ai.onnx" : domain, (long long)v);
+  }
+  if (v > max) {
+    return WM_ERROR(UNIMPLEMENTED,
+                    "opset_import of domain \"%s\" is version %lld; wmap "
+                    "knows up to %lld",
+                    onnx ? "ai.onnx" : domain, (long long)v, (long long)max);
+  }
+  return NULL;
+}
+
 static wm_status_t import_model(importer_t *im, const Onnx__ModelProto *m,
                                 wm_graph_t **out_graph) {
   if (!m->graph) {
@@ -582,8 +727,11 @@ static wm_status_t import_model(importer_t *im, const Onnx__ModelProto *m,
   }
   for (size_t i = 0; !s && i < m->n_opset_import; i++) {
     const Onnx__OperatorSetIdProto *op = m->opset_import[i];
-    s = wm_graph_set_opset(g, op->domain ? op->domain : "",
-                           op->has_version ? op->version : 0);
+    s = check_opset(op);
+    if (!s) {
+      s = wm_graph_set_opset(g, op->domain ? op->domain : "",
+                             op->has_version ? op->version : 0);
+    }
   }
   for (size_t i = 0; !s && i < m->n_metadata_props; i++) {
     const Onnx__StringStringEntryProto *kv = m->metadata_props[i];

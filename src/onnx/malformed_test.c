@@ -39,6 +39,11 @@ static const struct {
     {"external_missing.onnx", WM_STATUS_NOT_FOUND},
     {"external_beyond.onnx", WM_STATUS_OUT_OF_RANGE},
     {"external_length.onnx", WM_STATUS_INVALID_ARGUMENT},
+    {"attr_wrong_type.onnx", WM_STATUS_INVALID_ARGUMENT},
+    {"opset_too_new.onnx", WM_STATUS_UNIMPLEMENTED},
+    {"negative_dim_value.onnx", WM_STATUS_INVALID_ARGUMENT},
+    {"duplicate_graph_output.onnx", WM_STATUS_INVALID_ARGUMENT},
+    {"external_nul.onnx", WM_STATUS_INVALID_ARGUMENT},
 };
 
 #define CODE_COUNT (sizeof(kCodes) / sizeof(kCodes[0]))

@@ -69,6 +69,54 @@ const char *wm_onnx_wire_next(const uint8_t *data, size_t size, size_t *pos,
   }
 }
 
+// The value of the top-level string field "name" of message |desc| in
+// data[0..size), made printable into |buf|, or NULL without one.
+static const char *message_name(const uint8_t *data, size_t size,
+                                const ProtobufCMessageDescriptor *desc,
+                                char *buf, size_t buf_size) {
+  const ProtobufCFieldDescriptor *name =
+      protobuf_c_message_descriptor_get_field_by_name(desc, "name");
+  size_t pos = 0;
+  wm_onnx_wire_field_t f;
+  while (name && pos < size && !wm_onnx_wire_next(data, size, &pos, &f)) {
+    if (f.wire == 2 && f.number == name->id) {
+      char raw[96];
+      size_t n = f.len < sizeof(raw) - 1 ? f.len : sizeof(raw) - 1;
+      for (size_t i = 0; i < n; i++) {  // a NUL must not cut the name
+        raw[i] = data[f.start + i] ? (char)data[f.start + i] : '?';
+      }
+      raw[n] = '\0';
+      return wm_onnx_safe(raw, buf, buf_size);
+    }
+  }
+  return NULL;
+}
+
+// Refuses a NUL byte inside string field |fd| (protobuf-c's C strings
+// would end there: "w.bin\0../x" would read as "w.bin"), naming the field
+// and the value.
+static wm_status_t check_string(const uint8_t *data,
+                                const wm_onnx_wire_field_t *f, size_t base,
+                                const ProtobufCMessageDescriptor *desc,
+                                const ProtobufCFieldDescriptor *fd) {
+  const void *nul = memchr(data + f->start, 0, f->len);
+  if (!nul) {
+    return NULL;
+  }
+  char raw[96], safe[112];
+  size_t n = f->len < sizeof(raw) - 1 ? f->len : sizeof(raw) - 1;
+  for (size_t i = 0; i < n; i++) {
+    raw[i] = data[f->start + i] ? (char)data[f->start + i] : '?';
+  }
+  raw[n] = '\0';
+  return WM_ERROR(INVALID_ARGUMENT,
+                  "%s.%s \"%s\" holds a NUL byte (at byte %zu); strings "
+                  "such as names and paths cannot",
+                  desc->short_name, fd->name,
+                  wm_onnx_safe(raw, safe, sizeof(safe)),
+                  base + (size_t)((const uint8_t *)nul - data));
+}
+
 static wm_status_t wire_walk(const uint8_t *data, size_t size, size_t base,
                              const ProtobufCMessageDescriptor *desc,
                              int depth) {
@@ -87,6 +135,9 @@ static wm_status_t wire_walk(const uint8_t *data, size_t size, size_t base,
     }
     const ProtobufCFieldDescriptor *fd =
         protobuf_c_message_descriptor_get_field(desc, f.number);
+    if (fd && fd->type == PROTOBUF_C_TYPE_STRING) {
+      WM_RETURN_IF_ERROR(check_string(data, &f, base, desc, fd));
+    }
     if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE) {
       continue;
     }
@@ -95,8 +146,21 @@ static wm_status_t wire_walk(const uint8_t *data, size_t size, size_t base,
                       "protobuf messages nest deeper than %d at byte %zu",
                       WM_ONNX_MAX_DEPTH, base + at);
     }
-    WM_RETURN_IF_ERROR(wire_walk(data + f.start, f.len, base + f.start,
-                                 fd->descriptor, depth + 1));
+    wm_status_t st = wire_walk(data + f.start, f.len, base + f.start,
+                               fd->descriptor, depth + 1);
+    if (st && wm_status_code(st) == WM_STATUS_INVALID_ARGUMENT) {
+      // Name the message it is in: TensorProto "w", NodeProto "conv".
+      const ProtobufCMessageDescriptor *in = fd->descriptor;
+      char nb[112];
+      const char *name =
+          message_name(data + f.start, f.len, in, nb, sizeof(nb));
+      if (name) {
+        st = wm_status_annotate(st, "%s \"%s\"", in->short_name, name);
+      }
+    }
+    if (st) {
+      return st;
+    }
   }
   return NULL;
 }

@@ -198,6 +198,36 @@ def main():
     write("external_length.onnx",
           external("x", "external_short.bin", length=8),
           "external data length is 8 bytes, want 16")
+    # Issue 16: refused at import, naming the node, attribute or tensor and
+    # the value.
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="conv",
+                            strides=[1, 1])
+    conv.attribute[0].CopyFrom(helper.make_attribute("strides", 2.5))
+    w = helper.make_tensor("w", TensorProto.FLOAT, [1, 1, 1, 1], [1.0])
+    write("attr_wrong_type.onnx",
+          model([conv], inputs=[out("x", shape=[1, 1, 4, 4])],
+                outputs=[out("y")], inits=[w]),
+          "node \"conv\" (Conv): attribute \"strides\" is float (2.5); "
+          "the operator wants ints")
+    m = relu_model()
+    m.opset_import[0].version = 99
+    write("opset_too_new.onnx", m,
+          "opset_import of domain \"ai.onnx\" is version 99; wmap knows "
+          "up to 28")
+    write("negative_dim_value.onnx",
+          model([helper.make_node("Relu", ["x"], ["y"])],
+                inputs=[out("x", shape=[2, -3])], outputs=[out("y")]),
+          "input \"x\": dim 1 has dim_value -3")
+    write("duplicate_graph_output.onnx",
+          model([helper.make_node("Relu", ["x"], ["y"])],
+                inputs=[out("x")], outputs=[out("y"), out("y")]),
+          "outputs 0 and 1 are both named \"y\"")
+    # Read as a C string the location would be "external_short.bin", a
+    # file that fits: the model would load.
+    write("external_nul.onnx",
+          external("x", "external_short.bin\0../../etc/passwd", dims=(2,)),
+          "TensorProto \"w\": StringStringEntryProto.value "
+          "\"external_short.bin?../../etc/passwd\" holds a NUL byte")
 
     with open(os.path.join(HERE, "expected.txt"), "w") as f:
         for name, fragment in CASES:
