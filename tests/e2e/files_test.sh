@@ -52,5 +52,28 @@ if [ -d "$data/node" ]; then
     "$wmap" conform --data "$data" --filter '^no_such_case$'
 fi
 
+# Option errors: one message naming the option, exit 2.
+expect "a missing argument is one message" 2 "wmap run: --inputs requires an argument" \
+  "$wmap" run --inputs
+if grep -q "unknown option\|requires an argument'" "$tmp/err"; then
+  echo "FAIL a missing argument is one message: $(cat "$tmp/err")"; failed=$((failed + 1))
+fi
+expect "an unknown option is named" 2 "wmap map: unknown option \"--bogus\"" \
+  "$wmap" map --bogus "$model"
+expect "an unknown short option is named" 2 "wmap bench: unknown option \"-x\"" \
+  "$wmap" bench -x "$model"
+expect "-o without its file" 2 "wmap compare: -o requires an argument" \
+  "$wmap" compare a.json b.json -o
+expect "a value given to a flag" 2 "wmap probe: --quick takes no value" \
+  "$wmap" probe --quick=1
+expect "--backends , is a usage error" 2 \
+  "wmap run: --backends \",\" has an empty name" "$wmap" run --backends , "$model"
+expect "--backends with empty names is a usage error" 2 \
+  "wmap map: --backends \",,,ref,,\" has an empty name" \
+  "$wmap" map --backends ,,,ref,, "$model" --peaks "$peaks"
+expect "bench --backends cpu,,ref is a usage error" 2 \
+  "wmap bench: --backends \"cpu,,ref\" has an empty name" \
+  "$wmap" bench --backends cpu,,ref "$model"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -382,7 +382,7 @@ int wm_cli_backends(int argc, char **argv) {
         wm_cli_backend_options_deinit(&bo);
         return WM_EXIT_OK;
       default:
-        rc = wm_cli_usage_error("backends", "unknown option");
+        rc = wm_cli_option_error("backends", "h", argv);
         break;
     }
   }

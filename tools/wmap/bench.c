@@ -173,9 +173,8 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         if (a->n_lists == MAX_LISTS) {
           rc = wm_cli_usage_error("bench", "at most %d --backends options",
                                   MAX_LISTS);
-        } else if (!*optarg) {
-          rc = wm_cli_usage_error("bench", "--backends wants names");
         } else {
+          rc = wm_cli_backends_option("bench", "backends", optarg);
           a->lists[a->n_lists++] = optarg;
         }
         break;
@@ -259,7 +258,7 @@ static int parse_args(int argc, char **argv, bench_args_t *a) {
         fputs(bench_usage, stdout);
         return -1;
       default:
-        rc = wm_cli_usage_error("bench", "unknown option");
+        rc = wm_cli_option_error("bench", "ho:", argv);
     }
   }
   if (rc != WM_EXIT_OK) {

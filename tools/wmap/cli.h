@@ -29,6 +29,18 @@ int wm_cli_fail(wm_status_t s);
 // Prints a usage error and a hint to use --help; returns WM_EXIT_USAGE.
 int wm_cli_usage_error(const char *cmd, const char *fmt, ...) WM_PRINTF(2, 3);
 
+// Prints the one usage error for the option getopt_long(..., |optstring|,
+// ...) of |cmd| just refused ('?'): unknown, missing its argument or given
+// a value it does not take, naming it; returns WM_EXIT_USAGE. main() sets
+// opterr = 0, so getopt prints nothing itself.
+int wm_cli_option_error(const char *cmd, const char *optstring, char **argv);
+// Checks the backend list |value| of |option| ("backends"): names
+// separated by single commas, none empty ("," and ",,cpu," are refused);
+// returns WM_EXIT_OK or prints a usage error for |cmd| and returns
+// WM_EXIT_USAGE.
+int wm_cli_backends_option(const char *cmd, const char *option,
+                           const char *value);
+
 // Returns a heap string formatted like printf (a path, a key), or NULL
 // when out of memory.
 char *wm_cli_path(const char *fmt, ...) WM_PRINTF(1, 2);

@@ -371,7 +371,7 @@ static int parse_args(int argc, char **argv, cb_args_t *a) {
         fputs(usage, stdout);
         return -1;
       default:
-        return wm_cli_usage_error("comm-bench", "unknown option");
+        return wm_cli_option_error("comm-bench", "ho:", argv);
     }
   }
   if (rc == WM_EXIT_OK && optind < argc) {

@@ -201,7 +201,7 @@ static int parse_args(int argc, char **argv, compare_args_t *a) {
         fputs(compare_usage, stdout);
         return -1;
       default:
-        rc = wm_cli_usage_error("compare", "unknown option");
+        rc = wm_cli_option_error("compare", "ho:", argv);
     }
   }
   if (rc != WM_EXIT_OK) {

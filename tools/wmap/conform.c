@@ -914,7 +914,7 @@ int wm_cli_conform(int argc, char **argv) {
         fputs(conform_usage, stdout);
         return WM_EXIT_OK;
       default:
-        return wm_cli_usage_error("conform", "unknown option");
+        return wm_cli_option_error("conform", "hq", argv);
     }
   }
   if (optind != argc) {

@@ -54,6 +54,37 @@ int wm_cli_usage_error(const char *cmd, const char *fmt, ...) {
   return WM_EXIT_USAGE;
 }
 
+int wm_cli_option_error(const char *cmd, const char *optstring, char **argv) {
+  // getopt_long has moved optind past the element it refused.
+  const char *arg = optind > 0 ? argv[optind - 1] : "";
+  if (strncmp(arg, "--", 2) == 0) {
+    int n = (int)strcspn(arg, "=");
+    if (optopt == 0) {
+      return wm_cli_usage_error(cmd, "unknown option \"%.*s\"", n, arg);
+    }
+    return arg[n] ? wm_cli_usage_error(cmd, "%.*s takes no value", n, arg)
+                  : wm_cli_usage_error(cmd, "%s requires an argument", arg);
+  }
+  const char *at = optopt > 0 ? strchr(optstring, optopt) : NULL;
+  if (at && at[1] == ':') {
+    return wm_cli_usage_error(cmd, "-%c requires an argument", optopt);
+  }
+  return wm_cli_usage_error(cmd, "unknown option \"-%c\"",
+                            optopt > 0 ? optopt : '?');
+}
+
+int wm_cli_backends_option(const char *cmd, const char *option,
+                           const char *value) {
+  size_t n = strlen(value);
+  if (n == 0 || value[0] == ',' || value[n - 1] == ',' || strstr(value, ",,")) {
+    return wm_cli_usage_error(cmd,
+                              "--%s \"%s\" has an empty name (want "
+                              "names separated by commas, e.g. cpu,ref)",
+                              option, value);
+  }
+  return WM_EXIT_OK;
+}
+
 char *wm_cli_path(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -629,6 +660,9 @@ static void log_level_from_env(void) {
 
 int main(int argc, char **argv) {
   log_level_from_env();
+  // Each command says what is wrong with an option, once
+  // (wm_cli_option_error); getopt's own messages would come first.
+  opterr = 0;
   if (argc < 2) {
     fputs(usage, stderr);
     return WM_EXIT_USAGE;

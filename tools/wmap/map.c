@@ -118,6 +118,7 @@ static int parse_args(int argc, char **argv, map_args_t *a) {
         break;
       case 'b':
         a->backends = optarg;
+        rc = wm_cli_backends_option("map", "backends", optarg);
         break;
       case 'c':
         a->critical = optarg;
@@ -180,7 +181,7 @@ static int parse_args(int argc, char **argv, map_args_t *a) {
         fputs(map_usage, stdout);
         return -1;
       default:
-        rc = wm_cli_usage_error("map", "unknown option");
+        rc = wm_cli_option_error("map", "ho:", argv);
     }
   }
   if (rc != WM_EXIT_OK) {

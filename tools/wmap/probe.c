@@ -120,8 +120,7 @@ int wm_cli_probe(int argc, char **argv) {
         wm_cli_backend_options_deinit(&bo);
         return WM_EXIT_OK;
       default:
-        rc = WM_EXIT_USAGE;
-        fprintf(stderr, "Try 'wmap probe --help'.\n");
+        rc = wm_cli_option_error("probe", "h", argv);
         break;
     }
     if (rc != WM_EXIT_OK) {

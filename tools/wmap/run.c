@@ -206,6 +206,7 @@ int wm_cli_run(int argc, char **argv) {
         break;
       case 'b':
         backend_list = optarg;
+        rc = wm_cli_backends_option("run", "backends", optarg);
         break;
       case 'S':
         strict = true;
@@ -266,7 +267,7 @@ int wm_cli_run(int argc, char **argv) {
         wm_cli_backend_options_deinit(&bo);
         return WM_EXIT_OK;
       default:
-        rc = wm_cli_usage_error("run", "unknown option");
+        rc = wm_cli_option_error("run", "h", argv);
     }
   }
   const char *model = NULL;

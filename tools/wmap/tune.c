@@ -58,6 +58,7 @@ int wm_cli_tune(int argc, char **argv) {
     switch (c) {
       case 'b':
         backend_name = optarg;
+        rc = wm_cli_backends_option("tune", "backend", optarg);
         break;
       case 'B': {
         char *end;
@@ -102,7 +103,7 @@ int wm_cli_tune(int argc, char **argv) {
         wm_cli_backend_options_deinit(&bo);
         return WM_EXIT_OK;
       default:
-        rc = wm_cli_usage_error("tune", "unknown option");
+        rc = wm_cli_option_error("tune", "h", argv);
     }
   }
   if (rc == WM_EXIT_OK && optind != argc - 1) {
