@@ -109,7 +109,8 @@ wm_status_t wm_peaks_check(const wm_peaks_t *p) WM_MUST_USE_RESULT;
 // DATA_LOSS naming the field and value when it is not one or is refused.
 wm_status_t wm_peaks_from_json(const char *text, size_t len,
                                wm_peaks_t *out) WM_MUST_USE_RESULT;
-// Reads |path| into |out| (from_cache set).
+// Reads the peaks file |path| into |out|; messages call it a peaks file
+// (not the cache: from_cache stays false, wm_peaks_get sets it).
 wm_status_t wm_peaks_load(const char *path, wm_peaks_t *out) WM_MUST_USE_RESULT;
 // Writes |p| to |path| (creating its folder).
 wm_status_t wm_peaks_save(const char *path,

@@ -268,20 +268,23 @@ wm_status_t wm_peaks_from_json(const char *text, size_t len, wm_peaks_t *out) {
   return s;
 }
 
-wm_status_t wm_peaks_load(const char *path, wm_peaks_t *out) {
+// Reads the peaks at |path|; messages call it |what| ("peaks file" for
+// one the user named, "peaks cache" for this machine's cache).
+static wm_status_t load_as(const char *path, const char *what,
+                           wm_peaks_t *out) {
   uint8_t *data = NULL;
   size_t size = 0;
   wm_status_t s = wm_file_read_capped(path, PEAKS_MAX_BYTES, &data, &size);
   if (s) {
-    return wm_status_annotate(s, "peaks file");
+    return wm_status_annotate(s, "%s", what);
   }
   s = wm_peaks_from_json((const char *)data, size, out);
   free(data);
-  if (s) {
-    return wm_status_annotate(s, "peaks file \"%s\"", path);
-  }
-  out->from_cache = true;
-  return NULL;
+  return wm_status_annotate(s, "%s \"%s\"", what, path);
+}
+
+wm_status_t wm_peaks_load(const char *path, wm_peaks_t *out) {
+  return load_as(path, "peaks file", out);
 }
 
 wm_status_t wm_peaks_save(const char *path, const wm_peaks_t *p) {
@@ -379,7 +382,8 @@ wm_status_t wm_peaks_get(const wm_peaks_options_t *opts, wm_peaks_t *out) {
   wm_status_t s = wm_peaks_cache_path(opts->cache_dir, &m, &path);
   struct stat st;
   if (!s && !opts->refresh && stat(path, &st) == 0) {
-    s = wm_peaks_load(path, out);
+    s = load_as(path, "peaks cache", out);
+    out->from_cache = !s;
     if (!s && cache_serves(path, out, &m, software, detail, opts->registry)) {
       free(detail);
       free(path);

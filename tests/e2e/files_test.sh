@@ -32,6 +32,16 @@ expect "map: a FIFO as --peaks" 1 \
   "peaks file: \"$tmp/fifo\" is a FIFO (named pipe), not a regular file" \
   timeout 20 "$wmap" map "$model" --peaks "$tmp/fifo"
 
+# bench: an explicit --peaks that cannot be read is an error before any
+# measurement, not a warning; it is called a peaks file, not the cache.
+expect "bench: --peaks missing is an error" 1 \
+  "peaks file: cannot open \"$tmp/none.json\"" \
+  "$wmap" bench "$model" --peaks "$tmp/none.json" --blocks 1
+echo '{"format": "wmap.peaks/1"} x' >"$tmp/peaks_trailing.json"
+expect "bench: --peaks with text after the JSON" 1 \
+  "peaks file \"$tmp/peaks_trailing.json\": text after the JSON value (line 1, column 28)" \
+  "$wmap" bench "$model" --peaks "$tmp/peaks_trailing.json" --no-profile
+
 # conform: a folder without cases is an error naming it, never a green run
 # of nothing; so is a --filter that keeps no case; the --expect file is a
 # regular file.

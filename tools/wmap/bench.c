@@ -55,10 +55,9 @@ static const char bench_usage[] =
     "  --inputs DIR         inputs from a test_data_set folder (default:\n"
     "                       deterministic generated "
     "inputs)\n" WM_CLI_DIM_OPTIONS_USAGE
-    "  --peaks FILE         peaks for the profile's roofline times, taken at\n"
-    "                       each configuration's thread count (default:\n"
-    "                       `wmap probe`'s cache when present, measured\n"
-    "                       again when stale)\n"
+    "  --peaks FILE         peaks for the profile's roofline times at each\n"
+    "                       configuration's thread count; unreadable: an\n"
+    "                       error (default: `wmap probe`'s cache if any)\n"
     "  -o, --output FILE    write the baseline JSON to FILE\n"
     "  --html FILE          write the HTML report to FILE\n"
     "  --format FORMAT      stdout: text (default) or json\n"
@@ -411,16 +410,23 @@ static wm_status_t peaks_in_child(void *ctx, wm_strbuf_t *out) {
   return s;
 }
 
-// Peaks for the profile: --peaks FILE, else the probe's cache if present
-// (checked against this software and measured again when stale).
-static wm_peaks_t *load_peaks(const bench_args_t *a) {
+// Peaks for the profile into *out: --peaks FILE (an error when it cannot
+// be read: the user asked for it), else the probe's cache if present
+// (checked against this software and measured again when stale; NULL with
+// a warning when that fails).
+static wm_status_t load_peaks(const bench_args_t *a, wm_peaks_t **out) {
+  *out = NULL;
   wm_peaks_t *p = wm_calloc(1, sizeof(*p));
   if (!p) {
-    return NULL;
+    return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   wm_status_t s = NULL;
   if (a->peaks_file) {
     s = wm_peaks_load(a->peaks_file, p);
+    if (s) {
+      free(p);
+      return s;
+    }
   } else {
     char *path = NULL, *text = NULL;
     bool cached = false;
@@ -449,7 +455,8 @@ static wm_peaks_t *load_peaks(const bench_args_t *a) {
     free(p);
     return NULL;
   }
-  return p;
+  *out = p;
+  return NULL;
 }
 
 static wm_status_t write_outputs(const bench_args_t *a,
@@ -627,7 +634,10 @@ int wm_cli_bench(int argc, char **argv) {
     s = default_list(&a.bo, &deflist);
     a.lists[a.n_lists++] = deflist;
   }
-  wm_peaks_t *peaks = s || !a.profile || a.parallel ? NULL : load_peaks(&a);
+  wm_peaks_t *peaks = NULL;
+  if (!s && (a.peaks_file || (a.profile && !a.parallel))) {
+    s = load_peaks(&a, &peaks);  // a --peaks FILE is read even if unused
+  }
   double flops = s || a.parallel ? 0 : model_flops(&a, graph);
   wm_bench_options_t o = {
       .graph = graph,
