@@ -176,6 +176,12 @@ static wm_status_t item_load(const uint8_t *data, size_t size,
   if (kind != WM_TYPE_SEQUENCE && kind != WM_TYPE_OPTIONAL) {
     kind = WM_TYPE_TENSOR;
   }
+  // Empty bytes parse as every message kind (all fields unset): an empty
+  // file would read as "a sequence of 0 tensors".
+  if (size == 0) {
+    return WM_ERROR(INVALID_ARGUMENT, "empty (0 bytes), want a %s",
+                    kind_message(kind));
+  }
   wm_status_t first = parse_value(data, size, base_dir, kind, 0, out, out_name);
   if (first && kind == WM_TYPE_OPTIONAL &&
       wm_status_code(first) != WM_STATUS_RESOURCE_EXHAUSTED) {

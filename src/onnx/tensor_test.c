@@ -554,6 +554,15 @@ WM_TEST(int32_data_carries_float8_codes_and_packed_bytes) {
                "int32_data[1] = 256 does not fit float8e5m2");
 }
 
+WM_TEST(an_empty_item_file_is_refused_not_an_empty_sequence) {
+  static const uint8_t none[1] = {0};
+  wm_item_t item;
+  WM_CHECK_ERR(wm_onnx_item_load_buffer(none, 0, WM_TYPE_TENSOR, &item, NULL),
+               INVALID_ARGUMENT, "empty (0 bytes), want a TensorProto");
+  WM_CHECK_ERR(wm_onnx_item_load_buffer(none, 0, WM_TYPE_SEQUENCE, &item, NULL),
+               INVALID_ARGUMENT, "empty (0 bytes), want a SequenceProto");
+}
+
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(int32_data_carries_narrow_ints_bool_and_half_float_bits),
@@ -570,6 +579,7 @@ int main(void) {
       WM_CASE(saved_tensors_of_every_dtype_load_back_equal),
       WM_CASE(four_and_two_bit_raw_data_unpacks_low_bits_first),
       WM_CASE(int32_data_carries_float8_codes_and_packed_bytes),
+      WM_CASE(an_empty_item_file_is_refused_not_an_empty_sequence),
       {NULL, NULL}};
   return wm_test_main(cases);
 }

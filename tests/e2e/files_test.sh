@@ -32,6 +32,44 @@ expect "map: a FIFO as --peaks" 1 \
   "peaks file: \"$tmp/fifo\" is a FIFO (named pipe), not a regular file" \
   timeout 20 "$wmap" map "$model" --peaks "$tmp/fifo"
 
+# Test data folders (--inputs): what is wrong with each file, named. A
+# TensorProto float[1] named x (or z) = 1.0, written byte by byte.
+tensor() { printf '\x08\x01\x10\x01\x42\x01%s\x4a\x04\x00\x00\x80\x3f' "$1"; }
+mkdir "$tmp/extra" "$tmp/empty" "$tmp/dirin" "$tmp/twice"
+tensor x >"$tmp/extra/input_0.pb"
+tensor z >"$tmp/extra/input_1.pb"
+expect "an extra input file is named with what it holds" 1 \
+  "$tmp/extra/input_1.pb holds \"z\", which is not an input of the model" \
+  "$wmap" run "$model" --inputs "$tmp/extra"
+if grep -q "given twice" "$tmp/err"; then
+  echo "FAIL an extra input file is not \"given twice\""; failed=$((failed + 1))
+fi
+tensor x >"$tmp/twice/input_0.pb"
+tensor x >"$tmp/twice/input_1.pb"
+expect "two files for one input" 1 \
+  "$tmp/twice/input_0.pb and input_1.pb both hold input \"x\"" \
+  "$wmap" run "$model" --inputs "$tmp/twice"
+: >"$tmp/empty/input_0.pb"
+expect "an empty input file is empty, not a sequence" 1 \
+  "loading \"$tmp/empty/input_0.pb\": empty (0 bytes), want a TensorProto" \
+  "$wmap" run "$model" --inputs "$tmp/empty"
+mkdir "$tmp/dirin/input_0.pb"
+expect "a folder as an input file is named, not \"not given\"" 1 \
+  "\"$tmp/dirin/input_0.pb\" is a directory, not a regular file" \
+  "$wmap" run "$model" --inputs "$tmp/dirin"
+mkfifo "$tmp/dirin/input_1.pb"
+rmdir "$tmp/dirin/input_0.pb"
+mkfifo "$tmp/dirin/input_0.pb"
+expect "a FIFO as an input file is refused at once" 1 \
+  "\"$tmp/dirin/input_0.pb\" is a FIFO (named pipe), not a regular file" \
+  timeout 20 "$wmap" run "$model" --inputs "$tmp/dirin"
+expect "--inputs FILE is a file, not a missing folder" 1 \
+  "test data folder \"$model\" is a file, not a folder" \
+  "$wmap" run "$model" --inputs "$model"
+expect "--inputs missing says why" 1 \
+  "test data folder \"$tmp/none\": No such file or directory" \
+  "$wmap" bench "$model" --inputs "$tmp/none"
+
 # bench: an explicit --peaks that cannot be read is an error before any
 # measurement, not a warning; it is called a peaks file, not the cache.
 expect "bench: --peaks missing is an error" 1 \

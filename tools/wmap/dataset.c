@@ -1,4 +1,5 @@
 // Reading ONNX test_data_set folders (input_K.pb, output_K.pb).
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,9 +8,11 @@
 #include "cli.h"
 #include "wmap/onnx.h"
 
-static bool file_exists(const char *path) {
+// Whether anything is at |path|: a folder or a FIFO named input_0.pb is
+// then refused by the reader, naming what it is, not taken as missing.
+static bool path_exists(const char *path) {
   struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+  return stat(path, &st) == 0;
 }
 
 // The declared kind of the value file prefix_K.pb: input_K is the K-th
@@ -41,7 +44,7 @@ static wm_status_t load_series(const char *dir, const wm_graph_t *graph,
   wm_status_t s = NULL;
   for (;;) {
     char *path = wm_cli_path("%s/%s_%zu.pb", dir, prefix, n);
-    if (!path || !file_exists(path)) {
+    if (!path || !path_exists(path)) {
       free(path);
       break;
     }
@@ -88,6 +91,69 @@ static void retype_bfloat16(wm_item_t *item, wm_dtype_t declared) {
   }
 }
 
+// Whether file |k| of |ds| names graph input |name| (a name the graph
+// takes as an input).
+static bool names_input(const wm_graph_t *graph, const wm_cli_dataset_t *ds,
+                        size_t k, const char *name) {
+  const char *n = ds->input_names[k];
+  if (!n || !*n || strcmp(n, name) != 0) {
+    return false;
+  }
+  int32_t id = wm_graph_find_value(graph, n);
+  return id >= 0 && graph->values[id].is_input;
+}
+
+// Binds the files input_K.pb of |ds| (read from |dir|) to graph inputs: a
+// file keeps a name the graph takes as an input; any other takes the next
+// graph input that is neither an initializer nor named by a file. Two
+// files for one input, or a file left without an input, are refused
+// naming the files and the names they hold.
+static wm_status_t bind_names(const char *dir, const wm_graph_t *graph,
+                              wm_cli_dataset_t *ds) {
+  for (size_t i = 0; i < ds->n_inputs; i++) {
+    for (size_t k = 0; k < i; k++) {
+      if (ds->input_names[i] && names_input(graph, ds, k, ds->input_names[i])) {
+        return WM_ERROR(INVALID_ARGUMENT,
+                        "%s/input_%zu.pb and input_%zu.pb both hold input "
+                        "\"%s\"",
+                        dir, k, i, ds->input_names[i]);
+      }
+    }
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < ds->n_inputs; i++) {
+    const char *name = ds->input_names[i];
+    if (name && names_input(graph, ds, i, name)) {
+      continue;
+    }
+    for (; next < graph->input_count; next++) {
+      const wm_value_t *v = &graph->values[graph->inputs[next]];
+      bool taken = v->initializer;
+      for (size_t k = 0; !taken && k < ds->n_inputs; k++) {
+        taken = names_input(graph, ds, k, v->name);
+      }
+      if (!taken) {
+        break;
+      }
+    }
+    if (next >= graph->input_count) {
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "%s/input_%zu.pb holds \"%s\", which is not an input "
+                      "of the model, and every input is given by another "
+                      "file (%zu files for %zu graph inputs)",
+                      dir, i, name ? name : "", ds->n_inputs,
+                      graph->input_count);
+    }
+    free(ds->input_names[i]);
+    ds->input_names[i] = wm_strdup(graph->values[graph->inputs[next]].name);
+    next++;
+    if (!ds->input_names[i]) {
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+  }
+  return NULL;
+}
+
 void wm_cli_dataset_deinit(wm_cli_dataset_t *ds) {
   for (size_t i = 0; i < ds->n_inputs; i++) {
     wm_item_deinit(&ds->inputs[i]);
@@ -106,8 +172,15 @@ wm_status_t wm_cli_dataset_load(const char *dir, const wm_graph_t *graph,
                                 wm_cli_dataset_t *out) {
   memset(out, 0, sizeof(*out));
   struct stat st;
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return WM_ERROR(NOT_FOUND, "test data folder \"%s\" does not exist", dir);
+  if (stat(dir, &st) != 0) {
+    return WM_ERROR(NOT_FOUND, "test data folder \"%s\": %s", dir,
+                    strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "test data folder \"%s\" is %s, not a folder (want one "
+                    "holding input_0.pb, input_1.pb, ...)",
+                    dir, S_ISREG(st.st_mode) ? "a file" : "something else");
   }
   char **out_names = NULL;
   WM_RETURN_IF_ERROR(load_series(dir, graph, true, &out->inputs,
@@ -118,32 +191,8 @@ wm_status_t wm_cli_dataset_load(const char *dir, const wm_graph_t *graph,
     free(out_names[i]);
   }
   free(out_names);
-  // Bind names: keep a name that is a graph input, else take the next
-  // graph input that is neither named elsewhere nor an initializer.
-  size_t next = 0;
-  for (size_t i = 0; !s && i < out->n_inputs; i++) {
-    const char *name = out->input_names[i];
-    int32_t id = name && *name ? wm_graph_find_value(graph, name) : -1;
-    if (id >= 0 && graph->values[id].is_input) {
-      continue;
-    }
-    while (next < graph->input_count &&
-           graph->values[graph->inputs[next]].initializer) {
-      next++;
-    }
-    if (next >= graph->input_count) {
-      s = WM_ERROR(INVALID_ARGUMENT,
-                   "%s/input_%zu.pb has no matching graph input (the model "
-                   "has %zu)",
-                   dir, i, graph->input_count);
-      break;
-    }
-    free(out->input_names[i]);
-    out->input_names[i] = wm_strdup(graph->values[graph->inputs[next]].name);
-    next++;
-    if (!out->input_names[i]) {
-      s = WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    }
+  if (!s) {
+    s = bind_names(dir, graph, out);
   }
   for (size_t i = 0; !s && i < out->n_inputs; i++) {
     int32_t id = wm_graph_find_value(graph, out->input_names[i]);
