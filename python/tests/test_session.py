@@ -223,3 +223,21 @@ def test_a_closed_session_refuses_to_run(mlp_bytes):
     raises(wmap.InvalidArgument,
            lambda: sess.run(None, {"input": np.ones((1, 16), np.float32)}),
            "closed")
+
+
+def test_untrusted_control_flow_stops_at_the_limits():
+    # Neither model has inputs: a Loop whose condition stays true, and a
+    # sequence that grows by one element an iteration.
+    loop = wmap.InferenceSession(source_file("tests/e2e/endless_loop.onnx"),
+                                 max_iterations=10)
+    raises(wmap.ResourceExhausted, lambda: loop.run(None, {}),
+           'node "spin" (Loop)', "reached the limit of 10 iterations")
+    seq = wmap.InferenceSession(
+        source_file("tests/e2e/growing_sequence.onnx"), max_sequence_length=7)
+    raises(wmap.ResourceExhausted, lambda: seq.run(None, {}),
+           "a sequence of 8 elements is past the limit of 7")
+    for bad in (0, -1, 2.5, True):
+        raises(wmap.InvalidArgument,
+               lambda: wmap.InferenceSession(
+                   source_file("tests/e2e/endless_loop.onnx"),
+                   max_iterations=bad), "max_iterations")

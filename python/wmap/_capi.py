@@ -131,6 +131,8 @@ class SessionOptions(ctypes.Structure):  # wm_session_options_t
         ("release_weights", c_bool),
         ("no_in_place", c_bool),
         ("kernels", c_int),
+        ("max_iterations", c_int64),
+        ("max_sequence_length", c_int64),
     ]
 
 

@@ -48,6 +48,17 @@ def _shape_text(info):
     return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
+def _limit(value, name):
+    """A limit option: None (0, the library's default) or a count >= 1."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 \
+            or value > 2**62:
+        raise InvalidArgument("%s wants a count from 1 to 2^62, got %r"
+                              % (name, value))
+    return value
+
+
 class NodeArg:
     """A graph input or output: name, type ("tensor(float)") and shape
     (ints; symbolic dims as str; unknown dims None)."""
@@ -80,13 +91,17 @@ class InferenceSession:
     kernels: "auto", "library" or "generated" (as --impl).
     no_in_place: never let an output share an input's bytes.
     backend_paths: more plugin folders or .so files (as --backend-path).
+    max_iterations, max_sequence_length: limits for untrusted control flow
+        (as --max-iterations, --max-sequence-length; None: the library's
+        defaults, 10,000,000 iterations and 100,000 elements).
 
     One run at a time per session: run() holds a lock.
     """
 
     def __init__(self, model, backends=None, threads=None, strict=False,
                  passes=None, dims=None, kernels="auto", no_in_place=False,
-                 backend_paths=None):
+                 backend_paths=None, max_iterations=None,
+                 max_sequence_length=None):
         self._session = ctypes.c_void_p()
         self._registry = None
         self._graph = None
@@ -122,6 +137,9 @@ class InferenceSession:
         opts.release_weights = True  # the graph serves this session only
         opts.no_in_place = bool(no_in_place)
         opts.kernels = _capi.KERNELS[kernels]
+        opts.max_iterations = _limit(max_iterations, "max_iterations")
+        opts.max_sequence_length = _limit(max_sequence_length,
+                                          "max_sequence_length")
         check(lib.wm_session_create_placed(self._graph.ptr, ctypes.byref(opts),
                                            ctypes.byref(self._session)),
               "preparing \"%s\"" % self._model)
