@@ -67,7 +67,7 @@ expect "--inputs FILE is a file, not a missing folder" 1 \
   "test data folder \"$model\" is a file, not a folder" \
   "$wmap" run "$model" --inputs "$model"
 expect "--inputs missing says why" 1 \
-  "test data folder \"$tmp/none\": No such file or directory" \
+  "test data folder \"$tmp/none\" does not exist" \
   "$wmap" bench "$model" --inputs "$tmp/none"
 
 # bench: an explicit --peaks that cannot be read is an error before any

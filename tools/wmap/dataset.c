@@ -173,8 +173,11 @@ wm_status_t wm_cli_dataset_load(const char *dir, const wm_graph_t *graph,
   memset(out, 0, sizeof(*out));
   struct stat st;
   if (stat(dir, &st) != 0) {
-    return WM_ERROR(NOT_FOUND, "test data folder \"%s\": %s", dir,
-                    strerror(errno));
+    return errno == ENOENT
+               ? WM_ERROR(NOT_FOUND, "test data folder \"%s\" does not exist",
+                          dir)
+               : WM_ERROR(NOT_FOUND, "test data folder \"%s\": %s", dir,
+                          strerror(errno));
   }
   if (!S_ISDIR(st.st_mode)) {
     return WM_ERROR(INVALID_ARGUMENT,
