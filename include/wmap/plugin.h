@@ -83,8 +83,24 @@ wm_error *wm_ref_plugin_query(uint32_t host_major, uint32_t host_max_minor,
                               const wm_host_api *host,
                               const wm_plugin_api **out_api);
 
+// Why a candidate was refused, for callers that report only some kinds.
+typedef enum wm_refusal_kind {
+  WM_REFUSAL_UNUSABLE = 0,   // dlopen failed, no wm_plugin_query, another
+                             //   ABI, missing functions, a failing query,
+                             //   get_info or enumerate, malformed answers
+  WM_REFUSAL_NOT_FOUND = 1,  // a path the caller named does not exist or
+                             //   holds no plugin
+  WM_REFUSAL_FAULT = 2,      // it crashed, exited or hung while probed
+  WM_REFUSAL_CONFLICT = 3,   // its name is loaded from another file
+} wm_refusal_kind_t;
+
 // Registers the built-in backend and loads every plugin found in order:
-// |paths|, WMAP_BACKEND_PATH, the install's backend folder. A plugin that
+// |paths|, WMAP_BACKEND_PATH, the install's backend folder. Each plugin
+// file not known good is first loaded in a forked child (dlopen, query,
+// get_info, enumerate) within WMAP_PLUGIN_PROBE_TIMEOUT seconds (default
+// 10; 0: no probe); one that crashes, exits or hangs there is refused and
+// never loaded here. Verdicts are cached in wmap's cache folder
+// (plugins.json) by real path, size and modification time. A plugin that
 // cannot be loaded is refused (one line why) and the others still load;
 // fails only when out of memory. |opts| may be NULL (defaults).
 wm_status_t wm_registry_create(const wm_registry_options_t *opts,
@@ -110,6 +126,14 @@ size_t wm_registry_refused_count(const wm_registry_t *registry);
 const char *wm_registry_refused_path(const wm_registry_t *registry, size_t i);
 // Returns why candidate |i| was refused (one line).
 const char *wm_registry_refused_reason(const wm_registry_t *registry, size_t i);
+// Returns what kind of refusal candidate |i| got.
+wm_refusal_kind_t wm_registry_refused_kind(const wm_registry_t *registry,
+                                           size_t i);
+// Checks a path given as a search-path entry before any registry opens
+// it: NOT_FOUND when it does not exist or is a folder without
+// libwmap_backend_*.so files, INVALID_ARGUMENT when it is a file that is
+// not a shared library; the message names the path.
+wm_status_t wm_registry_check_path(const char *path) WM_MUST_USE_RESULT;
 
 WM_API_END
 

@@ -2,8 +2,12 @@
 // discovery, WMAP_BACKEND_PATH, and one refusal per broken test plugin
 // (tests/plugins, built into <build>/tests/plugins; the folder is argv[1]
 // or found from this executable's place in the build tree).
+#include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../tests/plugins/plugin_common.h"
@@ -11,6 +15,11 @@
 #include "wmap/plugin.h"
 
 static char plugin_dir[PATH_MAX + 32];
+static char hostile_dir[PATH_MAX + 48];
+// XDG_CACHE_HOME of every test: the probe cache is <cache_home>/wmap/
+// plugins.json, never the user's.
+static char cache_home[64];
+static char cache_file[128];
 static const char *builtin_name = "builtin_test";
 static uint32_t builtin_seen_threads;
 
@@ -55,7 +64,7 @@ static wm_registry_options_t isolated(void) {
 }
 
 static bool have_plugins(void) {
-  if (access(plugin_dir, R_OK) != 0) {
+  if (access(plugin_dir, R_OK) != 0 || access(hostile_dir, R_OK) != 0) {
     wm_test_skip("test plugins not built (no tests/plugins folder)");
     return false;
   }
@@ -372,6 +381,279 @@ WM_TEST(claimsfail_claims_relu_and_fails_to_run_it) {
   wm_registry_destroy(r);
 }
 
+// The hostile plugins (tests/plugins/hostile.c): each file, the fragment
+// its refusal must hold and the kind of refusal.
+static const struct {
+  const char *file, *fragment;
+  wm_refusal_kind_t kind;
+} hostile[] = {
+    {"libwmap_backend_abort_info.so",
+     "killed by signal 6 (Aborted) in get_info", WM_REFUSAL_FAULT},
+    {"libwmap_backend_api_size.so", "API table is 8 bytes, want at least",
+     WM_REFUSAL_UNUSABLE},
+    {"libwmap_backend_bad_utf8.so", "get_info: vendor is not UTF-8",
+     WM_REFUSAL_UNUSABLE},
+    {"libwmap_backend_dup_ref.so",
+     "backend name ref already loaded from "
+     "built-in",
+     WM_REFUSAL_CONFLICT},
+    {"libwmap_backend_exit0_enumerate.so", "called exit(0) in enumerate",
+     WM_REFUSAL_FAULT},
+    {"libwmap_backend_exit7_ctor.so", "called exit(7) while loading",
+     WM_REFUSAL_FAULT},
+    {"libwmap_backend_hang_ctor.so", "did not answer within 1 s while loading",
+     WM_REFUSAL_FAULT},
+    {"libwmap_backend_hang_query.so",
+     "did not answer within 1 s in wm_plugin_query", WM_REFUSAL_FAULT},
+    {"libwmap_backend_long_name.so",
+     "get_info: name \"a_name_of_seventy_characters_is_longer_than_any_"
+     "backend_name_ma...\" is longer than 63 characters",
+     WM_REFUSAL_UNUSABLE},
+    {"libwmap_backend_long_version.so",
+     "get_info: version is longer than 255 bytes", WM_REFUSAL_UNUSABLE},
+    {"libwmap_backend_no_table.so",
+     "wm_plugin_query answered no error and no API table", WM_REFUSAL_UNUSABLE},
+    {"libwmap_backend_null_device.so",
+     "missing required functions: mem_alloc, mem_free, copy_h2d",
+     WM_REFUSAL_UNUSABLE},
+    {"libwmap_backend_segv_query.so",
+     "killed by signal 11 (Segmentation fault) in wm_plugin_query",
+     WM_REFUSAL_FAULT},
+    {"libwmap_backend_spaced_name.so",
+     "get_info: name \"my backend\" has characters other than a-z, 0-9, _ "
+     "and -",
+     WM_REFUSAL_UNUSABLE},
+    {"libwmap_backend_target_size.so",
+     "enumerate: target 0 is 4 bytes, want at least", WM_REFUSAL_UNUSABLE},
+    {"libwmap_backend_upper_name.so",
+     "get_info: name \"Dummy2\" has characters other than a-z, 0-9, _ and -",
+     WM_REFUSAL_UNUSABLE},
+};
+
+// Returns the index of refused |file| (a base name), or SIZE_MAX.
+static size_t refusal_index(const wm_registry_t *r, const char *file) {
+  for (size_t i = 0; i < wm_registry_refused_count(r); i++) {
+    const char *p = wm_registry_refused_path(r, i);
+    const char *slash = strrchr(p, '/');
+    if (strcmp(slash ? slash + 1 : p, file) == 0) {
+      return i;
+    }
+  }
+  return SIZE_MAX;
+}
+
+// A registry of the hostile folder, then the good plugins, with ref as
+// the built-in's name; probes time out after 1 s.
+static wm_status_t open_hostile(wm_registry_t **out) {
+  wm_registry_options_t o = isolated();
+  const char *paths[] = {hostile_dir, plugin_dir};
+  o.paths = paths;
+  o.n_paths = 2;
+  o.builtin_query = builtin_query;
+  builtin_name = "ref";
+  setenv("WMAP_PLUGIN_PROBE_TIMEOUT", "1", 1);
+  wm_status_t s = wm_registry_create(&o, out);
+  unsetenv("WMAP_PLUGIN_PROBE_TIMEOUT");
+  builtin_name = "builtin_test";
+  return s;
+}
+
+// Checks every hostile plugin's refusal; false after the first failure.
+static bool check_hostile_refusals(const wm_registry_t *r) {
+  for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+    size_t k = refusal_index(r, hostile[i].file);
+    const char *reason =
+        k == SIZE_MAX ? "(not refused)" : wm_registry_refused_reason(r, k);
+    const char *path = k == SIZE_MAX ? "" : wm_registry_refused_path(r, k);
+    if (!strstr(reason, hostile[i].fragment) || strchr(reason, '\n') ||
+        strncmp(path, hostile_dir, strlen(hostile_dir)) != 0 ||
+        wm_registry_refused_kind(r, k) != hostile[i].kind) {
+      wm_test_fail(__FILE__, __LINE__,
+                   "%s: refused as \"%s\" (kind %d) from \"%s\", want \"%s\" "
+                   "(kind %d)",
+                   hostile[i].file, reason,
+                   k == SIZE_MAX ? -1 : (int)wm_registry_refused_kind(r, k),
+                   path, hostile[i].fragment, (int)hostile[i].kind);
+      return false;
+    }
+  }
+  return true;
+}
+
+WM_TEST(hostile_plugins_are_refused_naming_what_happened) {
+  if (!have_plugins()) {
+    return;
+  }
+  unlink(cache_file);
+  wm_registry_t *r;
+  WM_CHECK_OK(open_hostile(&r));
+  // The good plugins and the built-in still load; nothing else does.
+  WM_CHECK_INT_EQ(wm_registry_count(r), 3);
+  WM_CHECK(has_loaded(r, "claimsfail"));
+  WM_CHECK(has_loaded(r, "dummy"));
+  wm_backend_t *b;
+  WM_CHECK_OK(wm_registry_find(r, "ref", &b));
+  WM_CHECK_STR_EQ(wm_backend_origin(b), "built-in");
+  WM_CHECK_INT_EQ(wm_registry_refused_count(r),
+                  sizeof(hostile) / sizeof(hostile[0]) + 7);
+  check_hostile_refusals(r);
+  // The broken plugins of the folder after it keep their reasons.
+  WM_CHECK(strstr(reason_for(r, "libwmap_backend_dummy_again.so"),
+                  "backend name dummy already loaded from") != NULL);
+  WM_CHECK_INT_EQ(wm_registry_refused_kind(
+                      r, refusal_index(r, "libwmap_backend_dummy_again.so")),
+                  WM_REFUSAL_CONFLICT);
+  wm_registry_destroy(r);
+}
+
+// Replaces the first |from| in |path| by |to|; false when it is not there.
+static bool edit_file(const char *path, const char *from, const char *to) {
+  uint8_t *data = NULL;
+  size_t size = 0;
+  wm_status_t s = wm_file_read(path, &data, &size);
+  if (s) {
+    wm_status_free(s);
+    return false;
+  }
+  char *text = wm_malloc(size + 1);
+  memcpy(text, data, size);
+  text[size] = '\0';
+  free(data);
+  char *at = strstr(text, from);
+  if (at) {
+    wm_strbuf_t b;
+    wm_strbuf_init(&b);
+    wm_strbuf_printf(&b, "%.*s%s%s", (int)(at - text), text, to,
+                     at + strlen(from));
+    s = wm_file_write(path, wm_strbuf_str(&b), b.len);
+    wm_strbuf_deinit(&b);
+    if (s) {
+      wm_status_free(s);
+      at = NULL;
+    }
+  }
+  free(text);
+  return at != NULL;
+}
+
+WM_TEST(probe_verdicts_are_cached_until_the_file_changes) {
+  if (!have_plugins()) {
+    return;
+  }
+  unlink(cache_file);
+  wm_registry_t *r;
+  WM_CHECK_OK(open_hostile(&r));
+  wm_registry_destroy(r);
+  WM_CHECK(access(cache_file, R_OK) == 0);
+  // A verdict read from the cache is given as it is there: edit one.
+  const char *real = "killed by signal 11 (Segmentation fault)";
+  WM_CHECK(edit_file(cache_file, real, "a verdict from the cache"));
+  WM_CHECK_OK(open_hostile(&r));
+  WM_CHECK_STR_EQ(reason_for(r, "libwmap_backend_segv_query.so"),
+                  "a verdict from the cache in wm_plugin_query");
+  wm_registry_destroy(r);
+  // The same file with another modification time is probed again.
+  char plugin[sizeof(hostile_dir) + 40];
+  snprintf(plugin, sizeof(plugin), "%s/libwmap_backend_segv_query.so",
+           hostile_dir);
+  struct stat st;
+  WM_CHECK(stat(plugin, &st) == 0);
+  struct timespec times[2] = {st.st_atim, st.st_mtim};
+  times[1].tv_nsec = (times[1].tv_nsec + 1) % 1000000000;
+  WM_CHECK(utimensat(AT_FDCWD, plugin, times, 0) == 0);
+  WM_CHECK_OK(open_hostile(&r));
+  WM_CHECK(strstr(reason_for(r, "libwmap_backend_segv_query.so"), real) !=
+           NULL);
+  check_hostile_refusals(r);
+  wm_registry_destroy(r);
+}
+
+WM_TEST(corrupt_probe_cache_is_ignored_and_written_anew) {
+  if (!have_plugins()) {
+    return;
+  }
+  static const char *const corrupt[] = {
+      "{not json",
+      "[]",
+      "{\"format\": \"wmap.plugins/1\", \"host_abi\": \"0.6\", \"plugins\": "
+      "[{\"path\": \"relative.so\", \"verdict\": \"ok\"}]}",
+  };
+  for (size_t i = 0; i < sizeof(corrupt) / sizeof(corrupt[0]); i++) {
+    WM_CHECK_OK(wm_make_parents(cache_file));
+    WM_CHECK_OK(wm_file_write(cache_file, corrupt[i], strlen(corrupt[i])));
+    // The good folder's plugins only: every one is probed again.
+    wm_registry_options_t o = isolated();
+    o.install_dir = plugin_dir;
+    wm_registry_t *r;
+    WM_CHECK_OK(wm_registry_create(&o, &r));  // one warning on stderr
+    WM_CHECK_INT_EQ(wm_registry_count(r), 2);
+    WM_CHECK_INT_EQ(wm_registry_refused_count(r), 7);
+    wm_registry_destroy(r);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    WM_CHECK_OK(wm_file_read(cache_file, &data, &size));
+    WM_CHECK(size > 40 &&
+             memmem(data, size, "\"format\": \"wmap.plugins/1\"", 26) != NULL);
+    free(data);
+  }
+}
+
+WM_TEST(probe_timeout_zero_loads_without_a_probe) {
+  if (!have_plugins()) {
+    return;
+  }
+  unlink(cache_file);
+  wm_registry_options_t o = isolated();
+  char file[PATH_MAX + 64];
+  snprintf(file, sizeof(file), "%s/libwmap_backend_dummy.so", plugin_dir);
+  const char *paths[] = {file};
+  o.paths = paths;
+  o.n_paths = 1;
+  setenv("WMAP_PLUGIN_PROBE_TIMEOUT", "0", 1);
+  wm_registry_t *r;
+  wm_status_t s = wm_registry_create(&o, &r);
+  unsetenv("WMAP_PLUGIN_PROBE_TIMEOUT");
+  WM_CHECK_OK(s);
+  WM_CHECK(has_loaded(r, "dummy"));
+  WM_CHECK(access(cache_file, F_OK) != 0);  // nothing probed, nothing cached
+  wm_registry_destroy(r);
+}
+
+WM_TEST(check_path_refuses_missing_empty_and_non_library_entries) {
+  if (!have_plugins()) {
+    return;
+  }
+  WM_CHECK_OK(wm_registry_check_path(plugin_dir));
+  char file[PATH_MAX + 64];
+  snprintf(file, sizeof(file), "%s/libwmap_backend_dummy.so", plugin_dir);
+  WM_CHECK_OK(wm_registry_check_path(file));
+  WM_CHECK_ERR(wm_registry_check_path("/nonexistent/wmap"), NOT_FOUND,
+               "\"/nonexistent/wmap\" does not exist");
+  WM_CHECK_ERR(wm_registry_check_path(cache_home), NOT_FOUND,
+               "holds no backend plugin (libwmap_backend_*.so)");
+  snprintf(file, sizeof(file), "%s/libwmap_backend_garbage.so", plugin_dir);
+  WM_CHECK_ERR(wm_registry_check_path(file), INVALID_ARGUMENT,
+               "is not a backend plugin (not a shared library)");
+  // The registry refuses a named folder without plugins too.
+  wm_registry_options_t o = isolated();
+  const char *paths[] = {cache_home};
+  o.paths = paths;
+  o.n_paths = 1;
+  wm_registry_t *r;
+  WM_CHECK_OK(wm_registry_create(&o, &r));
+  WM_CHECK_INT_EQ(wm_registry_refused_count(r), 1);
+  WM_CHECK_INT_EQ(wm_registry_refused_kind(r, 0), WM_REFUSAL_NOT_FOUND);
+  WM_CHECK_STR_EQ(wm_registry_refused_reason(r, 0),
+                  "folder holds no backend plugin (libwmap_backend_*.so)");
+  wm_registry_destroy(r);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+                        struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) {
     snprintf(plugin_dir, sizeof(plugin_dir), "%s", argv[1]);
@@ -390,6 +672,14 @@ int main(int argc, char **argv) {
   if (realpath(plugin_dir, real)) {
     snprintf(plugin_dir, sizeof(plugin_dir), "%s", real);
   }
+  snprintf(hostile_dir, sizeof(hostile_dir), "%s/hostile", plugin_dir);
+  snprintf(cache_home, sizeof(cache_home), "/tmp/wmap-loader-test-XXXXXX");
+  if (!mkdtemp(cache_home)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  snprintf(cache_file, sizeof(cache_file), "%s/wmap/plugins.json", cache_home);
+  setenv("XDG_CACHE_HOME", cache_home, 1);
   static const wm_test_case_t cases[] = {
       WM_CASE(registry_without_sources_is_empty_and_find_says_so),
       WM_CASE(registry_gives_the_builtin_the_thread_count),
@@ -402,7 +692,14 @@ int main(int argc, char **argv) {
       WM_CASE(missing_backend_path_entry_is_refused),
       WM_CASE(taken_backend_outlives_its_registry),
       WM_CASE(claimsfail_claims_relu_and_fails_to_run_it),
+      WM_CASE(hostile_plugins_are_refused_naming_what_happened),
+      WM_CASE(probe_verdicts_are_cached_until_the_file_changes),
+      WM_CASE(corrupt_probe_cache_is_ignored_and_written_anew),
+      WM_CASE(probe_timeout_zero_loads_without_a_probe),
+      WM_CASE(check_path_refuses_missing_empty_and_non_library_entries),
       {NULL, NULL},
   };
-  return wm_test_main(cases);
+  int rc = wm_test_main(cases);
+  nftw(cache_home, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  return rc;
 }

@@ -15,6 +15,11 @@ static const char backends_usage[] =
     "found in the --backend-path entries, WMAP_BACKEND_PATH (colon-\n"
     "separated folders or .so files) and the install's backend folder;\n"
     "for each, its devices, and every refused plugin file with the reason.\n"
+    "Each plugin file is first loaded in a child process (once per build,\n"
+    "cached in ~/.cache/wmap/plugins.json); one that crashes, exits or does\n"
+    "not answer within WMAP_PLUGIN_PROBE_TIMEOUT seconds (default 10) is\n"
+    "refused. A --backend-path that does not exist, holds no plugin or is\n"
+    "not a shared library is a usage error.\n"
     "WMAP_LOADER_DEBUG=1 traces each candidate and decision on stderr.\n"
     "\n"
     "Options:\n"
@@ -355,6 +360,7 @@ int wm_cli_backends(int argc, char **argv) {
       {NULL, 0, NULL, 0}};
   wm_cli_backend_options_t bo = {0};
   bo.quiet = true;  // refusals are part of the listing
+  bo.lists_refusals = true;
   bool json = false;
   int rc = WM_EXIT_OK;
   optind = 1;

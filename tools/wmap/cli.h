@@ -52,7 +52,9 @@ typedef struct wm_cli_backend_options {
   size_t n_paths;        // number of |paths|
   uint32_t num_threads;  // --threads (0 = all cores)
   bool threads_set;      // --threads given; else WMAP_NUM_THREADS is read
-  bool quiet;            // no warning line per refused plugin
+  bool quiet;            // warn only of plugins that crashed, exited, hung
+                         //   or are shadowed, and of --backend-path ones
+  bool lists_refusals;   // no warning at all: the command lists them
 } wm_cli_backend_options_t;
 
 // Usage text of the shared backend options, for a command's --help.
@@ -106,7 +108,9 @@ int wm_cli_passes_option(const char *cmd, const char *list,
 
 // Takes the value of the shared option |option| ("backend-path" or
 // "threads", as getopt_long names it) into |opts|; returns WM_EXIT_OK, or
-// prints a usage error for |cmd| and returns WM_EXIT_USAGE.
+// prints a usage error for |cmd| and returns WM_EXIT_USAGE (also for a
+// --backend-path that does not exist, is a folder without plugins or a
+// file that is not a shared library).
 int wm_cli_backend_option(const char *cmd, const char *option,
                           const char *value, wm_cli_backend_options_t *opts);
 // Frees what wm_cli_backend_option allocated; accepts zeroed options.

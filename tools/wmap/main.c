@@ -122,6 +122,13 @@ int wm_cli_backend_option(const char *cmd, const char *option,
     return WM_EXIT_OK;
   }
   if (strcmp(option, "backend-path") == 0) {
+    wm_status_t bad = wm_registry_check_path(value);
+    if (bad) {
+      int rc =
+          wm_cli_usage_error(cmd, "--backend-path: %s", wm_status_message(bad));
+      wm_status_free(bad);
+      return rc;
+    }
     size_t cap = opts->n_paths;
     wm_status_t s = wm_grow((void **)&opts->paths, &cap, opts->n_paths + 1,
                             sizeof(*opts->paths));
@@ -174,6 +181,31 @@ void wm_cli_backend_options_deinit(wm_cli_backend_options_t *opts) {
   opts->n_paths = 0;
 }
 
+// Whether a quiet command still warns about refusal |i|: a plugin that
+// crashed, exited or hung, one whose name another file took, or a path
+// the user named. Each path once per process, as commands open several
+// registries.
+static bool refusal_is_loud(const wm_cli_backend_options_t *opts,
+                            const wm_registry_t *reg, size_t i) {
+  static char **warned;
+  static size_t n_warned, cap_warned;
+  const char *path = wm_registry_refused_path(reg, i);
+  wm_refusal_kind_t kind = wm_registry_refused_kind(reg, i);
+  bool loud = kind == WM_REFUSAL_FAULT || kind == WM_REFUSAL_CONFLICT;
+  for (size_t k = 0; !loud && k < opts->n_paths; k++) {
+    loud = strcmp(opts->paths[k], path) == 0;
+  }
+  for (size_t k = 0; loud && k < n_warned; k++) {
+    loud = strcmp(warned[k], path) != 0;
+  }
+  if (loud &&
+      !wm_grow((void **)&warned, &cap_warned, n_warned + 1, sizeof(*warned))) {
+    warned[n_warned] = wm_strdup(path);
+    n_warned += warned[n_warned] != NULL;
+  }
+  return loud;
+}
+
 wm_status_t wm_cli_registry_open(const wm_cli_backend_options_t *opts,
                                  wm_registry_t **out) {
   *out = NULL;
@@ -194,7 +226,18 @@ wm_status_t wm_cli_registry_open(const wm_cli_backend_options_t *opts,
                     "WMAP_NUM_THREADS wants a count from 0 to 4096, got \"%s\"",
                     env);
   }
-  return wm_registry_create(&ro, out);
+  WM_RETURN_IF_ERROR(wm_registry_create(&ro, out));
+  // Quiet commands still tell of plugins that are hostile or shadowed.
+  for (size_t i = 0; opts->quiet && !opts->lists_refusals &&
+                     i < wm_registry_refused_count(*out);
+       i++) {
+    if (refusal_is_loud(opts, *out, i)) {
+      wm_log(WM_LOG_WARN, "loader: refused %s: %s",
+             wm_registry_refused_path(*out, i),
+             wm_registry_refused_reason(*out, i));
+    }
+  }
+  return NULL;
 }
 
 int wm_cli_dim_option(const char *cmd, const char *text, wm_cli_dims_t *d) {
