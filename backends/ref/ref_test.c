@@ -21,6 +21,29 @@ WM_TEST(ref_negotiates_and_describes_the_host) {
   wm_backend_destroy(b);
 }
 
+// A plugin message that starts with the function's name gets the backend
+// prefix only: "backend \"ref\": mem_alloc: ...", never "mem_alloc:" twice.
+WM_TEST(plugin_errors_name_the_function_once) {
+  wm_backend_t *b;
+  WM_CHECK_OK(open_ref(&b));
+  const wm_plugin_api *api = wm_backend_api(b);
+  wm_device *dev = NULL;
+  WM_CHECK_OK(wm_backend_error(
+      b, api->device_open(wm_backend_target(b, 0), &dev), "device_open"));
+  wm_buffer *buf = NULL;
+  wm_status_t s = wm_backend_error(
+      b, api->device->mem_alloc(dev, 64, 48, 0, &buf), "mem_alloc");
+  WM_CHECK(s != NULL);
+  if (s) {
+    const char *m = wm_status_message(s);
+    WM_CHECK(strstr(m, "backend \"ref\": mem_alloc: alignment 48") != NULL);
+    WM_CHECK(strstr(m, "mem_alloc: mem_alloc") == NULL);
+    wm_status_free(s);
+  }
+  api->device->device_close(dev);
+  wm_backend_destroy(b);
+}
+
 static wm_error *wrong_major(uint32_t major, uint32_t minor,
                              const wm_host_api *host,
                              const wm_plugin_api **out) {
@@ -230,6 +253,7 @@ WM_TEST(fallback_places_unclaimed_nodes_on_ref_and_copies_across) {
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(ref_negotiates_and_describes_the_host),
+      WM_CASE(plugin_errors_name_the_function_once),
       WM_CASE(host_refuses_a_plugin_of_another_major),
       WM_CASE(session_runs_a_graph_twice_with_the_same_answer),
       WM_CASE(session_names_a_missing_input),

@@ -46,14 +46,18 @@ wm_status_t wm_backend_error(const wm_backend_t *backend, wm_error *error,
   if (code <= 0 || code > WM_STATUS_CANCELLED) {
     code = WM_STATUS_INTERNAL;
   }
+  // At most 1 KiB of the plugin's text; a message that already starts
+  // with the function's name ("mem_alloc: ...") is not given it twice.
   wm_status_t s = wm_status_make((wm_status_code_t)code, __FILE__, __LINE__,
-                                 "%s", msg ? msg : "(no message)");
+                                 "%.1024s", msg ? msg : "(no message)");
+  size_t n = strlen(what);
+  bool named = msg && strncmp(msg, what, n) == 0 && msg[n] == ':';
   if (api->error_destroy) {
     api->error_destroy(error);
   }
-  return wm_status_annotate(
-      s, "backend \"%s\": %s",
-      backend->info.name ? backend->info.name : backend->origin, what);
+  const char *name = backend->info.name ? backend->info.name : backend->origin;
+  return named ? wm_status_annotate(s, "backend \"%s\"", name)
+               : wm_status_annotate(s, "backend \"%s\": %s", name, what);
 }
 
 // Appends the name of each NULL required function to |missing|.
