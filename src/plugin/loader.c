@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "wmap/plugin.h"
 
 #define FILE_PREFIX "libwmap_backend_"
@@ -572,32 +573,26 @@ static void cache_load(wm_registry_t *r) {
   }
   const char *why = NULL;
   bool other_abi = false;
-  uint8_t *data = NULL;
-  size_t size = 0;
   cJSON *doc = NULL;
-  if (!S_ISREG(st.st_mode) || st.st_size > CACHE_MAX_BYTES) {
-    why = "not a file of at most 16 MiB";
-  } else {
-    s = wm_file_read(r->cache_path, &data, &size);
-    if (s) {
-      debug_line(r, "probe cache %s: %s", r->cache_path, wm_status_message(s));
-      wm_status_free(s);
-      return;
-    }
-    doc = cJSON_ParseWithLength((const char *)data, size);
-    free(data);
-  }
-  if (!why && (!doc || !cJSON_IsObject(doc))) {
+  wm_status_t bad =
+      wm_json_load(r->cache_path, "plugin probe cache", CACHE_MAX_BYTES, &doc);
+  if (bad) {
+    why = wm_status_message(bad);
+  } else if (!cJSON_IsObject(doc)) {
     why = "not a JSON object";
-  } else if (!why) {
+  } else {
     cache_parse(r, doc, &why, &other_abi);
   }
   cJSON_Delete(doc);
   if (why) {
     cache_clear(r);
     r->cache_dirty = true;
-    wm_log(WM_LOG_WARN, "loader: ignoring the plugin probe cache %s: %s",
-           r->cache_path, why);
+    if (bad) {  // the message names the cache and its path
+      wm_log(WM_LOG_WARN, "loader: ignoring the %s", why);
+    } else {
+      wm_log(WM_LOG_WARN, "loader: ignoring the plugin probe cache \"%s\": %s",
+             r->cache_path, why);
+    }
   } else if (other_abi) {
     r->cache_dirty = true;
     debug_line(r, "probe cache %s: made by a host of another ABI, ignored",
@@ -605,6 +600,7 @@ static void cache_load(wm_registry_t *r) {
   } else {
     debug_line(r, "probe cache %s: %zu verdicts", r->cache_path, r->n_verdicts);
   }
+  wm_status_free(bad);
 }
 
 static bool verdict_matches(const verdict_t *v, const struct stat *st) {

@@ -157,7 +157,7 @@ fi
 echo '{"format": "wmap.plugins/1", "plugins": 3' >"$XDG_CACHE_HOME/wmap/plugins.json"
 if check corrupt_probe_cache_is_ignored 0 "$wmap" backends --backend-path "$hostile"; then
   has corrupt_probe_cache_is_ignored "$tmp/err" \
-    "wmap: warning: loader: ignoring the plugin probe cache $XDG_CACHE_HOME/wmap/plugins.json: not a JSON object"
+    "wmap: warning: loader: ignoring the plugin probe cache \"$XDG_CACHE_HOME/wmap/plugins.json\": not valid JSON (line 1, column 42)"
   has corrupt_probe_cache_still_refuses "$tmp/out" "${hostile_refusals[@]}"
   if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format"] == "wmap.plugins/1"
 assert len([p for p in d["plugins"] if p["path"].startswith(sys.argv[2])]) == 16, d' \
