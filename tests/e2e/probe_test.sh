@@ -45,7 +45,8 @@ else
   echo "FAIL probe_json_keys"; sed 's/^/  /' "$tmp/py" | head -10
   failed=$((failed + 1))
 fi
-if [ -e "$tmp/cache/wmap" ]; then
+# No peaks cache (the loader's plugin probe cache may be written).
+if compgen -G "$tmp/cache/wmap/peaks-*" >/dev/null; then
   echo "FAIL probe_no_cache_writes_nothing"; failed=$((failed + 1))
 else
   echo "ok   probe_no_cache_writes_nothing"; passed=$((passed + 1))
