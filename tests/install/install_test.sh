@@ -30,7 +30,7 @@ lib=$prefix/$libdir/libwmap.so
 soname=$(readelf -d "$lib" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [[ $soname =~ ^libwmap\.so\.[0-9]+\.[0-9]+$ ]] || fail "SONAME is '$soname'"
 exported=$(nm -D --defined-only "$lib")
-leaked=$(awk '$2 ~ /[TDBR]/ && $3 !~ /^wm_/' <<<"$exported" | head -5)
+leaked=$(awk '$2 ~ /[TDBR]/ && $3 !~ /^wm_/ {print; if (++n == 5) exit}' <<<"$exported")
 [ -z "$leaked" ] || fail "libwmap exports non-API symbols: $leaked"
 grep -q ' T wm_ref_plugin_query$' <<<"$exported" ||
   fail "the ref backend is not reachable from the public API"
