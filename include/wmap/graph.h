@@ -399,7 +399,9 @@ wm_status_t wm_graph_add_output(wm_graph_t *graph, const char *name,
 wm_status_t wm_graph_add_initializer(wm_graph_t *graph, const char *name,
                                      wm_tensor_t *tensor_take,
                                      int32_t *out_id) WM_MUST_USE_RESULT;
-// Sets the declared type of value |id| (value_info).
+// Sets the declared type of value |id| (value_info). A value with an
+// initializer keeps the initializer's type: a type that contradicts it
+// (another dtype, rank or known dim) is INVALID_ARGUMENT naming both.
 wm_status_t wm_graph_set_type(wm_graph_t *graph, int32_t id,
                               const wm_type_t *type) WM_MUST_USE_RESULT;
 // Adds a node; empty strings in |inputs|/|outputs| are omitted optionals.

@@ -100,12 +100,50 @@ wm_status_t wm_graph_value(wm_graph_t *graph, const char *name,
   return NULL;
 }
 
+// True when |type| fits the tensor |init|: a tensor type whose dtype,
+// rank and dims are each unknown or equal to the tensor's.
+static bool type_admits(const wm_type_t *type, const wm_tensor_t *init) {
+  if (type->kind != WM_TYPE_TENSOR ||
+      (type->dtype != WM_DTYPE_UNDEFINED && type->dtype != init->dtype)) {
+    return false;
+  }
+  if (type->shape.rank < 0) {
+    return true;
+  }
+  if (type->shape.rank != init->shape.rank) {
+    return false;
+  }
+  for (int32_t i = 0; i < type->shape.rank; i++) {
+    if (type->shape.dims[i] >= 0 &&
+        type->shape.dims[i] != init->shape.dims[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 wm_status_t wm_graph_set_type(wm_graph_t *graph, int32_t id,
                               const wm_type_t *type) {
   WM_ASSERT(id >= 0 && (size_t)id < graph->value_count);
   if (type->shape.rank > WM_MAX_RANK) {
     return WM_ERROR(INVALID_ARGUMENT, "value \"%s\": rank %d exceeds %d",
                     graph->values[id].name, type->shape.rank, WM_MAX_RANK);
+  }
+  const wm_tensor_t *init = graph->values[id].initializer;
+  if (init) {
+    // The initializer's own type wins (as on import): a declaration may
+    // say less about it, never something else, or the checks and kernels
+    // would read the data by the wrong type.
+    if (!type_admits(type, init)) {
+      char want[96], got[96];
+      wm_type_t own = wm_type_tensor(init->dtype, &init->shape);
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "value \"%s\": type %s contradicts its initializer %s",
+                      graph->values[id].name,
+                      wm_type_format(type, want, sizeof(want)),
+                      wm_type_format(&own, got, sizeof(got)));
+    }
+    return NULL;
   }
   wm_type_t t = *type;
   for (int32_t i = 0; i < WM_MAX_RANK; i++) {

@@ -104,6 +104,32 @@ static wm_status_t build_small(wm_graph_t **out) {
   return wm_graph_add_output(g, "y", NULL, NULL);
 }
 
+// A type that contradicts an initializer would make the checks and
+// kernels read its data by the wrong shape (found by session_run_fuzz).
+WM_TEST(set_type_rejects_a_type_contradicting_the_initializer) {
+  wm_graph_t *g;
+  WM_CHECK_OK(build_small(&g));
+  int32_t w = wm_graph_find_value(g, "w");
+  int64_t three[] = {3};
+  wm_shape_t s3 = wm_shape_make(1, three);
+  wm_type_t t = wm_type_tensor(WM_DTYPE_FLOAT, &s3);
+  WM_CHECK_ERR(wm_graph_set_type(g, w, &t), INVALID_ARGUMENT,
+               "value \"w\": type float[3] contradicts its initializer "
+               "float[2,3]");
+  WM_CHECK_ERR(wm_graph_add_input(g, "w", &t, NULL), INVALID_ARGUMENT,
+               "contradicts its initializer");
+  t = wm_type_tensor(WM_DTYPE_INT64, &g->values[w].type.shape);
+  WM_CHECK_ERR(wm_graph_set_type(g, w, &t), INVALID_ARGUMENT,
+               "type int64[2,3] contradicts");
+  // Saying less keeps the initializer's type.
+  t = wm_type_unknown();
+  WM_CHECK_OK(wm_graph_set_type(g, w, &t));
+  WM_CHECK_INT_EQ(g->values[w].type.dtype, WM_DTYPE_FLOAT);
+  WM_CHECK_INT_EQ(g->values[w].type.shape.rank, 2);
+  WM_CHECK_INT_EQ(g->values[w].type.shape.dims[1], 3);
+  wm_graph_destroy(g);
+}
+
 WM_TEST(topo_order_puts_producers_first) {
   wm_graph_t *g;
   WM_CHECK_OK(build_small(&g));
@@ -246,6 +272,7 @@ int main(void) {
       WM_CASE(tensor_create_rejects_overflowing_shapes),
       WM_CASE(tensor_clone_copies_strings_deeply),
       WM_CASE(int64_access_stays_exact_beyond_double_precision),
+      WM_CASE(set_type_rejects_a_type_contradicting_the_initializer),
       WM_CASE(topo_order_puts_producers_first),
       WM_CASE(verify_names_an_undefined_input),
       WM_CASE(verify_rejects_a_cycle),
