@@ -133,6 +133,8 @@ static void mark_outer_reads(const wm_graph_t *top, const wm_graph_t *g,
   }
 }
 
+static wm_status_t copy_value(rt_rw_t *rw, int32_t id);
+
 // Starts a pass over |src| (origins |origins|, per node).
 static wm_status_t rw_begin(rt_rw_t *rw, rt_prep_t *prep, const char *pass,
                             const wm_backend_t *target, wm_kernels_t kernels,
@@ -176,6 +178,11 @@ static wm_status_t rw_begin(rt_rw_t *rw, rt_prep_t *prep, const char *pass,
   for (size_t i = 0; i < src->input_count; i++) {
     const wm_value_t *v = &src->values[src->inputs[i]];
     WM_RETURN_IF_ERROR(wm_graph_add_input(d, v->name, &v->type, NULL));
+    if (v->initializer) {
+      // Its default comes along even when no node reads it: else a run
+      // would have to give the input (found by session_run_fuzz).
+      WM_RETURN_IF_ERROR(copy_value(rw, src->inputs[i]));
+    }
   }
   return NULL;
 }

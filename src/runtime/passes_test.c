@@ -880,6 +880,28 @@ WM_TEST(long_node_names_are_reported_whole) {
   wm_graph_destroy(g);
 }
 
+// A graph input with a default (an initializer) that no node reads may
+// still be left out of a run (found by session_run_fuzz).
+WM_TEST(an_unread_input_with_a_default_need_not_be_given) {
+  wm_graph_t *g = new_graph();
+  int64_t xd[] = {2, 3}, dd[] = {3};
+  input(g, "x", 2, xd);
+  input(g, "unread", 1, dd);
+  weight(g, "unread", 1, dd, 0.5);
+  unary(g, "Relu", "x", "y");
+  output(g, "y");
+  wm_tensor_t *x = pattern(2, xd, 0.1);
+  const char *const passes[] = {NULL, ""};
+  for (size_t i = 0; i < 2; i++) {
+    wm_tensor_t *y = NULL;
+    run(g, passes[i], x, &y, NULL);
+    WM_CHECK(y && y->count == 6);
+    wm_tensor_destroy(y);
+  }
+  wm_tensor_destroy(x);
+  wm_graph_destroy(g);
+}
+
 int main(void) {
   wm_status_t s = wm_backend_create(wm_ref_plugin_query, "built-in", &ref);
   if (s) {
@@ -910,6 +932,7 @@ int main(void) {
       WM_CASE(layer_norm_forms_run_as_one_node),
       WM_CASE(attention_runs_as_one_node),
       WM_CASE(long_node_names_are_reported_whole),
+      WM_CASE(an_unread_input_with_a_default_need_not_be_given),
       {NULL, NULL},
   };
   int rc = wm_test_main(cases);
