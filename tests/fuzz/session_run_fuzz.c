@@ -17,7 +17,8 @@
 // The edited graph is exported and imported again before it runs, so a
 // finding is always a model file the importer accepts (WMAP_FUZZ_SAVE).
 // Invariants: no crash, leak or sanitizer report; every error has a
-// message and is never INTERNAL.
+// message and is never INTERNAL; a second run of a model that draws no
+// random numbers gives the same outputs, bit for bit.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,7 +241,20 @@ enum {
   FLAG_RELEASE_WEIGHTS = 1u << 2,
   FLAG_RUN_TWICE = 1u << 3,
   FLAG_FALLBACK = 1u << 4,
+  FLAG_KEEP_TYPES = 1u << 5,
 };
+
+// Forgets the declared types of the values nodes make (graph outputs and
+// value_info) once the program changed something: else most edits of a
+// type end at "output declared float but computes int64" and never run.
+static void forget_types(plan_t *p) {
+  wm_graph_t *g = p->root;
+  for (size_t v = 0; v < g->value_count; v++) {
+    if (g->values[v].producer >= 0 && !g->values[v].initializer) {
+      g->values[v].type = wm_type_unknown();
+    }
+  }
+}
 
 static bool attr_owns(const wm_attr_t *a) {
   return a->type == WM_ATTR_TENSOR || a->type == WM_ATTR_GRAPH ||
@@ -772,6 +786,31 @@ static wm_backend_t *ref_backend(void) {
   return ref;
 }
 
+// True when a node of |g| or of its subgraphs may draw random numbers
+// (two runs may then differ) or is not a registered operator.
+static bool may_draw_random(const wm_graph_t *g) {
+  for (size_t n = 0; n < g->node_count; n++) {
+    const wm_node_t *node = &g->nodes[n];
+    const wm_op_def_t *def = wm_ops_find(node->domain, node->op_type,
+                                         wm_graph_opset(g, node->domain));
+    if (!def || wm_op_draws_random(def, node, NULL)) {
+      return true;
+    }
+    for (int32_t a = 0; a < node->attr_count; a++) {
+      const wm_attr_t *at = &node->attrs[a];
+      if (at->type == WM_ATTR_GRAPH && at->g && may_draw_random(at->g)) {
+        return true;
+      }
+      for (size_t i = 0; at->type == WM_ATTR_GRAPHS && i < at->count; i++) {
+        if (may_draw_random(at->graphs[i])) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 static void apply_data_edits(const plan_t *p, wm_tensor_t **inputs,
                              size_t count) {
   for (size_t i = 0; i < p->data_edit_count && count > 0; i++) {
@@ -825,10 +864,15 @@ static void run_model(plan_t *p) {
     goto done;
   }
   apply_data_edits(p, inputs, count);
+  // A second run takes the planned path; it must give the same bits.
   int runs = (p->flags & FLAG_RUN_TWICE) ? 2 : 1;
+  size_t n_out = g->output_count;
+  wm_item_t *first = calloc(n_out + 1, sizeof(*first));
+  require(first != NULL, "memory for the run", NULL);
+  bool have_first = false;
   for (int k = 0; k < runs; k++) {
     wm_item_t *items = calloc(count + 1, sizeof(*items));
-    wm_item_t *outs = calloc(g->output_count + 1, sizeof(*outs));
+    wm_item_t *outs = calloc(n_out + 1, sizeof(*outs));
     require(items && outs, "memory for the run", NULL);
     for (size_t i = 0; i < count; i++) {
       wm_tensor_t *copy = NULL;
@@ -839,8 +883,24 @@ static void run_model(plan_t *p) {
     s = wm_session_run_items(session, (const char *const *)names, items, count,
                              outs);
     trace("run", s);
+    bool ok = s == NULL;
     check_error(s);
-    for (size_t i = 0; i < g->output_count; i++) {
+    if (ok && k == 0) {
+      memcpy(first, outs, n_out * sizeof(*outs));
+      memset(outs, 0, n_out * sizeof(*outs));
+      have_first = true;
+    } else if (ok && have_first && !may_draw_random(g)) {
+      for (size_t i = 0; i < n_out; i++) {
+        if (!wm_item_equal(&first[i], &outs[i])) {
+          fprintf(stderr,
+                  "fuzz invariant broken: output %zu (\"%s\") of "
+                  "a second run differs\n",
+                  i, g->values[g->outputs[i]].name);
+          abort();
+        }
+      }
+    }
+    for (size_t i = 0; i < n_out; i++) {
       wm_item_deinit(&outs[i]);
     }
     for (size_t i = 0; i < count; i++) {
@@ -849,6 +909,10 @@ static void run_model(plan_t *p) {
     free(items);
     free(outs);
   }
+  for (size_t i = 0; i < n_out; i++) {
+    wm_item_deinit(&first[i]);
+  }
+  free(first);
 done:
   for (size_t i = 0; i < count; i++) {
     free(names[i]);
@@ -878,6 +942,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   reader_t r = {.p = data + 2, .n = len};
   for (int i = 0; i < MAX_EDITS && r.at < r.n; i++) {
     edits[rd_u8(&r) % (sizeof(edits) / sizeof(edits[0]))](&p, &r);
+  }
+  if (len > 0 && !(p.flags & FLAG_KEEP_TYPES)) {
+    forget_types(&p);
   }
   // The edited graph goes through an ONNX file: what runs is a model the
   // importer accepts, and every finding is such a file.
