@@ -2,12 +2,13 @@
 input raising the right wmap.Error."""
 
 import gc
+import os
 
 import numpy as np
 import pytest
 
 import wmap
-from conftest import source_file
+from conftest import make_inputs, source_file
 
 
 @pytest.fixture(scope="module")
@@ -241,3 +242,17 @@ def test_untrusted_control_flow_stops_at_the_limits():
                lambda: wmap.InferenceSession(
                    source_file("tests/e2e/endless_loop.onnx"),
                    max_iterations=bad), "max_iterations")
+
+
+def test_a_crashing_plugin_is_refused_with_a_warning_and_runs_go_on(
+        mlp_bytes, tmp_path, monkeypatch):
+    build = os.environ.get("WMAP_BUILD_DIR")
+    plugin = os.path.join(build or "", "tests", "plugins", "hostile",
+                          "libwmap_backend_segv_query.so")
+    if not build or not os.path.exists(plugin):
+        pytest.skip("no hostile test plugin in WMAP_BUILD_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # probed afresh
+    with pytest.warns(RuntimeWarning, match="killed by signal 11"):
+        sess = wmap.InferenceSession(mlp_bytes, backend_paths=[plugin])
+    out = sess.run(None, make_inputs(sess))
+    assert out and np.all(np.isfinite(out[0]))

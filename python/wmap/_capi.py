@@ -328,6 +328,7 @@ PROTOTYPES = {
     "wm_registry_refused_count": (c_size_t, [VP]),
     "wm_registry_refused_path": (c_char_p, [VP, c_size_t]),
     "wm_registry_refused_reason": (c_char_p, [VP, c_size_t]),
+    "wm_registry_refused_kind": (c_int, [VP, c_size_t]),
     "wm_backend_name": (c_char_p, [VP]),
     "wm_backend_version": (c_char_p, [VP]),
     "wm_backend_origin": (c_char_p, [VP]),

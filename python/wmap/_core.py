@@ -137,6 +137,27 @@ class Registry:
         check(lib.wm_registry_create(ctypes.byref(opts),
                                      ctypes.byref(self.ptr)),
               "opening the backends")
+        self._warn_faults(paths)
+
+    # wm_refusal_kind_t: a plugin that crashed, exited or hung while probed,
+    # and one whose name another file took.
+    _LOUD_KINDS = (2, 3)
+    _warned = set()  # each path once per process, as the CLI does
+
+    def _warn_faults(self, paths):
+        """Warns, as the CLI's quiet commands do, of refused plugins that
+        crashed, exited or hung, of names taken twice, and of refused
+        files the caller named; other refusals (no driver) stay quiet."""
+        named = {os.fsdecode(os.fsencode(p)) for p in paths}
+        for i in range(lib.wm_registry_refused_count(self.ptr)):
+            path = text(lib.wm_registry_refused_path(self.ptr, i))
+            loud = lib.wm_registry_refused_kind(self.ptr, i) in \
+                self._LOUD_KINDS or path in named
+            if loud and path not in Registry._warned:
+                Registry._warned.add(path)
+                warnings.warn("wmap: refused backend plugin %s: %s" % (
+                    path, text(lib.wm_registry_refused_reason(self.ptr, i))),
+                    RuntimeWarning, stacklevel=4)
 
     def close(self):
         if self.ptr:
