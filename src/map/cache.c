@@ -247,10 +247,9 @@ wm_status_t wm_peaks_check(const wm_peaks_t *p) {
   return NULL;
 }
 
-wm_status_t wm_peaks_from_json(const char *text, size_t len, wm_peaks_t *out) {
-  memset(out, 0, sizeof(*out));
-  cJSON *root = NULL;
-  WM_RETURN_IF_ERROR(wm_json_parse(text, len, &root));
+// Fills |out| from a parsed "wmap.peaks/1" document and checks it;
+// deletes |root|.
+static wm_status_t from_root(cJSON *root, wm_peaks_t *out) {
   reader_t r = {{0}};
   const char *bad = parse(&r, root, out);
   cJSON_Delete(root);
@@ -268,19 +267,21 @@ wm_status_t wm_peaks_from_json(const char *text, size_t len, wm_peaks_t *out) {
   return s;
 }
 
+wm_status_t wm_peaks_from_json(const char *text, size_t len, wm_peaks_t *out) {
+  memset(out, 0, sizeof(*out));
+  cJSON *root = NULL;
+  WM_RETURN_IF_ERROR(wm_json_parse(text, len, &root));
+  return from_root(root, out);
+}
+
 // Reads the peaks at |path|; messages call it |what| ("peaks file" for
 // one the user named, "peaks cache" for this machine's cache).
 static wm_status_t load_as(const char *path, const char *what,
                            wm_peaks_t *out) {
-  uint8_t *data = NULL;
-  size_t size = 0;
-  wm_status_t s = wm_file_read_capped(path, PEAKS_MAX_BYTES, &data, &size);
-  if (s) {
-    return wm_status_annotate(s, "%s", what);
-  }
-  s = wm_peaks_from_json((const char *)data, size, out);
-  free(data);
-  return wm_status_annotate(s, "%s \"%s\"", what, path);
+  memset(out, 0, sizeof(*out));
+  cJSON *root = NULL;
+  WM_RETURN_IF_ERROR(wm_json_load(path, what, PEAKS_MAX_BYTES, &root));
+  return wm_status_annotate(from_root(root, out), "%s \"%s\"", what, path);
 }
 
 wm_status_t wm_peaks_load(const char *path, wm_peaks_t *out) {
