@@ -42,8 +42,9 @@ int wm_cli_backends_option(const char *cmd, const char *option,
                            const char *value);
 
 // Returns a heap string formatted like printf (a path, a key), or NULL
-// when out of memory.
+// when out of memory; wm_cli_vformat takes a va_list.
 char *wm_cli_path(const char *fmt, ...) WM_PRINTF(1, 2);
+char *wm_cli_vformat(const char *fmt, va_list ap) WM_PRINTF(1, 0);
 
 // Where the command line looks for backends: the options every command
 // that opens a backend shares (--backend-path DIR, --threads N).

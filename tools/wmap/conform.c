@@ -601,14 +601,8 @@ static void term_printf(conform_term_t *t, size_t indent, const char *fmt,
                         ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *text = wm_cli_vformat(fmt, ap);
   va_end(ap);
-  char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (text) {
-    va_start(ap, fmt);
-    vsnprintf(text, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
   term_print(t, indent, text ? text : "(out of memory)");
   free(text);
 }

@@ -85,17 +85,23 @@ int wm_cli_backends_option(const char *cmd, const char *option,
   return WM_EXIT_OK;
 }
 
+char *wm_cli_vformat(const char *fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *p = n >= 0 ? wm_malloc((size_t)n + 1) : NULL;
+  if (p) {
+    vsnprintf(p, (size_t)n + 1, fmt, again);
+  }
+  va_end(again);
+  return p;
+}
+
 char *wm_cli_path(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *p = wm_cli_vformat(fmt, ap);
   va_end(ap);
-  char *p = n >= 0 ? wm_malloc((size_t)n + 1) : NULL;
-  if (p) {
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
   return p;
 }
 
