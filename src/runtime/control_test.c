@@ -274,6 +274,40 @@ WM_TEST(sequences_live_in_the_session) {
 }
 
 // An input declared |kind| (SEQUENCE or OPTIONAL) of float tensors.
+// Splits whose sum overflows int64 are refused before they are added
+// (found by session_run_fuzz: signed overflow under UBSan).
+WM_TEST(split_to_sequence_refuses_splits_beyond_the_axis) {
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  input(g, "x", WM_DTYPE_FLOAT, 1, 3);
+  input(g, "split", WM_DTYPE_INT64, 1, 2);
+  int32_t n;
+  node(g, "SplitToSequence", "x", "split", "chunks", &n);
+  node(g, "SequenceLength", "chunks", NULL, "len", &n);
+  output(g, "len");
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  static const double xv[3] = {1, 2, 3}, sv[2] = {0, 2};
+  wm_tensor_t *in[2] = {vector(WM_DTYPE_FLOAT, 3, xv),
+                        vector(WM_DTYPE_INT64, 2, sv)};
+  wm_tensor_set_i64(in[1], 0, INT64_MAX);
+  const char *names[2] = {"x", "split"};
+  wm_tensor_t *y = NULL;
+  WM_CHECK_ERR(wm_session_run(s, names, (const wm_tensor_t *const *)in, 2, &y),
+               INVALID_ARGUMENT,
+               "split[0] is 9223372036854775807: the splits sum to more "
+               "than the axis' 3");
+  wm_tensor_destroy(y);
+  wm_tensor_destroy(in[0]);
+  wm_tensor_destroy(in[1]);
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
 static void container_input(wm_graph_t *g, const char *name,
                             wm_type_kind_t kind) {
   wm_shape_t unknown = {.rank = -1};
@@ -791,6 +825,7 @@ int main(void) {
       WM_CASE(loop_carries_values_and_stacks_scan_outputs),
       WM_CASE(scan_folds_its_inputs_and_stacks_outputs),
       WM_CASE(sequences_live_in_the_session),
+      WM_CASE(split_to_sequence_refuses_splits_beyond_the_axis),
       WM_CASE(sequences_cross_the_run_api_as_items),
       WM_CASE(optionals_report_presence_and_refuse_empty_gets),
       WM_CASE(batched_scan8_stops_each_entry_at_its_length),

@@ -119,6 +119,13 @@ static wm_status_t split_to_sequence(wm_session_t *s, const wm_node_t *node,
                       rn->label, i, (long long)k);
         break;
       }
+      if (k > (int64_t)len - sum) {
+        st = WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (SplitToSequence): split[%zu] is %lld: the "
+                      "splits sum to more than the axis' %zu",
+                      rn->label, i, (long long)k, len);
+        break;
+      }
       sizes[n++] = k;
       sum += k;
     }
