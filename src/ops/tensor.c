@@ -326,6 +326,16 @@ static wm_status_t reshape_infer(wm_op_ctx_t *ctx) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
                        "attribute \"shape\" is required before opset 5");
   }
+  if (!known && input_length(ctx, 1) == 0) {
+    // An empty target shape has no values to wait for: it is [] now, and
+    // the element count is checked here (a plan would take [] as known).
+    static const int64_t none[1] = {0};
+    wm_shape_t out;
+    WM_RETURN_IF_ERROR(
+        reshape_resolve(ctx, wm_op_in_shape(ctx, 0), none, 0, false, &out));
+    wm_op_set_out(ctx, 0, dtype, &out);
+    return NULL;
+  }
   if (!known) {
     int64_t len = input_length(ctx, 1);
     if (len < 0 || len > WM_MAX_RANK) {

@@ -68,6 +68,34 @@ WM_TEST(reshape_with_unknown_shape_value_infers_rank_only) {
   WM_CHECK_INT_EQ(t.shape.dims[0], -1);
 }
 
+// An empty shape input has no values to wait for: the count is checked at
+// inference, where a plan takes [] as known (found by session_run_fuzz:
+// the run failed INTERNAL copying 24 elements into 1).
+WM_TEST(reshape_to_an_empty_shape_input_checks_the_count) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  int64_t dx[3] = {6, 2, 2}, ds[1] = {0};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, dx));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "s", WM_DTYPE_INT64, 1, ds));
+  const char *in[2] = {"x", "s"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Reshape", in, 2, 1));
+  wm_type_t t;
+  bool ok = wm_op_fixture_fails_with(wm_op_fixture_infer(&f, &t),
+                                     "cannot reshape 24 elements of [6,2,2] "
+                                     "into []");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+  int64_t d1[2] = {1, 1};
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 2, d1));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "s", WM_DTYPE_INT64, 1, ds));
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Reshape", in, 2, 1));
+  wm_status_t s = wm_op_fixture_infer(&f, &t);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(s);
+  WM_CHECK_INT_EQ(t.shape.rank, 0);
+}
+
 WM_TEST(reshape_by_shape_of_graph_input_keeps_rank) {
   wm_op_fixture_t f;
   WM_CHECK_OK(wm_op_fixture_init(&f, 15));
@@ -853,6 +881,7 @@ static const wm_test_case_t cases[] = {
     WM_CASE(reshape_rejects_wrong_element_count),
     WM_CASE(reshape_allowzero_keeps_zero_dims),
     WM_CASE(reshape_with_unknown_shape_value_infers_rank_only),
+    WM_CASE(reshape_to_an_empty_shape_input_checks_the_count),
     WM_CASE(reshape_by_shape_of_graph_input_keeps_rank),
     WM_CASE(transpose_default_reverses_and_perm_permutes),
     WM_CASE(transpose_rejects_bad_perm),
