@@ -117,10 +117,10 @@ wm_status_t rt_sub_session(wm_session_t *s, rt_node_t *rn,
 }
 
 // Runs |sub| on |in|; its outputs go to |outs| (graph output count).
-wm_status_t rt_sub_run(wm_session_t *s, wm_session_t *sub,
-                       const rt_sub_inputs_t *in, wm_item_t *outs) {
+wm_status_t rt_sub_run(wm_session_t *s, wm_session_t *sub, rt_sub_inputs_t *in,
+                       wm_item_t *outs) {
   sub->outer = s;
-  wm_status_t st = wm_session_run_items(sub, in->names, in->items, in->n, outs);
+  wm_status_t st = rt_session_run_nested(sub, in, outs);
   sub->outer = NULL;
   return st;
 }
@@ -294,9 +294,15 @@ wm_status_t rt_run_loop(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
     if (!st) {
       st = rt_sub_add(in, body->values[body->inputs[1]].name, c, true);
     }
+    // The carried values move into the body (it gives them back as
+    // outputs): a sequence growing by one element an iteration is not
+    // copied whole every iteration.
+    in->take = true;
+    in->take_from = n_outer;
     for (size_t i = 0; !st && i < n_carried; i++) {
       st = rt_sub_add(in, body->values[body->inputs[i + 2]].name, carried[i],
-                      false);
+                      true);
+      memset(&carried[i], 0, sizeof(carried[i]));  // |in| owns it now
     }
     if (!st) {
       st = rt_sub_run(s, sub, in, outs);
@@ -304,7 +310,6 @@ wm_status_t rt_run_loop(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
     if (!st) {
       cond = outs[0].kind == WM_TYPE_TENSOR && truthy(outs[0].tensor);
       for (size_t i = 0; i < n_carried; i++) {
-        wm_item_deinit(&carried[i]);
         carried[i] = outs[i + 1];
         memset(&outs[i + 1], 0, sizeof(outs[i + 1]));
       }

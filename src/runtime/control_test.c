@@ -332,6 +332,70 @@ static wm_item_t float_sequence(size_t count, size_t n, const double *v) {
   return seq;
 }
 
+// Sequence edits where the input is read again later copy it, and where
+// it is not (its last use) edit it in place; both give ONNX's answers:
+// s = [a]; s1 = Insert(s, b); n = Length(s) (s read after: 1);
+// s2 = Insert(s1, c, 0) (s1 also an output: copied); s3 = Erase(s2, 1)
+// (last use: in place); outputs s1 = [a b], n, s3 = [c b].
+WM_TEST(sequence_edits_copy_a_sequence_read_later_and_edit_the_last_use) {
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  container_input(g, "s", WM_TYPE_SEQUENCE);
+  input(g, "b", WM_DTYPE_FLOAT, 1, 2);
+  input(g, "c", WM_DTYPE_FLOAT, 1, 2);
+  input(g, "zero", WM_DTYPE_INT64, 0, 0);
+  input(g, "one", WM_DTYPE_INT64, 0, 0);
+  int32_t n;
+  node(g, "SequenceInsert", "s", "b", "s1", &n);
+  node(g, "SequenceLength", "s", NULL, "n", &n);
+  const char *ins[3] = {"s1", "c", "zero"}, *s2 = "s2";
+  WM_CHECK_OK(
+      wm_graph_add_node(g, "SequenceInsert", "", NULL, ins, 3, &s2, 1, &n));
+  node(g, "SequenceErase", "s2", "one", "s3", &n);
+  output(g, "s1");
+  output(g, "n");
+  output(g, "s3");
+  reload(&g);
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  wm_session_t *sess;
+  WM_CHECK_OK(wm_session_create(g, ref, &sess));
+  static const double a[2] = {1, 2}, b[2] = {3, 4}, c[2] = {5, 6};
+  wm_shape_t scalar = {.rank = 0};
+  wm_tensor_t *pos[2];
+  for (int i = 0; i < 2; i++) {
+    WM_CHECK_OK(wm_tensor_create(WM_DTYPE_INT64, &scalar, &pos[i]));
+    wm_tensor_set_i64(pos[i], 0, i);
+  }
+  wm_item_t in[5] = {float_sequence(1, 2, a),
+                     wm_item_tensor_take(vector(WM_DTYPE_FLOAT, 2, b)),
+                     wm_item_tensor_take(vector(WM_DTYPE_FLOAT, 2, c)),
+                     wm_item_tensor_take(pos[0]), wm_item_tensor_take(pos[1])};
+  const char *names[5] = {"s", "b", "c", "zero", "one"};
+  wm_item_t out[3];
+  for (int run = 0; run < 2; run++) {  // the caller's inputs stay intact
+    WM_CHECK_OK(wm_session_run_items(sess, names, in, 5, out));
+    WM_CHECK_INT_EQ(out[0].count, 2);
+    WM_CHECK(wm_item_equal(&out[0].elems[0], &in[0].elems[0]));
+    WM_CHECK(wm_item_equal(&out[0].elems[1], &in[1]));
+    WM_CHECK_INT_EQ(wm_tensor_get_i64(out[1].tensor, 0), 1);
+    WM_CHECK_INT_EQ(out[2].count, 2);
+    WM_CHECK(wm_item_equal(&out[2].elems[0], &in[2]));
+    WM_CHECK(wm_item_equal(&out[2].elems[1], &in[1]));
+    WM_CHECK_INT_EQ(in[0].count, 1);
+    for (int i = 0; i < 3; i++) {
+      wm_item_deinit(&out[i]);
+    }
+  }
+  for (int i = 0; i < 5; i++) {
+    wm_item_deinit(&in[i]);
+  }
+  wm_session_destroy(sess);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
 // s = [[1 2]]; SequenceInsert(s, t = [3 4]) gives a sequence output, and
 // its length a tensor output. wm_session_run_items passes both ways;
 // wm_session_run refuses the sequence with the reason, and a tensor where
@@ -827,6 +891,7 @@ int main(void) {
       WM_CASE(sequences_live_in_the_session),
       WM_CASE(split_to_sequence_refuses_splits_beyond_the_axis),
       WM_CASE(sequences_cross_the_run_api_as_items),
+      WM_CASE(sequence_edits_copy_a_sequence_read_later_and_edit_the_last_use),
       WM_CASE(optionals_report_presence_and_refuse_empty_gets),
       WM_CASE(batched_scan8_stops_each_entry_at_its_length),
       WM_CASE(host_nodes_refuse_omitted_variadic_inputs_naming_the_slot),

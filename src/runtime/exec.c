@@ -568,6 +568,15 @@ static wm_status_t run_dynamic(wm_session_t *s, rt_plan_t *p, rt_step_t *st) {
 
 // ---------------------------------------------------------------- steps
 
+bool rt_last_use(const wm_session_t *s, int32_t id) {
+  for (size_t r = 0; s->step && r < s->step->n_release; r++) {
+    if (s->step->release[r] == id) {
+      return true;
+    }
+  }
+  return false;
+}
+
 wm_status_t rt_execute(wm_session_t *s, rt_plan_t *p) {
   wm_status_t e = NULL;
   for (size_t i = 0; !e && i < p->n_steps; i++) {
@@ -587,7 +596,9 @@ wm_status_t rt_execute(wm_session_t *s, rt_plan_t *p) {
       case RT_STEP_HOST:
         e = rt_open_slot(s, 0);
         if (!e) {
+          s->step = st;
           e = rt_run_host_node(s, (size_t)st->node);
+          s->step = NULL;
         }
         break;
       case RT_STEP_VIEW:

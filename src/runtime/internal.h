@@ -244,6 +244,7 @@ struct wm_session {
   wm_session_options_t options;  // as created (backends -> |listed|;
                                  // limits 0 replaced by their defaults)
   wm_session_t *outer;           // while nested: the session running it
+  const rt_step_t *step;         // the step running now (rt_execute)
 };
 
 // --------------------------------------------------------- memory.c
@@ -391,6 +392,9 @@ wm_status_t rt_gen_launch(wm_session_t *s,
 // Runs the steps of |plan|: values must be bound; everything dynamic is
 // released at its last use, the outputs' copies stay.
 wm_status_t rt_execute(wm_session_t *s, rt_plan_t *plan) WM_MUST_USE_RESULT;
+// Whether the step running now is the last use of value |id|: it is
+// released right after, so the step may take its item instead of copying.
+bool rt_last_use(const wm_session_t *s, int32_t id);
 // Points the plan's values and views at the current arenas.
 void rt_plan_activate(wm_session_t *s, rt_plan_t *plan);
 // Releases value |id|'s run-time copies and item (not constants).
@@ -428,8 +432,17 @@ typedef struct rt_sub_inputs {
   const char **names;
   wm_item_t *items;
   bool *owned;
+  // With |take|, the items from |take_from| on that it owns are moved
+  // into the nested session instead of copied, and left empty (a Loop's
+  // carried values: each iteration's are the last one's outputs).
+  bool take;
+  size_t take_from;
 } rt_sub_inputs_t;
 
+// wm_session_run_items of a nested session on |in| (moving the items
+// in->take marks), its outputs into |outs|.
+wm_status_t rt_session_run_nested(wm_session_t *s, rt_sub_inputs_t *in,
+                                  wm_item_t *outs) WM_MUST_USE_RESULT;
 wm_status_t rt_sub_add(rt_sub_inputs_t *in, const char *name, wm_item_t item,
                        bool owned) WM_MUST_USE_RESULT;
 // rt_sub_add of a tensor item taking |t| (when |owned|).
@@ -446,8 +459,7 @@ wm_status_t rt_sub_session(wm_session_t *s, rt_node_t *rn,
                            const wm_node_t *node, const char *name, int k,
                            wm_session_t **out) WM_MUST_USE_RESULT;
 // Runs |sub| on |in|; its outputs go to |outs| (graph output count).
-wm_status_t rt_sub_run(wm_session_t *s, wm_session_t *sub,
-                       const rt_sub_inputs_t *in,
+wm_status_t rt_sub_run(wm_session_t *s, wm_session_t *sub, rt_sub_inputs_t *in,
                        wm_item_t *outs) WM_MUST_USE_RESULT;
 // Takes the tensor of |item| (a sequence or optional is an error naming
 // |what| |i| of node |rn|).

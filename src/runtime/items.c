@@ -194,6 +194,42 @@ static wm_status_t seq_in(wm_session_t *s, int32_t id, const wm_item_t **out) {
   return NULL;
 }
 
+// SequenceInsert (|insert|) or SequenceErase at |pos| on the session's
+// own sequence |seq|, which nothing reads afterwards: its elements move
+// into *r and |seq| is left empty.
+static wm_status_t seq_edit_in_place(wm_session_t *s, const wm_node_t *node,
+                                     wm_item_t *seq, bool insert, size_t pos,
+                                     wm_item_t *r) {
+  if (insert) {
+    wm_item_t elem;
+    WM_RETURN_IF_ERROR(rt_own_item(s, node->inputs[1], &elem));
+    wm_item_t *grown =
+        wm_realloc(seq->elems, (seq->count + 2) * sizeof(*grown));
+    if (!grown) {
+      wm_item_deinit(&elem);
+      return WM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    seq->elems = grown;
+    memmove(&grown[pos + 1], &grown[pos], (seq->count - pos) * sizeof(*grown));
+    grown[pos] = elem;
+    seq->count++;
+    memset(&grown[seq->count], 0, sizeof(*grown));
+    if (seq->elem_dtype == WM_DTYPE_UNDEFINED) {
+      seq->elem_dtype = wm_item_dtype(&elem);
+    }
+  } else {
+    wm_item_deinit(&seq->elems[pos]);
+    memmove(&seq->elems[pos], &seq->elems[pos + 1],
+            (seq->count - pos - 1) * sizeof(*seq->elems));
+    seq->count--;
+    memset(&seq->elems[seq->count], 0, sizeof(*seq->elems));
+  }
+  *r = *seq;
+  memset(seq, 0, sizeof(*seq));
+  seq->kind = WM_TYPE_SEQUENCE;
+  return NULL;
+}
+
 static wm_status_t concat_from_sequence(wm_session_t *s, const wm_node_t *node,
                                         const rt_node_t *rn,
                                         wm_tensor_t **out) {
@@ -309,6 +345,12 @@ static wm_status_t run_sequence(wm_session_t *s, size_t index,
     WM_RETURN_IF_ERROR(seq_position(rn, p, src->count, insert ? 1 : 0, &pos));
     if (insert) {
       WM_RETURN_IF_ERROR(seq_length_check(s, rn, op, src->count + 1));
+    }
+    if (rt_last_use(s, node->inputs[0])) {
+      // Nothing reads the sequence after this node: edit it in place (a
+      // loop appending to it stays linear).
+      return seq_edit_in_place(s, node, &s->vals[node->inputs[0]].item, insert,
+                               pos, r);
     }
     st = wm_item_init(r, WM_TYPE_SEQUENCE, src->elem_kind, src->elem_dtype,
                       src->count + 1);

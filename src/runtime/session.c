@@ -581,9 +581,22 @@ static wm_status_t read_signature(wm_session_t *s, const char *const *names,
 }
 
 // Puts the inputs where the plan wants them.
+// Input |i| as the session's own item: moved out of |moves| where it
+// marks it (left empty there), else copied.
+static wm_status_t own_input(const wm_item_t *inputs, rt_sub_inputs_t *moves,
+                             size_t i, wm_item_t *out) {
+  if (moves && moves->take && i >= moves->take_from && moves->owned[i]) {
+    *out = moves->items[i];
+    memset(&moves->items[i], 0, sizeof(moves->items[i]));
+    return NULL;
+  }
+  return wm_item_clone(&inputs[i], out);
+}
+
 static wm_status_t bind_inputs(wm_session_t *s, const rt_plan_t *p,
                                const char *const *names,
-                               const wm_item_t *inputs, size_t n_inputs) {
+                               const wm_item_t *inputs, size_t n_inputs,
+                               rt_sub_inputs_t *moves) {
   const wm_graph_t *g = s->graph;
   for (size_t i = 0; i < n_inputs; i++) {
     int32_t id = wm_graph_find_value(g, names[i]);
@@ -593,10 +606,10 @@ static wm_status_t bind_inputs(wm_session_t *s, const rt_plan_t *p,
     if (pv->kind == RT_PV_ITEM) {
       if (wraps_into_optional(&g->values[id], &inputs[i])) {
         wm_item_t value;
-        WM_RETURN_IF_ERROR(wm_item_clone(&inputs[i], &value));
+        WM_RETURN_IF_ERROR(own_input(inputs, moves, i, &value));
         WM_RETURN_IF_ERROR(wm_item_optional_take(&value, &v->item));
       } else {
-        WM_RETURN_IF_ERROR(wm_item_clone(&inputs[i], &v->item));
+        WM_RETURN_IF_ERROR(own_input(inputs, moves, i, &v->item));
       }
       v->is_item = true;
       continue;
@@ -624,7 +637,7 @@ static wm_status_t read_output(wm_session_t *s, const rt_plan_t *p, size_t i,
                                wm_tensor_t *dst, wm_item_t *out_item) {
   const wm_graph_t *g = s->graph;
   int32_t id = g->outputs[i];
-  const rt_val_t *v = &s->vals[id];
+  rt_val_t *v = &s->vals[id];
   const rt_pv_t *pv = &p->pv[id];
   const char *name = g->values[id].name;
   if (v->is_item) {
@@ -635,7 +648,19 @@ static wm_status_t read_output(wm_session_t *s, const rt_plan_t *p, size_t i,
                       "tensors only",
                       name, wm_item_format(&v->item, what, sizeof(what)));
     }
-    return wm_item_clone(&v->item, out_item);
+    // Every value is released after the run: the last output naming it
+    // takes its item (a sequence is not copied element by element).
+    bool last = true;
+    for (size_t j = i + 1; last && j < g->output_count; j++) {
+      last = g->outputs[j] != id;
+    }
+    if (!last) {
+      return wm_item_clone(&v->item, out_item);
+    }
+    *out_item = v->item;
+    memset(&v->item, 0, sizeof(v->item));
+    v->is_item = false;
+    return NULL;
   }
   const wm_tensor_t *c = pv->kind == RT_PV_CONST ? pv->value : NULL;
   wm_tensor_desc desc =
@@ -682,7 +707,8 @@ static wm_status_t read_output(wm_session_t *s, const rt_plan_t *p, size_t i,
 // released, also when it fails.
 static wm_status_t run(wm_session_t *s, const char *const *names,
                        const wm_item_t *inputs, size_t n_inputs,
-                       wm_tensor_t *const *dsts, wm_item_t *out_items) {
+                       wm_tensor_t *const *dsts, wm_item_t *out_items,
+                       rt_sub_inputs_t *moves) {
   const wm_graph_t *g = s->graph;
   s->stats.boundary_copies = 0;
   s->stats.bytes_copied = 0;
@@ -695,7 +721,7 @@ static wm_status_t run(wm_session_t *s, const char *const *names,
     st = use_plan(s, p);
   }
   if (!st) {
-    st = bind_inputs(s, p, names, inputs, n_inputs);
+    st = bind_inputs(s, p, names, inputs, n_inputs, moves);
   }
   if (!st) {
     st = rt_execute(s, p);
@@ -718,20 +744,32 @@ static wm_status_t run(wm_session_t *s, const char *const *names,
   return st;
 }
 
-wm_status_t wm_session_run_items(wm_session_t *s, const char *const *names,
-                                 const wm_item_t *inputs, size_t n_inputs,
-                                 wm_item_t *out_outputs) {
+// wm_session_run_items, moving the inputs |moves| marks.
+static wm_status_t run_items(wm_session_t *s, const char *const *names,
+                             const wm_item_t *inputs, size_t n_inputs,
+                             wm_item_t *out_outputs, rt_sub_inputs_t *moves) {
   const wm_graph_t *g = s->graph;
   for (size_t i = 0; i < g->output_count; i++) {
     memset(&out_outputs[i], 0, sizeof(out_outputs[i]));
   }
-  wm_status_t st = run(s, names, inputs, n_inputs, NULL, out_outputs);
+  wm_status_t st = run(s, names, inputs, n_inputs, NULL, out_outputs, moves);
   if (st) {
     for (size_t i = 0; i < g->output_count; i++) {
       wm_item_deinit(&out_outputs[i]);
     }
   }
   return st;
+}
+
+wm_status_t wm_session_run_items(wm_session_t *s, const char *const *names,
+                                 const wm_item_t *inputs, size_t n_inputs,
+                                 wm_item_t *out_outputs) {
+  return run_items(s, names, inputs, n_inputs, out_outputs, NULL);
+}
+
+wm_status_t rt_session_run_nested(wm_session_t *s, rt_sub_inputs_t *in,
+                                  wm_item_t *outs) {
+  return run_items(s, in->names, in->items, in->n, outs, in);
 }
 
 // Tensor inputs as items (borrowed) in |stack| or on the heap.
@@ -788,7 +826,7 @@ wm_status_t wm_session_run_into(wm_session_t *s, const char *const *names,
   for (size_t i = 0; i < n_inputs; i++) {
     ins[i] = wm_item_tensor_take((wm_tensor_t *)inputs[i]);  // borrowed
   }
-  wm_status_t st = run(s, names, ins, n_inputs, outputs, NULL);
+  wm_status_t st = run(s, names, ins, n_inputs, outputs, NULL, NULL);
   if (ins != stack) {
     free(ins);
   }
