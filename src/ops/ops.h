@@ -380,7 +380,8 @@ double wm_op_input_scalar(const wm_op_ctx_t *ctx, int32_t i, double def);
 // elements of |in|, 0 on broadcast dims) for each of out's dims.
 void wm_broadcast_strides(const wm_shape_t *in, const wm_shape_t *out,
                           int64_t strides[WM_MAX_RANK]);
-// Row-major strides of |shape|.
+// Row-major strides of |shape| (those of an empty shape whose dims'
+// product overflows are 0 past the overflow).
 void wm_shape_strides(const wm_shape_t *shape, int64_t strides[WM_MAX_RANK]);
 // Maps linear index |i| of |out| to an offset through |strides|.
 size_t wm_broadcast_offset(const wm_shape_t *out,

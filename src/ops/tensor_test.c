@@ -96,6 +96,23 @@ WM_TEST(reshape_to_an_empty_shape_input_checks_the_count) {
   WM_CHECK_INT_EQ(t.shape.rank, 0);
 }
 
+// An empty result may have dims whose product overflows int64: its
+// strides must not overflow (found by session_run_fuzz, UBSan in
+// wm_shape_strides from Expand's constant folding).
+WM_TEST(expand_to_an_empty_shape_with_huge_dims_gives_an_empty_tensor) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_INT32, 0, NULL, NULL));
+  const int64_t shape[4] = {0, INT64_C(1) << 40, INT64_C(1) << 40, 1};
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "s", 4, shape));
+  const char *in[2] = {"x", "s"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Expand", in, 2, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  bool ok = !s && f.out[0]->count == 0 && f.out[0]->shape.rank == 4 &&
+            f.out[0]->shape.dims[1] == INT64_C(1) << 40;
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
 WM_TEST(reshape_by_shape_of_graph_input_keeps_rank) {
   wm_op_fixture_t f;
   WM_CHECK_OK(wm_op_fixture_init(&f, 15));
@@ -882,6 +899,7 @@ static const wm_test_case_t cases[] = {
     WM_CASE(reshape_allowzero_keeps_zero_dims),
     WM_CASE(reshape_with_unknown_shape_value_infers_rank_only),
     WM_CASE(reshape_to_an_empty_shape_input_checks_the_count),
+    WM_CASE(expand_to_an_empty_shape_with_huge_dims_gives_an_empty_tensor),
     WM_CASE(reshape_by_shape_of_graph_input_keeps_rank),
     WM_CASE(transpose_default_reverses_and_perm_permutes),
     WM_CASE(transpose_rejects_bad_perm),

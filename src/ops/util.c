@@ -99,7 +99,11 @@ void wm_shape_strides(const wm_shape_t *shape, int64_t strides[WM_MAX_RANK]) {
   int64_t s = 1;
   for (int32_t d = shape->rank - 1; d >= 0; d--) {
     strides[d] = s;
-    s *= shape->dims[d];
+    // Only an empty tensor's dims overflow (one of them is 0): no element
+    // is addressed, so the strides past that point are 0.
+    if (!wm_checked_mul_i64(s, shape->dims[d], &s)) {
+      s = 0;
+    }
   }
 }
 
