@@ -106,6 +106,12 @@ static wm_status_t check_schema(const wm_op_def_t *def,
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "has %d outputs, want %d to %d",
                        ctx->n_out, def->min_outputs, def->max_outputs);
   }
+  for (int32_t i = 0; i < def->min_outputs; i++) {
+    if (!wm_op_has_output(ctx, i)) {
+      return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "required output %d is omitted",
+                         i);
+    }
+  }
   wm_dtype_t dt = wm_op_in_dtype(ctx, 0);
   if (def->types && dt != WM_DTYPE_UNDEFINED &&
       ctx->in_types[0].kind == WM_TYPE_TENSOR && !(def->types & (1u << dt))) {

@@ -1,5 +1,6 @@
 // Tests of graph-level checking: schema errors, inference through folded
 // shape computations, and declared types.
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "ops/ops.h"
@@ -63,6 +64,51 @@ WM_TEST(check_rejects_wrong_arity) {
   wm_graph_destroy(g);
 }
 
+// Dropout's output 0 given as "" (only the mask kept): refused at check,
+// never run with no tensor for it.
+WM_TEST(check_rejects_an_omitted_required_output) {
+  wm_graph_t *g;
+  WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 16));
+  int64_t d[] = {2};
+  wm_shape_t sh = wm_shape_make(1, d);
+  wm_type_t t = wm_type_tensor(WM_DTYPE_FLOAT, &sh);
+  WM_CHECK_OK(wm_graph_add_input(g, "x", &t, NULL));
+  const char *in[] = {"x"}, *out[] = {"", "mask"};
+  WM_CHECK_OK(wm_graph_add_node(g, "Dropout", "", "d", in, 1, out, 2, NULL));
+  WM_CHECK_OK(wm_graph_add_output(g, "mask", NULL, NULL));
+  WM_CHECK_ERR(wm_ops_check_graph(g), INVALID_ARGUMENT,
+               "node \"d\" (Dropout): required output 0 is omitted");
+  wm_graph_destroy(g);
+}
+
+// Scan (opset 8 and 9+) with num_scan_inputs at INT64_MIN: refused naming
+// it, with no signed overflow working out the state count.
+WM_TEST(check_rejects_any_num_scan_inputs_without_overflow) {
+  for (int64_t opset = 8; opset <= 9; opset++) {
+    wm_graph_t *g, *body;
+    WM_CHECK_OK(wm_graph_create("g", NULL, &g));
+    WM_CHECK_OK(wm_graph_set_opset(g, "", opset));
+    int64_t d[] = {1, 2};
+    wm_shape_t sh = wm_shape_make(2, d);
+    wm_type_t t = wm_type_tensor(WM_DTYPE_FLOAT, &sh);
+    WM_CHECK_OK(wm_graph_add_input(g, "x", &t, NULL));
+    const char *in8[] = {"", "x"}, *in9[] = {"x"}, *out[] = {"y"};
+    int32_t n;
+    WM_CHECK_OK(wm_graph_add_node(g, "Scan", "", "scan", opset == 8 ? in8 : in9,
+                                  opset == 8 ? 2 : 1, out, 1, &n));
+    WM_CHECK_OK(wm_graph_add_output(g, "y", NULL, NULL));
+    WM_CHECK_OK(wm_graph_create("body", g, &body));
+    WM_CHECK_OK(wm_graph_add_input(body, "b", &t, NULL));
+    WM_CHECK_OK(wm_graph_add_output(body, "b", NULL, NULL));
+    WM_CHECK_OK(wm_graph_add_attr_graph(g, n, "body", body));
+    WM_CHECK_OK(wm_graph_add_attr_int(g, n, "num_scan_inputs", INT64_MIN));
+    WM_CHECK_ERR(wm_ops_check_graph(g), INVALID_ARGUMENT,
+                 "num_scan_inputs is -9223372036854775808");
+    wm_graph_destroy(g);
+  }
+}
+
 WM_TEST(check_rejects_a_declared_type_that_contradicts_inference) {
   wm_graph_t *g;
   WM_CHECK_OK(wm_graph_create("g", NULL, &g));
@@ -97,6 +143,8 @@ int main(void) {
       WM_CASE(shape_of_a_known_shape_folds_into_reshape),
       WM_CASE(check_names_an_operator_missing_from_the_registry),
       WM_CASE(check_rejects_wrong_arity),
+      WM_CASE(check_rejects_an_omitted_required_output),
+      WM_CASE(check_rejects_any_num_scan_inputs_without_overflow),
       WM_CASE(check_rejects_a_declared_type_that_contradicts_inference),
       WM_CASE(every_registered_operator_has_a_shape_rule_and_kernel),
       {NULL, NULL}};

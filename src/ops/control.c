@@ -123,7 +123,7 @@ static wm_status_t scan_infer(wm_op_ctx_t *ctx) {
   const wm_graph_t *body = NULL;
   WM_RETURN_IF_ERROR(subgraph(ctx, "body", &body));
   int64_t m = wm_node_attr_int(ctx->node, "num_scan_inputs", -1);
-  int64_t n = ctx->n_in - m;
+  int64_t n = m >= 1 && m <= ctx->n_in ? ctx->n_in - m : -1;  // any int64 m
   if (m < 1 || n < 0 || body->input_count != (size_t)ctx->n_in ||
       body->output_count != (size_t)ctx->n_out || ctx->n_out < n) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
@@ -172,7 +172,9 @@ static wm_status_t scan8_infer(wm_op_ctx_t *ctx) {
   const wm_graph_t *body = NULL;
   WM_RETURN_IF_ERROR(subgraph(ctx, "body", &body));
   int64_t m = wm_node_attr_int(ctx->node, "num_scan_inputs", -1);
-  int64_t n = ctx->n_in - 1 - m;  // sequence_lens (input 0) may be omitted
+  // sequence_lens (input 0) may be omitted; an m past the inputs is refused
+  // below (n = -1), never subtracted (m may be any int64).
+  int64_t n = m >= 1 && m <= ctx->n_in - 1 ? ctx->n_in - 1 - m : -1;
   if (m < 1 || n < 0 || body->input_count != (size_t)ctx->n_in - 1 ||
       body->output_count != (size_t)ctx->n_out || ctx->n_out < n) {
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT,
