@@ -512,6 +512,32 @@ static wm_status_t scan_steps(wm_session_t *s, wm_session_t *sub,
     }
   }
   free(outs);
+  // No step ran: each scan output is empty along its axis, of the body
+  // output's declared element type (which must be known).
+  for (size_t k = 0; !st && len == 0 && k < sp->k; k++) {
+    const wm_type_t *et = &body->values[body->outputs[sp->n_state + k]].type;
+    int64_t a = k < sp->n_out_axes ? sp->out_axes[k] : 0;
+    int32_t ax = wm_shape_is_known(&et->shape) && et->shape.rank < WM_MAX_RANK
+                     ? norm_axis(a, et->shape.rank + 1)
+                     : -1;
+    if (ax < 0 || !wm_dtype_is_valid(et->dtype) ||
+        et->dtype == WM_DTYPE_STRING) {
+      char buf[96];
+      st = WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (Scan): no iterations, and scan output %zu "
+                    "(axis %lld) has no known element type to be empty of: "
+                    "%s",
+                    label, k, (long long)a,
+                    wm_type_format(et, buf, sizeof(buf)));
+      break;
+    }
+    wm_shape_t shape = et->shape;
+    memmove(&shape.dims[ax + 1], &shape.dims[ax],
+            (size_t)(shape.rank - ax) * sizeof(shape.dims[0]));
+    shape.dims[ax] = 0;
+    shape.rank++;
+    st = wm_tensor_create(et->dtype, &shape, &ys[k]);
+  }
   return st;
 }
 
