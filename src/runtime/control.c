@@ -270,6 +270,11 @@ wm_status_t rt_run_loop(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
     st = rt_sub_add_outer(s, body, in);
   }
   size_t n_outer = in->n;
+  // The carried values (added after the outer ones each iteration) move
+  // into the body, which gives them back as outputs: a sequence growing by
+  // one element an iteration is not copied whole every iteration.
+  in->take = true;
+  in->take_from = n_outer;
   while (!st && (int64_t)iters < max_iter && cond) {
     if ((int64_t)iters >= s->options.max_iterations) {
       char trip[32] = "none";
@@ -294,11 +299,6 @@ wm_status_t rt_run_loop(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
     if (!st) {
       st = rt_sub_add(in, body->values[body->inputs[1]].name, c, true);
     }
-    // The carried values move into the body (it gives them back as
-    // outputs): a sequence growing by one element an iteration is not
-    // copied whole every iteration.
-    in->take = true;
-    in->take_from = n_outer;
     for (size_t i = 0; !st && i < n_carried; i++) {
       st = rt_sub_add(in, body->values[body->inputs[i + 2]].name, carried[i],
                       true);
