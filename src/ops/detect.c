@@ -426,10 +426,12 @@ static void nms_cost(const wm_op_ctx_t *ctx, wm_op_cost_t *out) {
 // sample's value is the largest of its four weighted corner terms, not
 // the interpolated value (onnx/onnx#4764).
 
-// Work above this many bilinear taps (R * C * bins * samples per bin) is
-// refused: hostile sampling_ratio or ROI sizes would otherwise run for
-// hours. 2^40 taps is about an hour of this reference kernel.
-#define ROI_MAX_TAPS 1099511627776.0
+// Work above this many bilinear taps over the map (R * C * bins * samples
+// per bin, less the samples off the map) is refused: a hostile
+// sampling_ratio would otherwise run for hours. 2^36 taps is about five
+// minutes of this reference kernel (4 ns a tap); Mask R-CNN's heads need
+// under 2^26.
+#define ROI_MAX_TAPS 68719476736.0
 
 typedef struct roi_align {
   int64_t out_h, out_w;  // bins per ROI
@@ -510,19 +512,66 @@ static wm_status_t roi_infer(wm_op_ctx_t *ctx) {
   return wm_op_set_out_checked(ctx, 0, wm_op_in_dtype(ctx, 0), &out);
 }
 
-// The sampling geometry of one ROI.
-typedef struct roi_geom {
-  double y0, x0;   // start corner in input pixels
-  double bin_h;    // bin height
-  double bin_w;    // bin width
-  int64_t grid_h;  // samples per bin vertically (<= 0: none)
-  int64_t grid_w;  // samples per bin horizontally (<= 0: none)
-} roi_geom_t;
+// One axis of one ROI's sampling grid: sample i of bin p lies at
+// origin + p * bin + (i + 0.5) * bin / grid.
+typedef struct roi_axis {
+  double origin;  // start in input pixels
+  double bin;     // bin size (negative for an inverted ROI)
+  int64_t grid;   // samples per bin (<= 0: none)
+  int64_t size;   // the map's extent along this axis
+} roi_axis_t;
 
-// Computes the geometry of ROI |r|; errors on non-finite coordinates or a
-// sampling grid too large to represent.
+static double roi_coord(const roi_axis_t *a, int64_t p, int64_t i) {
+  return a->origin + (double)p * a->bin +
+         ((double)i + 0.5) * a->bin / (double)a->grid;
+}
+
+// The first sample index of bin |p| whose coordinate is beyond |edge|
+// (above it when |above|, below it otherwise; at or beyond when |or_at|),
+// or the grid size if none is. Coordinates are monotonic in the index and
+// move towards |edge|'s far side, so a binary search finds it exactly.
+static int64_t roi_first(const roi_axis_t *a, int64_t p, double edge,
+                         bool above, bool or_at) {
+  int64_t lo = 0, hi = a->grid;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    double v = roi_coord(a, p, mid);
+    bool past = above ? (v > edge || (or_at && v == edge))
+                      : (v < edge || (or_at && v == edge));
+    if (past) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+// The samples [*lo, *hi) of bin |p| that lie inside [-1, size]; the
+// others contribute 0 (roi_tap), so only these need reading. A ROI far
+// larger than the map thus costs what its part over the map costs.
+static void roi_span(const roi_axis_t *a, int64_t p, int64_t *lo, int64_t *hi) {
+  *lo = *hi = 0;
+  if (a->grid <= 0 || a->size == 0) {
+    return;
+  }
+  double top = (double)a->size;
+  if (a->bin >= 0) {  // rising (or constant) coordinates
+    *lo = roi_first(a, p, -1.0, true, true);
+    *hi = roi_first(a, p, top, true, false);
+  } else {
+    *lo = roi_first(a, p, top, false, true);
+    *hi = roi_first(a, p, -1.0, false, false);
+  }
+  *hi = *hi > *lo ? *hi : *lo;
+}
+
+// Computes the two axes (y, x) of ROI |r| over a |height| x |width| map;
+// errors on non-finite coordinates or a sampling grid too large to
+// represent.
 static wm_status_t roi_geometry(const wm_op_ctx_t *ctx, const roi_align_t *ra,
-                                const double *roi, size_t r, roi_geom_t *g) {
+                                const double *roi, size_t r, int64_t height,
+                                int64_t width, roi_axis_t g[2]) {
   double off = ra->half_pixel ? 0.5 : 0.0;
   double x0 = roi[0] * ra->scale - off, y0 = roi[1] * ra->scale - off;
   double x1 = roi[2] * ra->scale - off, y1 = roi[3] * ra->scale - off;
@@ -537,12 +586,9 @@ static wm_status_t roi_geometry(const wm_op_ctx_t *ctx, const roi_align_t *ra,
     w = fmax(w, 1.0);
     h = fmax(h, 1.0);
   }
-  g->x0 = x0;
-  g->y0 = y0;
-  g->bin_h = h / (double)ra->out_h;
-  g->bin_w = w / (double)ra->out_w;
-  double gh = ra->sampling > 0 ? (double)ra->sampling : ceil(g->bin_h);
-  double gw = ra->sampling > 0 ? (double)ra->sampling : ceil(g->bin_w);
+  double bin_h = h / (double)ra->out_h, bin_w = w / (double)ra->out_w;
+  double gh = ra->sampling > 0 ? (double)ra->sampling : ceil(bin_h);
+  double gw = ra->sampling > 0 ? (double)ra->sampling : ceil(bin_w);
   gh = gh > 0 ? gh : 0;  // empty or inverted ROIs sample nothing
   gw = gw > 0 ? gw : 0;
   if (gh > INT32_MAX || gw > INT32_MAX) {
@@ -551,23 +597,33 @@ static wm_status_t roi_geometry(const wm_op_ctx_t *ctx, const roi_align_t *ra,
                        "grid per bin",
                        r, roi[0], roi[1], roi[2], roi[3], gh, gw);
   }
-  g->grid_h = (int64_t)gh;
-  g->grid_w = (int64_t)gw;
+  g[0] = (roi_axis_t){y0, bin_h, (int64_t)gh, height};
+  g[1] = (roi_axis_t){x0, bin_w, (int64_t)gw, width};
   return NULL;
 }
 
-// A bilinear sample along one axis: the two neighbours and their weights;
-// |valid| false when the sample lies beyond the map (it contributes 0).
+// The samples of one axis over all its bins that read the map.
+static double roi_axis_taps(const roi_axis_t *a, int64_t bins) {
+  double n = 0;
+  for (int64_t p = 0; p < bins; p++) {
+    int64_t lo, hi;
+    roi_span(a, p, &lo, &hi);
+    n += (double)(hi - lo);
+  }
+  return n;
+}
+
+// A bilinear sample along one axis at |v| inside [-1, size] (roi_span):
+// the two neighbours and their weights.
 typedef struct roi_tap {
   int64_t lo, hi;   // neighbour indices
   double wlo, whi;  // their weights
-  bool valid;       // inside [-1, size]
 } roi_tap_t;
 
 static roi_tap_t roi_tap(double v, int64_t size) {
-  roi_tap_t t = {0, 0, 0, 0, false};
+  roi_tap_t t = {0, 0, 0, 0};
   if (v < -1.0 || v > (double)size || size == 0) {
-    return t;
+    return t;  // off the map: weight 0 (roi_span keeps such samples out)
   }
   v = fmax(v, 0.0);
   t.lo = (int64_t)v;
@@ -579,7 +635,6 @@ static roi_tap_t roi_tap(double v, int64_t size) {
   }
   t.whi = v - (double)t.lo;
   t.wlo = 1.0 - t.whi;
-  t.valid = true;
   return t;
 }
 
@@ -608,7 +663,6 @@ static wm_status_t roi_run(wm_op_ctx_t *ctx) {
     return NULL;
   }
   size_t plane = (size_t)height * (size_t)width;
-  size_t bins = (size_t)ra.out_h * (size_t)ra.out_w;
   double *x = NULL, *acc = NULL;
   wm_status_t st = load_f64(ctx, xt, &x);
   if (!st) {
@@ -618,14 +672,15 @@ static wm_status_t roi_run(wm_op_ctx_t *ctx) {
                        "out of memory for %lld channels", (long long)chans);
     }
   }
-  // Check every ROI before any work, so refusals come first.
+  // Check every ROI before any work, so refusals come first. The limit
+  // counts the taps that read the map.
   double taps = 0;
   for (size_t r = 0; r < n_rois && !st; r++) {
     double roi[4];
     for (int k = 0; k < 4; k++) {
       roi[k] = wm_tensor_get_f64(rt, r * 4 + (size_t)k);
     }
-    roi_geom_t g = {0, 0, 0, 0, 0, 0};
+    roi_axis_t g[2];
     int64_t b = wm_tensor_get_i64(bt, r);
     if (b < 0 || b >= n_batch) {
       st = WM_OP_ERROR(ctx, OUT_OF_RANGE,
@@ -633,11 +688,11 @@ static wm_status_t roi_run(wm_op_ctx_t *ctx) {
                        "batches",
                        (long long)b, r, (long long)n_batch);
     } else {
-      st = roi_geometry(ctx, &ra, roi, r, &g);
+      st = roi_geometry(ctx, &ra, roi, r, height, width, g);
     }
-    if (!st && g.grid_h > 0 && g.grid_w > 0) {
-      taps +=
-          (double)chans * (double)bins * (double)g.grid_h * (double)g.grid_w;
+    if (!st) {
+      taps += (double)chans * roi_axis_taps(&g[0], ra.out_h) *
+              roi_axis_taps(&g[1], ra.out_w);
     }
   }
   if (!st && taps > ROI_MAX_TAPS) {
@@ -651,30 +706,33 @@ static wm_status_t roi_run(wm_op_ctx_t *ctx) {
     for (int k = 0; k < 4; k++) {
       roi[k] = wm_tensor_get_f64(rt, r * 4 + (size_t)k);
     }
-    roi_geom_t g;
-    st = roi_geometry(ctx, &ra, roi, r, &g);
+    roi_axis_t g[2];
+    st = roi_geometry(ctx, &ra, roi, r, height, width, g);
     if (st) {
       break;
     }
     const double *xb =
         x + (size_t)wm_tensor_get_i64(bt, r) * (size_t)chans * plane;
-    bool empty = g.grid_h <= 0 || g.grid_w <= 0;
-    double count = empty ? 1.0 : (double)g.grid_h * (double)g.grid_w;
+    bool empty = g[0].grid <= 0 || g[1].grid <= 0;
+    double count = empty ? 1.0 : (double)g[0].grid * (double)g[1].grid;
     for (int64_t ph = 0; ph < ra.out_h; ph++) {
+      int64_t ylo, yhi;
+      roi_span(&g[0], ph, &ylo, &yhi);
       for (int64_t pw = 0; pw < ra.out_w; pw++) {
+        int64_t xlo, xhi;
+        roi_span(&g[1], pw, &xlo, &xhi);
+        // Samples off the map are 0: nothing to add, but one of the
+        // candidates for the max.
+        bool off_map = !empty && (double)(yhi - ylo) * (double)(xhi - xlo) <
+                                     (double)g[0].grid * (double)g[1].grid;
         for (int64_t c = 0; c < chans; c++) {
           acc[c] = 0;
         }
-        bool first = true;
-        for (int64_t iy = 0; iy < g.grid_h && !empty; iy++) {
-          double yy = g.y0 + (double)ph * g.bin_h +
-                      ((double)iy + 0.5) * g.bin_h / (double)g.grid_h;
-          roi_tap_t ty = roi_tap(yy, height);
-          for (int64_t ix = 0; ix < g.grid_w; ix++) {
-            double xx = g.x0 + (double)pw * g.bin_w +
-                        ((double)ix + 0.5) * g.bin_w / (double)g.grid_w;
-            roi_tap_t tx = roi_tap(xx, width);
-            bool valid = ty.valid && tx.valid;
+        bool first = !off_map;
+        for (int64_t iy = ylo; iy < yhi; iy++) {
+          roi_tap_t ty = roi_tap(roi_coord(&g[0], ph, iy), height);
+          for (int64_t ix = xlo; ix < xhi; ix++) {
+            roi_tap_t tx = roi_tap(roi_coord(&g[1], pw, ix), width);
             size_t p1 = (size_t)(ty.lo * width + tx.lo);
             size_t p2 = (size_t)(ty.lo * width + tx.hi);
             size_t p3 = (size_t)(ty.hi * width + tx.lo);
@@ -683,21 +741,18 @@ static wm_status_t roi_run(wm_op_ctx_t *ctx) {
             double w3 = ty.whi * tx.wlo, w4 = ty.whi * tx.whi;
             for (int64_t c = 0; c < chans; c++) {
               const double *xc = xb + (size_t)c * plane;
-              double v = 0;
-              if (valid && !ra.max) {
-                v = w1 * xc[p1] + w2 * xc[p2] + w3 * xc[p3] + w4 * xc[p4];
-              } else if (valid) {
-                v = w1 * xc[p1];
-                double t = w2 * xc[p2];
-                v = t > v ? t : v;
-                t = w3 * xc[p3];
-                v = t > v ? t : v;
-                t = w4 * xc[p4];
-                v = t > v ? t : v;
-              }
               if (!ra.max) {
-                acc[c] += v;
-              } else if (first || v > acc[c]) {
+                acc[c] += w1 * xc[p1] + w2 * xc[p2] + w3 * xc[p3] + w4 * xc[p4];
+                continue;
+              }
+              double v = w1 * xc[p1];
+              double t = w2 * xc[p2];
+              v = t > v ? t : v;
+              t = w3 * xc[p3];
+              v = t > v ? t : v;
+              t = w4 * xc[p4];
+              v = t > v ? t : v;
+              if (first || v > acc[c]) {
                 acc[c] = v;
               }
             }

@@ -295,6 +295,22 @@ WM_TEST(roialign_inverted_roi_in_half_pixel_mode_is_zero) {
   WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
 }
 
+WM_TEST(roialign_reads_only_the_samples_over_the_map) {
+  wm_op_fixture_t f;
+  // A 2^21-pixel ROI samples a 2^21 x 2^21 grid (2^42 taps, past the
+  // limit): only the 4 samples at (0.5 | 1.5, 0.5 | 1.5) lie over the map,
+  // worth 1.5 + 2 + 2.5 + 3; the rest are 0. avg divides by the whole grid.
+  const double big[4] = {0, 0, 2097152, 2097152};
+  wm_status_t s = roi_run_with(&f, 16, big, 0, 0, NULL, "output_half_pixel");
+  bool ok = !s && wm_op_fixture_values_near(
+                      f.out[0], (const double[]){9.0 / 4398046511104.0}, 1, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+  // max: the largest weighted corner, 1 * 3 at (1.5, 1.5)
+  s = roi_run_with(&f, 16, big, 0, 0, "max", "output_half_pixel");
+  ok = !s && wm_op_fixture_values_near(f.out[0], (const double[]){3}, 1, 0);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
 WM_TEST(roialign_rejects_hostile_rois_and_indices) {
   wm_op_fixture_t f;
   bool ok = wm_op_fixture_fails_with(
@@ -797,6 +813,7 @@ static const wm_test_case_t cases[] = {
     WM_CASE(roialign_opset16_defaults_to_half_pixel),
     WM_CASE(roialign_max_takes_the_largest_weighted_corner),
     WM_CASE(roialign_inverted_roi_in_half_pixel_mode_is_zero),
+    WM_CASE(roialign_reads_only_the_samples_over_the_map),
     WM_CASE(roialign_rejects_hostile_rois_and_indices),
     WM_CASE(roialign_static_shape_and_cost),
     WM_CASE(gridsample_bilinear_align_corners),
