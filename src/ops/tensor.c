@@ -476,7 +476,10 @@ static wm_status_t squeeze_infer(wm_op_ctx_t *ctx) {
   if (in->rank < 0 || (present && !known)) {
     int64_t len = !present ? -1 : known ? (int64_t)n : input_length(ctx, 1);
     free(axes);
-    if (in->rank < 0 || len < 0 || len > in->rank) {
+    // Squeezing every dim gives [], a shape with no dim left to wait for:
+    // it stays unknown, so the run checks the axes' values (a plan would
+    // take [] as known and copy [3,3,3] into one element).
+    if (in->rank < 0 || len < 0 || len >= in->rank) {
       wm_op_set_out_unknown(ctx, 0, dtype);
       return NULL;
     }

@@ -96,6 +96,40 @@ WM_TEST(reshape_to_an_empty_shape_input_checks_the_count) {
   WM_CHECK_INT_EQ(t.shape.rank, 0);
 }
 
+// Squeeze by axes the graph computes, as many as the input's dims: the
+// output is not taken as [] before the run has checked the values (found
+// by session_run_fuzz: the plan copied [3,3,3] into one element).
+WM_TEST(squeeze_of_every_dim_by_unknown_axes_waits_for_the_values) {
+  wm_op_fixture_t f;
+  int64_t dx[3] = {3, 3, 3}, d1[3] = {1, 1, 1}, da[1] = {3};
+  const int64_t *shapes[2] = {dx, d1};
+  for (int k = 0; k < 2; k++) {
+    WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+    WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, shapes[k]));
+    WM_CHECK_OK(wm_op_fixture_add_input(&f, "a", WM_DTYPE_INT64, 1, da));
+    const char *in[2] = {"x", "a"};
+    WM_CHECK_OK(wm_op_fixture_add_node(&f, "Squeeze", in, 2, 1));
+    wm_type_t t;
+    wm_status_t s = wm_op_fixture_infer(&f, &t);
+    wm_op_fixture_deinit(&f);
+    WM_CHECK_OK(s);
+    WM_CHECK_INT_EQ(t.shape.rank, -1);
+  }
+  // fewer axes than dims leave their dims unknown, the rank known
+  int64_t d2[1] = {2};
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, d1));
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "a", WM_DTYPE_INT64, 1, d2));
+  const char *in[2] = {"x", "a"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Squeeze", in, 2, 1));
+  wm_type_t t;
+  wm_status_t s = wm_op_fixture_infer(&f, &t);
+  wm_op_fixture_deinit(&f);
+  WM_CHECK_OK(s);
+  WM_CHECK_INT_EQ(t.shape.rank, 1);
+  WM_CHECK_INT_EQ(t.shape.dims[0], -1);
+}
+
 // An empty result may have dims whose product overflows int64: its
 // strides must not overflow (found by session_run_fuzz, UBSan in
 // wm_shape_strides from Expand's constant folding).
@@ -899,6 +933,7 @@ static const wm_test_case_t cases[] = {
     WM_CASE(reshape_allowzero_keeps_zero_dims),
     WM_CASE(reshape_with_unknown_shape_value_infers_rank_only),
     WM_CASE(reshape_to_an_empty_shape_input_checks_the_count),
+    WM_CASE(squeeze_of_every_dim_by_unknown_axes_waits_for_the_values),
     WM_CASE(expand_to_an_empty_shape_with_huge_dims_gives_an_empty_tensor),
     WM_CASE(reshape_by_shape_of_graph_input_keeps_rank),
     WM_CASE(transpose_default_reverses_and_perm_permutes),
