@@ -1027,6 +1027,7 @@ static wm_status_t pad_params(const wm_op_ctx_t *ctx, int32_t rank,
     }
   }
   if (!present) {
+    free(axes);
     return WM_OP_ERROR(ctx, INVALID_ARGUMENT, "pads are required");
   }
   wm_status_t st = NULL;

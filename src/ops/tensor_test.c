@@ -877,6 +877,23 @@ WM_TEST(bit_cast_rejects_other_sizes_strings_and_unknown_types) {
   WM_CHECK(ok);
 }
 
+// Pad with its pads omitted but axes given is refused, and frees the axes
+// it read (found by session_run_fuzz: LeakSanitizer in pad_params).
+WM_TEST(pad_without_pads_but_with_axes_is_refused) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 18));
+  int64_t dx[2] = {2, 3};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 2, dx));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "axes", 1, (const int64_t[]){-1}));
+  const char *in[4] = {"x", "", "", "axes"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Pad", in, 4, 1));
+  wm_type_t t;
+  bool ok = wm_op_fixture_fails_with(wm_op_fixture_infer(&f, &t),
+                                     "pads are required");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+}
+
 // The resolve slot: Pad's pads on every dim with axes applied, its mode.
 WM_TEST(pad_resolves_pads_on_every_dim) {
   wm_op_fixture_t f;
@@ -926,6 +943,7 @@ WM_TEST(transpose_concat_and_split_resolve_perm_and_axis) {
 
 static const wm_test_case_t cases[] = {
     WM_CASE(transpose_concat_and_split_resolve_perm_and_axis),
+    WM_CASE(pad_without_pads_but_with_axes_is_refused),
     WM_CASE(pad_resolves_pads_on_every_dim),
     WM_CASE(tile_and_pad_reject_impossible_sizes),
     WM_CASE(reshape_copies_zero_dims_and_infers_minus_one),
