@@ -990,6 +990,9 @@ typedef struct pad_params {
   int64_t end[WM_MAX_RANK];    // elements added after, per dim
 } pad_params_t;
 
+// The largest pad magnitude (2^62).
+#define PAD_MAX ((int64_t)1 << 62)
+
 // Reads mode and pads for |rank|; *out_known is false when the pads (or
 // axes) are not known yet.
 static wm_status_t pad_params(const wm_op_ctx_t *ctx, int32_t rank,
@@ -1052,6 +1055,14 @@ static wm_status_t pad_params(const wm_op_ctx_t *ctx, int32_t rank,
     for (size_t i = 0; i < count && !st; i++) {
       p->begin[norm[i]] = pads[i];
       p->end[norm[i]] = pads[count + i];
+      // Source coordinates are output coordinates less the begin pad:
+      // pads beyond +-2^62 could overflow them.
+      int64_t b = pads[i], e = pads[count + i];
+      if (b < -PAD_MAX || b > PAD_MAX || e < -PAD_MAX || e > PAD_MAX) {
+        st = WM_OP_ERROR(ctx, INVALID_ARGUMENT,
+                         "pads %lld and %lld on dim %d are beyond +-2^62",
+                         (long long)b, (long long)e, norm[i]);
+      }
     }
     *out_known = !st;
   }

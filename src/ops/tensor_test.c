@@ -877,6 +877,27 @@ WM_TEST(bit_cast_rejects_other_sizes_strings_and_unknown_types) {
   WM_CHECK(ok);
 }
 
+// Pads that keep the size in range but whose magnitude would overflow a
+// source coordinate are refused (found by session_run_fuzz: UBSan signed
+// overflow in pad_run for pads INT64_MIN and INT64_MAX).
+WM_TEST(pad_rejects_pads_beyond_2_62) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  int64_t dx[1] = {2};
+  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 1, dx));
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "pads", 2,
+                                     (const int64_t[]){INT64_MIN, INT64_MAX}));
+  const char *in[2] = {"x", "pads"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Pad", in, 2, 1));
+  wm_type_t t;
+  bool ok = wm_op_fixture_fails_with(
+      wm_op_fixture_infer(&f, &t),
+      "pads -9223372036854775808 and 9223372036854775807 on dim 0 are beyond "
+      "+-2^62");
+  wm_op_fixture_deinit(&f);
+  WM_CHECK(ok);
+}
+
 // Pad with its pads omitted but axes given is refused, and frees the axes
 // it read (found by session_run_fuzz: LeakSanitizer in pad_params).
 WM_TEST(pad_without_pads_but_with_axes_is_refused) {
@@ -943,6 +964,7 @@ WM_TEST(transpose_concat_and_split_resolve_perm_and_axis) {
 
 static const wm_test_case_t cases[] = {
     WM_CASE(transpose_concat_and_split_resolve_perm_and_axis),
+    WM_CASE(pad_rejects_pads_beyond_2_62),
     WM_CASE(pad_without_pads_but_with_axes_is_refused),
     WM_CASE(pad_resolves_pads_on_every_dim),
     WM_CASE(tile_and_pad_reject_impossible_sizes),

@@ -32,6 +32,7 @@
 #include "wmap/session.h"
 
 #define ELEMENT_CAP (1 << 18)  // the most elements of a value that is run
+#define WORK_CAP 67108864.0    // the most operations (2^26) of a model run
 #define MAX_EDITS 64           // edit operations applied per input
 #define MAX_PROGRAM 512        // bytes of edit program the mutator makes
 #define MAX_DATA_EDITS 16      // changes to the input data per input
@@ -735,6 +736,38 @@ static bool values_fit(const wm_graph_t *g) {
   return true;
 }
 
+// Whether the top-level nodes' estimated work (FLOPs and transcendentals,
+// the map's cost rules) is at most WORK_CAP: a RoiAlign with
+// sampling_ratio 65535 is valid and runs for minutes, a timeout that says
+// nothing about memory or UB. Nodes whose cost is unknown count 0.
+static bool work_fits(const wm_graph_t *g) {
+  double total = 0;
+  for (size_t i = 0; i < g->node_count && total <= WORK_CAP; i++) {
+    wm_op_ctx_t ctx;
+    const wm_op_def_t *def = NULL;
+    wm_status_t s = wm_op_ctx_init(&ctx, g, i);
+    if (s) {
+      wm_status_free(s);
+      continue;
+    }
+    const wm_node_t *node = &g->nodes[i];
+    for (int32_t k = 0; k < ctx.n_out; k++) {
+      if (node->outputs[k] >= 0) {
+        ctx.out_types[k] = g->values[node->outputs[k]].type;
+      }
+    }
+    s = wm_op_find_def(&ctx, &def);
+    if (!s) {
+      wm_op_cost_t cost = {0, 0, 0};
+      wm_op_cost(def, &ctx, &cost);
+      total += cost.flops + cost.transcendentals;
+    }
+    wm_status_free(s);
+    wm_op_ctx_deinit(&ctx);
+  }
+  return total <= WORK_CAP;
+}
+
 // Stops the run when |cond| fails: a finding, not an input error.
 static void require(bool cond, const char *what, wm_status_t s) {
   if (!cond) {
@@ -855,6 +888,10 @@ static void run_model(plan_t *p) {
   size_t count = 0;
   if (!values_fit(g)) {
     trace("too large", NULL);
+    goto done;
+  }
+  if (!work_fits(g)) {
+    trace("too much work", NULL);
     goto done;
   }
   s = wm_bench_make_inputs(g, &names, &inputs, &count);
