@@ -96,36 +96,40 @@ WM_TEST(reshape_to_an_empty_shape_input_checks_the_count) {
   WM_CHECK_INT_EQ(t.shape.rank, 0);
 }
 
+// Infers Squeeze (opset 13) of x |dx| (rank 3) by a non-constant axes
+// input of |n_axes| values into |t|.
+static wm_status_t squeeze_by_input(const int64_t dx[3], int64_t n_axes,
+                                    wm_type_t *t) {
+  wm_op_fixture_t f;
+  wm_status_t s = wm_op_fixture_init(&f, 13);
+  const char *in[2] = {"x", "a"};
+  if (!s) {
+    s = wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, dx);
+  }
+  if (!s) {
+    s = wm_op_fixture_add_input(&f, "a", WM_DTYPE_INT64, 1, &n_axes);
+  }
+  if (!s) {
+    s = wm_op_fixture_add_node(&f, "Squeeze", in, 2, 1);
+  }
+  if (!s) {
+    s = wm_op_fixture_infer(&f, t);
+  }
+  wm_op_fixture_deinit(&f);
+  return s;
+}
+
 // Squeeze by axes the graph computes, as many as the input's dims: the
 // output is not taken as [] before the run has checked the values (found
-// by session_run_fuzz: the plan copied [3,3,3] into one element).
+// by session_run_fuzz: the plan copied [3,3,3] into one element). Fewer
+// axes than dims leave their dims unknown, the rank known.
 WM_TEST(squeeze_of_every_dim_by_unknown_axes_waits_for_the_values) {
-  wm_op_fixture_t f;
-  int64_t dx[3] = {3, 3, 3}, d1[3] = {1, 1, 1}, da[1] = {3};
-  const int64_t *shapes[2] = {dx, d1};
-  for (int k = 0; k < 2; k++) {
-    WM_CHECK_OK(wm_op_fixture_init(&f, 13));
-    WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, shapes[k]));
-    WM_CHECK_OK(wm_op_fixture_add_input(&f, "a", WM_DTYPE_INT64, 1, da));
-    const char *in[2] = {"x", "a"};
-    WM_CHECK_OK(wm_op_fixture_add_node(&f, "Squeeze", in, 2, 1));
-    wm_type_t t;
-    wm_status_t s = wm_op_fixture_infer(&f, &t);
-    wm_op_fixture_deinit(&f);
-    WM_CHECK_OK(s);
-    WM_CHECK_INT_EQ(t.shape.rank, -1);
-  }
-  // fewer axes than dims leave their dims unknown, the rank known
-  int64_t d2[1] = {2};
-  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
-  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 3, d1));
-  WM_CHECK_OK(wm_op_fixture_add_input(&f, "a", WM_DTYPE_INT64, 1, d2));
-  const char *in[2] = {"x", "a"};
-  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Squeeze", in, 2, 1));
   wm_type_t t;
-  wm_status_t s = wm_op_fixture_infer(&f, &t);
-  wm_op_fixture_deinit(&f);
-  WM_CHECK_OK(s);
+  WM_CHECK_OK(squeeze_by_input((const int64_t[]){3, 3, 3}, 3, &t));
+  WM_CHECK_INT_EQ(t.shape.rank, -1);
+  WM_CHECK_OK(squeeze_by_input((const int64_t[]){1, 1, 1}, 3, &t));
+  WM_CHECK_INT_EQ(t.shape.rank, -1);
+  WM_CHECK_OK(squeeze_by_input((const int64_t[]){1, 1, 1}, 2, &t));
   WM_CHECK_INT_EQ(t.shape.rank, 1);
   WM_CHECK_INT_EQ(t.shape.dims[0], -1);
 }
@@ -877,40 +881,39 @@ WM_TEST(bit_cast_rejects_other_sizes_strings_and_unknown_types) {
   WM_CHECK(ok);
 }
 
-// Pads that keep the size in range but whose magnitude would overflow a
-// source coordinate are refused (found by session_run_fuzz: UBSan signed
-// overflow in pad_run for pads INT64_MIN and INT64_MAX).
-WM_TEST(pad_rejects_pads_beyond_2_62) {
+// Builds Pad (opset 18) on x [2, 3] with axes [-1] and |pads| for that
+// axis (NULL: the pads input omitted).
+static wm_status_t pad_on_last_dim(wm_op_fixture_t *f, const int64_t *pads) {
+  WM_RETURN_IF_ERROR(wm_op_fixture_init(f, 18));
+  int64_t dx[2] = {2, 3};
+  WM_RETURN_IF_ERROR(wm_op_fixture_add_input(f, "x", WM_DTYPE_FLOAT, 2, dx));
+  if (pads) {
+    WM_RETURN_IF_ERROR(wm_op_fixture_add_ints(f, "pads", 2, pads));
+  }
+  WM_RETURN_IF_ERROR(
+      wm_op_fixture_add_ints(f, "axes", 1, (const int64_t[]){-1}));
+  const char *in[4] = {"x", pads ? "pads" : "", "", "axes"};
+  return wm_op_fixture_add_node(f, "Pad", in, 4, 1);
+}
+
+// Refused at inference: pads that keep the size in range but whose
+// magnitude would overflow a source coordinate (UBSan signed overflow in
+// pad_run for INT64_MIN and INT64_MAX), and omitted pads with axes given,
+// whose axes must be freed (LeakSanitizer in pad_params). Both found by
+// session_run_fuzz.
+WM_TEST(pad_rejects_extreme_or_omitted_pads) {
   wm_op_fixture_t f;
-  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
-  int64_t dx[1] = {2};
-  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 1, dx));
-  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "pads", 2,
-                                     (const int64_t[]){INT64_MIN, INT64_MAX}));
-  const char *in[2] = {"x", "pads"};
-  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Pad", in, 2, 1));
   wm_type_t t;
+  WM_CHECK_OK(pad_on_last_dim(&f, (const int64_t[]){INT64_MIN, INT64_MAX}));
   bool ok = wm_op_fixture_fails_with(
       wm_op_fixture_infer(&f, &t),
-      "pads -9223372036854775808 and 9223372036854775807 on dim 0 are beyond "
+      "pads -9223372036854775808 and 9223372036854775807 on dim 1 are beyond "
       "+-2^62");
   wm_op_fixture_deinit(&f);
   WM_CHECK(ok);
-}
-
-// Pad with its pads omitted but axes given is refused, and frees the axes
-// it read (found by session_run_fuzz: LeakSanitizer in pad_params).
-WM_TEST(pad_without_pads_but_with_axes_is_refused) {
-  wm_op_fixture_t f;
-  WM_CHECK_OK(wm_op_fixture_init(&f, 18));
-  int64_t dx[2] = {2, 3};
-  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 2, dx));
-  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "axes", 1, (const int64_t[]){-1}));
-  const char *in[4] = {"x", "", "", "axes"};
-  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Pad", in, 4, 1));
-  wm_type_t t;
-  bool ok = wm_op_fixture_fails_with(wm_op_fixture_infer(&f, &t),
-                                     "pads are required");
+  WM_CHECK_OK(pad_on_last_dim(&f, NULL));
+  ok = wm_op_fixture_fails_with(wm_op_fixture_infer(&f, &t),
+                                "pads are required");
   wm_op_fixture_deinit(&f);
   WM_CHECK(ok);
 }
@@ -918,13 +921,7 @@ WM_TEST(pad_without_pads_but_with_axes_is_refused) {
 // The resolve slot: Pad's pads on every dim with axes applied, its mode.
 WM_TEST(pad_resolves_pads_on_every_dim) {
   wm_op_fixture_t f;
-  WM_CHECK_OK(wm_op_fixture_init(&f, 18));
-  int64_t dx[2] = {2, 3};
-  WM_CHECK_OK(wm_op_fixture_add_input(&f, "x", WM_DTYPE_FLOAT, 2, dx));
-  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "pads", 2, (const int64_t[]){1, 2}));
-  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "axes", 1, (const int64_t[]){-1}));
-  const char *in[4] = {"x", "pads", "", "axes"};
-  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Pad", in, 4, 1));
+  WM_CHECK_OK(pad_on_last_dim(&f, (const int64_t[]){1, 2}));
   WM_CHECK_OK(wm_op_fixture_attr_string(&f, "mode", "reflect"));
   wm_op_params_t p;
   wm_status_t s = wm_op_fixture_resolve(&f, &p);
@@ -964,8 +961,7 @@ WM_TEST(transpose_concat_and_split_resolve_perm_and_axis) {
 
 static const wm_test_case_t cases[] = {
     WM_CASE(transpose_concat_and_split_resolve_perm_and_axis),
-    WM_CASE(pad_rejects_pads_beyond_2_62),
-    WM_CASE(pad_without_pads_but_with_axes_is_refused),
+    WM_CASE(pad_rejects_extreme_or_omitted_pads),
     WM_CASE(pad_resolves_pads_on_every_dim),
     WM_CASE(tile_and_pad_reject_impossible_sizes),
     WM_CASE(reshape_copies_zero_dims_and_infers_minus_one),
