@@ -208,6 +208,14 @@ static bool small_outputs(const wm_op_ctx_t *ctx, size_t limit) {
   return true;
 }
 
+static bool work_fits(const wm_op_def_t *def, const wm_op_ctx_t *ctx,
+                      size_t limit) {
+  wm_op_cost_t cost = {0, 0, 0};
+  wm_op_cost(def, ctx, &cost);
+  return cost.flops + cost.transcendentals <=
+         (double)limit * WM_OP_FOLD_WORK_PER_ELEMENT;
+}
+
 static bool all_inputs_known(const wm_op_ctx_t *ctx) {
   for (int32_t i = 0; i < ctx->n_in; i++) {
     if (wm_op_has_input(ctx, i) && !ctx->in[i]) {
@@ -261,7 +269,7 @@ wm_status_t wm_op_infer_node(const wm_op_def_t *def, wm_op_ctx_t *ctx,
       !has_subgraph(ctx->node) &&
       !wm_op_draws_random(def, ctx->node,
                           ctx->n_in > 2 && ctx->in ? ctx->in[2] : NULL) &&
-      !wm_op_runs_in_session(def)) {
+      !wm_op_runs_in_session(def) && work_fits(def, ctx, fold_limit)) {
     // Fold: run the reference kernel so later shape rules see values.
     wm_status_t fs = wm_op_alloc_outputs(ctx);
     if (!fs) {

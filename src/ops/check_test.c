@@ -36,6 +36,60 @@ WM_TEST(shape_of_a_known_shape_folds_into_reshape) {
   wm_graph_destroy(g);
 }
 
+// MatMul of constants a [1, 4096] and b [4096, n] -> y.
+static wm_status_t build_constant_matmul(int64_t n, wm_graph_t **out) {
+  WM_RETURN_IF_ERROR(wm_graph_create("g", NULL, out));
+  wm_graph_t *g = *out;
+  WM_RETURN_IF_ERROR(wm_graph_set_opset(g, "", 17));
+  int64_t da[] = {1, 4096}, db[] = {4096, n};
+  wm_shape_t sa = wm_shape_make(2, da), sb = wm_shape_make(2, db);
+  wm_tensor_t *a, *b;
+  WM_RETURN_IF_ERROR(wm_tensor_create(WM_DTYPE_FLOAT, &sa, &a));
+  WM_RETURN_IF_ERROR(wm_graph_add_initializer(g, "a", a, NULL));
+  WM_RETURN_IF_ERROR(wm_tensor_create(WM_DTYPE_FLOAT, &sb, &b));
+  WM_RETURN_IF_ERROR(wm_graph_add_initializer(g, "b", b, NULL));
+  const char *in[] = {"a", "b"}, *outs[] = {"y"};
+  WM_RETURN_IF_ERROR(
+      wm_graph_add_node(g, "MatMul", "", "mm", in, 2, outs, 1, NULL));
+  return wm_graph_add_output(g, "y", NULL, NULL);
+}
+
+// Whether node 0 of a constant MatMul of |n| columns folds under
+// |fold_limit|.
+static wm_status_t matmul_folds(int64_t n, size_t fold_limit, bool *folded) {
+  wm_graph_t *g;
+  WM_RETURN_IF_ERROR(build_constant_matmul(n, &g));
+  wm_op_ctx_t ctx;
+  const wm_op_def_t *def = NULL;
+  wm_status_t s = wm_op_ctx_init(&ctx, g, 0);
+  if (!s) {
+    s = wm_op_find_def(&ctx, &def);
+    if (!s) {
+      s = wm_op_infer_node(def, &ctx, fold_limit, folded);
+    }
+    for (int32_t i = 0; *folded && i < ctx.n_out; i++) {
+      wm_tensor_destroy(ctx.out[i]);
+    }
+    wm_op_ctx_deinit(&ctx);
+  }
+  wm_graph_destroy(g);
+  return s;
+}
+
+// A fold is bounded by work as well as by its output's size: 2 * 4096 * 64
+// operations fit the check's 2^16 * 16, 2 * 4096 * 256 do not (the node is
+// left to the run) but fit the fold pass's larger limit.
+WM_TEST(folding_is_bounded_by_the_nodes_work) {
+  bool folded = false;
+  WM_CHECK_OK(matmul_folds(64, WM_OP_FOLD_LIMIT, &folded));
+  WM_CHECK(folded);
+  folded = true;
+  WM_CHECK_OK(matmul_folds(256, WM_OP_FOLD_LIMIT, &folded));
+  WM_CHECK(!folded);
+  WM_CHECK_OK(matmul_folds(256, (size_t)1 << 20, &folded));
+  WM_CHECK(folded);
+}
+
 WM_TEST(check_names_an_operator_missing_from_the_registry) {
   wm_graph_t *g;
   WM_CHECK_OK(wm_graph_create("g", NULL, &g));
@@ -141,6 +195,7 @@ WM_TEST(every_registered_operator_has_a_shape_rule_and_kernel) {
 int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(shape_of_a_known_shape_folds_into_reshape),
+      WM_CASE(folding_is_bounded_by_the_nodes_work),
       WM_CASE(check_names_an_operator_missing_from_the_registry),
       WM_CASE(check_rejects_wrong_arity),
       WM_CASE(check_rejects_an_omitted_required_output),

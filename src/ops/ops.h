@@ -176,13 +176,19 @@ wm_status_t wm_op_ctx_init_with(wm_op_ctx_t *ctx, const wm_graph_t *graph,
 // Elements above which a node whose inputs are all constant is not
 // computed ahead of a run (folding is for shape computations).
 #define WM_OP_FOLD_LIMIT ((size_t)1 << 16)
+// Operations a fold may take per element of its limit: a node whose
+// estimated work (wm_op_cost: FLOPs and transcendentals) is above
+// fold_limit * this is left to the run, on its backend (a RoiAlign with
+// sampling_ratio 255 over a constant map has a small output but costs
+// 2^27 operations).
+#define WM_OP_FOLD_WORK_PER_ELEMENT 16.0
 // Shape inference of one node: runs |def|'s shape rule on |ctx| (input
 // types and known values filled in; Shape and Size see their input's type
 // alone) and, when every input value is known, no output has more than
-// |fold_limit| elements, the node has no subgraph and does not draw at
-// random, computes its outputs into ctx->out (*out_folded true; the
-// caller owns them). A failure to compute is not an error: the outputs
-// are then left unknown in value.
+// |fold_limit| elements, the work fits (WM_OP_FOLD_WORK_PER_ELEMENT), the
+// node has no subgraph and does not draw at random, computes its outputs
+// into ctx->out (*out_folded true; the caller owns them). A failure to
+// compute is not an error: the outputs are then left unknown in value.
 wm_status_t wm_op_infer_node(const wm_op_def_t *def, wm_op_ctx_t *ctx,
                              size_t fold_limit,
                              bool *out_folded) WM_MUST_USE_RESULT;

@@ -7,7 +7,8 @@
 #include "internal.h"
 
 // The most elements of one output a fold makes (1 GiB of float32); larger
-// ones are computed at run time.
+// ones, and nodes whose work passes this times WM_OP_FOLD_WORK_PER_ELEMENT
+// (2^32 operations), are computed at run time.
 #define FOLD_MAX_ELEMS ((size_t)1 << 28)
 
 // Computes node |index| of |g| from the constants in |known| by the one

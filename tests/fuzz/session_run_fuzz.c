@@ -875,8 +875,20 @@ static void run_model(plan_t *p) {
       .max_iterations = SESSION_ITERATIONS,
       .max_sequence_length = SESSION_ITERATIONS,
   };
+  // The check first, so that a model with too much work to run is not
+  // folded by the session's passes either.
+  wm_status_t s = wm_ops_check_graph(g);
+  trace("check", s);
+  if (s) {
+    check_error(s);
+    return;
+  }
+  if (!work_fits(g)) {
+    trace("too much work", NULL);
+    return;
+  }
   wm_session_t *session = NULL;
-  wm_status_t s = wm_session_create_placed(g, &o, &session);
+  s = wm_session_create_placed(g, &o, &session);
   trace("session", s);
   if (s) {
     require(session == NULL, "no session on failure", s);
@@ -888,10 +900,6 @@ static void run_model(plan_t *p) {
   size_t count = 0;
   if (!values_fit(g)) {
     trace("too large", NULL);
-    goto done;
-  }
-  if (!work_fits(g)) {
-    trace("too much work", NULL);
     goto done;
   }
   s = wm_bench_make_inputs(g, &names, &inputs, &count);
