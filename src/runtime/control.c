@@ -436,6 +436,32 @@ typedef struct scan_spec {
   size_t n_out_dirs;
 } scan_spec_t;
 
+// Makes scan output |k| of a scan with no steps: empty along its axis, of
+// the body output's declared element type (which must be known).
+static wm_status_t scan_empty_output(const wm_graph_t *body,
+                                     const scan_spec_t *sp, size_t k,
+                                     wm_tensor_t **out) {
+  const wm_type_t *et = &body->values[body->outputs[sp->n_state + k]].type;
+  int64_t a = k < sp->n_out_axes ? sp->out_axes[k] : 0;
+  int32_t ax = wm_shape_is_known(&et->shape) && et->shape.rank < WM_MAX_RANK
+                   ? norm_axis(a, et->shape.rank + 1)
+                   : -1;
+  if (ax < 0 || !wm_dtype_is_valid(et->dtype) || et->dtype == WM_DTYPE_STRING) {
+    char buf[96];
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (Scan): no iterations, and scan output %zu "
+                    "(axis %lld) has no known element type to be empty of: %s",
+                    sp->rn->label, k, (long long)a,
+                    wm_type_format(et, buf, sizeof(buf)));
+  }
+  wm_shape_t shape = et->shape;
+  memmove(&shape.dims[ax + 1], &shape.dims[ax],
+          (size_t)(shape.rank - ax) * sizeof(shape.dims[0]));
+  shape.dims[ax] = 0;
+  shape.rank++;
+  return wm_tensor_create(et->dtype, &shape, out);
+}
+
 // Runs |len| steps of the body |sub| on |in| (outer values already added,
 // n_outer of them): states (owned) are replaced every step, xs are the scan
 // inputs, ys receive the scan outputs (created at the first step).
@@ -512,31 +538,9 @@ static wm_status_t scan_steps(wm_session_t *s, wm_session_t *sub,
     }
   }
   free(outs);
-  // No step ran: each scan output is empty along its axis, of the body
-  // output's declared element type (which must be known).
+  // No step ran: each scan output is empty along its axis.
   for (size_t k = 0; !st && len == 0 && k < sp->k; k++) {
-    const wm_type_t *et = &body->values[body->outputs[sp->n_state + k]].type;
-    int64_t a = k < sp->n_out_axes ? sp->out_axes[k] : 0;
-    int32_t ax = wm_shape_is_known(&et->shape) && et->shape.rank < WM_MAX_RANK
-                     ? norm_axis(a, et->shape.rank + 1)
-                     : -1;
-    if (ax < 0 || !wm_dtype_is_valid(et->dtype) ||
-        et->dtype == WM_DTYPE_STRING) {
-      char buf[96];
-      st = WM_ERROR(INVALID_ARGUMENT,
-                    "node \"%s\" (Scan): no iterations, and scan output %zu "
-                    "(axis %lld) has no known element type to be empty of: "
-                    "%s",
-                    label, k, (long long)a,
-                    wm_type_format(et, buf, sizeof(buf)));
-      break;
-    }
-    wm_shape_t shape = et->shape;
-    memmove(&shape.dims[ax + 1], &shape.dims[ax],
-            (size_t)(shape.rank - ax) * sizeof(shape.dims[0]));
-    shape.dims[ax] = 0;
-    shape.rank++;
-    st = wm_tensor_create(et->dtype, &shape, &ys[k]);
+    st = scan_empty_output(body, sp, k, &ys[k]);
   }
   return st;
 }
@@ -653,6 +657,43 @@ wm_status_t rt_run_scan(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
   return st;
 }
 
+// Places entry |b| of Scan 8 output |o|: |part| is a final state, or a
+// scan output [len, ...] filling the first len of max_len steps (the rest
+// stay zero). Creates |*out| ([batch, ...], scan outputs [batch, max_len,
+// ...]) at the first entry; later entries must match it.
+static wm_status_t scan8_place(const rt_node_t *rn, size_t o,
+                               const wm_tensor_t *part, bool state, int64_t b,
+                               int64_t batch, int64_t max_len,
+                               wm_tensor_t **out) {
+  if (part->shape.rank >= WM_MAX_RANK || part->dtype == WM_DTYPE_STRING) {
+    return WM_ERROR(UNIMPLEMENTED,
+                    "node \"%s\" (Scan): output %zu is %s of rank %d; a "
+                    "batched Scan takes numeric outputs below rank %d",
+                    rn->label, o, wm_dtype_name(part->dtype),
+                    (int)part->shape.rank, WM_MAX_RANK);
+  }
+  wm_shape_t shape = part->shape;
+  memmove(&shape.dims[1], &shape.dims[0],
+          (size_t)shape.rank * sizeof(shape.dims[0]));
+  shape.dims[0] = batch;
+  shape.rank++;
+  if (!state) {
+    shape.dims[1] = max_len;
+  }
+  if (!*out) {
+    WM_RETURN_IF_ERROR(wm_tensor_create(part->dtype, &shape, out));
+  } else if ((*out)->dtype != part->dtype ||
+             !wm_shape_equal(&(*out)->shape, &shape)) {
+    return WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (Scan): output %zu changes type or shape "
+                    "at batch entry %lld",
+                    rn->label, o, (long long)b);
+  }
+  size_t stride = (*out)->nbytes / (size_t)batch;
+  memcpy((char *)(*out)->data + (size_t)b * stride, part->data, part->nbytes);
+  return NULL;
+}
+
 // Scan 8 (the batched form): input 0 is the optional sequence_lens
 // [batch], then N states [batch, ...] and M scan inputs [batch, seq, ...];
 // each batch entry is scanned on its own for its length, and scan outputs
@@ -752,41 +793,10 @@ wm_status_t rt_run_scan8(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
       st = scan_steps(s, sub, in, n_outer, &sp, len, bvals, bvals + sp.n_state,
                       ys);
     }
-    // Entry b of each output: a state, or a scan output padded with zeros.
     for (size_t o = 0; !st && o < n_out; o++) {
-      wm_tensor_t *part = o < sp.n_state ? bvals[o] : ys[o - sp.n_state];
-      if (!part) {
-        st = WM_ERROR(UNIMPLEMENTED,
-                      "node \"%s\" (Scan): batch entry %lld has length 0, so "
-                      "scan output %zu has no element shape",
-                      rn->label, (long long)b, o - sp.n_state);
-        break;
-      }
-      size_t stride = o < sp.n_state ? part->nbytes
-                                     : part->nbytes / (size_t)(len ? len : 1) *
-                                           (size_t)max_len;
-      if (!outs[o]) {
-        wm_shape_t shape = part->shape;
-        memmove(&shape.dims[1], &shape.dims[0],
-                (size_t)shape.rank * sizeof(shape.dims[0]));
-        shape.dims[0] = batch;
-        shape.rank++;
-        if (o >= sp.n_state) {
-          shape.dims[1] = max_len;
-        }
-        st = wm_tensor_create(part->dtype, &shape, &outs[o]);
-      }
-      if (!st && (outs[o]->dtype != part->dtype ||
-                  outs[o]->nbytes != stride * (size_t)batch)) {
-        st = WM_ERROR(INVALID_ARGUMENT,
-                      "node \"%s\" (Scan): output %zu changes type or size at "
-                      "batch entry %lld",
-                      rn->label, o, (long long)b);
-      }
-      if (!st) {
-        memcpy((char *)outs[o]->data + (size_t)b * stride, part->data,
-               part->nbytes);
-      }
+      bool state = o < sp.n_state;
+      st = scan8_place(rn, o, state ? bvals[o] : ys[o - sp.n_state], state, b,
+                       batch, max_len, &outs[o]);
     }
     for (size_t i = 0; i < n_in; i++) {
       wm_tensor_destroy(bvals[i]);
@@ -796,6 +806,31 @@ wm_status_t rt_run_scan8(wm_session_t *s, size_t index, rt_sub_inputs_t *in,
       wm_tensor_destroy(ys[k]);
       ys[k] = NULL;
     }
+  }
+  // An empty batch: each state is its (empty) initial value, each scan
+  // output [0, max_len, ...] of the body output's element type.
+  for (size_t o = 0; !st && batch == 0 && o < n_out; o++) {
+    if (o < sp.n_state) {
+      st = wm_tensor_create(vals[o]->dtype, &vals[o]->shape, &outs[o]);
+      continue;
+    }
+    wm_tensor_t *e = NULL;
+    st = scan_empty_output(sub->graph, &sp, o - sp.n_state, &e);
+    if (!st && e->shape.rank >= WM_MAX_RANK) {
+      st = WM_ERROR(INVALID_ARGUMENT,
+                    "node \"%s\" (Scan): output %zu has rank %d; batched, it "
+                    "passes the maximum rank %d",
+                    rn->label, o, (int)e->shape.rank - 1, WM_MAX_RANK);
+    }
+    if (!st) {
+      wm_shape_t shape = e->shape;  // [0, ...]: add the batch in front
+      memmove(&shape.dims[1], &shape.dims[0],
+              (size_t)shape.rank * sizeof(shape.dims[0]));
+      shape.dims[1] = max_len;
+      shape.rank++;
+      st = wm_tensor_create(e->dtype, &shape, &outs[o]);
+    }
+    wm_tensor_destroy(e);
   }
   for (size_t o = 0; outs && o < n_out; o++) {
     if (st) {
