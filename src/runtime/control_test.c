@@ -151,6 +151,60 @@ WM_TEST(loop_carries_values_and_stacks_scan_outputs) {
   wm_graph_destroy(g);
 }
 
+// A carried value the body leaves untyped turns from a tensor into a
+// sequence in iteration 1: the Identity set to run on tensors is refused
+// by name (it ended INTERNAL 'value "vin" has no producer output yet',
+// found by session_run_fuzz).
+WM_TEST(loop_value_turning_into_a_sequence_is_refused_naming_the_node) {
+  wm_graph_t *g, *body;
+  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
+  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
+  input(g, "m", WM_DTYPE_INT64, 0, 0);
+  input(g, "c", WM_DTYPE_BOOL, 0, 0);
+  input(g, "v0", WM_DTYPE_FLOAT, 1, 1);
+  const char *ins[3] = {"m", "c", "v0"};
+  const char *outs[2] = {"v", "scan"};
+  int32_t n_loop, n;
+  WM_CHECK_OK(wm_graph_add_node(g, "Loop", "", NULL, ins, 3, outs, 2, &n_loop));
+  output(g, "v");
+  output(g, "scan");
+  WM_CHECK_OK(wm_graph_create("body", g, &body));
+  input(body, "i", WM_DTYPE_INT64, 0, 0);
+  input(body, "cin", WM_DTYPE_BOOL, 0, 0);
+  wm_type_t open = wm_type_unknown();
+  WM_CHECK_OK(wm_graph_add_input(body, "vin", &open, &n));
+  node(body, "Identity", "cin", NULL, "cout", &n);
+  const char *vin = "vin", *vout = "vout", *sout = "sout";
+  WM_CHECK_OK(wm_graph_add_node(body, "SequenceConstruct", "", "wrap", &vin, 1,
+                                &vout, 1, &n));
+  WM_CHECK_OK(
+      wm_graph_add_node(body, "Identity", "", "copy", &vin, 1, &sout, 1, &n));
+  output(body, "cout");
+  output(body, "vout");
+  output(body, "sout");
+  WM_CHECK_OK(wm_graph_add_attr_graph(g, n_loop, "body", body));
+  reload(&g);
+  wm_backend_t *ref;
+  WM_CHECK_OK(wm_backend_create(wm_ref_plugin_query, "built-in", &ref));
+  wm_session_t *s;
+  WM_CHECK_OK(wm_session_create(g, ref, &s));
+  static const double m[1] = {2}, c[1] = {1}, v0[1] = {1};
+  wm_item_t in[3] = {wm_item_tensor_take(vector(WM_DTYPE_INT64, 0, m)),
+                     wm_item_tensor_take(vector(WM_DTYPE_BOOL, 0, c)),
+                     wm_item_tensor_take(vector(WM_DTYPE_FLOAT, 1, v0))};
+  const char *names[3] = {"m", "c", "v0"};
+  wm_item_t y[2];
+  WM_CHECK_ERR(wm_session_run_items(s, names, in, 3, y), INVALID_ARGUMENT,
+               "iteration 1: node \"copy\" (Identity): input 0 (\"vin\") is "
+               "seq(float");
+  for (int i = 0; i < 3; i++) {
+    wm_item_deinit(&in[i]);
+  }
+  wm_session_destroy(s);
+  wm_backend_destroy(ref);
+  wm_graph_destroy(g);
+}
+
 // s = 0; for each x_t of x = [1, 2, 3]: s = s + x_t, emit s: final 6, scan
 // 1 3 6 (and 6 3 1 with a reversed scan output).
 WM_TEST(scan_folds_its_inputs_and_stacks_outputs) {
@@ -936,6 +990,7 @@ int main(void) {
   static const wm_test_case_t cases[] = {
       WM_CASE(if_takes_the_branch_and_reads_outer_values),
       WM_CASE(loop_carries_values_and_stacks_scan_outputs),
+      WM_CASE(loop_value_turning_into_a_sequence_is_refused_naming_the_node),
       WM_CASE(scan_folds_its_inputs_and_stacks_outputs),
       WM_CASE(sequences_live_in_the_session),
       WM_CASE(split_to_sequence_refuses_splits_beyond_the_axis),

@@ -447,6 +447,22 @@ static wm_status_t plan_one(builder_t *b, size_t index) {
   if (b->s->nodes[index].host) {
     return plan_host(b, index);
   }
+  // A node set at session creation to run on a backend reads tensors: a
+  // value whose type the graph left open (a loop body's input) may turn
+  // out to be a sequence or optional only now.
+  for (int32_t i = 0; i < node->input_count; i++) {
+    int32_t id = node->inputs[i];
+    if (id >= 0 && b->types[id].kind != WM_TYPE_TENSOR) {
+      char buf[96];
+      return WM_ERROR(INVALID_ARGUMENT,
+                      "node \"%s\" (%s): input %d (\"%s\") is %s, but the "
+                      "graph gives it no such type, so the node was set to "
+                      "run on tensors",
+                      b->s->nodes[index].label, node->op_type, i,
+                      b->g->values[id].name,
+                      wm_type_format(&b->types[id], buf, sizeof(buf)));
+    }
+  }
   wm_op_ctx_t ctx;
   WM_RETURN_IF_ERROR(
       wm_op_ctx_init_with(&ctx, b->g, index, b->types, b->values));
