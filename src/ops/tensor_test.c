@@ -151,6 +151,24 @@ WM_TEST(expand_to_an_empty_shape_with_huge_dims_gives_an_empty_tensor) {
   WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
 }
 
+// Tile of an empty [0, 1, 5, 6] by 1.37e18 on the last dim: the output is
+// empty, and its strides (5 * 8.2e18) are not worked out (found by
+// session_run_fuzz: UBSan signed overflow in tile_run).
+WM_TEST(tile_to_an_empty_output_with_huge_dims_copies_nothing) {
+  wm_op_fixture_t f;
+  WM_CHECK_OK(wm_op_fixture_init(&f, 13));
+  const int64_t dx[4] = {0, 1, 5, 6};
+  WM_CHECK_OK(wm_op_fixture_add_const(&f, "x", WM_DTYPE_FLOAT, 4, dx, NULL));
+  const int64_t reps[4] = {1, 1, 1, INT64_C(1374723781959876860)};
+  WM_CHECK_OK(wm_op_fixture_add_ints(&f, "r", 4, reps));
+  const char *in[2] = {"x", "r"};
+  WM_CHECK_OK(wm_op_fixture_add_node(&f, "Tile", in, 2, 1));
+  wm_status_t s = wm_op_fixture_run(&f);
+  bool ok = !s && f.out[0]->count == 0 &&
+            f.out[0]->shape.dims[3] == INT64_C(8248342691759261160);
+  WM_OP_FIXTURE_CHECK_DONE(&f, s, ok);
+}
+
 WM_TEST(reshape_by_shape_of_graph_input_keeps_rank) {
   wm_op_fixture_t f;
   WM_CHECK_OK(wm_op_fixture_init(&f, 15));
@@ -971,6 +989,7 @@ static const wm_test_case_t cases[] = {
     WM_CASE(reshape_to_an_empty_shape_input_checks_the_count),
     WM_CASE(squeeze_of_every_dim_by_unknown_axes_waits_for_the_values),
     WM_CASE(expand_to_an_empty_shape_with_huge_dims_gives_an_empty_tensor),
+    WM_CASE(tile_to_an_empty_output_with_huge_dims_copies_nothing),
     WM_CASE(reshape_by_shape_of_graph_input_keeps_rank),
     WM_CASE(transpose_default_reverses_and_perm_permutes),
     WM_CASE(transpose_rejects_bad_perm),
