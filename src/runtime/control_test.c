@@ -97,24 +97,35 @@ WM_TEST(if_takes_the_branch_and_reads_outer_values) {
   wm_graph_destroy(g);
 }
 
-// v = 1; 4 times: scan v, v = v * k (k outer, 2): final 16, scan 1 2 4 8.
-WM_TEST(loop_carries_values_and_stacks_scan_outputs) {
-  wm_graph_t *g, *body;
-  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
-  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
-  input(g, "m", WM_DTYPE_INT64, 0, 0);
-  input(g, "c", WM_DTYPE_BOOL, 0, 0);
-  input(g, "v0", WM_DTYPE_FLOAT, 1, 1);
-  input(g, "k", WM_DTYPE_FLOAT, 1, 1);
+// Loop(m, c, v0) -> (v, scan) in a graph of opset 17 into |*g|, its body
+// started with inputs i and cin into |*body|; |extra| names one more float
+// [1] input of the main graph (NULL: none).
+static void loop_model(const char *extra, wm_graph_t **g, wm_graph_t **body,
+                       int32_t *n_loop) {
+  WM_CHECK_OK(wm_graph_create("main", NULL, g));
+  WM_CHECK_OK(wm_graph_set_opset(*g, "", 17));
+  input(*g, "m", WM_DTYPE_INT64, 0, 0);
+  input(*g, "c", WM_DTYPE_BOOL, 0, 0);
+  input(*g, "v0", WM_DTYPE_FLOAT, 1, 1);
+  if (extra) {
+    input(*g, extra, WM_DTYPE_FLOAT, 1, 1);
+  }
   const char *ins[3] = {"m", "c", "v0"};
   const char *outs[2] = {"v", "scan"};
-  int32_t n_loop, n;
-  WM_CHECK_OK(wm_graph_add_node(g, "Loop", "", NULL, ins, 3, outs, 2, &n_loop));
-  output(g, "v");
-  output(g, "scan");
-  WM_CHECK_OK(wm_graph_create("body", g, &body));
-  input(body, "i", WM_DTYPE_INT64, 0, 0);
-  input(body, "cin", WM_DTYPE_BOOL, 0, 0);
+  WM_CHECK_OK(wm_graph_add_node(*g, "Loop", "", NULL, ins, 3, outs, 2, n_loop));
+  output(*g, "v");
+  output(*g, "scan");
+  WM_CHECK_OK(wm_graph_create("body", *g, body));
+  input(*body, "i", WM_DTYPE_INT64, 0, 0);
+  input(*body, "cin", WM_DTYPE_BOOL, 0, 0);
+}
+
+// v = 1; 4 times: scan v, v = v * k (k outer, 2): final 16, scan 1 2 4 8.
+WM_TEST(loop_carries_values_and_stacks_scan_outputs) {
+  wm_graph_t *g = NULL, *body = NULL;
+  int32_t n_loop = -1, n;
+  loop_model("k", &g, &body, &n_loop);
+  WM_CHECK(body != NULL);
   input(body, "vin", WM_DTYPE_FLOAT, 1, 1);
   node(body, "Identity", "cin", NULL, "cout", &n);
   node(body, "Mul", "vin", "k", "vout", &n);
@@ -156,21 +167,10 @@ WM_TEST(loop_carries_values_and_stacks_scan_outputs) {
 // by name (it ended INTERNAL 'value "vin" has no producer output yet',
 // found by session_run_fuzz).
 WM_TEST(loop_value_turning_into_a_sequence_is_refused_naming_the_node) {
-  wm_graph_t *g, *body;
-  WM_CHECK_OK(wm_graph_create("main", NULL, &g));
-  WM_CHECK_OK(wm_graph_set_opset(g, "", 17));
-  input(g, "m", WM_DTYPE_INT64, 0, 0);
-  input(g, "c", WM_DTYPE_BOOL, 0, 0);
-  input(g, "v0", WM_DTYPE_FLOAT, 1, 1);
-  const char *ins[3] = {"m", "c", "v0"};
-  const char *outs[2] = {"v", "scan"};
-  int32_t n_loop, n;
-  WM_CHECK_OK(wm_graph_add_node(g, "Loop", "", NULL, ins, 3, outs, 2, &n_loop));
-  output(g, "v");
-  output(g, "scan");
-  WM_CHECK_OK(wm_graph_create("body", g, &body));
-  input(body, "i", WM_DTYPE_INT64, 0, 0);
-  input(body, "cin", WM_DTYPE_BOOL, 0, 0);
+  wm_graph_t *g = NULL, *body = NULL;
+  int32_t n_loop = -1, n;
+  loop_model(NULL, &g, &body, &n_loop);
+  WM_CHECK(body != NULL);
   wm_type_t open = wm_type_unknown();
   WM_CHECK_OK(wm_graph_add_input(body, "vin", &open, &n));
   node(body, "Identity", "cin", NULL, "cout", &n);
